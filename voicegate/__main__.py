@@ -1,0 +1,3 @@
+from voicegate.cli import main
+
+main()

@@ -1,0 +1,173 @@
+"""Pre-registration: freeze a spec and every file it names, commit them, enforce it later.
+
+The record `preregistrations/<gate>.registration.json` holds the canonical spec
+itself (so a later mismatch can name the key that changed) and the sha256 of
+every referenced file (so a changed corpus names the file).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voicegate._errors import VoicegateError
+from voicegate._hashing import canonical_json, sha256_file, sha256_json
+from voicegate._rules import RULES
+from voicegate._spec import GateSpec
+from voicegate._version import __version__
+from voicegate._workspace import git, is_git_worktree, last_commit_touching
+
+MIN_WORDS_PER_ARM_SEED = 10_000
+
+
+def record_path(spec: GateSpec) -> Path:
+    return spec.path.with_name(f"{spec.gate}.registration.json")
+
+
+def _display(spec: GateSpec, path: Path) -> str:
+    """Workspace-relative where possible, so a record reads the same on every clone."""
+    try:
+        return path.resolve().relative_to(spec.root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def file_hashes(spec: GateSpec) -> dict[str, str]:
+    return {_display(spec, p): sha256_file(p) for p in spec.referenced_files()}
+
+
+def spec_sha256(spec: GateSpec) -> str:
+    return sha256_json(spec.raw)
+
+
+@dataclass(frozen=True)
+class Registration:
+    path: Path
+    data: dict[str, Any]
+    commit: str | None
+
+    @property
+    def spec_sha256(self) -> str:
+        return self.data["spec_sha256"]
+
+    @property
+    def registered_at(self) -> str:
+        return self.data["registered_at"]
+
+
+def existing_results(spec: GateSpec) -> list[Path]:
+    """Generations or scores already on disk: once any exist, the rule is frozen for good."""
+    found = []
+    for name in ("generations.jsonl", "scores.json"):
+        p = spec.run_dir / name
+        if p.exists() and p.stat().st_size > 0:
+            found.append(p)
+    return found
+
+
+def load_registration(spec: GateSpec) -> Registration | None:
+    path = record_path(spec)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VoicegateError(f"{path}: unreadable registration record ({exc})") from None
+    return Registration(path, data, last_commit_touching(spec.root, path))
+
+
+def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | None = None) -> Registration:
+    root = spec.root
+    if not is_git_worktree(root):
+        raise VoicegateError(f"{root} is not a git work tree: registration is a commit (run `git init` or `voicegate init`)")
+    results = existing_results(spec)
+    if results:
+        raise VoicegateError(
+            f"refusing to register {spec.gate}: results already exist ({_display(spec, results[0])}); "
+            "a rule chosen after seeing numbers is what pre-registration prevents")
+    previous = load_registration(spec)
+    if previous is not None and not supersede:
+        raise VoicegateError(f"{spec.gate} is already registered ({_display(spec, previous.path)}); "
+                             "use --supersede to replace it while no results exist")
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    data: dict[str, Any] = {
+        "gate": spec.gate,
+        "spec_path": _display(spec, spec.path),
+        "spec_sha256": spec_sha256(spec),
+        "files": file_hashes(spec),
+        "registered_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "voicegate_version": __version__,
+        "deciding_rule": spec.floor_rule,
+        "rules_in_force": {r.id: {"version": r.version, "registered": r.registered.isoformat()}
+                           for r in RULES.values()},
+        "supersedes": None if previous is None else {
+            "spec_sha256": previous.spec_sha256,
+            "registered_at": previous.registered_at,
+            "commit": previous.commit,
+        },
+        "spec": spec.raw,
+    }
+    path = record_path(spec)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths = [str(spec.path), str(path)]
+    ident = [] if git(root, "config", "user.email", check=False) else \
+        ["-c", "user.name=voicegate", "-c", "user.email=voicegate@localhost"]
+    git(root, "add", "--", *paths)
+    files = "\n".join(f"{h}  {name}" for name, h in data["files"].items())
+    message = (f"voicegate: register {spec.gate}\n\nspec sha256 {data['spec_sha256']}\n"
+               f"deciding rule {spec.floor_rule}\n\n{files}\n")
+    git(root, *ident, "commit", "-q", "-m", message, "--", *paths)
+    return Registration(path, data, git(root, "rev-parse", "HEAD"))
+
+
+def _diff(old: Any, new: Any, key: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new), key=str):
+            sub = f"{key}.{k}" if key else str(k)
+            if k not in old:
+                out.append(f"{sub} (added)")
+            elif k not in new:
+                out.append(f"{sub} (removed)")
+            else:
+                out += _diff(old[k], new[k], sub)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for i, (a, b) in enumerate(zip(old, new)) for d in _diff(a, b, f"{key}[{i}]")]
+    if canonical_json(old) != canonical_json(new):
+        return [f"{key} (registered {canonical_json(old)}, now {canonical_json(new)})"]
+    return []
+
+
+def check_registered(spec: GateSpec) -> Registration:
+    """Refuse to go on when the spec or any file it names differs from what was registered."""
+    reg = load_registration(spec)
+    if reg is None:
+        raise VoicegateError(f"{spec.gate} is not registered: run `voicegate register {spec.gate}` first")
+    if spec_sha256(spec) != reg.spec_sha256:
+        changed = _diff(reg.data.get("spec", {}), spec.raw) or ["(content)"]
+        raise VoicegateError(f"{_display(spec, spec.path)} differs from its registration: {'; '.join(changed)}")
+    now = file_hashes(spec)
+    then: dict[str, str] = reg.data.get("files", {})
+    for name in sorted(set(then) | set(now)):
+        if name not in now:
+            raise VoicegateError(f"registered file no longer matched by the spec: {name}")
+        if name not in then:
+            raise VoicegateError(f"file not in the registration: {name}")
+        if now[name] != then[name]:
+            raise VoicegateError(f"registered file changed since registration: {name}")
+    return reg
+
+
+def words_warning(spec: GateSpec) -> str | None:
+    words = spec.words_per_arm_seed()
+    if spec.voice.view == "stylometric" and words < MIN_WORDS_PER_ARM_SEED:
+        return (f"warning: {len(spec.prompts)} prompts x ~{spec.expected_words} words = ~{words:,} words "
+                f"per (arm, seed); Cosine Delta needs ~{MIN_WORDS_PER_ARM_SEED:,} to be reliable")
+    return None
+
+

@@ -1,0 +1,48 @@
+"""The workspace: a git work tree with preregistrations/, gates/ and a data directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from voicegate._errors import VoicegateError
+
+WORKSPACE_ENV = "VOICEGATE_WORKSPACE"
+
+
+def workspace_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The directory relative spec paths resolve against: -C DIR, $VOICEGATE_WORKSPACE, or cwd."""
+    chosen = explicit or os.environ.get(WORKSPACE_ENV) or os.getcwd()
+    root = Path(chosen).resolve()
+    if not root.is_dir():
+        raise VoicegateError(f"workspace {root} is not a directory")
+    return root
+
+
+def git(root: Path, *args: str, check: bool = True) -> str:
+    """Run git in the workspace; a failure is a refused action, not a traceback."""
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise VoicegateError("git is not installed; a workspace must be a git repository") from None
+    if check and done.returncode != 0:
+        msg = (done.stderr or done.stdout).strip().splitlines()
+        raise VoicegateError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(done.returncode)}")
+    return done.stdout.strip()
+
+
+def is_git_worktree(root: Path) -> bool:
+    try:
+        done = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root,
+                              capture_output=True, text=True)
+    except FileNotFoundError:
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def last_commit_touching(root: Path, path: Path) -> str | None:
+    if not is_git_worktree(root):
+        return None
+    out = git(root, "log", "-n", "1", "--format=%H", "--", str(path), check=False)
+    return out or None

@@ -1,0 +1,67 @@
+"""The typer application and the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from voicegate._errors import VoicegateError
+from voicegate._version import __version__
+
+app = typer.Typer(
+    name="voicegate",
+    help="Pre-registered ship gates for author-voice LoRA adapters.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+seat_app = typer.Typer(help="Seat operations: models, drift, try/drop, cost, retire, check, simulate.",
+                       no_args_is_help=True)
+app.add_typer(seat_app, name="seat")
+
+Workspace = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-C", help="Workspace root (default: $VOICEGATE_WORKSPACE or the current directory)."),
+]
+Gate = Annotated[str, typer.Argument(help="The adapter's gate name, e.g. lv-bronte.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"voicegate {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True)] = False) -> None:
+    """voicegate: freeze a gate spec, drive the seat, score, and append verdicts."""
+
+
+def fail(message: str) -> None:
+    """Print one line on stderr in the house style."""
+    sys.stderr.write(f"voicegate: {message}\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    import click
+
+    # Importing the command modules registers them; they import heavy libraries lazily.
+    from voicegate import cli as _commands  # noqa: F401
+
+    try:
+        code = app(args=argv, prog_name="voicegate", standalone_mode=False)
+    except VoicegateError as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        fail(exc.format_message().replace("\n", " "))
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        fail("interrupted")
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

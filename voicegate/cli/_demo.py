@@ -1,0 +1,1 @@
+"""voicegate demo (not written yet)."""

@@ -1,0 +1,1 @@
+"""voicegate amend / ship / verify / import (not written yet)."""

@@ -1,0 +1,1 @@
+"""voicegate generate (not written yet)."""

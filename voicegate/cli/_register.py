@@ -1,0 +1,45 @@
+"""`voicegate init` and `voicegate register`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from voicegate._registration import register, words_warning
+from voicegate._spec import load_spec
+from voicegate._workspace import workspace_root
+from voicegate.cli._app import Gate, Workspace, app, fail
+
+
+@app.command("init")
+def init_cmd(
+    directory: Annotated[Path, typer.Argument(help="Where to lay out the workspace.")] = Path("."),
+    data_dir: Annotated[str, typer.Option(help="Data directory for generations and scores.")] = "runs",
+    track_data: Annotated[bool, typer.Option(help="Keep the data directory in git (off: it is ignored).")] = False,
+) -> None:
+    """Lay out a workspace: preregistrations/, gates/, the data directory and an example spec."""
+    from voicegate._init import init_workspace
+
+    for line in init_workspace(directory, data_dir=data_dir, track_data=track_data):
+        typer.echo(line)
+
+
+@app.command("register")
+def register_cmd(
+    gate: Gate,
+    supersede: Annotated[bool, typer.Option(help="Replace an existing registration (only while no results exist).")] = False,
+    workspace: Workspace = None,
+) -> None:
+    """Pre-register preregistrations/GATE.yaml: hash it and its files, and commit them."""
+    spec = load_spec(workspace_root(workspace), gate)
+    warning = words_warning(spec)
+    if warning:
+        fail(warning)
+    reg = register(spec, supersede=supersede)
+    typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256}")
+    typer.echo(f"  {len(reg.data['files'])} files hashed, deciding rule {spec.floor_rule}")
+    if reg.data["supersedes"]:
+        typer.echo(f"  supersedes the registration of {reg.data['supersedes']['registered_at']}")
+    typer.echo(f"  commit {reg.commit}")

@@ -1,0 +1,1 @@
+"""voicegate report (not written yet)."""

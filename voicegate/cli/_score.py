@@ -1,0 +1,1 @@
+"""voicegate score (not written yet)."""

@@ -1,0 +1,1 @@
+"""voicegate seat ... (not written yet)."""
