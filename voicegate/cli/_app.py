@@ -45,23 +45,31 @@ def fail(message: str) -> None:
     sys.stderr.write(f"voicegate: {message}\n")
 
 
-def main(argv: list[str] | None = None) -> None:
-    import click
+def _click_exceptions() -> tuple[type[BaseException], type[BaseException], type[BaseException]]:
+    """(Exit, ClickException, Abort) from whichever click typer runs on (recent typer vendors it)."""
+    try:
+        from typer._click import exceptions as exc  # type: ignore[import-not-found]
+    except ImportError:  # typer that uses the click distribution
+        from click import exceptions as exc
+    return getattr(exc, "Exit", typer.Exit), exc.ClickException, getattr(exc, "Abort", KeyboardInterrupt)
 
+
+def main(argv: list[str] | None = None) -> None:
     # Importing the command modules registers them; they import heavy libraries lazily.
     from voicegate import cli as _commands  # noqa: F401
 
+    exit_types, click_exception, abort = _click_exceptions()
     try:
         code = app(args=argv, prog_name="voicegate", standalone_mode=False)
     except VoicegateError as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
+    except (typer.Exit, exit_types) as exc:
+        sys.exit(getattr(exc, "exit_code", 0))
+    except click_exception as exc:
         fail(exc.format_message().replace("\n", " "))
-        sys.exit(exc.exit_code)
-    except (click.Abort, KeyboardInterrupt):
+        sys.exit(getattr(exc, "exit_code", 2))
+    except (abort, KeyboardInterrupt):
         fail("interrupted")
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,181 @@
+"""Issue 2: registration freezes the spec and its files, commits them, and is enforced later."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from _ws import base_spec, git, make_workspace, tree_snapshot, voicegate
+from voicegate._hashing import sha256_json
+
+
+def _registered(tmp_path: Path) -> Path:
+    path = make_workspace(tmp_path)
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "workspace")
+    done = voicegate(tmp_path, "register", "lv-test")
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_register_commits_spec_and_record(tmp_path: Path) -> None:
+    path = _registered(tmp_path)
+    record = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
+    assert record["spec_sha256"] == sha256_json(yaml.safe_load(path.read_text()))
+    assert record["deciding_rule"] == "pairwise-max-spread"
+    assert set(record["rules_in_force"]) == {"global-max-spread", "pairwise-max-spread"}
+    assert record["files"]["corpora/held/held.txt"]
+    assert record["files"]["prompts/beats.txt"]
+    # committed, clean, and the message names the hash
+    assert git(tmp_path, "status", "--porcelain", "preregistrations") == ""
+    message = git(tmp_path, "log", "-1", "--format=%B")
+    assert record["spec_sha256"] in message
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    assert "lv-test.registration.json" in git(tmp_path, "show", "--stat", "--format=", head)
+    tracked = git(tmp_path, "ls-files", "preregistrations").split()
+    assert tracked == ["preregistrations/lv-test.registration.json", "preregistrations/lv-test.yaml"]
+
+
+def test_register_prints_the_commit(tmp_path: Path) -> None:
+    make_workspace(tmp_path)
+    done = voicegate(tmp_path, "register", "lv-test")
+    assert done.returncode == 0, done.stderr
+    assert git(tmp_path, "rev-parse", "HEAD").strip() in done.stdout
+
+
+def test_register_outside_git_is_refused(tmp_path: Path) -> None:
+    make_workspace(tmp_path, git_init=False)
+    before = tree_snapshot(tmp_path)
+    done = voicegate(tmp_path, "register", "lv-test")
+    assert done.returncode == 2
+    assert "not a git work tree" in done.stderr
+    assert tree_snapshot(tmp_path) == before
+
+
+def test_reregistering_needs_supersede_and_names_the_old_one(tmp_path: Path) -> None:
+    path = _registered(tmp_path)
+    first = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
+    raw = yaml.safe_load(path.read_text())
+    raw["seeds"] = [101, 202, 303]
+    path.write_text(yaml.safe_dump(raw))
+    refused = voicegate(tmp_path, "register", "lv-test")
+    assert refused.returncode == 2 and "--supersede" in refused.stderr
+    done = voicegate(tmp_path, "register", "lv-test", "--supersede")
+    assert done.returncode == 0, done.stderr
+    second = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
+    assert second["supersedes"]["spec_sha256"] == first["spec_sha256"]
+    # the superseded record stays in history
+    assert first["spec_sha256"] in git(tmp_path, "show", "HEAD~1:preregistrations/lv-test.registration.json")
+
+
+def test_registering_again_once_generations_exist_is_refused(tmp_path: Path) -> None:
+    _registered(tmp_path)
+    run = tmp_path / "runs" / "lv-test"
+    run.mkdir(parents=True)
+    (run / "generations.jsonl").write_text('{"arm": "base", "seed": 101, "prompt_id": "0", "text": "x"}\n')
+    head = git(tmp_path, "rev-parse", "HEAD")
+    for args in (["register", "lv-test"], ["register", "lv-test", "--supersede"]):
+        done = voicegate(tmp_path, *args)
+        assert done.returncode == 2
+        assert "results already exist" in done.stderr
+    assert git(tmp_path, "rev-parse", "HEAD") == head
+
+
+def test_words_warning(tmp_path: Path) -> None:
+    make_workspace(tmp_path)
+    done = voicegate(tmp_path, "register", "lv-test")
+    assert done.returncode == 0
+    assert "per (arm, seed)" in done.stderr and "10,000" in done.stderr
+
+
+def _edit(path: Path, mutate) -> bytes:
+    original = path.read_bytes()
+    raw = yaml.safe_load(original)
+    mutate(raw)
+    path.write_text(yaml.safe_dump(raw))
+    return original
+
+
+UNREACHABLE = "http://127.0.0.1:9/v1"
+
+
+def _check_commands(tmp_path: Path, expected: str) -> None:
+    for args in (["score", "lv-test"], ["generate", "lv-test", "--seat", UNREACHABLE, "--quiet"]):
+        done = voicegate(tmp_path, *args)
+        assert done.returncode == 2, (args, done.returncode, done.stderr)
+        assert expected in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_changed_seed_is_refused_by_name(tmp_path: Path) -> None:
+    path = _registered(tmp_path)
+    original = _edit(path, lambda raw: raw["seeds"].__setitem__(1, 203))
+    _check_commands(tmp_path, "seeds[1]")
+    path.write_bytes(original)
+    # restored: generate gets past registration and fails only on the unreachable seat (exit 3)
+    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet")
+    assert done.returncode == 3, done.stderr
+
+
+def test_changed_threshold_is_refused_by_name(tmp_path: Path) -> None:
+    path = _registered(tmp_path)
+    original = _edit(path, lambda raw: raw["copying"].__setitem__("tolerance", 0.05))
+    _check_commands(tmp_path, "copying.tolerance")
+    path.write_bytes(original)
+    done = voicegate(tmp_path, "score", "lv-test")
+    assert "differs from its registration" not in done.stderr
+
+
+def test_changed_corpus_file_is_refused_by_name(tmp_path: Path) -> None:
+    _registered(tmp_path)
+    corpus = tmp_path / "corpora" / "train" / "train.txt"
+    original = corpus.read_bytes()
+    corpus.write_bytes(original + b"One more sentence.\n")
+    _check_commands(tmp_path, "corpora/train/train.txt")
+    corpus.write_bytes(original)
+    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet")
+    assert done.returncode == 3, done.stderr
+
+
+def test_unregistered_spec_is_refused(tmp_path: Path) -> None:
+    make_workspace(tmp_path)
+    done = voicegate(tmp_path, "score", "lv-test")
+    assert done.returncode == 2 and "not registered" in done.stderr
+
+
+def test_cli_import_does_not_import_torch() -> None:
+    code = ("import sys, voicegate.cli, voicegate.scoring, voicegate.seat, voicegate.artifacts; "
+            "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]; "
+            "print(heavy); sys.exit(1 if heavy else 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_help_answers(tmp_path: Path) -> None:
+    done = voicegate(tmp_path, "--help", timeout=20)
+    assert done.returncode == 0
+    for command in ("init", "register", "generate", "score", "amend", "ship", "verify", "report", "import",
+                    "seat", "demo"):
+        assert command in done.stdout
+
+
+def test_init_lays_out_a_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    done = voicegate(tmp_path, "init", str(ws))
+    assert done.returncode == 0, done.stderr
+    for name in ("preregistrations", "gates", "runs"):
+        assert (ws / name).is_dir()
+    assert (ws / ".git").is_dir()
+    assert "/runs/" in (ws / ".gitignore").read_text()
+    example = (ws / "preregistrations" / "lv-example.yaml.example").read_text()
+    assert "floor: {rule: pairwise-max-spread}" in example
+    # the example is a valid spec apart from its files: its keys are the schema's
+    raw = yaml.safe_load(example)
+    assert raw["gate"] == "lv-example"
+    again = voicegate(tmp_path, "init", str(ws))
+    assert again.returncode == 0
+    assert (ws / ".gitignore").read_text().count("/runs/") == 1
