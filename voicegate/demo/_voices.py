@@ -1,0 +1,107 @@
+"""Synthetic voices for the demo seat: word-level Markov chains over the demo's own passages.
+
+Each voice is a callable `(prompt, seed, max_tokens) -> text`, deterministic in its
+arguments like a vLLM seat with a `seed`. They play the parts a real gate meets: the
+carrier, a checkpoint that moved toward the author, one that did too but with an
+outlier seed (the lv-bronte ckpt925 story), one that copies its training text, and one
+that degenerates into repetition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import defaultdict
+from collections.abc import Callable
+
+from voicegate.demo._texts import CARRIER, MARLOWE_TRAINING, PROBE_ANSWERS, PROBES_YAML
+
+Voice = Callable[[str, int, int], str]
+
+WORDS_PER_ANSWER = 500
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+class MarkovChain:
+    """Order-1 word chain; sentence starts restart after a full stop, as prose does."""
+
+    def __init__(self, text: str):
+        words = text.split()
+        self.starts = [words[0]] + [b for a, b in zip(words, words[1:]) if a.endswith((".", ";", "?", "!"))]
+        self.next: dict[str, list[str]] = defaultdict(list)
+        for a, b in zip(words, words[1:]):
+            self.next[a].append(b)
+
+    def sentence(self, rng: random.Random, limit: int = 40) -> list[str]:
+        word = rng.choice(self.starts)
+        out = [word]
+        while not word.endswith((".", "?", "!")) and len(out) < limit:
+            word = rng.choice(self.next.get(word) or self.starts)
+            out.append(word)
+        return out
+
+
+def _probe_prompts() -> dict[str, str]:
+    prompts = re.findall(r'- id: (\w+)\n\s+prompt: "([^"]+)"', PROBES_YAML)
+    return {prompt: PROBE_ANSWERS[pid] for pid, prompt in prompts}
+
+
+_PROBES = _probe_prompts()
+_AUTHOR = MarkovChain(MARLOWE_TRAINING)
+_CARRIER = MarkovChain(CARRIER)
+
+
+def blend(author_share: Callable[[int], float], name: str) -> Voice:
+    """A voice that draws each sentence from the author's chain with probability author_share(seed)."""
+
+    def speak(prompt: str, seed: int, max_tokens: int) -> str:
+        if prompt in _PROBES:  # a carrier-grade answer: the adapter kept what the base could do
+            return _PROBES[prompt]
+        rng = _rng(name, seed, prompt)
+        share = author_share(seed)
+        words: list[str] = []
+        budget = min(max_tokens, WORDS_PER_ANSWER)
+        while len(words) < budget:
+            chain = _AUTHOR if rng.random() < share else _CARRIER
+            words += chain.sentence(rng)
+        return " ".join(words[:budget])
+
+    return speak
+
+
+def copier(prompt: str, seed: int, max_tokens: int) -> str:
+    """Recites long verbatim windows of the training text: what the copying check exists for."""
+    if prompt in _PROBES:
+        return _PROBES[prompt]
+    words = MARLOWE_TRAINING.split()
+    rng = _rng("copier", seed, prompt)
+    out: list[str] = []
+    budget = min(max_tokens, WORDS_PER_ANSWER)
+    while len(out) < budget:
+        start = rng.randrange(0, len(words) - 120)
+        out += words[start:start + 120]
+    return " ".join(out[:budget])
+
+
+def looper(prompt: str, seed: int, max_tokens: int) -> str:
+    """Runaway repetition until max_tokens, probes included: the damage check's target."""
+    phrase = "upon the moor, upon the moor,".split()
+    return " ".join((phrase * (max_tokens // len(phrase) + 1))[:max_tokens])
+
+
+OUTLIER_SEED = 303
+
+VOICES: dict[str, Voice] = {
+    "voices-base": blend(lambda seed: 0.0, "base"),
+    "lv-marlowe-ckpt475": blend(lambda seed: 0.3, "ckpt475"),
+    # Closer to the author on average, but one seed collapses toward the carrier: its own
+    # spread is large, and under the global rule that spread becomes everyone's floor.
+    "lv-marlowe-ckpt925": blend(lambda seed: 0.0 if seed == OUTLIER_SEED else 0.95, "ckpt925"),
+    "lv-marlowe-ckpt1400": copier,
+    "lv-marlowe-ckpt1850": looper,
+}
