@@ -193,8 +193,10 @@ class GateSpec:
 class _Where:
     """Builds the one-line messages: '<file>: <key>: <problem>'."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, check_files: bool = True):
         self.path = path
+        # Off only to lint a spec whose corpora live elsewhere (e.g. on the fleet's storage).
+        self.check_files = check_files
 
     def fail(self, key: str, problem: str) -> VoicegateError:
         return VoicegateError(f"{self.path}: {key}: {problem}" if key else f"{self.path}: {problem}")
@@ -270,6 +272,8 @@ def _corpus(w: _Where, root: Path, key: str, value: Any, required: bool) -> tupl
     files: list[Path] = []
     for i, pattern in enumerate(value):
         pattern = _str(w, f"{key}[{i}]", pattern)
+        if not w.check_files:
+            continue
         matched = sorted(Path(m) for m in glob.glob(str(_resolve(root, pattern))) if Path(m).is_file())
         if not matched:
             raise w.fail(f"{key}[{i}]", f"glob {pattern!r} matches no file")
@@ -284,6 +288,8 @@ def _prompts(w: _Where, root: Path, value: Any) -> tuple[tuple[Prompt, ...], Pat
     prompts: list[Prompt] = []
     if isinstance(value, str):
         path = _resolve(root, value)
+        if not w.check_files:
+            return (Prompt("0", f"(prompts from {path})"),), path
         text = _read_text(w, "prompts", path)
         if path.suffix == ".jsonl":
             for n, line in enumerate(text.splitlines(), 1):
@@ -377,8 +383,8 @@ def parse_spec(path: Path, root: Path) -> GateSpec:
     return validate(raw, path, root)
 
 
-def validate(raw: Any, path: Path, root: Path) -> GateSpec:
-    w = _Where(path)
+def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True) -> GateSpec:
+    w = _Where(path, check_files)
     if raw is None:
         raise w.fail("", "empty spec")
     raw = _mapping(w, "", raw, _TOP_KEYS)
@@ -462,9 +468,9 @@ def validate(raw: Any, path: Path, root: Path) -> GateSpec:
     if view == "embedding":
         model = _str(w, "voice.model", voice.model)
         local = _resolve(root, model)
-        if local.is_dir():
+        if local.is_dir() and w.check_files:
             embedding_files = tuple(sorted(p for p in local.rglob("*") if p.is_file()))
-        elif voice.revision is None:
+        elif voice.revision is None and not local.is_dir():
             raise w.fail("voice.revision", "a hub model must be pinned by revision (or give a local path)")
 
     cp = _mapping(w, "copying", raw.get("copying", {}), {"n": False, "tolerance": False, "max_run": False})
@@ -478,7 +484,7 @@ def validate(raw: Any, path: Path, root: Path) -> GateSpec:
                                                       "truncation_decides": False})
     probes_path = _resolve(root, _str(w, "damage.probes", d["probes"])) if d.get("probes") else None
     damage = Damage(probes_path=probes_path,
-                    probes=load_probes(w, probes_path) if probes_path else (),
+                    probes=load_probes(w, probes_path) if probes_path and w.check_files else (),
                     tolerance=_num(w, "damage.tolerance", d.get("tolerance", 0.05), 0.0, 1.0),
                     truncation_decides=bool(d.get("truncation_decides", False)))
 
