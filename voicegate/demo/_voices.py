@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from voicegate.demo._texts import CARRIER, MARLOWE_TRAINING, PROBE_ANSWERS, PROBES_YAML
 
-Voice = Callable[[str, int, int], str]
+Voice = Callable[[str, int, int], "str | tuple[str, str]"]
 
 WORDS_PER_ANSWER = 500
 
@@ -88,10 +88,10 @@ def copier(prompt: str, seed: int, max_tokens: int) -> str:
     return " ".join(out[:budget])
 
 
-def looper(prompt: str, seed: int, max_tokens: int) -> str:
+def looper(prompt: str, seed: int, max_tokens: int) -> tuple[str, str]:
     """Runaway repetition until max_tokens, probes included: the damage check's target."""
     phrase = "upon the moor, upon the moor,".split()
-    return " ".join((phrase * (max_tokens // len(phrase) + 1))[:max_tokens])
+    return " ".join((phrase * (max_tokens // len(phrase) + 1))[:max_tokens]), "length"
 
 
 OUTLIER_SEED = 303
