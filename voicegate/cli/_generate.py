@@ -1,1 +1,42 @@
-"""voicegate generate (not written yet)."""
+"""`voicegate generate`: drive the registered generations through the seat."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from voicegate.cli._app import Gate, Workspace, app, fail
+
+
+@app.command("generate")
+def generate_cmd(
+    gate: Gate,
+    workspace: Workspace = None,
+    seat: Annotated[str | None, typer.Option(
+        "--seat", help="The seat's OpenAI base URL, e.g. http://host:8027/v1 "
+                       "(default: $VOICEGATE_SEAT_URL, then the spec's seat.url).")] = None,
+    concurrency: Annotated[int | None, typer.Option(
+        "--concurrency", "-n", min=1, help="Requests in flight (default: the spec's seat.concurrency).")] = None,
+    retries: Annotated[int | None, typer.Option(
+        "--retries", min=1, help="Attempts per request before the seat counts as unreachable (default 8).")] = None,
+    retry_budget: Annotated[float | None, typer.Option(
+        "--retry-budget", min=0.0, help="Seconds one request may spend retrying (default 300).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display (for CI).")] = False,
+) -> None:
+    """Generate every registered (arm, seed, prompt) not yet stored: interleaved, resumable."""
+    from voicegate._generate import generate
+    from voicegate._spec import load_spec
+    from voicegate._workspace import workspace_root
+    from voicegate.seat import RetryPolicy
+
+    policy = None
+    if retries is not None or retry_budget is not None:
+        default = RetryPolicy()
+        policy = RetryPolicy(attempts=retries or default.attempts,
+                             base_s=min(default.base_s, retry_budget / 4) if retry_budget else default.base_s,
+                             max_delay_s=default.max_delay_s,
+                             budget_s=default.budget_s if retry_budget is None else retry_budget)
+    spec = load_spec(workspace_root(workspace), gate)
+    result = generate(spec, seat_url=seat, concurrency=concurrency, quiet=quiet, retry=policy, say=fail)
+    typer.echo(result.summary())

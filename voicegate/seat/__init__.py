@@ -1,0 +1,31 @@
+"""Talking to a vLLM seat: the async client, its errors, and an in-process stand-in seat."""
+
+from voicegate._errors import SeatUnreachable
+from voicegate.seat._client import (
+    Completion,
+    ModelCard,
+    RetryPolicy,
+    SeatClient,
+    api_key_from_env,
+    redact_url,
+    root_url,
+    run,
+)
+from voicegate.seat._errors import (
+    AdapterAlreadyLoaded,
+    AdapterNotFound,
+    AdapterNotLoaded,
+    ModelNotFound,
+    RuntimeLoraDisabled,
+    SeatAuthError,
+    SeatError,
+    parse_error_body,
+)
+from voicegate.seat._standin import StandinSeat, default_text
+
+__all__ = [
+    "SeatClient", "RetryPolicy", "ModelCard", "Completion", "run", "root_url", "redact_url",
+    "api_key_from_env", "SeatError", "SeatUnreachable", "ModelNotFound", "AdapterAlreadyLoaded",
+    "AdapterNotFound", "AdapterNotLoaded", "RuntimeLoraDisabled", "SeatAuthError", "parse_error_body",
+    "StandinSeat", "default_text",
+]

@@ -1,0 +1,268 @@
+"""A real vLLM seat for the integration tests: a tiny model, two adapters, one server.
+
+Two halves live in this file because they belong together:
+
+* ``build(out, text)`` runs under the vLLM venv's python (as a subprocess:
+  ``<venv>/bin/python tests/vllm_seat.py build OUT TEXT``). It trains a byte-level
+  BPE tokenizer on ``text``, writes a random-weight ``Qwen3ForCausalLM`` (the
+  dense class vLLM declares ``SupportsLoRA`` for) and two PEFT LoRA adapters
+  with non-zero ``lora_B`` (the default zero init would make them no-ops).
+  The recipe is the measured one in ``../shared/docs/VLLM-CPU.md``.
+* the session-scoped pytest fixture ``vllm_seat`` builds that under a temp dir,
+  starts ``vllm`` on a loopback port with ``--enable-lora`` and runtime LoRA
+  updating on, waits for ``/health``, and stops it by its PID (its process
+  group if SIGTERM is not enough) at the end of the session. It starts once
+  per session: the server takes 15-25 s to come up.
+
+Nothing here downloads anything: the model is built from text on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+VENV_ENV = "VOICEGATE_VLLM_VENV"
+BASE_NAME = "voices-base"
+SERVED_ADAPTER = "lv-tiny-served"     # listed in --lora-modules: survives a restart
+RUNTIME_ADAPTER = "lv-tiny-runtime"   # loaded at run time by voicegate, then unloaded
+
+_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{{ message['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+# -- the builder (runs under the vLLM venv) ------------------------------------
+
+
+def build(out: Path, text: str) -> dict[str, str]:
+    """Write model/, adapters/<SERVED_ADAPTER>/, adapters/<RUNTIME_ADAPTER>/ under ``out``."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+
+    model_dir = out / "model"
+    model_dir.mkdir(parents=True, exist_ok=True)
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=2048, special_tokens=_SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    tok.train_from_iterator(lines, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    fast.chat_template = _CHAT_TEMPLATE
+    fast.save_pretrained(model_dir)
+    # The chat template must reach vLLM whichever file its loader reads it from.
+    (model_dir / "chat_template.jinja").write_text(_CHAT_TEMPLATE, encoding="utf-8")
+
+    eos = tok.token_to_id("<|im_end|>")
+    pad = tok.token_to_id("<|endoftext|>")
+    config = Qwen3Config(
+        vocab_size=2048, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=512,
+        tie_word_embeddings=False, torch_dtype="float32", bos_token_id=pad, eos_token_id=eos,
+        pad_token_id=pad,
+    )
+    torch.manual_seed(0)
+    model = Qwen3ForCausalLM(config).to(torch.float32)
+    with torch.no_grad():
+        # Random init gives near-uniform or one-hot logits; these two scales gave varied text.
+        model.model.embed_tokens.weight.normal_(0.0, 1.0)
+        model.lm_head.weight.normal_(0.0, 0.15)
+    model.save_pretrained(model_dir, safe_serialization=True)
+
+    paths = {"model": str(model_dir)}
+    for i, name in enumerate((SERVED_ADAPTER, RUNTIME_ADAPTER)):
+        torch.manual_seed(100 + i)
+        base = Qwen3ForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32)
+        peft_model = get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules=_TARGETS,
+                                                     lora_dropout=0.0, task_type="CAUSAL_LM"))
+        with torch.no_grad():
+            for pname, p in peft_model.named_parameters():
+                if "lora_B" in pname:
+                    p.normal_(0.0, 0.2)
+        adir = out / "adapters" / name
+        peft_model.save_pretrained(adir)
+        cfg_path = adir / "adapter_config.json"
+        cfg = json.loads(cfg_path.read_text())
+        cfg["base_model_name_or_path"] = str(model_dir)
+        cfg_path.write_text(json.dumps(cfg, indent=2))
+        paths[name] = str(adir)
+    return paths
+
+
+# -- the server ------------------------------------------------------------------
+
+
+def venv_dir() -> Path:
+    return Path(os.environ.get(VENV_ENV) or Path.home() / ".cache" / "voicegate" / "vllm-venv")
+
+
+def venv_python() -> Path:
+    return venv_dir() / "bin" / "python"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def training_text() -> str:
+    """A few hundred KB of English: a corpus novel slice if present, else a built-in paragraph."""
+    corpus = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+    novel = corpus / "corpora" / "british-fiction" / "Austen_Emma.txt"
+    if novel.is_file():
+        return novel.read_text(encoding="utf-8", errors="replace")[:300_000]
+    para = ("The morning was grey and the road was long. She walked to the village with her sister, "
+            "and they spoke of the letter, of the house by the river, of what her father had said. ")
+    return "\n".join(para + f"Chapter {i}." for i in range(2000))
+
+
+@dataclass
+class VllmSeat:
+    """A running vLLM server and what it serves."""
+
+    url: str                       # the OpenAI base, http://127.0.0.1:P/v1
+    port: int
+    model_dir: Path
+    adapters: dict[str, Path]      # name -> directory (SERVED_ADAPTER, RUNTIME_ADAPTER)
+    proc: subprocess.Popen | None = None
+    log_path: Path | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    base = BASE_NAME
+    served_adapter = SERVED_ADAPTER
+    runtime_adapter = RUNTIME_ADAPTER
+
+
+def build_seat_files(workdir: Path) -> dict[str, str]:
+    text_file = workdir / "tokenizer-text.txt"
+    text_file.write_text(training_text(), encoding="utf-8")
+    done = subprocess.run([str(venv_python()), str(Path(__file__).resolve()), "build", str(workdir / "seat"),
+                           str(text_file)], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the tiny model failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def start_server(workdir: Path, paths: dict[str, str], *, timeout: float = 300.0) -> VllmSeat:
+    port = free_port()
+    tmp = workdir / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+        # Without it requests stall for seconds when another process loads a core.
+        "OMP_NUM_THREADS": "1",
+        "TMPDIR": str(tmp),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    args = [
+        str(venv_python()), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", paths["model"], "--served-model-name", BASE_NAME,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--enable-lora", "--max-lora-rank", "8", "--max-loras", "2",
+        "--lora-modules", f"{SERVED_ADAPTER}={paths[SERVED_ADAPTER]}",
+        "--max-model-len", "512", "--dtype", "float32", "--kv-cache-memory-bytes", "64M",
+        "--distributed-executor-backend", "uni",
+    ]
+    log_path = workdir / "vllm-server.log"
+    t0 = time.monotonic()
+    with open(log_path, "wb") as log:
+        # Its own session, so the whole group (the engine included) can be ended by id.
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir,
+                                start_new_session=True)
+    seat = VllmSeat(url=f"http://127.0.0.1:{port}/v1", port=port, model_dir=Path(paths["model"]),
+                    adapters={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER]),
+                              RUNTIME_ADAPTER: Path(paths[RUNTIME_ADAPTER])},
+                    proc=proc, log_path=log_path)
+    import httpx
+
+    deadline = t0 + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"vLLM exited with {proc.returncode}:\n{log_path.read_text(errors='replace')[-4000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
+                seat.timings["server_start_s"] = round(time.monotonic() - t0, 2)
+                return seat
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    stop_server(seat)
+    raise RuntimeError(f"vLLM did not answer /health within {timeout:.0f}s:\n"
+                       f"{log_path.read_text(errors='replace')[-4000:]}")
+
+
+def stop_server(seat: VllmSeat) -> float:
+    """SIGTERM the server's PID; if it lingers, SIGKILL its process group (the engine too)."""
+    proc = seat.proc
+    if proc is None or proc.poll() is not None:
+        return 0.0
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    # SIGKILL of the server alone orphans its engine: make sure nothing of the group is left.
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return round(time.monotonic() - t0, 2)
+
+
+# -- pytest fixture --------------------------------------------------------------
+
+try:
+    import pytest
+except ImportError:  # the builder half runs under the vLLM venv, which need not have pytest
+    pytest = None  # type: ignore[assignment]
+
+if pytest is not None:
+
+    @pytest.fixture(scope="session")
+    def vllm_seat(tmp_path_factory):
+        if not venv_python().exists():
+            pytest.skip(f"vLLM venv not found at {venv_dir()} (create it with .ci/vllm-venv, "
+                        f"or point ${VENV_ENV} at one)")
+        workdir = tmp_path_factory.mktemp("vllm-seat")
+        t0 = time.monotonic()
+        paths = build_seat_files(workdir)
+        build_s = round(time.monotonic() - t0, 2)
+        seat = start_server(workdir, paths)
+        seat.timings["build_s"] = build_s
+        try:
+            yield seat
+        finally:
+            seat.timings["stop_s"] = stop_server(seat)
+            sys.stderr.write(f"\nvllm seat timings: {json.dumps(seat.timings)}\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "build":
+        result = build(Path(sys.argv[2]), Path(sys.argv[3]).read_text(encoding="utf-8"))
+        print(json.dumps(result))
+    else:
+        sys.exit("usage: vllm_seat.py build OUT_DIR TEXT_FILE")

@@ -1,0 +1,477 @@
+"""`voicegate generate`: drive a gate's registered generations through one seat.
+
+The order of events is the guarantee:
+
+1. the spec must match its registration; the schedule is derived from it;
+2. a lock file makes this the only `generate` on the gate;
+3. the seat is asked what it serves (``/v1/models``, ``/version``) and every
+   refusal happens now, before any generation request: a candidate that is
+   neither served nor loadable, a base that is not served, a seat that is not
+   the one an earlier part of this run used;
+4. candidates the seat does not serve are loaded at run time (and said once
+   not to persist); the run manifest ``run.json`` records the seat;
+5. up to N requests are kept in flight in schedule order; each finished
+   generation is appended whole and fsync'd before the next is counted;
+6. whatever voicegate loaded is unloaded, and nothing else.
+
+A crash at any point loses at most the generations in flight; the next run
+skips every stored key and cuts a torn last line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import json
+import os
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from voicegate._errors import SeatUnreachable, VoicegateError
+from voicegate._hashing import sha256_text
+from voicegate._registration import Registration, check_registered
+from voicegate._schedule import ORDER_RULE, SEED_RULE, SEED_RULE_ID, Job, build_schedule
+from voicegate._spec import Arm, GateSpec
+from voicegate._store import append_rows, read_rows, repair_tail, row_key
+from voicegate._version import __version__
+from voicegate.seat._client import ModelCard, RetryPolicy, SeatClient, api_key_from_env, redact_url
+from voicegate.seat._errors import AdapterAlreadyLoaded, AdapterNotLoaded, ModelNotFound, SeatError
+
+SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
+LOCK_NAME = ".generate.lock"
+MANIFEST_NAME = "run.json"
+MAX_RELOADS = 5
+
+Say = Callable[[str], None]
+
+
+def resolve_seat_url(spec: GateSpec, explicit: str | None = None) -> str:
+    """--seat, then $VOICEGATE_SEAT_URL, then the spec's seat.url."""
+    url = explicit or os.environ.get(SEAT_URL_ENV) or spec.seat.url
+    if not re.match(r"https?://[^/]", url):
+        raise VoicegateError(f"seat URL must be http(s)://host[:port]/v1, got {url!r}")
+    return url.rstrip("/")
+
+
+def manifest_path(spec: GateSpec) -> Path:
+    return spec.run_dir / MANIFEST_NAME
+
+
+def read_manifest(spec: GateSpec) -> dict[str, Any] | None:
+    path = manifest_path(spec)
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VoicegateError(f"{path}: unreadable run manifest ({exc})") from None
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class GenerateResult:
+    gate: str
+    total: int
+    stored: int
+    generated: int
+    path: Path
+    wall_s: float = 0.0
+    completion_tokens: int = 0
+    loaded: list[str] = field(default_factory=list)
+    unloaded: list[str] = field(default_factory=list)
+    reloads: int = 0
+
+    def summary(self) -> str:
+        if self.generated == 0:
+            return f"{self.gate}: nothing to generate, all {self.total} generations are stored in {self.path}"
+        tps = self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
+        return (f"{self.gate}: generated {self.generated} ({self.stored}/{self.total} stored in {self.path}) "
+                f"in {self.wall_s:.1f}s, {self.completion_tokens} tokens, {tps:.0f} tok/s")
+
+
+# -- the plan against what the seat serves -------------------------------------
+
+
+@dataclass
+class _Plan:
+    to_load: list[Arm]
+    ours: set[str]                 # models voicegate loaded (now, or in an earlier part of this run)
+    cards: list[ModelCard]
+    version: str | None
+
+
+def _plan(spec: GateSpec, url: str, cards: list[ModelCard], version: str | None,
+          manifest: dict[str, Any] | None) -> _Plan:
+    served = {c.id: c for c in cards}
+    listing = ", ".join(sorted(served)) or "nothing"
+    base = spec.base
+    if base.model not in served:
+        raise VoicegateError(f"the seat at {url} does not serve the base model {base.model!r} "
+                             f"(arm {base.name}); it serves: {listing}")
+    prev_loaded = set(manifest.get("runtime_loaded", [])) if manifest else set()
+    to_load: list[Arm] = []
+    ours: set[str] = set()
+    for arm in spec.candidates:
+        card = served.get(arm.model)
+        if card is None:
+            if not arm.adapter_path:
+                raise VoicegateError(
+                    f"candidate {arm.name}: the seat at {url} does not serve {arm.model!r} and the spec gives "
+                    f"no adapter_path to load it from (the seat serves: {listing})")
+            to_load.append(arm)
+        else:
+            # Harness-matched means one process: an adapter must sit on the base arm's model.
+            if card.parent is not None and card.parent != base.model:
+                raise VoicegateError(
+                    f"candidate {arm.name}: {arm.model!r} is an adapter on {card.parent!r}, not on the base "
+                    f"arm's {base.model!r}; arms must come from the same base in the same seat")
+            if arm.model in prev_loaded:
+                ours.add(arm.model)  # loaded by an earlier, interrupted part of this run
+    if manifest is not None:
+        _check_same_seat(spec, manifest, url, cards, version, to_load)
+    return _Plan(to_load, ours, cards, version)
+
+
+def _check_same_seat(spec: GateSpec, manifest: dict[str, Any], url: str, cards: list[ModelCard],
+                     version: str | None, to_load: list[Arm]) -> None:
+    seat = manifest.get("seat", {})
+    was = seat.get("url")
+    if seat.get("version") != version:
+        raise VoicegateError(
+            f"refusing to continue {spec.gate}: its run started on a seat reporting vLLM version "
+            f"{seat.get('version')!r} ({was}); {url} reports {version!r}. Every arm must come from one seat")
+    then = {m["id"]: m.get("root") for m in seat.get("models", [])}
+    now: dict[str, Any] = {c.id: c.root for c in cards}
+    now.update({a.model: a.adapter_path for a in to_load})
+    for arm in spec.arms:
+        a, b = then.get(arm.model), now.get(arm.model)
+        if a is not None and b is not None and a != b:
+            raise VoicegateError(
+                f"refusing to continue {spec.gate}: {arm.model!r} was served from {a} when the run started "
+                f"({was}) and is now served from {b} ({url}). Every arm must come from one seat")
+
+
+# -- the run ------------------------------------------------------------------------
+
+
+class _Progress:
+    """Rich progress on stderr: done/total per arm, tokens/s, ETA. Silent under --quiet."""
+
+    def __init__(self, spec: GateSpec, jobs: list[Job], done: set, quiet: bool):
+        self.quiet = quiet
+        self.tokens = 0
+        self.t0 = time.monotonic()
+        self._progress = None
+        if quiet:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[tps]}"), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=False,
+        )
+        self._tasks = {}
+        total = {a.name: 0 for a in spec.arms}
+        have = {a.name: 0 for a in spec.arms}
+        for j in jobs:
+            total[j.arm] += 1
+            have[j.arm] += j.key in done
+        self._all = self._progress.add_task("all", total=len(jobs), completed=len(done), tps="")
+        for a in spec.arms:
+            self._tasks[a.name] = self._progress.add_task(a.name, total=total[a.name], completed=have[a.name], tps="")
+
+    def __enter__(self) -> _Progress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def advance(self, arm: str, tokens: int) -> None:
+        self.tokens += tokens
+        if self._progress is None:
+            return
+        tps = self.tokens / max(time.monotonic() - self.t0, 1e-9)
+        self._progress.update(self._all, advance=1, tps=f"{tps:,.0f} tok/s")
+        self._progress.update(self._tasks[arm], advance=1)
+
+    def say(self, line: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(line, markup=False, highlight=False)
+
+
+def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | None = None,
+             quiet: bool = False, retry: RetryPolicy | None = None,
+             say: Say | None = None) -> GenerateResult:
+    """Make every registered generation not yet stored. Raises VoicegateError / SeatUnreachable."""
+    from filelock import FileLock, Timeout
+
+    reg = check_registered(spec)
+    url = resolve_seat_url(spec, seat_url)
+    api_key = api_key_from_env(spec.seat.api_key_env)
+    conc = concurrency or spec.seat.concurrency
+    if conc < 1:
+        raise VoicegateError(f"--concurrency must be at least 1, got {conc}")
+    jobs = build_schedule(spec)
+    manifest = read_manifest(spec)
+    if manifest is not None and manifest.get("source") != "generated":
+        raise VoicegateError(f"{spec.gate}: its generations were imported ({manifest_path(spec)}); "
+                             "generate will not mix a seat's generations into an imported set")
+
+    say = say or (lambda line: None)
+    created_dir = not spec.run_dir.exists()
+    spec.run_dir.mkdir(parents=True, exist_ok=True)
+    lock_path = spec.run_dir / LOCK_NAME
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise VoicegateError(f"another `voicegate generate {spec.gate}` is already running on this gate "
+                             f"(it holds {lock_path}); wait for it to finish") from None
+    try:
+        path = spec.generations_path
+        repair_tail(path)
+        rows = read_rows(path)
+        if any(r.get("imported") for r in rows):
+            raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
+        done = {row_key(r) for r in rows}
+        wanted = {j.key for j in jobs}
+        pending = [j for j in jobs if j.key not in done]
+        stored = len(wanted & done)
+        result = GenerateResult(spec.gate, len(jobs), stored, 0, path)
+        if not pending:
+            return result
+        try:
+            return asyncio.run(_run(spec, reg, url, api_key, conc, jobs, pending, done, manifest, result,
+                                    quiet, retry, say))
+        except VoicegateError:
+            if created_dir and not path.exists() and not manifest_path(spec).exists():
+                # A refusal on a first run writes nothing: take back the directory we made for the lock.
+                _remove_quietly(lock_path, spec.run_dir)
+            raise
+    finally:
+        lock.release()
+
+
+def _remove_quietly(lock_path: Path, run_dir: Path) -> None:
+    try:
+        lock_path.unlink()
+        run_dir.rmdir()
+    except OSError:
+        pass
+
+
+async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int,
+               jobs: list[Job], pending: list[Job], done: set, manifest: dict[str, Any] | None,
+               result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say) -> GenerateResult:
+    recorded_url = redact_url(url)
+    progress = _Progress(spec, jobs, done, quiet)
+    retry_note = (lambda line: progress.say(f"retrying {line}")) if not quiet else None
+    client = SeatClient(url, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
+                        max_connections=conc + 4, api_key_env=spec.seat.api_key_env, on_retry=retry_note)
+    ours: set[str] = set()
+    wrote_manifest = False
+    session: dict[str, Any] = {"started": _now(), "seat_url": recorded_url, "concurrency": conc,
+                               "voicegate_version": __version__}
+    t0 = time.monotonic()
+    try:
+        cards = await client.models()
+        version = await client.version()
+        plan = _plan(spec, url, cards, version, manifest)   # every refusal happens here, before any generation
+        ours |= plan.ours
+        if plan.to_load:
+            names = ", ".join(a.model for a in plan.to_load)
+            say(f"note: loading {names} at run time; runtime-loaded adapters do not persist (the next seat "
+                "restart drops them, only --lora-modules survive) and voicegate unloads them after this run")
+        for arm in plan.to_load:
+            try:
+                seconds = await client.load_adapter(arm.model, arm.adapter_path)
+            except AdapterAlreadyLoaded:
+                continue  # someone else loaded it a moment ago: not ours to unload
+            ours.add(arm.model)
+            result.loaded.append(arm.model)
+            say(f"loaded {arm.model} from {arm.adapter_path} in {seconds:.2f}s")
+        snapshot = await client.models() if plan.to_load else cards
+        manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, ours, conc)
+        session["models"] = [c.as_dict() for c in snapshot]
+        manifest["sessions"].append(session)
+        _write_json_atomic(manifest_path(spec), manifest)
+        wrote_manifest = True
+
+        runner = _Runner(spec, client, recorded_url, ours, result, progress, say)
+        with progress:
+            await runner.run(pending, conc)
+        session["status"] = "complete"
+    except SeatUnreachable as exc:
+        session["status"] = "seat-unreachable"
+        raise SeatUnreachable(f"{exc}; {result.stored}/{result.total} generations are saved in {result.path}; "
+                              f"run `voicegate generate {spec.gate}` again to resume") from None
+    except (VoicegateError, asyncio.CancelledError, KeyboardInterrupt):
+        session["status"] = "stopped"
+        raise
+    finally:
+        result.wall_s = time.monotonic() - t0
+        result.completion_tokens = progress.tokens
+        await _unload(client, ours, result, say, session.get("status") == "complete")
+        await client.aclose()
+        if wrote_manifest and manifest is not None:
+            session.setdefault("status", "stopped")
+            session.update({"finished": _now(), "generated": result.generated, "reloads": result.reloads,
+                            "loaded": result.loaded, "unloaded": result.unloaded})
+            manifest["runtime_loaded"] = sorted(set(manifest.get("runtime_loaded", [])) - set(result.unloaded))
+            manifest["counts"]["stored"] = result.stored
+            _write_json_atomic(manifest_path(spec), manifest)
+    return result
+
+
+async def _unload(client: SeatClient, ours: set[str], result: GenerateResult, say: Say, complete: bool) -> None:
+    """Unload what voicegate loaded and nothing else; after a failure, try once and move on."""
+    quick = RetryPolicy(attempts=1 if not complete else 4, base_s=0.2, budget_s=5.0 if not complete else 30.0)
+    for model in sorted(ours):
+        try:
+            await client.unload_adapter(model, retry=quick)
+        except AdapterNotLoaded:
+            result.unloaded.append(model)  # already gone (e.g. the seat restarted): nothing left to undo
+        except (SeatError, SeatUnreachable) as exc:
+            say(f"warning: could not unload {model}: {exc}")
+        else:
+            result.unloaded.append(model)
+            say(f"unloaded {model}")
+
+
+def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, cards: list[ModelCard],
+              jobs: list[Job], previous: dict[str, Any] | None, ours: set[str], conc: int) -> dict[str, Any]:
+    per_arm: dict[str, int] = {}
+    for j in jobs:
+        per_arm[j.arm] = per_arm.get(j.arm, 0) + 1
+    served_as = {}
+    ids = {c.id for c in cards}
+    for a in spec.arms:
+        served_as[a.name] = "base" if a.is_base else ("runtime-loaded" if a.model in ours else
+                                                      "served" if a.model in ids else "missing")
+    data: dict[str, Any] = {
+        "source": "generated",
+        "gate": spec.gate,
+        "spec_sha256": reg.spec_sha256,
+        "registration_commit": reg.commit,
+        "voicegate_version": __version__,
+        "seat": {"url": url, "version": version, "models": [c.as_dict() for c in cards]},
+        "arms": [{"name": a.name, "model": a.model, "role": a.role, "adapter_path": a.adapter_path,
+                  "served_as": served_as[a.name]} for a in spec.arms],
+        "runtime_loaded": sorted(ours),
+        "sampling": spec.sampling.as_dict(),
+        "order_seed": spec.order_seed,
+        "order_rule": ORDER_RULE,
+        "seed_rule": {"id": SEED_RULE_ID, "rule": SEED_RULE},
+        "counts": {"total": len(jobs), "voice": sum(j.kind == "voice" for j in jobs),
+                   "probe": sum(j.kind == "probe" for j in jobs), "per_arm": per_arm, "stored": 0},
+        "schedule": [j.summary() for j in jobs],
+        "sessions": [],
+    }
+    if previous is not None:
+        # The seat that started the run stays the run's seat; later parts are sessions of it.
+        data["seat"] = previous.get("seat", data["seat"])
+        data["sessions"] = list(previous.get("sessions", []))
+        data["runtime_loaded"] = sorted(set(previous.get("runtime_loaded", [])) | ours)
+    return data
+
+
+class _Runner:
+    """N workers take jobs in schedule order; each finished generation is stored before it is counted."""
+
+    def __init__(self, spec: GateSpec, client: SeatClient, url: str, ours: set[str], result: GenerateResult,
+                 progress: _Progress, say: Say):
+        self.spec = spec
+        self.client = client
+        self.url = url
+        self.ours = ours
+        self.result = result
+        self.progress = progress
+        self.say = say
+        self.adapter_paths = {a.model: a.adapter_path for a in spec.candidates if a.adapter_path}
+        self._reload_locks: dict[str, asyncio.Lock] = {}
+        self._epoch: dict[str, int] = {}
+        self._said_restart = False
+
+    async def run(self, pending: list[Job], conc: int) -> None:
+        queue = deque(pending)
+        tasks = [asyncio.create_task(self._worker(queue)) for _ in range(min(conc, len(pending)))]
+        try:
+            finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for t in tasks:
+                t.cancel()
+            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+                raise outcome
+
+    async def _worker(self, queue: deque[Job]) -> None:
+        while queue:
+            job = queue.popleft()
+            completion = await self._chat(job)
+            row = {
+                "kind": job.kind, "arm": job.arm, "model": job.model, "seed": job.seed,
+                "request_seed": job.request_seed, "prompt_id": job.prompt_id,
+                "prompt_sha256": sha256_text(job.prompt), "sampling": self.spec.sampling.as_dict(),
+                "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
+                "latency_s": round(completion.latency_s, 4), "seat_url": self.url, "time": _now(),
+                "order": job.order,
+            }
+            append_rows(self.spec.generations_path, [row])  # fsync'd before it counts as done
+            self.result.generated += 1
+            self.result.stored += 1
+            self.progress.advance(job.arm, (completion.usage or {}).get("completion_tokens", 0))
+
+    async def _chat(self, job: Job):
+        while True:
+            epoch = self._epoch.get(job.model, 0)
+            try:
+                return await self.client.chat(job.model, job.prompt, seed=job.request_seed,
+                                              sampling=self.spec.sampling)
+            except ModelNotFound:
+                if job.model not in self.ours:
+                    raise SeatError(f"the seat stopped serving {job.model!r} (arm {job.arm}) mid-run; it was "
+                                    "served when the run started and voicegate did not load it") from None
+                await self._reload(job, epoch)
+
+    async def _reload(self, job: Job, epoch: int) -> None:
+        """A runtime-loaded adapter answering 404: the seat restarted. Load it again, once per restart."""
+        lock = self._reload_locks.setdefault(job.model, asyncio.Lock())
+        async with lock:
+            if self._epoch.get(job.model, 0) != epoch:
+                return  # another worker already reloaded it since this request was sent
+            if self.result.reloads >= MAX_RELOADS * max(1, len(self.ours)):
+                raise SeatError(f"{job.model!r} keeps disappearing from the seat ({self.result.reloads} reloads); "
+                                "is something unloading it or restarting the seat?")
+            if not self._said_restart:
+                self.say(f"note: {job.model} answered 404 — the seat restarted and dropped its runtime-loaded "
+                         "adapters; reloading and continuing")
+                self._said_restart = True
+            try:
+                await self.client.load_adapter(job.model, self.adapter_paths[job.model])
+            except AdapterAlreadyLoaded:
+                pass
+            self.result.reloads += 1
+            self._epoch[job.model] = epoch + 1
+            self.say(f"reloaded {job.model}")

@@ -1,0 +1,79 @@
+"""The registered generations as one interleaved schedule, and the per-request seed rule.
+
+**Interleaving.** Co-tenants on the card take traffic the seat does not
+control; if one arm ran in a block, their load would alias onto that arm. So
+the schedule is a sequence of blocks, one per (kind, prompt, seed) — voice
+prompts first, then damage probes — and each block holds every arm once, in an
+order shuffled by the spec's ``order_seed``. The shuffle is a sort by sha256 of
+``"{order_seed}:{block index}:{arm name}"``: stable across Python versions and
+platforms, so the recorded order can be recomputed from the spec alone.
+
+**Seeds.** Every arm answering the same (prompt, registered seed) gets the same
+request seed — that is what makes the comparison matched — but different
+prompts must not share one random stream (with a fixed seed, vLLM would start
+every prompt from the same sampler state). The rule, recorded on each row as
+``request_seed`` and in run.json:
+
+    request_seed = int(sha256(f"{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF
+
+31 bits, so any OpenAI-compatible server accepts it as a plain int.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from voicegate._spec import GateSpec
+
+SEED_RULE_ID = "sha256-seed-kind-prompt@1"
+SEED_RULE = 'request_seed = int(sha256(f"{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF'
+ORDER_RULE = ('blocks of (kind, prompt, seed), voice then probe, prompts in spec order, seeds in spec '
+              'order; within a block arms sorted by sha256(f"{order_seed}:{block}:{arm}")')
+
+
+def request_seed(seed: int, kind: str, prompt_id: str) -> int:
+    digest = hashlib.sha256(f"{seed}:{kind}:{prompt_id}".encode("utf-8")).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class Job:
+    """One generation to make: an arm answering one prompt (or probe) under one seed."""
+
+    order: int
+    kind: str          # "voice" | "probe"
+    arm: str
+    model: str
+    seed: int
+    request_seed: int
+    prompt_id: str
+    prompt: str
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.kind, self.arm, self.seed, self.prompt_id)
+
+    def summary(self) -> dict[str, Any]:
+        return {"order": self.order, "kind": self.kind, "arm": self.arm, "seed": self.seed,
+                "request_seed": self.request_seed, "prompt_id": self.prompt_id}
+
+
+def _arm_order(order_seed: int, block: int, arms: list[str]) -> list[str]:
+    return sorted(arms, key=lambda a: hashlib.sha256(f"{order_seed}:{block}:{a}".encode()).hexdigest())
+
+
+def build_schedule(spec: GateSpec) -> list[Job]:
+    items = [("voice", p.id, p.text) for p in spec.prompts]
+    items += [("probe", p.id, p.prompt) for p in spec.damage.probes]
+    models = {a.name: a.model for a in spec.arms}
+    jobs: list[Job] = []
+    block = 0
+    for kind, pid, text in items:
+        for seed in spec.seeds:
+            rs = request_seed(seed, kind, pid)
+            for arm in _arm_order(spec.order_seed, block, list(models)):
+                jobs.append(Job(len(jobs), kind, arm, models[arm], seed, rs, pid, text))
+            block += 1
+    return jobs

@@ -1,0 +1,277 @@
+"""An async client for one vLLM seat's OpenAI-compatible API.
+
+The seat is given by its OpenAI base URL (``http://host:8027/v1``); ``/health``
+and ``/version`` live at the root, so they are reached by stripping ``/v1``.
+
+Faults are expected, not exceptional: connection errors, timeouts and 5xx are
+retried with exponential backoff and jitter; 429 and 503 also pause every
+other request of this client (the seat is saying it is full, so sending more
+would only lengthen the queue). Each request has a budget of attempts and
+seconds; when it is spent the request raises ``SeatUnreachable`` (exit 3).
+Answers that retrying cannot change (unknown model, bad adapter path, a refused
+key) raise a ``SeatError`` (exit 2) with a one-line message.
+
+The API key is only ever held in memory and sent as a Bearer header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from voicegate._errors import SeatUnreachable, VoicegateError
+from voicegate.seat._errors import SeatError, error_for
+
+T = TypeVar("T")
+
+_RETRY_EXC = (httpx.TransportError,)  # connect/read/write/pool errors and every timeout
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Per request: up to ``attempts`` tries within ``budget_s`` seconds, delays doubling from ``base_s``."""
+
+    attempts: int = 8
+    base_s: float = 0.5
+    max_delay_s: float = 30.0
+    budget_s: float = 300.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """Equal jitter: half the exponential step fixed, half random, so retries do not march in step."""
+        step = min(self.max_delay_s, self.base_s * (2 ** (attempt - 1)))
+        return step / 2 + rng.uniform(0, step / 2)
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    id: str
+    root: str | None
+    parent: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "root": self.root, "parent": self.parent}
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str | None
+    usage: dict[str, int] | None
+    latency_s: float
+
+
+def root_url(url: str) -> str:
+    """``http://h:p/v1`` -> ``http://h:p``: where vLLM mounts /health and /version."""
+    url = url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def redact_url(url: str) -> str:
+    """Drop any user:password@ so a URL can be recorded without a credential in it."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def api_key_from_env(name: str | None) -> str | None:
+    """The key from the variable the spec names; a named but unset variable is refused, not ignored."""
+    if not name:
+        return None
+    value = os.environ.get(name)
+    if not value:
+        raise VoicegateError(f"the spec's seat.api_key_env names ${name}, which is not set in the environment")
+    return value
+
+
+def _describe_exc(exc: BaseException) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return "connection refused" if "refused" in str(exc).lower() else f"cannot connect ({exc})"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out ({type(exc).__name__})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class SeatClient:
+    """One seat. Use as ``async with SeatClient(url) as seat:`` or call ``aclose()``."""
+
+    def __init__(self, url: str, *, api_key: str | None = None, timeout: float = 120.0,
+                 retry: RetryPolicy | None = None, max_connections: int = 64,
+                 api_key_env: str | None = None,
+                 on_retry: Callable[[str], None] | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None):
+        self.url = url.rstrip("/")
+        self.root = root_url(self.url)
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self._api_key_env = api_key_env
+        self._on_retry = on_retry
+        self._rng = random.Random()
+        # Set by a 429/503: no request of this client goes out before this monotonic time.
+        self._pause_until = 0.0
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            transport=transport,
+        )
+        self.requests_sent = 0
+        self.retries = 0
+
+    async def __aenter__(self) -> SeatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # -- the one place requests are sent -----------------------------------------
+
+    async def _request(self, method: str, url: str, *, json: Any = None, retry_5xx: bool = True,
+                       budget: RetryPolicy | None = None,
+                       **error_ctx: Any) -> tuple[httpx.Response, float]:
+        """Send with retries; return (response, latency of the attempt that answered)."""
+        policy = budget or self.retry
+        path = urlsplit(url).path
+        started = time.monotonic()
+        attempt = 0
+        last = "no attempt made"
+        while True:
+            attempt += 1
+            wait = self._pause_until - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            t0 = time.monotonic()
+            try:
+                self.requests_sent += 1
+                resp = await self._http.request(method, url, json=json)
+            except _RETRY_EXC as exc:
+                last = _describe_exc(exc)
+                retry_after = None
+            else:
+                latency = time.monotonic() - t0
+                status = resp.status_code
+                if status < 400:
+                    return resp, latency
+                retryable = status in (429, 503) or (status >= 500 and (retry_5xx or status in (502, 504)))
+                if not retryable:
+                    raise error_for(status, resp.content, method=method, path=path,
+                                    api_key_env=self._api_key_env, **error_ctx)
+                err = error_for(status, resp.content, method=method, path=path, **error_ctx)
+                last = f"{status}: {err.seat_message or 'no message'}"
+                retry_after = _retry_after(resp) if status in (429, 503) else None
+            elapsed = time.monotonic() - started
+            delay = policy.delay(attempt, self._rng)
+            if retry_after is not None:
+                delay = max(delay, retry_after)
+            if attempt >= policy.attempts or elapsed + delay > policy.budget_s:
+                raise SeatUnreachable(f"seat {self.url} unreachable: {method} {path}: {last} "
+                                      f"({attempt} attempts over {elapsed:.1f}s)")
+            if retry_after is not None or last.startswith(("429", "503")):
+                # The seat is full: hold back every request of this client, not only this one.
+                self._pause_until = max(self._pause_until, time.monotonic() + delay)
+            self.retries += 1
+            if self._on_retry is not None:
+                self._on_retry(f"{method} {path}: {last}; retry {attempt} in {delay:.1f}s")
+            await asyncio.sleep(delay)
+
+    # -- endpoints ---------------------------------------------------------------------
+
+    async def models(self) -> list[ModelCard]:
+        resp, _ = await self._request("GET", f"{self.url}/models")
+        data = _json(resp, "GET /v1/models")
+        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise SeatError(f"the seat's /v1/models answer has no 'data' list: is {self.url} an OpenAI-compatible API?")
+        return [ModelCard(str(m["id"]), m.get("root"), m.get("parent")) for m in items if isinstance(m, dict) and "id" in m]
+
+    async def version(self) -> str | None:
+        """vLLM's version from ``<root>/version``; None when the server does not have the route."""
+        try:
+            resp, _ = await self._request("GET", f"{self.root}/version")
+        except SeatError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        try:
+            data = resp.json()
+        except ValueError:
+            return resp.text.strip() or None
+        return str(data.get("version")) if isinstance(data, dict) and data.get("version") is not None else None
+
+    async def health(self) -> bool:
+        """One try, no retries: is the server up and answering 200 on ``<root>/health``?"""
+        try:
+            resp = await self._http.get(f"{self.root}/health")
+        except httpx.HTTPError:
+            return False
+        return resp.status_code == 200
+
+    async def chat(self, model: str, prompt: str, *, seed: int | None, sampling: Any) -> Completion:
+        params = sampling.as_dict() if hasattr(sampling, "as_dict") else dict(sampling)
+        body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}], **params}
+        if seed is not None:
+            body["seed"] = seed
+        resp, latency = await self._request("POST", f"{self.url}/chat/completions", json=body, model=model)
+        data = _json(resp, "POST /v1/chat/completions")
+        try:
+            choice = data["choices"][0]
+            text = choice.get("message", {}).get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise SeatError(f"the seat's chat answer for {model!r} has no choices[0].message") from None
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            usage = {k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+                     if isinstance(usage.get(k), (int, float))}
+        else:
+            usage = None
+        return Completion(text=text, finish_reason=choice.get("finish_reason"), usage=usage, latency_s=latency)
+
+    async def load_adapter(self, name: str, path: str) -> float:
+        """Load at run time; returns seconds taken. Such an adapter is gone after a seat restart."""
+        # A 500 from the load route is a bad adapter (rank, config), not a fault: do not retry it.
+        _, latency = await self._request("POST", f"{self.url}/load_lora_adapter",
+                                         json={"lora_name": name, "lora_path": path}, retry_5xx=False,
+                                         adapter=name, adapter_path=path)
+        return latency
+
+    async def unload_adapter(self, name: str, *, retry: RetryPolicy | None = None) -> float:
+        _, latency = await self._request("POST", f"{self.url}/unload_lora_adapter",
+                                         json={"lora_name": name}, retry_5xx=False, budget=retry, adapter=name)
+        return latency
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    value = resp.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, min(float(value), 300.0))
+    except ValueError:
+        return None
+
+
+def _json(resp: httpx.Response, where: str) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        raise SeatError(f"the seat answered {where} with something that is not JSON") from None
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run one coroutine to completion from synchronous code (the CLI, a test)."""
+    return asyncio.run(coro)

@@ -1,0 +1,379 @@
+"""A stand-in seat: an in-process HTTP server that answers like vLLM's OpenAI API.
+
+It is for fast tests, the demo and `voicegate seat simulate`: no model, but the
+same routes, status codes and bodies a real vLLM 0.32 seat gives (measured in
+``shared/docs/VLLM-CPU.md``), deterministic text from (model, seed, prompt), a
+fixed number of decode slots, a time per token per model, and fault injection
+(every k-th request 500s, 429s or stalls; a restart drops runtime-loaded
+adapters, as a real `compose up -d` does).
+
+    with StandinSeat(adapters={"lv-x-ckpt475": "/adapters/x/ckpt475"}) as seat:
+        seat.url   # http://127.0.0.1:PORT/v1
+
+Text generators are pluggable per model: ``generators={"lv-x": fn}`` where
+``fn(model, seed, prompt, max_tokens)`` returns the text (or ``(text,
+finish_reason)``). The completion's token count is its whitespace word count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+Generator = Callable[[str, int, str, int], "str | tuple[str, str]"]
+
+_WORDS = (
+    "the of and to a in was her it that she he his had with as for you not be at on but "
+    "is my all him so have which they by would from were this me said one there no been "
+    "could an if when what or very we their are more them some little must will then now "
+    "any who do should much time into such out than only before might house mother sister "
+    "morning letter river door window evening face hand heart mind voice night road room"
+).split()
+
+
+def default_text(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
+    """Deterministic pseudo-prose from (model, seed, prompt): 20-60 words, cut at max_tokens."""
+    digest = hashlib.sha256(f"{model}\0{seed}\0{prompt}".encode()).digest()
+    state = int.from_bytes(digest, "big")
+    n = 20 + state % 41
+    words: list[str] = []
+    for i in range(min(n, max_tokens)):
+        block = hashlib.sha256(digest + i.to_bytes(4, "big")).digest()
+        words.append(_WORDS[int.from_bytes(block[:4], "big") % len(_WORDS)])
+    text = " ".join(words).capitalize() + ("." if n <= max_tokens else "")
+    return text, ("stop" if n <= max_tokens else "length")
+
+
+def _error(message: str, type_: str, code: int, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+class StandinSeat:
+    """A vLLM-shaped seat on 127.0.0.1. Every knob is a plain attribute and may change mid-run."""
+
+    def __init__(
+        self,
+        *,
+        base: str = "voices-base",
+        base_root: str = "/models/voices-base",
+        adapters: dict[str, str] | None = None,
+        generators: dict[str, Generator] | None = None,
+        default_generator: Generator = default_text,
+        slots: int = 8,
+        token_time: float = 0.0,
+        token_time_by_model: dict[str, float] | None = None,
+        request_overhead: float = 0.0,
+        runtime_lora: bool = True,
+        check_paths: bool = False,
+        version: str = "0.32.0+standin",
+        api_key: str | None = None,
+        fail_every: int | None = None,
+        rate_limit_every: int | None = None,
+        timeout_every: int | None = None,
+        timeout_delay: float = 5.0,
+        fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
+        hooks: dict[int, Callable[[StandinSeat], None]] | None = None,
+        max_model_len: int = 4096,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ):
+        self.base = base
+        self.base_root = base_root
+        self.lora_modules = dict(adapters or {})   # persistent: survive restart()
+        self.runtime: dict[str, str] = {}           # runtime-loaded: gone after restart()
+        self.generators = dict(generators or {})
+        self.default_generator = default_generator
+        self.slots = slots
+        self.token_time = token_time
+        self.token_time_by_model = dict(token_time_by_model or {})
+        self.request_overhead = request_overhead
+        self.runtime_lora = runtime_lora
+        self.check_paths = check_paths
+        self.version = version
+        self.api_key = api_key
+        self.fail_every = fail_every
+        self.rate_limit_every = rate_limit_every
+        self.timeout_every = timeout_every
+        self.timeout_delay = timeout_delay
+        self.fault_paths = fault_paths
+        self.hooks = dict(hooks or {})              # n -> fn(seat), run before the n-th faultable request
+        self.max_model_len = max_model_len
+        self.host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._slot_sem = threading.BoundedSemaphore(slots)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.log: list[dict[str, Any]] = []
+        self.counts: dict[str, int] = {}
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.decoding = 0
+        self.peak_decoding = 0
+        self.restarts = 0
+        self.created = int(time.time())
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> StandinSeat:
+        seat = self
+
+        class Handler(_Handler):
+            owner = seat
+
+        self._server = ThreadingHTTPServer((self.host, self._port), Handler)
+        self._server.daemon_threads = True
+        self._port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="standin-seat", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> StandinSeat:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Block until interrupted (for a command that runs a stand-in seat in the foreground)."""
+        self.start()
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
+    def restart(self) -> None:
+        """What `compose up -d` does to adapters: only the --lora-modules ones come back."""
+        with self._lock:
+            self.runtime.clear()
+            self.restarts += 1
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def root(self) -> str:
+        return f"http://{self.host}:{self._port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.root}/v1"
+
+    # -- what it serves ------------------------------------------------------------
+
+    def served(self) -> dict[str, str]:
+        with self._lock:
+            return {**self.lora_modules, **self.runtime}
+
+    def models_payload(self) -> dict[str, Any]:
+        def card(mid: str, root: str, parent: str | None) -> dict[str, Any]:
+            return {"id": mid, "object": "model", "created": self.created, "owned_by": "vllm", "root": root,
+                    "parent": parent, "max_model_len": self.max_model_len, "permission": []}
+
+        data = [card(self.base, self.base_root, None)]
+        data += [card(name, root, self.base) for name, root in self.served().items()]
+        return {"object": "list", "data": data}
+
+    def chat_log(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [e for e in self.log if e["path"] == "/v1/chat/completions"]
+
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.log)
+
+    # -- request handling (called from handler threads) --------------------------------
+
+    def _count(self, path: str) -> int:
+        with self._lock:
+            self.counts[path] = self.counts.get(path, 0) + 1
+            return self.counts[path]
+
+    def _faultable_count(self, path: str) -> int | None:
+        if path not in self.fault_paths:
+            return None
+        with self._lock:
+            self.counts["faultable"] = self.counts.get("faultable", 0) + 1
+            return self.counts["faultable"]
+
+    def handle(self, method: str, path: str, headers: Any, body: bytes) -> tuple[int, Any, dict[str, str]]:
+        """(status, payload (dict -> JSON, str -> text/plain), extra headers)."""
+        self._count(path)
+        entry: dict[str, Any] = {"time": time.monotonic(), "method": method, "path": path, "model": None}
+        if path.startswith("/v1/") and self.api_key is not None:
+            if headers.get("Authorization") != f"Bearer {self.api_key}":
+                self._record(entry, 401)
+                return 401, _error("Unauthorized", "AuthenticationError", 401), {}
+        n = self._faultable_count(path)
+        if n is not None:
+            hook = self.hooks.get(n)
+            if hook is not None:
+                hook(self)
+            if self.fail_every and n % self.fail_every == 0:
+                self._record(entry, 500)
+                return 500, _error(f"injected fault on request {n}", "InternalServerError", 500), {}
+            if self.rate_limit_every and n % self.rate_limit_every == 0:
+                self._record(entry, 429)
+                return 429, _error("Too many requests", "RateLimitError", 429), {"Retry-After": "0"}
+            if self.timeout_every and n % self.timeout_every == 0:
+                time.sleep(self.timeout_delay)
+        try:
+            data = json.loads(body) if body else {}
+        except ValueError:
+            data = None
+        if method == "GET" and path == "/health":
+            return self._record(entry, 200), "", {}
+        if method == "GET" and path == "/version":
+            return self._record(entry, 200), {"version": self.version}, {}
+        if method == "GET" and path == "/v1/models":
+            return self._record(entry, 200), self.models_payload(), {}
+        if method == "POST" and path in ("/v1/load_lora_adapter", "/v1/unload_lora_adapter"):
+            return self._lora(entry, path, data)
+        if method == "POST" and path == "/v1/chat/completions":
+            return self._chat(entry, data)
+        self._record(entry, 404)
+        return 404, {"detail": "Not Found"}, {}
+
+    def _record(self, entry: dict[str, Any], status: int) -> int:
+        entry["status"] = status
+        with self._lock:
+            self.log.append(entry)
+        return status
+
+    def _lora(self, entry: dict[str, Any], path: str, data: Any) -> tuple[int, Any, dict[str, str]]:
+        if not self.runtime_lora:
+            # The routes are not mounted at all when VLLM_ALLOW_RUNTIME_LORA_UPDATING is off.
+            return self._record(entry, 404), {"detail": "Not Found"}, {}
+        name = data.get("lora_name") if isinstance(data, dict) else None
+        entry["model"] = name
+        if not isinstance(name, str) or not name:
+            return self._record(entry, 400), _error("lora_name: Field required", "Bad Request", 400), {}
+        if path.endswith("/load_lora_adapter"):
+            lora_path = data.get("lora_path")
+            if not isinstance(lora_path, str) or not lora_path:
+                return self._record(entry, 400), _error("lora_path: Field required", "Bad Request", 400), {}
+            with self._lock:
+                known = name in self.runtime or name in self.lora_modules
+            if known:
+                return self._record(entry, 400), _error(
+                    f"The lora adapter '{name}' has already been loaded. If you want to load the adapter in "
+                    "place, set 'load_inplace' to True.", "InvalidUserInput", 400), {}
+            if self.check_paths and not (Path(lora_path) / "adapter_config.json").is_file():
+                return self._record(entry, 404), _error(
+                    f"Loading lora {name} failed: No adapter found for {lora_path}", "NotFoundError", 404), {}
+            with self._lock:
+                self.runtime[name] = lora_path
+            return self._record(entry, 200), f"Success: LoRA adapter '{name}' added successfully.", {}
+        with self._lock:
+            removed = self.runtime.pop(name, None) or self.lora_modules.pop(name, None)
+        if removed is None:
+            return self._record(entry, 404), _error(f"The lora adapter '{name}' cannot be found.",
+                                                    "NotFoundError", 404), {}
+        return self._record(entry, 200), f"Success: LoRA adapter '{name}' removed successfully.", {}
+
+    def _chat(self, entry: dict[str, Any], data: Any) -> tuple[int, Any, dict[str, str]]:
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+            return self._record(entry, 400), _error("messages: Field required", "BadRequestError", 400), {}
+        model = data.get("model")
+        entry["model"] = model
+        served = self.served()
+        if model != self.base and model not in served:
+            aliases = ", ".join([self.base, *served])
+            return self._record(entry, 404), _error(
+                f"The model `{model}` does not exist. Valid aliases: {aliases}.", "NotFoundError", 404, "model"), {}
+        max_tokens = int(data.get("max_tokens") or 16)
+        if max_tokens > self.max_model_len:
+            return self._record(entry, 400), _error(
+                f"'max_tokens' is too large: {max_tokens}. This model's maximum context length is "
+                f"{self.max_model_len} tokens.", "BadRequestError", 400), {}
+        seed = int(data.get("seed") or 0)
+        prompt = "\n".join(str(m.get("content", "")) for m in data["messages"] if isinstance(m, dict))
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            entry["in_flight"] = self.in_flight
+            entry["seed"] = seed
+        try:
+            # Requests beyond the seat's slots wait here, as vLLM queues beyond --max-num-seqs.
+            with self._slot_sem:
+                with self._lock:
+                    self.decoding += 1
+                    self.peak_decoding = max(self.peak_decoding, self.decoding)
+                try:
+                    gen = self.generators.get(model, self.default_generator)
+                    out = gen(model, seed, prompt, max_tokens)
+                    text, finish = out if isinstance(out, tuple) else (out, None)
+                    tokens = len(text.split())
+                    if finish is None:
+                        finish = "length" if tokens >= max_tokens else "stop"
+                    per_token = self.token_time_by_model.get(model, self.token_time)
+                    delay = self.request_overhead + tokens * per_token
+                    if delay > 0:
+                        time.sleep(delay)
+                finally:
+                    with self._lock:
+                        self.decoding -= 1
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+        prompt_tokens = len(prompt.split()) + 4
+        self._record(entry, 200)
+        return 200, {
+            "id": f"chatcmpl-standin-{self.counts.get('/v1/chat/completions', 0)}",
+            "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": finish, "stop_reason": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
+                      "total_tokens": prompt_tokens + tokens},
+        }, {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: StandinSeat
+    protocol_version = "HTTP/1.1"  # keep-alive, as clients expect from vLLM's uvicorn
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the seat keeps its own log
+        pass
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0]
+        status, payload, extra = self.owner.handle(method, path, self.headers, body)
+        if isinstance(payload, str):
+            data, ctype = payload.encode(), "text/plain; charset=utf-8"
+        else:
+            data, ctype = json.dumps(payload).encode(), "application/json"
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in extra.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (e.g. its timeout fired during an injected stall)
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
