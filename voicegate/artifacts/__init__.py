@@ -1,10 +1,31 @@
-"""Append-only artifacts: gate record, adapter README, compose comment (not written yet)."""
+"""Append-only artifacts: the gate record, the adapter README and the compose comment.
+
+Public surface, used by the CLI:
+
+- `record_score(spec, registration, result, run)` — `voicegate score` appends
+  its verdicts (or says the record is current);
+- `record_ship(spec, arm, reason)` — a person's shipping decision;
+- `record_amendment(spec, rule, reason, score=...)` — a re-score under another
+  registered rule;
+- `verify_gates(root, gate)` / `describe(...)` — the chain and git checks.
+
+The discipline itself (markers, atomic writes, locks) lives in `_chain`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from voicegate.artifacts._entries import (amendments, decisions, load_state, record_amendment, record_ship,
+                                          result_sha256)
+from voicegate.artifacts._entries import record_score as _record_score
+from voicegate.artifacts._verify import describe, verify_gates
 
-def record_score(spec: Any, registration: Any, result: dict[str, Any], run: dict[str, Any]) -> list[str]:
+
+def record_score(spec: Any, registration: Any, result: dict[str, Any], run: dict[str, Any] | None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
-    return []
+    return _record_score(spec, registration, result, run)
+
+
+__all__ = ["record_score", "record_ship", "record_amendment", "verify_gates", "describe", "load_state",
+           "decisions", "amendments", "result_sha256"]

@@ -1,1 +1,97 @@
-"""voicegate amend / ship / verify / import (not written yet)."""
+"""`voicegate amend`, `ship`, `verify` and `import`: the commands that append, check and bring in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from voicegate._errors import GateFailed
+from voicegate._registration import check_registered
+from voicegate._spec import load_spec
+from voicegate._workspace import workspace_root
+from voicegate.cli._app import Gate, Workspace, app
+
+Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded verbatim.")]
+
+
+def _cache_dir(spec):  # type: ignore[no-untyped-def]
+    """The scoring cache `voicegate score` uses, so an amendment reuses the same reference."""
+    try:
+        from voicegate.cli._score import cache_dir  # type: ignore[attr-defined]
+    except ImportError:
+        return spec.data_dir / ".cache"
+    return cache_dir(spec)
+
+
+@app.command("amend")
+def amend_cmd(
+    gate: Gate,
+    rule: Annotated[str, typer.Option("--rule", help="A registered floor rule, e.g. pairwise-max-spread.")],
+    reason: Reason = "",
+    workspace: Workspace = None,
+) -> None:
+    """Re-score the SAME stored generations under another registered rule; append the amendment everywhere."""
+    from voicegate._rules import get_rule
+    from voicegate.artifacts import record_amendment
+
+    get_rule(rule)  # an unknown rule is refused before anything is read
+    spec = load_spec(workspace_root(workspace), gate)
+    check_registered(spec)
+
+    def score(spec, rows, *, cache_dir, rule):  # type: ignore[no-untyped-def]
+        from voicegate.scoring import score_gate
+
+        return score_gate(spec, rows, cache_dir=cache_dir, rule=rule)
+
+    for line in record_amendment(spec, rule, reason, score=score, cache_dir=_cache_dir(spec)):
+        typer.echo(line)
+
+
+@app.command("ship")
+def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(help="The candidate arm a person ships.")],
+             reason: Reason = "", workspace: Workspace = None) -> None:
+    """Record a person's shipping decision beside (never over) the verdicts."""
+    from voicegate.artifacts import record_ship
+
+    spec = load_spec(workspace_root(workspace), gate)
+    check_registered(spec)
+    for line in record_ship(spec, arm, reason):
+        typer.echo(line)
+
+
+@app.command("verify")
+def verify_cmd(
+    gate: Annotated[str | None, typer.Argument(help="One gate; default: every preregistrations/*.yaml.")] = None,
+    workspace: Workspace = None,
+) -> None:
+    """Check every artifact's append-only chain (and, in git, that commits only added lines)."""
+    from voicegate.artifacts import describe, verify_gates
+
+    root = workspace_root(workspace)
+    checks = verify_gates(root, gate)
+    lines, ok = describe(root, checks)
+    if not checks:
+        typer.echo("no gate specs under preregistrations/: nothing to verify")
+    for line in lines:
+        typer.echo(line)
+    if not ok:
+        broken = next(c for c in checks if not c.ok)
+        problem = broken.report.problem if broken.report and broken.report.problem else broken.git_problems[0]
+        raise GateFailed(f"{broken.path.name}: {problem}")
+    typer.echo("every chain holds")
+
+
+@app.command("import")
+def import_cmd(gate: Gate, file: Annotated[Path, typer.Argument(help="JSONL: one generation a line.")],
+               workspace: Workspace = None) -> None:
+    """Bring in generations made outside voicegate; one bad line refuses the whole file."""
+    from voicegate._import import import_file
+
+    spec = load_spec(workspace_root(workspace), gate)
+    manifest = import_file(spec, file)
+    counts = manifest["counts"]
+    typer.echo(f"imported {manifest['imports'][-1]['rows']} generations into {spec.generations_path} "
+               f"({counts['rows']} stored: {counts['voice']} voice, {counts['probe']} probe)")
+    typer.echo(f"  source {manifest['imports'][-1]['file']}, sha256 {manifest['imports'][-1]['sha256']}")

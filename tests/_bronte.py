@@ -1,0 +1,110 @@
+"""The lv-bronte reference case as test data: a workspace, 360 generations, exact distances.
+
+Distances are chosen to reproduce DESIGN.md §3 exactly: base spread 0.040,
+ckpt475 spread 0.091 and delta_cb +0.193, ckpt925 spread 0.251 (one outlier
+seed) and delta_cb +0.210. Under global-max-spread both candidates face 0.251
+and FAIL; under pairwise-max-spread ckpt475 faces 0.091 and PASSES 2.1x while
+ckpt925 still faces its own 0.251.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from _ws import base_spec, git, make_workspace, voicegate
+
+SEEDS = (101, 202, 303)
+DISTANCES: dict[str, dict[int, float]] = {
+    "base": {101: 0.800, 202: 0.840, 303: 0.820},
+    "ckpt475": {101: 0.5815, 202: 0.627, 303: 0.6725},
+    "ckpt925": {101: 0.520, 202: 0.539, 303: 0.771},
+}
+SHIPPED_BLOCK_START = "# \u26a0 IT WAS SHIPPED AS A VOICE-AXIS FAILURE"
+ITEM = "- lv-bronte=/adapters/lv-bronte-4b-v1"
+README = ("# lv-bronte-4b-v1\n\nCharlotte Bront\u00eb voice adapter for Qwen3-4B-Instruct (LoRA r=32).\n\n"
+          "Trained on the pair-SFT set; held-out novel: Villette.\n")
+
+
+def as_shipped(fixture: Path) -> bytes:
+    """The fleet compose as it was when lv-bronte shipped: without the later correction block."""
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    start = next(i for i, ln in enumerate(lines) if ln.strip().decode("utf-8").startswith(SHIPPED_BLOCK_START))
+    end = next(i for i, ln in enumerate(lines) if ln.strip().decode("utf-8") == ITEM)
+    return b"".join(lines[:start] + lines[end:])
+
+
+def bronte_spec(rule: str = "global-max-spread") -> dict[str, Any]:
+    spec = base_spec("lv-bronte")
+    spec["author"] = "Charlotte Bront\u00eb"
+    spec["arms"] = [
+        {"name": "base", "model": "voices-base", "role": "base"},
+        {"name": "ckpt475", "model": "lv-bronte-ckpt475", "role": "candidate",
+         "adapter_path": "/adapters/lv-bronte-4b-v1/ckpt475"},
+        {"name": "ckpt925", "model": "lv-bronte-ckpt925", "role": "candidate",
+         "adapter_path": "/adapters/lv-bronte-4b-v1/ckpt925"},
+    ]
+    spec["prompts"] = "prompts/bronte-beats.txt"
+    spec["seeds"] = list(SEEDS)
+    spec["floor"] = {"rule": rule}
+    spec["artifacts"] = {"record": "gates/lv-bronte.md", "readme": "adapters/lv-bronte-4b-v1/README.md",
+                         "compose": "deploy/compose.yaml"}
+    return spec
+
+
+def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True,
+                     spec: dict[str, Any] | None = None) -> Path:
+    """A registered lv-bronte workspace with README and compose in place; returns root."""
+    spec = spec or bronte_spec()
+    make_workspace(root, spec)
+    (root / "prompts" / "bronte-beats.txt").write_text(
+        "".join(f"Beat {i}: a governess walks out on a grey morning and meets someone.\n" for i in range(40)),
+        encoding="utf-8")
+    readme = root / "adapters" / "lv-bronte-4b-v1" / "README.md"
+    readme.parent.mkdir(parents=True, exist_ok=True)
+    readme.write_text(README, encoding="utf-8")
+    if compose is not None:
+        (root / "deploy").mkdir(exist_ok=True)
+        (root / "deploy" / "compose.yaml").write_bytes(compose)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "workspace")
+    if register:
+        done = voicegate(root, "register", "lv-bronte")
+        assert done.returncode == 0, done.stderr
+    return root
+
+
+def generations(arms: tuple[str, ...] = ("base", "ckpt475", "ckpt925")) -> list[dict[str, Any]]:
+    """360 rows as they came off the seat before voicegate existed (text differs per row)."""
+    models = {"base": "voices-base", "ckpt475": "lv-bronte-ckpt475", "ckpt925": "lv-bronte-ckpt925"}
+    return [{"arm": arm, "model": models[arm], "seed": seed, "prompt_id": str(p),
+             "text": f"{arm} {seed} {p}: Reader, the moor was grey and I walked on alone.",
+             "finish_reason": "stop"}
+            for arm in arms for seed in SEEDS for p in range(40)]
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def result(rule: str, generations_sha256: str = "0" * 64) -> dict[str, Any]:
+    """A full score result for the reference case, through the scoring core's verdict seam."""
+    from voicegate.scoring import decide
+
+    cands = ("ckpt475", "ckpt925")
+    out = decide(DISTANCES, "base", cands, rule=rule, copying={c: "NOT-COPIED" for c in cands},
+                 damage={c: "NO-DAMAGE" for c in cands})
+    for arm in out["arms"]:
+        arm.update(overlap=0.0, longest_run=0, spans=[], probe_pass_rate=None, model=arm["name"],
+                   degeneration={"rate": 0.0, "empty": 0.0, "repetition": 0.0, "truncated": 0.0})
+    sig = {"generations_sha256": generations_sha256, "rules": {"global-max-spread": "global-max-spread@1",
+                                                               "pairwise-max-spread": "pairwise-max-spread@1"}}
+    return {"gate": "lv-bronte", **out, "control": {"arm": "base", "overlap": 0.0}, "signature": sig,
+            "signature_text": f"view:stylometric|mfw:50|rule:{rule}@1"}
+
+
+def marker_count(data: bytes) -> int:
+    return len(re.findall(rb"voicegate:entry \d+", data))

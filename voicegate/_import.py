@@ -1,0 +1,134 @@
+"""`voicegate import`: bring in generations made outside voicegate, all or nothing.
+
+lv-bronte's 360 generations predate the tool, so a gate must be able to score
+rows it did not generate. Every line of the file is validated before anything
+is written; one bad line refuses the whole file, naming its line number, so a
+half-imported run can never be scored. Accepted rows are stored with
+`imported: true` (and `model` from the arm when the file does not say), and
+`<run_dir>/run.json` records `source: "imported"`, the file's path and sha256,
+so the gate record can say where the numbers came from.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+from voicegate._errors import VoicegateError
+from voicegate._hashing import sha256_file
+from voicegate._registration import check_registered
+from voicegate._spec import GateSpec
+from voicegate._store import append_rows, read_rows, repair_tail, row_key
+
+KINDS = ("voice", "probe")
+
+
+def _check(spec: GateSpec, n: int, obj: Any) -> dict[str, Any]:
+    def bad(problem: str) -> VoicegateError:
+        return VoicegateError(f"line {n}: {problem}; nothing imported")
+
+    if not isinstance(obj, dict):
+        raise bad(f"must be a JSON object, got {type(obj).__name__}")
+    for key in ("arm", "seed", "prompt_id", "text"):
+        if key not in obj:
+            raise bad(f"missing {key!r}")
+    kind = obj.get("kind", "voice")
+    if kind not in KINDS:
+        raise bad(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    arms = {a.name: a for a in spec.arms}
+    if obj["arm"] not in arms:
+        raise bad(f"arm {obj['arm']!r} is not in the spec ({', '.join(arms)})")
+    seed = obj["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed not in spec.seeds:
+        raise bad(f"seed {seed!r} is not a registered seed ({', '.join(map(str, spec.seeds))})")
+    pid = obj["prompt_id"]
+    if isinstance(pid, bool) or not isinstance(pid, (str, int)):
+        raise bad(f"prompt_id must be a string, got {pid!r}")
+    known = {p.id for p in spec.prompts} if kind == "voice" else {p.id for p in spec.damage.probes}
+    if str(pid) not in known:
+        what = "voice prompt" if kind == "voice" else "probe"
+        raise bad(f"prompt_id {pid!r} is not a registered {what} id")
+    if not isinstance(obj["text"], str):
+        raise bad("text must be a string")
+    model = obj.get("model", arms[obj["arm"]].model)
+    if model != arms[obj["arm"]].model:
+        raise bad(f"model {model!r} is not arm {obj['arm']}'s model {arms[obj['arm']].model!r}")
+    row = {**obj, "kind": kind, "prompt_id": str(pid), "model": model, "imported": True}
+    return row
+
+
+def import_file(spec: GateSpec, source: Path, *, now: _dt.datetime | None = None) -> dict[str, Any]:
+    """Validate every line of source, then append its rows and write run.json; returns the manifest."""
+    check_registered(spec)
+    source = Path(source)
+    try:
+        raw = source.read_bytes()
+    except OSError as exc:
+        raise VoicegateError(f"{source}: cannot read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise VoicegateError(f"line {line}: not UTF-8; nothing imported") from None
+    stored = {row_key(r) for r in read_rows(spec.generations_path)}
+    seen: dict[tuple[str, str, int, str], int] = {}
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise VoicegateError(f"line {n}: not JSON ({exc.msg}); nothing imported") from None
+        row = _check(spec, n, obj)
+        key = row_key(row)
+        if key in seen:
+            raise VoicegateError(f"line {n}: duplicate of line {seen[key]} "
+                                 f"({key[1]}, seed {key[2]}, prompt {key[3]}); nothing imported")
+        if key in stored:
+            raise VoicegateError(f"line {n}: {key[1]}, seed {key[2]}, prompt {key[3]} is already stored; "
+                                 "nothing imported")
+        seen[key] = n
+        rows.append(row)
+    if not rows:
+        raise VoicegateError(f"{source}: no generations in the file; nothing imported")
+
+    repair_tail(spec.generations_path)
+    append_rows(spec.generations_path, rows)
+    all_rows = read_rows(spec.generations_path)
+    manifest_path = spec.run_dir / "run.json"
+    previous: dict[str, Any] = {}
+    if manifest_path.exists():
+        try:
+            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except ValueError:
+            previous = {}
+    imports = list(previous.get("imports", []))
+    when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:  # workspace-relative where possible, so the record reads the same on every clone
+        shown = source.resolve().relative_to(spec.root.resolve()).as_posix()
+    except ValueError:
+        shown = str(source.resolve())
+    imports.append({"file": shown, "sha256": sha256_file(source), "rows": len(rows), "time": when})
+    generated = previous.get("source") in ("generated", "mixed")
+    manifest = {
+        **{k: v for k, v in previous.items() if k not in ("counts",)},
+        "gate": spec.gate,
+        "source": "mixed" if generated else "imported",
+        "file": imports[-1]["file"] if len(imports) == 1 else "; ".join(i["file"] for i in imports),
+        "file_sha256": imports[-1]["sha256"] if len(imports) == 1 else "; ".join(i["sha256"] for i in imports),
+        "imports": imports,
+        "counts": {
+            "rows": len(all_rows),
+            "voice": sum(1 for r in all_rows if r.get("kind", "voice") == "voice"),
+            "probe": sum(1 for r in all_rows if r.get("kind") == "probe"),
+            "imported": sum(1 for r in all_rows if r.get("imported")),
+            "per_arm": {a.name: sum(1 for r in all_rows if r["arm"] == a.name) for a in spec.arms},
+        },
+    }
+    tmp = manifest_path.with_name(".run.json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(manifest_path)
+    return manifest

@@ -1,0 +1,135 @@
+"""The compose comment: comment lines inserted directly above an adapter's `--lora-modules` item.
+
+The file is never re-serialised: the new text is spliced in at the byte level,
+so every other byte (the operator's comments, quoting, key order, CRLF line
+endings) stays exactly as it was.
+
+Where "directly above" is:
+
+- the item is found by parsing the file with PyYAML's composer (which keeps
+  each scalar's line), in any sequence that contains the scalar
+  ``--lora-modules``: the items after it (up to the next ``--flag``) are
+  modules, as is a ``--lora-modules=<module>`` scalar. A module belongs to the
+  gate when it reads ``<gate>=<path>`` or is the JSON form
+  ``{"name": "<gate>", "path": ..., "base_model_name": ...}``.
+- the comment lines go immediately before the line on which that item starts,
+  with that line's indentation — so after any comment lines already there
+  (a human's note, earlier voicegate entries), in the order they were written.
+- for an item inside a flow list (``command: [..., --lora-modules, lv-x=/a]``)
+  "above" is above the line holding the item: when the whole list is on one
+  line, the comments go above that line (YAML has no comments inside a line).
+  When a flow list spans lines, the comment sits inside the brackets, above
+  the item's line, which YAML allows.
+- when a file lists the gate's module more than once (two services), the first
+  in file order is the anchor.
+
+After splicing, the file is parsed before and after; if the data differ (they
+cannot, unless a form slipped through that this module misjudges), nothing is
+written and the command refuses with exit 2. The check is repeated on the
+written file, and the original restored if it fails there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from voicegate._errors import VoicegateError
+from voicegate.artifacts import _chain
+
+
+def _module_name(value: str) -> str | None:
+    value = value.strip()
+    if value.startswith("{"):
+        try:
+            obj = json.loads(value)
+        except ValueError:
+            return None
+        return obj.get("name") if isinstance(obj, dict) and isinstance(obj.get("name"), str) else None
+    name, sep, _ = value.partition("=")
+    return name.strip() if sep else None
+
+
+def _walk(node: yaml.Node):
+    yield node
+    if isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            yield from _walk(child)
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            yield from _walk(k)
+            yield from _walk(v)
+
+
+def module_items(text: str) -> list[tuple[str, int]]:
+    """(module name, 0-based line of the item) for every --lora-modules item in the file."""
+    try:
+        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise VoicegateError(f"compose file is not valid YAML: {str(exc).splitlines()[0]}") from None
+    found: list[tuple[str, int]] = []
+    for doc in docs:
+        if doc is None:
+            continue
+        for node in _walk(doc):
+            if not isinstance(node, yaml.SequenceNode):
+                continue
+            in_modules = False
+            for item in node.value:
+                if not isinstance(item, yaml.ScalarNode):
+                    in_modules = False
+                    continue
+                value = str(item.value)
+                if value == "--lora-modules":
+                    in_modules = True
+                    continue
+                if value.startswith("--lora-modules="):
+                    value = value[len("--lora-modules="):]
+                elif value.startswith("--"):
+                    in_modules = False
+                    continue
+                elif not in_modules:
+                    continue
+                name = _module_name(value)
+                if name:
+                    found.append((name, item.start_mark.line))
+    return found
+
+
+def anchor_line(data: bytes, gate: str) -> int:
+    text = data.decode("utf-8")
+    lines = [line for name, line in module_items(text) if name == gate]
+    if not lines:
+        raise VoicegateError(f"compose file has no --lora-modules entry for {gate}: "
+                             "nothing to annotate (file left untouched)")
+    return min(lines)
+
+
+def _data(text: bytes) -> object:
+    return list(yaml.safe_load_all(text.decode("utf-8")))
+
+
+def annotate(path: Path, gate: str, body_lines: list[str]) -> str:
+    """Insert an entry above the gate's item; returns what to tell the user."""
+    path = Path(path)
+    if not path.is_file():
+        raise VoicegateError(f"{path}: compose file not found")
+    with _chain.locked(path):
+        original = path.read_bytes()
+        before = _data(original)
+        index = anchor_line(original, gate)
+        lines = original.splitlines(keepends=True)
+        item = lines[index]
+        nl = (b"\r\n" if item.endswith(b"\r\n") else b"\n") if item.endswith(b"\n") else _chain.newline_of(original)
+        indent = item[:len(item) - len(item.lstrip(b" \t"))].decode()
+        new = _chain.compose_entry(original, index, body_lines, indent, nl)
+        if _data(new) != before:
+            raise VoicegateError(f"{path}: the comment would change the parsed YAML; refused, file untouched")
+        _chain.atomic_write(path, new)
+        if _data(path.read_bytes()) != before:
+            _chain.atomic_write(path, original)
+            raise VoicegateError(f"{path}: the written file parsed differently; the original was restored")
+    return (f"{path}: {len(body_lines) + 1} comment lines above {item.strip().decode()[:60]} — "
+            "comment-only, the YAML data are unchanged: no redeploy needed (it rides with the next deploy)")

@@ -1,0 +1,115 @@
+"""How verdict numbers read in every artifact: one formatter, one jinja environment.
+
+The same phrases ("VOICE FAIL (global-max-spread: +0.193 vs floor 0.251, 0.8x;
+pairwise-max-spread would PASS 2.1x: DISAGREE)") appear in the record, the
+README and the compose comment, so they are built here once. Both floors are
+always printed beside each other (DESIGN.md §3): neither can be quoted alone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+
+from voicegate._rules import RULES
+
+
+def now_utc() -> _dt.datetime:
+    """The time an entry is written; SOURCE_DATE_EPOCH pins it for reproducible records."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        return _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc)
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+
+
+def stamp(when: _dt.datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def num(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.{digits}f}"
+
+
+def signed(x: Any) -> str:
+    return "—" if x is None else f"{x:+.3f}"
+
+
+def ratio_text(r: Any) -> str:
+    if r is None:
+        return "—"
+    if isinstance(r, float) and math.isinf(r):
+        return "inf"
+    return f"{r:.1f}x"
+
+
+def rule_sig(rule_id: str) -> str:
+    rule = RULES.get(rule_id)
+    return f"{rule_id}@{rule.version}" if rule else rule_id
+
+
+def rule_ids(result: dict[str, Any]) -> list[str]:
+    """The deciding rule first, then every other rule the result carries."""
+    deciding = result["rule"]
+    seen = {r for arm in result["arms"] for r in arm.get("floors", {})}
+    return [deciding] + sorted(seen - {deciding})
+
+
+def ratio_of(arm: dict[str, Any], rule_id: str) -> float | None:
+    ratios = arm.get("ratios") or {}
+    if rule_id in ratios:
+        return ratios[rule_id]
+    floor = (arm.get("floors") or {}).get(rule_id)
+    if floor is None or arm.get("delta_cb") is None:
+        return None
+    return math.inf if floor == 0 else arm["delta_cb"] / floor
+
+
+def voice_phrase(arm: dict[str, Any], deciding: str) -> str:
+    """'VOICE FAIL (rule: +0.193 vs floor 0.251, 0.8x; other would PASS 2.1x: DISAGREE)'."""
+    verdict = arm["voice"][deciding]
+    parts = [f"{deciding}: {signed(arm['delta_cb'])} vs floor {num(arm['floors'][deciding])}, "
+             f"{ratio_text(ratio_of(arm, deciding))}"]
+    for other in sorted(set(arm["floors"]) - {deciding}):
+        v = arm["voice"][other]
+        if v != verdict:
+            parts.append(f"{other} would {v} {ratio_text(ratio_of(arm, other))} "
+                         f"(floor {num(arm['floors'][other])}): DISAGREE")
+        else:
+            parts.append(f"{other}: {v} {ratio_text(ratio_of(arm, other))} (floor {num(arm['floors'][other])})")
+    return f"VOICE {verdict} ({'; '.join(parts)})"
+
+
+def verdict_line(arm: dict[str, Any], deciding: str) -> str:
+    return f"{voice_phrase(arm, deciding)} · {arm['copying']} · {arm['damage']}"
+
+
+def candidates(result: dict[str, Any], featured: str | None = None) -> list[dict[str, Any]]:
+    """Candidate arms, the featured (shipped or recommended) one first."""
+    arms = [a for a in result["arms"] if a.get("role") == "candidate"]
+    return sorted(arms, key=lambda a: a["name"] != featured)
+
+
+@lru_cache(maxsize=1)
+def env() -> jinja2.Environment:
+    e = jinja2.Environment(
+        loader=jinja2.PackageLoader("voicegate", "templates"),
+        undefined=jinja2.StrictUndefined,  # a missing field is a bug, never a blank in a record
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    e.filters.update(num=num, signed=signed, ratio=ratio_text, rule_sig=rule_sig)
+    e.globals.update(voice_phrase=voice_phrase, verdict_line=verdict_line, ratio_of=ratio_of)
+    return e
+
+
+def render(name: str, **ctx: Any) -> str:
+    return env().get_template(name).render(**ctx)
