@@ -1,1 +1,330 @@
-"""voicegate seat ... (not written yet)."""
+"""`voicegate seat models | drift | try | drop | cost | retire | check`.
+
+Each command is a thin layer over one module of ``voicegate.seat``: it resolves the seat
+URL and key from the environment, runs, prints a plain table (or JSON with ``--json``),
+and maps the outcome to an exit code: 0 in step / safe, 1 drift / holders remain /
+unsupported, 2 bad input or a refusal, 3 the seat or proxy unreachable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from voicegate._errors import GateFailed, VoicegateError
+from voicegate.cli._app import seat_app
+
+DEFAULT_KEY_ENV = "VOICES_API_KEY"
+
+SeatUrl = Annotated[str | None, typer.Option("--seat", envvar="VOICEGATE_SEAT_URL", show_envvar=True,
+                                             help="The seat's OpenAI base URL, e.g. http://127.0.0.1:8027/v1.")]
+KeyEnv = Annotated[str | None, typer.Option("--api-key-env", metavar="NAME",
+                                            help=f"Environment variable holding the seat's API key "
+                                                 f"(default {DEFAULT_KEY_ENV}; the key never comes from a file).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per request.")]
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, sort_keys=False))
+
+
+def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patient: bool = False):
+    """A SeatClient for the command; few quick retries, since an operator is waiting at the prompt."""
+    from voicegate.seat import RetryPolicy, SeatClient
+
+    if not seat:
+        raise VoicegateError("no seat given: pass --seat URL or set VOICEGATE_SEAT_URL")
+    if not seat.startswith(("http://", "https://")):
+        raise VoicegateError(f"--seat must be an http(s) URL, got {seat!r}")
+    name = key_env or DEFAULT_KEY_ENV
+    key = os.environ.get(name) or None
+    if key_env and key is None:
+        raise VoicegateError(f"--api-key-env names ${key_env}, which is not set in the environment")
+    retry = RetryPolicy(attempts=6, base_s=0.5, budget_s=60.0) if patient else \
+        RetryPolicy(attempts=3, base_s=0.25, max_delay_s=2.0, budget_s=10.0)
+    return SeatClient(seat, api_key=key, api_key_env=name if key else None, timeout=timeout, retry=retry)
+
+
+def _run(coro):
+    from voicegate.seat import run
+
+    return run(coro)
+
+
+async def _models(client) -> list:
+    try:
+        return await client.models()
+    finally:
+        await client.aclose()
+
+
+# -- models ---------------------------------------------------------------------------
+
+
+@seat_app.command("models")
+def models_cmd(seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False,
+               timeout: Timeout = 30.0) -> None:
+    """What the seat serves (/v1/models): the base and each adapter with its parent and path (root)."""
+    client = _seat_client(seat, api_key_env, timeout)
+
+    async def go():
+        try:
+            return await client.models(), await client.version()
+        finally:
+            await client.aclose()
+
+    cards, version = _run(go())
+    if as_json:
+        _emit_json({"seat": client.url, "version": version, "models": [c.as_dict() for c in cards]})
+        return
+    typer.echo(f"seat {client.url}" + (f" (vLLM {version})" if version else ""))
+    w = max([len("id")] + [len(c.id) for c in cards])
+    p = max([len("parent")] + [len(c.parent or "-") for c in cards])
+    typer.echo(f"{'id':<{w}}  {'parent':<{p}}  root")
+    for c in sorted(cards, key=lambda c: (c.parent is not None, c.id)):
+        typer.echo(f"{c.id:<{w}}  {c.parent or '-':<{p}}  {c.root or '-'}")
+
+
+# -- drift ----------------------------------------------------------------------------
+
+
+@seat_app.command("drift")
+def drift_cmd(
+    compose: Annotated[Path, typer.Option("--compose", help="The seat's compose file (read, never edited).")],
+    service: Annotated[str | None, typer.Option(help="The compose service of this seat, when the file has several.")] = None,
+    seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 30.0,
+) -> None:
+    """Compare what the seat serves with what compose.yaml persists (--lora-modules). Exit 1 on drift."""
+    from voicegate.seat._drift import compare
+    from voicegate.seat._lora_modules import read_compose
+
+    persisted = read_compose(compose, service=service)   # bad compose data: exit 2 before the seat is asked
+    client = _seat_client(seat, api_key_env, timeout)
+    drift = compare(_run(_models(client)), persisted)
+    if as_json:
+        _emit_json({"seat": client.url, "compose": str(compose), **drift.as_json()})
+    else:
+        typer.echo(f"seat {client.url}  vs  {compose}")
+        for e in drift.in_step:
+            typer.echo(f"  in step              {e['name']}  {e['root']}")
+        for e in drift.served_not_persisted:
+            typer.echo(f"  SERVED, NOT PERSISTED {e['name']}  {e['root']}  -- gone on the next `compose up -d`")
+        for e in drift.persisted_not_served:
+            host = f" (host {e['host_path']})" if e.get("host_path") else ""
+            typer.echo(f"  PERSISTED, NOT SERVED {e['name']}  {e['compose_path']}{host}")
+        for e in drift.path_mismatch:
+            typer.echo(f"  PATH MISMATCH        {e['name']}  serving {e['served_root']}, compose {e['compose_path']}")
+        for w in drift.warnings:
+            typer.echo(f"warning: {w}")
+        typer.echo(drift.summary())
+    if drift.drifted:
+        raise GateFailed(drift.summary())
+
+
+# -- try / drop ---------------------------------------------------------------------------
+
+
+def _check_name(name: str) -> None:
+    if not name or any(ch.isspace() for ch in name) or "/" in name:
+        raise VoicegateError(f"not an adapter name: {name!r}")
+
+
+@seat_app.command("try")
+def try_cmd(
+    name: Annotated[str, typer.Argument(help="The served name, e.g. lv-hemingway-ckpt475.")],
+    path: Annotated[str, typer.Argument(help="The adapter directory as the SEAT sees it (e.g. /adapters/...).")],
+    compose: Annotated[Path | None, typer.Option("--compose", help="Compose file, to place the persist line.")] = None,
+    seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 120.0,
+) -> None:
+    """Load an adapter at run time (not persistent) and print the compose line that would persist it."""
+    from voicegate.seat._lora_modules import compose_line_hint
+
+    _check_name(name)
+    client = _seat_client(seat, api_key_env, timeout)
+
+    async def go():
+        try:
+            secs = await client.load_adapter(name, path)
+            cards = await client.models()
+            return secs, cards
+        finally:
+            await client.aclose()
+
+    secs, cards = _run(go())
+    card = next((c for c in cards if c.id == name), None)
+    where, line = compose_line_hint(compose, name, path)
+    if as_json:
+        _emit_json({"seat": client.url, "loaded": name, "path": path, "seconds": round(secs, 4),
+                    "served": card is not None, "root": card.root if card else None, "persisted": False,
+                    "compose_line": line, "where": where})
+        return
+    typer.echo(f"loaded {name} from {path} in {secs:.3f} s (runtime only)")
+    if card is None:
+        typer.echo(f"warning: the seat accepted the load but does not list {name} in /v1/models")
+    typer.echo("warning: NOT persisted -- a runtime-loaded adapter is gone on the next `compose up -d` "
+               "(or any restart of the seat)")
+    typer.echo(f"to persist it, add this line {where}:")
+    typer.echo(line)
+    typer.echo("then recreate the seat (`docker compose up -d`: a container recreate and a full model reload); "
+               "voicegate does not edit compose files")
+
+
+@seat_app.command("drop")
+def drop_cmd(
+    name: Annotated[str, typer.Argument(help="The served adapter name to unload.")],
+    compose: Annotated[Path | None, typer.Option("--compose", help="Compose file, to say whether it comes back.")] = None,
+    seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 60.0,
+) -> None:
+    """Unload an adapter at run time, with the timing; says whether compose brings it back."""
+    from voicegate.seat._lora_modules import read_compose
+
+    _check_name(name)
+    listed = None
+    if compose is not None:
+        listed = read_compose(compose).by_name().get(name)
+    client = _seat_client(seat, api_key_env, timeout)
+
+    async def go():
+        try:
+            return await client.unload_adapter(name)
+        finally:
+            await client.aclose()
+
+    secs = _run(go())
+    if as_json:
+        _emit_json({"seat": client.url, "unloaded": name, "seconds": round(secs, 4),
+                    "still_persisted": None if compose is None else listed is not None,
+                    "compose_item": listed.item if listed else None})
+        return
+    typer.echo(f"unloaded {name} in {secs:.3f} s")
+    if listed is not None:
+        typer.echo(f"warning: {name} is still listed in {compose} (--lora-modules {listed.item}): it comes back "
+                   "on the next `compose up -d`; remove that line to retire it for good")
+    elif compose is not None:
+        typer.echo(f"{name} is not in {compose}'s --lora-modules: it stays gone after a restart")
+    else:
+        typer.echo("note: if it is listed in the compose file's --lora-modules it comes back on the next "
+                   "`compose up -d` (pass --compose to check)")
+
+
+# -- cost ---------------------------------------------------------------------------------
+
+
+@seat_app.command("cost")
+def cost_cmd(
+    voice: Annotated[str, typer.Argument(help="The served adapter name to measure.")],
+    n: Annotated[int, typer.Option("--n", help="Runs per arm (base, voice, base again).")] = 30,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="The same max_tokens for every request.")] = 64,
+    base: Annotated[str | None, typer.Option("--base", help="The base model name (default: the seat's one base).")] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help="The one prompt every request sends.")] = None,
+    warmup: Annotated[int, typer.Option("--warmup", help="Unmeasured rounds first (adapter slot loading).")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of round 0; round i sends seed+i to every arm.")] = 1,
+    seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 300.0,
+) -> None:
+    """Decode tok/s of base vs the voice: interleaved arms, medians, and an A-vs-A noise floor."""
+    from voicegate.seat._cost import DEFAULT_PROMPT, measure, render
+
+    if n < 1 or max_tokens < 1 or warmup < 0:
+        raise VoicegateError("--n and --max-tokens must be at least 1, --warmup at least 0")
+    client = _seat_client(seat, api_key_env, timeout, patient=True)
+
+    async def go():
+        try:
+            cards = await client.models()
+            ids = {c.id: c for c in cards}
+            bases = [c.id for c in cards if c.parent is None]
+            b = base
+            if b is None:
+                if len(bases) != 1:
+                    raise VoicegateError(f"the seat serves {len(bases)} base models ({', '.join(bases) or 'none'}): "
+                                         "name one with --base")
+                b = bases[0]
+            elif b not in ids:
+                raise VoicegateError(f"the seat does not serve base {b!r}")
+            if voice not in ids:
+                raise VoicegateError(f"the seat does not serve {voice!r}: load it first (`voicegate seat try`)")
+            if ids[voice].parent is None:
+                raise VoicegateError(f"{voice!r} is a base model on this seat, not an adapter")
+            return await measure(client, base=b, voice=voice, n=n, max_tokens=max_tokens,
+                                 prompt=prompt or DEFAULT_PROMPT, seed=seed, warmup=warmup)
+        finally:
+            await client.aclose()
+
+    result = _run(go())
+    if as_json:
+        _emit_json({"seat": client.url, **result.as_json()})
+    else:
+        typer.echo(render(result))
+
+
+# -- retire ---------------------------------------------------------------------------------
+
+
+@seat_app.command("retire")
+def retire_cmd(
+    voice: Annotated[str, typer.Argument(help="The LiteLLM alias to retire, e.g. lv-bronte.")],
+    litellm: Annotated[str, typer.Option("--litellm", help="The LiteLLM proxy's base URL.")],
+    config: Annotated[Path | None, typer.Option("--config", help="The LiteLLM config (its model_list entry is shown).")] = None,
+    master_key_env: Annotated[str, typer.Option("--master-key-env", metavar="NAME",
+                                                help="Environment variable holding the proxy's master key.")] = "LITELLM_MASTER_KEY",
+    page_size: Annotated[int, typer.Option("--page-size", help="Keys per /key/list page (LiteLLM allows up to 100).")] = 100,
+    as_json: AsJson = False, timeout: Timeout = 30.0,
+) -> None:
+    """Audit LiteLLM keys and teams that still reach an alias. Exit 1 while any remain; 0 when safe."""
+    from voicegate.seat._retire import audit, render
+
+    if not litellm.startswith(("http://", "https://")):
+        raise VoicegateError(f"--litellm must be an http(s) URL, got {litellm!r}")
+    if not 1 <= page_size <= 100:
+        raise VoicegateError("--page-size must be between 1 and 100")
+    key = os.environ.get(master_key_env)
+    if not key:
+        raise VoicegateError(f"${master_key_env} is not set: the proxy's master key comes from the environment")
+    result = audit(voice, litellm, key, config=config, page_size=page_size, timeout=timeout)
+    if as_json:
+        _emit_json(result.as_json())
+    else:
+        typer.echo(render(result))
+    if not result.safe:
+        names = ", ".join(f"{h.kind} {h.label}" for h in result.holders)
+        raise GateFailed(f"{len(result.holders)} still reach {voice}: {names}")
+
+
+# -- check ------------------------------------------------------------------------------------
+
+
+@seat_app.command("check")
+def check_cmd(
+    model: Annotated[Path, typer.Option("--model", help="The carrier's directory (config.json, weights).")],
+    compose: Annotated[Path | None, typer.Option("--compose", help="The seat's compose file (KV budget).")] = None,
+    service: Annotated[str | None, typer.Option(help="The compose service, when the file has several.")] = None,
+    voices: Annotated[str, typer.Option("--voices", help="Voice counts for the memory table, e.g. 3,6.")] = "3,6",
+    adapter_size: Annotated[str | None, typer.Option("--adapter-size", help="One adapter's size: bytes, 264M, 264MB.")] = None,
+    adapter: Annotated[Path | None, typer.Option("--adapter", help="An adapter directory to measure instead.")] = None,
+    vllm_python: Annotated[Path | None, typer.Option("--vllm-python", envvar="VOICEGATE_VLLM_PYTHON",
+                                                     help="A vLLM venv's python, to ask its model registry.")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Carrier check: architecture, LoRA support in vLLM, LoRA-vs-merged memory for N voices, KV budget."""
+    from voicegate.seat._carrier import check_carrier, parse_bytes, render
+
+    if adapter_size is not None and adapter is not None:
+        raise VoicegateError("give --adapter-size or --adapter, not both")
+    try:
+        counts = [int(v) for v in voices.split(",") if v.strip()]
+    except ValueError:
+        raise VoicegateError(f"--voices must be counts separated by commas, got {voices!r}") from None
+    size = parse_bytes(adapter_size) if adapter_size is not None else None
+    result = check_carrier(model, voices=counts, adapter_bytes=size, adapter_dir=adapter, compose=compose,
+                           service=service, vllm_python=vllm_python)
+    if as_json:
+        _emit_json(result.as_json())
+    else:
+        typer.echo(render(result))
+    if result.status == "unsupported":
+        raise GateFailed(f"{', '.join(result.architectures)}: vLLM does not declare LoRA support for this class")

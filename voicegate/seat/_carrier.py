@@ -129,6 +129,8 @@ def dir_weight_bytes(directory: Path) -> tuple[int, list[str]]:
 
 def gb(n: int | float) -> str:
     """Decimal units, as the seat's compose comment writes them (7.6 GB, 264 MB)."""
+    if n < 0:
+        return "-" + gb(-n)
     if n >= 1e9:
         return f"{n / 1e9:.1f} GB"
     if n >= 1e6:

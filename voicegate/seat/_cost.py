@@ -1,0 +1,159 @@
+"""What a voice costs in decode speed, measured the way the seat's README measured it.
+
+Three arms — the base, the voice, and the base again (``base2``) — run *interleaved*,
+one request at a time, with the same prompt, ``max_tokens`` and seed within a round. The
+order rotates every round so no arm always goes first (a blocked design would fold any
+drift of the machine — a co-tenant, thermal throttling, a cache warming up — into the
+difference between arms). Decode throughput is ``completion_tokens / latency``; the
+medians of n runs per arm give the overhead ``voice / base − 1``, and base2 gives an
+A-versus-A noise floor ``|base2 / base − 1|`` from the same run: an overhead inside the
+floor is not a measured cost.
+
+A voice whose tokens take 1/0.75 of the base's time decodes at 0.75× the base's tok/s:
+overhead −25%. The seat's own record: 143.0 vs 108.2 tok/s, −24.3% against a 0.1% floor.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from voicegate._errors import VoicegateError
+
+ARMS = ("base", "voice", "base2")
+DEFAULT_PROMPT = ("Write the opening paragraph of a novel: a woman walks home along a river "
+                  "at dusk, thinking about a letter she has not yet opened.")
+
+
+def schedule(n: int) -> list[str]:
+    """n rounds of the three arms, the order rotated each round (base/voice/base2, voice/base2/base, ...)."""
+    order: list[str] = []
+    for i in range(n):
+        k = i % len(ARMS)
+        order.extend(ARMS[k:] + ARMS[:k])
+    return order
+
+
+@dataclass
+class Run:
+    arm: str
+    model: str
+    round: int
+    seed: int
+    completion_tokens: int
+    latency_s: float
+    finish_reason: str | None
+
+    @property
+    def tok_s(self) -> float:
+        return self.completion_tokens / self.latency_s if self.latency_s > 0 else 0.0
+
+
+@dataclass
+class CostResult:
+    base: str
+    voice: str
+    n: int
+    max_tokens: int
+    prompt: str
+    sampling: dict[str, Any]
+    runs: list[Run] = field(default_factory=list)
+    warmup: int = 0
+
+    def arm_stats(self, arm: str) -> dict[str, Any]:
+        rs = [r for r in self.runs if r.arm == arm]
+        rates = [r.tok_s for r in rs]
+        return {"n": len(rs), "median_tok_s": statistics.median(rates) if rates else 0.0,
+                "median_latency_s": statistics.median(r.latency_s for r in rs) if rs else 0.0,
+                "median_completion_tokens": statistics.median(r.completion_tokens for r in rs) if rs else 0,
+                "min_tok_s": min(rates, default=0.0), "max_tok_s": max(rates, default=0.0)}
+
+    @property
+    def base_tok_s(self) -> float:
+        return self.arm_stats("base")["median_tok_s"]
+
+    @property
+    def voice_tok_s(self) -> float:
+        return self.arm_stats("voice")["median_tok_s"]
+
+    @property
+    def base2_tok_s(self) -> float:
+        return self.arm_stats("base2")["median_tok_s"]
+
+    @property
+    def overhead(self) -> float:
+        """voice / base − 1 (negative: the voice decodes slower)."""
+        return self.voice_tok_s / self.base_tok_s - 1 if self.base_tok_s else float("nan")
+
+    @property
+    def noise_floor(self) -> float:
+        """|base2 / base − 1|: how far the same model strays from itself in this run."""
+        return abs(self.base2_tok_s / self.base_tok_s - 1) if self.base_tok_s else float("nan")
+
+    @property
+    def outside_floor(self) -> bool:
+        return abs(self.overhead) > self.noise_floor
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "base": self.base, "voice": self.voice, "n": self.n, "max_tokens": self.max_tokens,
+            "warmup": self.warmup, "prompt": self.prompt, "sampling": self.sampling,
+            "base_tok_s": round(self.base_tok_s, 3), "voice_tok_s": round(self.voice_tok_s, 3),
+            "base2_tok_s": round(self.base2_tok_s, 3),
+            "overhead_pct": round(100 * self.overhead, 2), "noise_floor_pct": round(100 * self.noise_floor, 2),
+            "outside_floor": self.outside_floor,
+            "arms": {arm: self.arm_stats(arm) for arm in ARMS},
+            "order": [r.arm for r in self.runs],
+            "runs": [{"arm": r.arm, "model": r.model, "round": r.round, "seed": r.seed,
+                      "completion_tokens": r.completion_tokens, "latency_s": round(r.latency_s, 6),
+                      "tok_s": round(r.tok_s, 3), "finish_reason": r.finish_reason} for r in self.runs],
+        }
+
+
+async def measure(client: Any, *, base: str, voice: str, n: int = 30, max_tokens: int = 64,
+                  prompt: str = DEFAULT_PROMPT, seed: int = 1, warmup: int = 1, temperature: float = 0.8,
+                  top_p: float = 0.95, ignore_eos: bool = True,
+                  progress: Callable[[int, int], None] | None = None) -> CostResult:
+    """Run the interleaved schedule against ``client`` (a ``SeatClient``), one request at a time."""
+    if n < 1:
+        raise VoicegateError("--n must be at least 1")
+    if max_tokens < 1:
+        raise VoicegateError("--max-tokens must be at least 1")
+    sampling: dict[str, Any] = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
+    if ignore_eos:
+        # vLLM's extension: decode all max_tokens, so every arm decodes the same length.
+        sampling["ignore_eos"] = True
+    models = {"base": base, "voice": voice, "base2": base}
+    result = CostResult(base=base, voice=voice, n=n, max_tokens=max_tokens, prompt=prompt, sampling=sampling,
+                        warmup=warmup)
+    # Warm-up: the first request to an adapter pays for loading it into a LoRA slot.
+    for w in range(warmup):
+        for arm in ARMS:
+            await client.chat(models[arm], prompt, seed=seed + w, sampling=sampling)
+    order = schedule(n)
+    for i, arm in enumerate(order):
+        rnd = i // len(ARMS)
+        c = await client.chat(models[arm], prompt, seed=seed + rnd, sampling=sampling)
+        tokens = int((c.usage or {}).get("completion_tokens") or 0)
+        if tokens <= 0:
+            raise VoicegateError(f"the seat reported no completion_tokens for {models[arm]!r}: "
+                                 "decode speed cannot be measured")
+        result.runs.append(Run(arm=arm, model=models[arm], round=rnd, seed=seed + rnd, completion_tokens=tokens,
+                               latency_s=c.latency_s, finish_reason=c.finish_reason))
+        if progress is not None:
+            progress(i + 1, len(order))
+    return result
+
+
+def render(r: CostResult) -> str:
+    a = r.as_json()
+    lines = [
+        f"decode throughput, n={r.n} per arm, interleaved, max_tokens={r.max_tokens}, medians",
+        f"  base  {r.base:<28} {a['base_tok_s']:>10.1f} tok/s",
+        f"  voice {r.voice:<28} {a['voice_tok_s']:>10.1f} tok/s",
+        f"  base2 {r.base + ' (A-vs-A)':<28} {a['base2_tok_s']:>10.1f} tok/s",
+        f"overhead {a['overhead_pct']:+.1f}%  noise floor {a['noise_floor_pct']:.1f}%  -> "
+        + ("outside the floor: a measured cost" if r.outside_floor else "inside the floor: not a measured cost"),
+    ]
+    return "\n".join(lines)
