@@ -1,1 +1,105 @@
-"""voicegate score (not written yet)."""
+"""`voicegate score`: score the stored generations, print the table, save scores.json, append verdicts."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from voicegate._errors import GateFailed, VoicegateError
+from voicegate._registration import check_registered
+from voicegate._spec import load_spec
+from voicegate._store import read_rows
+from voicegate._workspace import workspace_root
+from voicegate.cli._app import Gate, Workspace, app, fail
+
+
+def result_json(result: dict[str, Any]) -> str:
+    """The bytes of scores.json and of `--json`: same result, same bytes."""
+    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_run(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "run.json"
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VoicegateError(f"{path}: unreadable run manifest ({exc})") from None
+
+
+def load_generations(spec) -> list[dict[str, Any]]:
+    try:
+        rows = read_rows(spec.generations_path)
+    except ValueError as exc:
+        raise VoicegateError(f"{spec.generations_path}: a row is not valid JSON ({exc})") from None
+    if not rows:
+        raise VoicegateError(f"no generations for {spec.gate} at {spec.generations_path} "
+                             f"(run `voicegate generate {spec.gate}` or `voicegate import`)")
+    return rows
+
+
+@app.command("score")
+def score_cmd(
+    gate: Gate,
+    workspace: Workspace = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Score without writing anything.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when no candidate ships.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
+) -> None:
+    """Score stored generations: both floors, DISAGREE, copying, damage; save and append the verdicts."""
+    from voicegate.scoring import score_gate
+
+    spec = load_spec(workspace_root(workspace), gate)
+    registration = check_registered(spec)
+    rows = load_generations(spec)
+    result = score_gate(spec, rows, cache_dir=spec.data_dir / ".cache", write_cache=not dry_run)
+    text = result_json(result)
+
+    if as_json:
+        sys.stdout.write(text)
+    elif quiet:
+        from voicegate._table import ship_line
+
+        typer.echo(f"{spec.gate}: {ship_line(result)}")
+    else:
+        from voicegate._table import print_score
+
+        print_score(result)
+    for warning in result["warnings"]:
+        if as_json or quiet:
+            fail(f"warning: {warning}")
+
+    if not dry_run:
+        write_atomic(spec.run_dir / "scores.json", text)
+        from voicegate.artifacts import record_score
+
+        lines = record_score(spec, registration, result, load_run(spec.run_dir))
+        out = sys.stderr if as_json else sys.stdout
+        if not quiet:
+            for line in lines:
+                out.write(line + "\n")
+    if strict and result["ships"] is None:
+        raise GateFailed(f"{spec.gate}: no candidate ships under {result['rule']}")

@@ -1,0 +1,33 @@
+"""Scoring: stored generations in, voice distances, verdicts and the ship pick out.
+
+Everything here is pure (arrays and texts in, numbers out) except the
+content-addressed cache in `_cache`. DESIGN.md §3 defines the numbers, §6b the
+details two implementations must agree on; each module's docstring says which
+part it implements:
+
+- `_tokens`        word tokens (NFKC, casefold, letters with inner apostrophes)
+- `_stylometric`   Cosine Delta against the registered reference (MFW, z-scores)
+- `_embedding`     centroid cosine distance under a pinned sentence-transformers model
+- `_copying`       hashed word n-gram index, overlap, longest verbatim runs
+- `_damage`        degeneration and probe checks
+- `_verdicts`      delta_cb, both floors, verdicts, DISAGREE, the ship pick (`decide`)
+- `_bootstrap`     the informational prompt-clustered interval
+- `_signature`     what shaped the numbers
+- `_score`         `score_gate`: a spec and its rows in, the result out
+"""
+
+from voicegate.scoring._cache import Cache
+from voicegate.scoring._copying import NgramIndex, build_index, copy_stats, copying_verdict
+from voicegate.scoring._damage import check_probe, damage_verdict, degeneration, is_runaway
+from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
+from voicegate.scoring._score import check_rows, score_gate
+from voicegate.scoring._stylometric import Reference, build_reference, cosine_delta, word_counts
+from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
+from voicegate.scoring._verdicts import decide
+
+__all__ = [
+    "TOKENIZER_NAME", "Cache", "NgramIndex", "Reference", "TokenDoc", "build_index", "build_reference",
+    "check_probe", "check_rows", "copy_stats", "copying_verdict", "cosine_delta", "damage_verdict",
+    "decide", "degeneration", "doc_from_text", "doc_from_tokens", "is_runaway", "score_gate", "tokenize",
+    "word_counts",
+]

@@ -1,0 +1,133 @@
+"""The score table (rich): both floors side by side, DISAGREE, copying, damage, ship line, signature.
+
+Rendered from a score result dict (DESIGN.md §6) and nothing else, so `score`,
+`amend` and the demo print the same thing for the same numbers. Neither floor
+is ever shown without the other; the deciding rule is marked with `*`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from voicegate._rules import RULES
+
+
+def ratio_text(ratio: float | None) -> str:
+    """delta_cb / floor as printed: "2.1x" (a zero floor has no ratio)."""
+    return "n/a" if ratio is None else f"{ratio:.1f}x"
+
+
+def _num(x: float | None, digits: int = 3, signed: bool = False) -> str:
+    if x is None:
+        return "-"
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def _verdict(v: str | None) -> Text:
+    if v is None:
+        return Text("-")
+    good = v in ("PASS", "NOT-COPIED", "NO-DAMAGE")
+    return Text(v, style="bold green" if good else "bold red")
+
+
+def voice_table(result: dict[str, Any]) -> Table:
+    rule = result["rule"]
+    t = Table(title=f"{result['gate']}: voice (deciding rule: {rule})", title_justify="left")
+    t.add_column("arm")
+    t.add_column("role")
+    t.add_column("d(a,s) per seed")
+    t.add_column("spread", justify="right")
+    t.add_column("delta_cb", justify="right")
+    for rid in RULES:
+        t.add_column(f"floor\n{rid}{' *' if rid == rule else ''}", justify="right", no_wrap=True)
+    t.add_column("ratio", justify="right")
+    for rid in RULES:
+        t.add_column(f"VOICE\n{rid}{' *' if rid == rule else ''}", no_wrap=True)
+    t.add_column("DISAGREE")
+    for arm in result["arms"]:
+        per_seed = " ".join(f"{d:.3f}" for d in arm["distances"].values())
+        row: list[Any] = [arm["name"], arm["role"], per_seed, _num(arm["spread"])]
+        if arm["role"] == "base":
+            row += ["-"] + ["-"] * len(RULES) + ["-"] + ["-"] * len(RULES) + [""]
+        else:
+            row.append(_num(arm["delta_cb"], signed=True))
+            row += [f"{_num(arm['floors'][rid])} ({ratio_text(arm['ratios'][rid])})" for rid in RULES]
+            row.append(ratio_text(arm["ratio"]))
+            row += [_verdict(arm["voice"][rid]) for rid in RULES]
+            row.append(Text("DISAGREE", style="bold yellow") if arm["disagree"] else "")
+        t.add_row(*row)
+    return t
+
+
+def safety_table(result: dict[str, Any]) -> Table:
+    control = result.get("control") or {}
+    t = Table(title=f"copying (control: {control.get('arm', '-')}) and damage", title_justify="left")
+    for name, just in (("arm", "left"), ("overlap", "right"), ("vs control", "right"), ("longest run", "right"),
+                       ("COPYING", "left"), ("degeneration", "right"), ("truncated", "right"),
+                       ("probes passed", "right"), ("DAMAGE", "left")):
+        t.add_column(name, justify=just)  # type: ignore[arg-type]
+    for arm in result["arms"]:
+        overlap = arm.get("overlap")
+        vs = (_num(overlap - control["overlap"], 4, signed=True)
+              if overlap is not None and control.get("overlap") is not None else "-")
+        deg = arm.get("degeneration") or {}
+        t.add_row(arm["name"], _num(overlap, 4), "control" if arm["role"] == "base" else vs,
+                  "-" if arm.get("longest_run") is None else str(arm["longest_run"]),
+                  _verdict(arm.get("copying")) if arm["role"] != "base" else "",
+                  _num(deg.get("rate")), _num(deg.get("truncated")),
+                  _num(arm.get("probe_pass_rate")),
+                  _verdict(arm.get("damage")) if arm["role"] != "base" else "")
+    return t
+
+
+def ship_line(result: dict[str, Any]) -> str:
+    if result.get("ships"):
+        arm = next(a for a in result["arms"] if a["name"] == result["ships"])
+        return (f"ships: {result['ships']} (VOICE PASS {ratio_text(arm['ratio'])} under {result['rule']}, "
+                f"{arm['copying']}, {arm['damage']})")
+    return f"ships: none (no candidate passes VOICE, COPYING and DAMAGE under {result['rule']})"
+
+
+def notes(result: dict[str, Any]) -> list[str]:
+    lines = []
+    for arm in result["arms"]:
+        boot = arm.get("bootstrap")
+        if boot:
+            lines.append(f"  {arm['name']}: delta_cb {_num(arm['delta_cb'], signed=True)}, "
+                         f"{boot['level']:.0%} prompt-bootstrap [{_num(boot['low'], signed=True)}, "
+                         f"{_num(boot['high'], signed=True)}] (informational, not deciding)")
+    for arm in result["arms"]:
+        for span in (arm.get("spans") or [])[:3]:
+            lines.append(f"  {arm['name']}: {span['tokens']}-token run from {span['source']} "
+                         f"@{span['offset']}: \"{span['text'][:120]}\"")
+    return lines
+
+
+def renderables(result: dict[str, Any]) -> Group:
+    parts: list[Any] = [voice_table(result)]
+    if "arms" in result and any("overlap" in a for a in result["arms"]):
+        parts.append(safety_table(result))
+    parts.append(Text(ship_line(result), style="bold"))
+    parts += [Text(line) for line in notes(result)]
+    for w in result.get("warnings") or []:
+        parts.append(Text(f"warning: {w}", style="yellow"))
+    return Group(*parts)
+
+
+def print_score(result: dict[str, Any], console: Console | None = None) -> None:
+    console = console or make_console()
+    console.print(renderables(result))
+    if result.get("signature_text"):
+        # One unbroken line, however wide: it is copied, not read.
+        console.print(f"signature: {result['signature_text']}", style="dim", soft_wrap=True)
+
+
+def make_console(file: Any = None) -> Console:
+    """Wide enough for both floors side by side even when stdout is not a terminal."""
+    probe = Console(file=file)
+    return Console(file=file, width=max(probe.width, 160) if not probe.is_terminal else probe.width,
+                   highlight=False, soft_wrap=False)

@@ -1,0 +1,56 @@
+"""Informational interval for delta_cb: a paired, prompt-clustered bootstrap (never deciding).
+
+Seeds answer the SAME prompts, so generations within a prompt are not
+independent, and base and candidate answer the same prompts too: the
+resampling unit is the prompt. One replicate draws P prompts with replacement
+(P = prompts present for both arms under every seed) and recomputes, for both
+arms and every seed, d(arm, seed) from the pool of the drawn prompts' generations,
+then delta_cb = mean_s d(base, s) - mean_s d(cand, s). The percentile interval
+of the replicates is reported with ``deciding: false``; the floors decide.
+
+scipy's ``bootstrap`` does the resampling with a fixed seed (BOOTSTRAP_SEED), so
+the same generations always give the same interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+BOOTSTRAP_SEED = 20260917
+RESAMPLES = 1000
+LEVEL = 0.95
+
+PoolDistance = Callable[[np.ndarray], np.ndarray]
+"""weights (replicates x P, multiplicity of each prompt) -> distances (replicates,)."""
+
+
+def weights(idx: np.ndarray, n: int) -> np.ndarray:
+    """Resampled prompt indices (rows) -> multiplicity of each prompt (rows x n)."""
+    idx = np.asarray(idx, dtype=np.int64).reshape(-1, n)
+    w = np.zeros((idx.shape[0], n))
+    np.add.at(w, (np.arange(idx.shape[0])[:, None], idx), 1.0)
+    return w
+
+
+def paired_interval(base: Mapping[Any, PoolDistance], cand: Mapping[Any, PoolDistance], n_prompts: int, *,
+                    resamples: int = RESAMPLES, level: float = LEVEL, seed: int = BOOTSTRAP_SEED) -> dict[str, Any] | None:
+    """Percentile interval of delta_cb, or None when fewer than 2 prompts are shared."""
+    from scipy.stats import bootstrap
+
+    if n_prompts < 2:
+        return None
+
+    def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        shape = np.shape(idx)[:-1]
+        w = weights(idx, n_prompts)
+        d_b = np.mean([f(w) for f in base.values()], axis=0)
+        d_a = np.mean([f(w) for f in cand.values()], axis=0)
+        return (d_b - d_a).reshape(shape)
+
+    res = bootstrap((np.arange(n_prompts),), statistic, vectorized=True, n_resamples=resamples,
+                    confidence_level=level, method="percentile", rng=np.random.default_rng(seed))
+    return {"low": float(res.confidence_interval.low), "high": float(res.confidence_interval.high),
+            "level": level, "resamples": resamples, "unit": "prompt", "deciding": False}

@@ -1,0 +1,172 @@
+"""The on-disk cache of corpus-side work, keyed by content hash (the only file I/O in scoring).
+
+Tokens of each corpus file, the stylometric reference and the n-gram index are
+paid once per corpus: each is stored as an ``.npz`` under the cache directory
+(``<data dir>/.cache`` for the CLI) with a name derived from the sha256 of the
+inputs' bytes and every parameter that shapes it, so a changed corpus or
+parameter is a different file, never a stale hit. Embeddings are stored per
+model id, keyed by each text's sha256: re-scoring and amending never re-embed.
+
+Writes are atomic (temporary file + rename); two processes racing on the same
+entry write the same bytes. A read-only cache (``write=False``, used by
+``--dry-run``) computes what is missing and keeps it in memory only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from voicegate.scoring._copying import NgramIndex, build_index
+from voicegate.scoring._docs import TokenDoc, doc_from_text
+from voicegate.scoring._embedding import Encode
+from voicegate.scoring._stylometric import Reference, build_reference
+from voicegate.scoring._tokens import TOKENIZER_NAME
+
+FORMAT = 1  # bump when what a cache file holds changes meaning
+
+
+def _key(*parts: object) -> str:
+    return hashlib.sha256(json.dumps([FORMAT, TOKENIZER_NAME, *parts], sort_keys=True).encode()).hexdigest()[:40]
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Cache:
+    def __init__(self, root: Path | None, *, write: bool = True):
+        self.root = root
+        self.write = write and root is not None
+        self._memo: dict[str, object] = {}
+        self._sha: dict[Path, tuple[float, int, str]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    # -- plumbing -------------------------------------------------------------
+
+    def _path(self, name: str) -> Path | None:
+        return None if self.root is None else self.root / f"{name}.npz"
+
+    def _load(self, name: str) -> dict[str, np.ndarray] | None:
+        path = self._path(name)
+        if path is None or not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        except (OSError, ValueError, EOFError):
+            return None  # a damaged entry is recomputed, never trusted
+
+    def _save(self, name: str, **arrays: np.ndarray) -> None:
+        path = self._path(name)
+        if not self.write or path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **arrays)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def sha256(self, path: Path) -> str:
+        st = path.stat()
+        known = self._sha.get(path)
+        if known and known[:2] == (st.st_mtime, st.st_size):
+            return known[2]
+        digest = file_sha256(path)
+        self._sha[path] = (st.st_mtime, st.st_size, digest)
+        return digest
+
+    def corpus_sha256(self, paths: Sequence[Path]) -> list[str]:
+        return [self.sha256(p) for p in paths]
+
+    # -- corpus-side work -----------------------------------------------------
+
+    def read_text(self, path: Path) -> str:
+        return path.read_bytes().decode("utf-8")
+
+    def doc(self, path: Path) -> TokenDoc:
+        name = "tokens-" + _key("tokens", self.sha256(path))
+        if name in self._memo:
+            return self._memo[name]  # type: ignore[return-value]
+        data = self._load(name)
+        if data is not None:
+            self.hits += 1
+            doc = TokenDoc(tuple(data["vocab"].tolist()), data["ids"])
+        else:
+            self.misses += 1
+            doc = doc_from_text(self.read_text(path))
+            self._save(name, vocab=np.asarray(doc.vocab, dtype=str), ids=doc.ids)
+        self._memo[name] = doc
+        return doc
+
+    def reference(self, heldout: Sequence[Path], background: Sequence[Path], *, mfw: int, chunk: int) -> Reference:
+        name = "reference-" + _key("reference", self.corpus_sha256(heldout), self.corpus_sha256(background), mfw, chunk)
+        if name in self._memo:
+            return self._memo[name]  # type: ignore[return-value]
+        data = self._load(name)
+        if data is not None:
+            self.hits += 1
+            ref = Reference(tuple(data["words"].tolist()), data["mean"], data["sd"], data["target"], int(data["chunks"]))
+        else:
+            self.misses += 1
+            ref = build_reference([self.doc(p) for p in heldout], [self.doc(p) for p in background],
+                                  mfw=mfw, chunk=chunk)
+            self._save(name, words=np.asarray(ref.words, dtype=str), mean=ref.mean, sd=ref.sd,
+                       target=ref.target, chunks=np.asarray(ref.chunks))
+        self._memo[name] = ref
+        return ref
+
+    def index(self, training: Sequence[Path], *, n: int) -> NgramIndex:
+        name = "ngrams-" + _key("ngrams", self.corpus_sha256(training), n)
+        if name in self._memo:
+            return self._memo[name]  # type: ignore[return-value]
+        data = self._load(name)
+        if data is not None:
+            self.hits += 1
+            idx = NgramIndex(n, data["hashes"], data["positions"], data["starts"])
+        else:
+            self.misses += 1
+            idx = build_index([self.doc(p) for p in training], n)
+            self._save(name, hashes=idx.hashes, positions=idx.positions, starts=idx.starts)
+        self._memo[name] = idx
+        return idx
+
+    # -- embeddings -----------------------------------------------------------
+
+    def embeddings(self, model: str, texts: Sequence[str], encode: Encode) -> np.ndarray:
+        """Embeddings of `texts` (one row each), computing only the ones never seen before."""
+        name = "embeddings-" + hashlib.sha256(model.encode()).hexdigest()[:40]
+        store: dict[str, np.ndarray] = self._memo.setdefault(name, {})  # type: ignore[assignment]
+        if not store:
+            data = self._load(name)
+            if data is not None:
+                store.update(zip(data["keys"].tolist(), data["vecs"]))
+        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in store))
+        if missing:
+            first = {k: t for k, t in zip(reversed(keys), reversed(list(texts)))}
+            vecs = encode([first[k] for k in missing])
+            store.update(zip(missing, np.asarray(vecs, dtype=np.float32)))
+            ordered = sorted(store)
+            self._save(name, keys=np.asarray(ordered, dtype=str), vecs=np.vstack([store[k] for k in ordered]))
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.vstack([store[k] for k in keys])

@@ -1,0 +1,286 @@
+"""score_gate: a registered spec and its stored generations in, the score result out.
+
+Pure given its inputs: the only I/O is the content-addressed cache (reading
+corpus files, storing corpus-side work and embeddings). The result holds no
+timestamp and every float is rounded, so the same generations give the same
+bytes every time (DESIGN.md §6 for the keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voicegate._errors import VoicegateError
+from voicegate._hashing import sha256_json
+from voicegate._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
+from voicegate._rules import get_rule
+from voicegate._spec import GateSpec
+from voicegate._store import generations_hash, row_key
+from voicegate.scoring import _damage, _embedding, _stylometric
+from voicegate.scoring._bootstrap import paired_interval
+from voicegate.scoring._cache import Cache
+from voicegate.scoring._copying import copy_stats, copying_verdict
+from voicegate.scoring._docs import TokenDoc, doc_from_text
+from voicegate.scoring._signature import signature, signature_text
+from voicegate.scoring._verdicts import decide, rnd
+
+Row = dict[str, Any]
+SPANS = 5
+SPAN_CHARS = 400
+
+
+def _display(spec: GateSpec, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(spec.root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def check_rows(spec: GateSpec, rows: Iterable[Row]) -> tuple[list[Row], list[Row]]:
+    """Validate rows against the spec; (voice rows, probe rows), each in a canonical order."""
+    arms = {a.name: i for i, a in enumerate(spec.arms)}
+    seeds = set(spec.seeds)
+    prompt_order = {p.id: i for i, p in enumerate(spec.prompts)}
+    probe_order = {p.id: i for i, p in enumerate(spec.damage.probes)}
+    voice: list[Row] = []
+    probe: list[Row] = []
+    seen: set[tuple[str, str, int, str]] = set()
+    for n, row in enumerate(rows, 1):
+        where = f"generation row {n}"
+        if not isinstance(row, dict):
+            raise VoicegateError(f"{where}: not a JSON object")
+        for key in ("arm", "seed", "prompt_id", "text"):
+            if key not in row:
+                raise VoicegateError(f"{where}: missing {key!r}")
+        if not isinstance(row["text"], str):
+            raise VoicegateError(f"{where}: 'text' must be a string")
+        kind = row.get("kind", "voice")
+        if row["arm"] not in arms:
+            raise VoicegateError(f"{where}: arm {row['arm']!r} is not an arm of {spec.gate}")
+        try:
+            seed = int(row["seed"])
+        except (TypeError, ValueError):
+            raise VoicegateError(f"{where}: seed {row['seed']!r} is not an integer") from None
+        if seed not in seeds:
+            raise VoicegateError(f"{where}: seed {seed} is not a registered seed of {spec.gate}")
+        pid = str(row["prompt_id"])
+        if kind == "voice":
+            if pid not in prompt_order:
+                raise VoicegateError(f"{where}: prompt_id {pid!r} is not a registered prompt")
+            voice.append(row)
+        elif kind == "probe":
+            if pid not in probe_order:
+                raise VoicegateError(f"{where}: probe {pid!r} is not in the registered probe file")
+            probe.append(row)
+        else:
+            raise VoicegateError(f"{where}: kind must be 'voice' or 'probe', got {kind!r}")
+        key = row_key(row)
+        if key in seen:
+            raise VoicegateError(f"{where}: duplicate generation for {key}")
+        seen.add(key)
+    voice.sort(key=lambda r: (arms[r["arm"]], int(r["seed"]), prompt_order[str(r["prompt_id"])]))
+    probe.sort(key=lambda r: (arms[r["arm"]], int(r["seed"]), probe_order[str(r["prompt_id"])]))
+    if not voice:
+        raise VoicegateError(f"{spec.gate}: no voice generations to score")
+    for arm in spec.arms:
+        for seed in spec.seeds:
+            if not any(r["arm"] == arm.name and int(r["seed"]) == seed for r in voice):
+                raise VoicegateError(f"{spec.gate}: no generations for arm {arm.name} seed {seed} "
+                                     "(finish `voicegate generate` first)")
+    if spec.damage.probes:
+        for arm in spec.arms:
+            if not any(r["arm"] == arm.name for r in probe):
+                raise VoicegateError(f"{spec.gate}: probes are registered but arm {arm.name} has no probe "
+                                     "generations (finish `voicegate generate` first)")
+    return voice, probe
+
+
+class _Cells:
+    """Voice rows grouped by (arm, seed), with each generation's tokens."""
+
+    def __init__(self, rows: Sequence[Row]):
+        self.rows = list(rows)
+        self.docs: list[TokenDoc] = [doc_from_text(r["text"]) for r in self.rows]
+        self.by_cell: dict[tuple[str, int], list[int]] = {}
+        for i, r in enumerate(self.rows):
+            self.by_cell.setdefault((r["arm"], int(r["seed"])), []).append(i)
+
+    def arm_rows(self, arm: str) -> list[int]:
+        return [i for i, r in enumerate(self.rows) if r["arm"] == arm]
+
+    def aligned(self, arms: Sequence[str], seeds: Sequence[int]) -> list[str]:
+        """Prompt ids present in every (arm, seed) cell of these arms, in row order."""
+        sets = [{str(self.rows[i]["prompt_id"]) for i in self.by_cell[(a, s)]} for a in arms for s in seeds]
+        common = set.intersection(*sets)
+        first = self.by_cell[(arms[0], seeds[0])]
+        return [str(self.rows[i]["prompt_id"]) for i in first if str(self.rows[i]["prompt_id"]) in common]
+
+    def cell_matrix(self, arm: str, seed: int, prompts: Sequence[str], per_row: np.ndarray) -> np.ndarray:
+        at = {str(self.rows[i]["prompt_id"]): i for i in self.by_cell[(arm, seed)]}
+        return per_row[[at[p] for p in prompts]]
+
+
+def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells):
+    v = spec.voice
+    ref = cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=v.mfw, chunk=v.chunk)
+    index = ref.index()
+    counts = np.vstack([_stylometric.word_counts(index, d) for d in cells.docs])
+    totals = np.asarray([len(d) for d in cells.docs], dtype=float)
+    dist = {}
+    for (arm, seed), rows in cells.by_cell.items():
+        dist.setdefault(arm, {})[seed] = float(_stylometric.cosine_delta(ref, counts[rows].sum(0), totals[rows].sum()))
+
+    def pool(arm: str, seed: int, prompts: Sequence[str]):
+        x = cells.cell_matrix(arm, seed, prompts, counts)
+        t = cells.cell_matrix(arm, seed, prompts, totals)
+        return lambda w: np.atleast_1d(_stylometric.cosine_delta(ref, w @ x, w @ t))
+
+    return dist, pool
+
+
+def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *, encode=None):
+    v = spec.voice
+    mid, local = _embedding.model_id(v.model or "", v.revision, spec.root)
+    encode = encode or _embedding.loader(v.model or "", v.revision, local)
+    h_chunks = [c for p in spec.corpora.heldout
+                for c in _embedding.chunk_words(cache.read_text(p), spec.expected_words)]
+    target = _embedding.centroid(cache.embeddings(mid, h_chunks, encode))
+    emb = _embedding.normalize_rows(cache.embeddings(mid, [r["text"] for r in cells.rows], encode))
+    dist = {}
+    for (arm, seed), rows in cells.by_cell.items():
+        dist.setdefault(arm, {})[seed] = _embedding.centroid_distance(emb[rows], target)
+
+    def pool(arm: str, seed: int, prompts: Sequence[str]):
+        x = cells.cell_matrix(arm, seed, prompts, emb)
+        return lambda w: np.atleast_1d(_stylometric.cosine_distance(w @ x, target))
+
+    return dist, pool, mid
+
+
+def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats, index) -> list[dict[str, Any]]:
+    out = []
+    for run in stats.runs:
+        row = cells.rows[arm_rows[run.generation]]
+        doc = cells.docs[arm_rows[run.generation]]
+        text = " ".join(doc.tokens(run.start, run.start + run.length))
+        f, offset = index.source(run.source_offset)
+        out.append({"text": text if len(text) <= SPAN_CHARS else text[:SPAN_CHARS - 1] + "…",
+                    "tokens": run.length, "source": _display(spec, spec.corpora.training[f]), "offset": offset,
+                    "seed": int(row["seed"]), "prompt_id": str(row["prompt_id"])})
+    return out
+
+
+def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
+               write_cache: bool = True, encode=None) -> dict[str, Any]:
+    """Score stored generations under `rule` (default: the spec's registered rule).
+
+    `encode` replaces the embedding model (tests); `write_cache=False` keeps the
+    cache read-only (``--dry-run``).
+    """
+    rows = list(rows)
+    rule_id = get_rule(rule or spec.floor_rule).id
+    voice_rows, probe_rows = check_rows(spec, rows)
+    cache = Cache(cache_dir, write=write_cache)
+    cells = _Cells(voice_rows)
+    base = spec.base.name
+    cand_names = [a.name for a in spec.candidates]
+    warnings: list[str] = []
+
+    # -- voice distance d(a, s) ------------------------------------------------
+    embedding_model = None
+    if spec.voice.view == "stylometric":
+        dist, pool = _stylometric_view(spec, cache, cells)
+        words = min(sum(len(cells.docs[i]) for i in rs) for rs in cells.by_cell.values())
+        if words < MIN_WORDS_PER_ARM_SEED:
+            warnings.append(f"smallest (arm, seed) pool has {words:,} words; Cosine Delta needs "
+                            f"~{MIN_WORDS_PER_ARM_SEED:,} to be reliable")
+    else:
+        dist, pool, embedding_model = _embedding_view(spec, cache, cells, encode=encode)
+
+    # -- copying ---------------------------------------------------------------
+    index = cache.index(spec.corpora.training, n=spec.copying.n)
+    copy: dict[str, dict[str, Any]] = {}
+    for arm in spec.arms:
+        arm_rows = cells.arm_rows(arm.name)
+        stats = copy_stats(index, [cells.docs[i] for i in arm_rows], top=SPANS)
+        copy[arm.name] = {"overlap": stats.overlap, "ngrams": stats.ngrams, "longest_run": stats.longest_run,
+                          "spans": _spans(spec, cells, arm_rows, stats, index)}
+    control = copy[base]["overlap"]
+    copying = {a: copying_verdict(copy[a]["overlap"], control, copy[a]["longest_run"],
+                                  tolerance=spec.copying.tolerance, max_run=spec.copying.max_run)
+               for a in cand_names}
+
+    # -- damage ----------------------------------------------------------------
+    degen = {arm.name: _damage.degeneration(
+        [([*cells.docs[i].tokens()], cells.rows[i].get("finish_reason")) for i in cells.arm_rows(arm.name)],
+        truncation_decides=spec.damage.truncation_decides) for arm in spec.arms}
+    checks = {p.id: p.check for p in spec.damage.probes}
+    passed: dict[str, float | None] = {}
+    for arm in spec.arms:
+        mine = [r for r in probe_rows if r["arm"] == arm.name]
+        passed[arm.name] = (sum(_damage.check_probe(checks[str(r["prompt_id"])], r["text"]) for r in mine) / len(mine)
+                            if mine else None)
+    damage = {a: _damage.damage_verdict(base_degeneration=degen[base]["rate"], degeneration_rate=degen[a]["rate"],
+                                        base_pass=passed[base], pass_rate=passed[a],
+                                        tolerance=spec.damage.tolerance) for a in cand_names}
+
+    # -- verdicts --------------------------------------------------------------
+    decided = decide(dist, base, cand_names, rule=rule_id, copying=copying, damage=damage, prefer=spec.prefer)
+    by_name = {e["name"]: e for e in decided["arms"]}
+
+    arms_out = []
+    for arm in spec.arms:
+        e = by_name[arm.name]
+        out: dict[str, Any] = {"name": arm.name, "role": arm.role, "model": arm.model,
+                               "distances": e["distances"], "mean_distance": e["mean_distance"],
+                               "spread": e["spread"]}
+        if not arm.is_base:
+            for k in ("delta_cb", "floors", "voice", "ratios", "ratio", "disagree"):
+                out[k] = e[k]
+        out.update({
+            "overlap": rnd(copy[arm.name]["overlap"]), "ngrams": copy[arm.name]["ngrams"],
+            "longest_run": copy[arm.name]["longest_run"], "spans": copy[arm.name]["spans"],
+            "degeneration": {k: (rnd(v) if k != "rows" else v) for k, v in degen[arm.name].items()},
+            "probe_pass_rate": rnd(passed[arm.name]),
+            "generations": len(cells.arm_rows(arm.name)),
+        })
+        if not arm.is_base:
+            prompts = cells.aligned([base, arm.name], list(spec.seeds))
+            boot = paired_interval({s: pool(base, s, prompts) for s in spec.seeds},
+                                   {s: pool(arm.name, s, prompts) for s in spec.seeds}, len(prompts))
+            out.update({"copying": copying[arm.name], "damage": damage[arm.name],
+                        "bootstrap": None if boot is None else
+                        {**boot, "low": rnd(boot["low"]), "high": rnd(boot["high"])}})
+        arms_out.append(out)
+
+    expected = len(spec.arms) * len(spec.seeds) * len(spec.prompts)
+    if len(voice_rows) < expected:
+        warnings.append(f"{len(voice_rows)} of {expected} registered voice generations present")
+
+    corpus = sha256_json({k: cache.corpus_sha256(getattr(spec.corpora, k))
+                          for k in ("heldout", "training", "background")})
+    sig = signature(
+        view=spec.voice.view,
+        mfw=spec.voice.mfw if spec.voice.view == "stylometric" else None,
+        chunk=spec.voice.chunk if spec.voice.view == "stylometric" else None,
+        n=spec.copying.n, tolerance=spec.copying.tolerance, max_run=spec.copying.max_run,
+        damage_tolerance=spec.damage.tolerance, truncation_decides=spec.damage.truncation_decides,
+        embedding_model=embedding_model if spec.voice.view == "embedding" else None,
+        embedding_revision=spec.voice.revision if spec.voice.view == "embedding" else None,
+        rule=rule_id, spec_sha256=spec_sha256(spec), generations_sha256=generations_hash(rows),
+        corpus_sha256=corpus)
+    return {
+        "gate": spec.gate,
+        "rule": rule_id,
+        "ships": decided["ships"],
+        "control": {"arm": base, "overlap": rnd(control)},
+        "arms": arms_out,
+        "counts": {"voice": len(voice_rows), "probe": len(probe_rows), "expected_voice": expected},
+        "warnings": warnings,
+        "signature": sig,
+        "signature_text": signature_text(sig),
+    }

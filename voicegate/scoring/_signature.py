@@ -1,0 +1,64 @@
+"""The signature of a score, in the manner of sacrebleu: everything that shapes the numbers.
+
+Two results with the same signature were computed the same way from the same
+registered inputs; a reader quoting a number quotes its signature with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from voicegate._rules import RULES, get_rule
+from voicegate._version import __version__
+from voicegate.scoring._bootstrap import BOOTSTRAP_SEED, LEVEL, RESAMPLES
+from voicegate.scoring._tokens import TOKENIZER_NAME
+
+
+def signature(*, view: str, mfw: int | None, chunk: int | None, n: int, tolerance: float, max_run: int,
+              damage_tolerance: float, truncation_decides: bool, embedding_model: str | None,
+              embedding_revision: str | None, rule: str, spec_sha256: str, generations_sha256: str,
+              corpus_sha256: str) -> dict[str, Any]:
+    import numpy
+    import scipy
+
+    return {
+        "view": view,
+        "mfw": mfw,
+        "chunk": chunk,
+        "n": n,
+        "copying_tolerance": tolerance,
+        "max_run": max_run,
+        "damage_tolerance": damage_tolerance,
+        "truncation_decides": truncation_decides,
+        "tokenizer": TOKENIZER_NAME,
+        "embedding_model": embedding_model,
+        "embedding_revision": embedding_revision,
+        "rule": get_rule(rule).signature,
+        "rules": {rid: r.signature for rid, r in sorted(RULES.items())},
+        "bootstrap": f"paired-prompt-cluster,percentile,B={RESAMPLES},level={LEVEL},seed={BOOTSTRAP_SEED}",
+        "voicegate": __version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "spec_sha256": spec_sha256,
+        "generations_sha256": generations_sha256,
+        "corpus_sha256": corpus_sha256,
+    }
+
+
+def signature_text(sig: dict[str, Any]) -> str:
+    """One line, `key:value|...`, short hashes: the form printed under a table."""
+    parts = [f"view:{sig['view']}"]
+    if sig["view"] == "stylometric":
+        parts += [f"mfw:{sig['mfw']}", f"chunk:{sig['chunk']}"]
+    else:
+        parts += [f"emb:{sig['embedding_model']}", f"rev:{sig['embedding_revision'] or '-'}"]
+    parts += [
+        f"n:{sig['n']}", f"tol:{sig['copying_tolerance']}", f"maxrun:{sig['max_run']}",
+        f"dmg:{sig['damage_tolerance']}{'+trunc' if sig['truncation_decides'] else ''}",
+        f"tok:{sig['tokenizer']}", f"rule:{sig['rule']}", f"rules:{','.join(sig['rules'].values())}",
+        f"boot:{sig['bootstrap']}",
+        f"version:{sig['voicegate']}", f"numpy:{sig['numpy']}", f"scipy:{sig['scipy']}",
+        f"spec:{sig['spec_sha256'][:12]}", f"gens:{sig['generations_sha256'][:12]}",
+        f"corpus:{sig['corpus_sha256'][:12]}",
+    ]
+    return "|".join(parts)

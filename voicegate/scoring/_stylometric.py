@@ -1,0 +1,124 @@
+"""The stylometric view: Cosine Delta against a reference fixed by the registered corpora.
+
+DESIGN.md §3 and §6b. The reference is built from the held-out text of the
+author plus the background corpus of other authors, never from the arms'
+generations: an arm must not move the ruler that measures the other arms.
+
+- MFW: the `mfw` most frequent tokens of held-out + background (ties broken by
+  the token itself, so the list is a function of the corpora alone).
+- z-score mean and SAMPLE standard deviation (ddof=1) of each word's relative
+  frequency over chunks of `chunk` tokens. Each file is cut on its own: full
+  chunks only, the remainder dropped, except that a file shorter than one chunk
+  is one chunk. Relative frequency is over all tokens of the chunk, not just MFW.
+- A word whose sd is 0 over the chunks cannot be z-scored; its z is 0 (it
+  carries no information about which text is which).
+- d = 1 - cos(z(profile of G(a,s) pooled), z(profile of H)), H being all held-out
+  files pooled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from voicegate._errors import VoicegateError
+from voicegate.scoring._docs import TokenDoc
+
+
+@dataclass(frozen=True)
+class Reference:
+    words: tuple[str, ...]
+    """The MFW list, most frequent first."""
+    mean: np.ndarray
+    sd: np.ndarray
+    target: np.ndarray
+    """z-scored profile of the held-out text H."""
+    chunks: int
+
+    def index(self) -> dict[str, int]:
+        return {w: i for i, w in enumerate(self.words)}
+
+
+def _columns(doc: TokenDoc, index: dict[str, int]) -> np.ndarray:
+    """MFW column of each vocabulary entry of `doc` (-1: not an MFW word)."""
+    return np.fromiter((index.get(w, -1) for w in doc.vocab), dtype=np.int64, count=len(doc.vocab))
+
+
+def _chunk_frequencies(doc: TokenDoc, index: dict[str, int], chunk: int) -> np.ndarray:
+    """(chunks x MFW) relative frequencies of one file cut into chunks."""
+    n_words = len(index)
+    total = len(doc)
+    if total == 0:
+        return np.zeros((0, n_words))
+    n_chunks, size = (total // chunk, chunk) if total >= chunk else (1, total)
+    cols = _columns(doc, index)[doc.ids[: n_chunks * size]]
+    chunk_no = np.arange(cols.shape[0]) // size
+    keep = cols >= 0
+    flat = np.bincount(chunk_no[keep] * n_words + cols[keep], minlength=n_chunks * n_words)
+    return flat.reshape(n_chunks, n_words) / float(size)
+
+
+def most_frequent(docs: Sequence[TokenDoc], n: int) -> tuple[str, ...]:
+    totals: dict[str, int] = {}
+    for doc in docs:
+        for word, count in zip(doc.vocab, doc.counts().tolist()):
+            totals[word] = totals.get(word, 0) + count
+    ranked = sorted(totals.items(), key=lambda wc: (-wc[1], wc[0]))
+    return tuple(w for w, _ in ranked[:n])
+
+
+def build_reference(heldout: Sequence[TokenDoc], background: Sequence[TokenDoc], *,
+                    mfw: int, chunk: int) -> Reference:
+    if not background:
+        # z-scored against the target alone, H sits at the origin and the cosine is noise.
+        raise VoicegateError("the stylometric view needs a background corpus of other authors")
+    docs = [*heldout, *background]
+    words = most_frequent(docs, mfw)
+    index = {w: i for i, w in enumerate(words)}
+    freqs = np.vstack([_chunk_frequencies(d, index, chunk) for d in docs])
+    if freqs.shape[0] < 2:
+        raise VoicegateError(f"held-out + background give {freqs.shape[0]} chunk(s) of {chunk} tokens; "
+                             "a standard deviation needs at least 2")
+    mean = freqs.mean(axis=0)
+    sd = freqs.std(axis=0, ddof=1)
+    held = np.zeros(len(words))
+    held_total = 0
+    for d in heldout:
+        held += word_counts(index, d)
+        held_total += len(d)
+    ref = Reference(words, mean, sd, np.zeros(len(words)), int(freqs.shape[0]))
+    return Reference(words, mean, sd, zscores(ref, held, held_total), ref.chunks)
+
+
+def word_counts(index: dict[str, int], doc: TokenDoc) -> np.ndarray:
+    """Counts of each MFW word in `doc` (a vector over the reference's words)."""
+    cols = _columns(doc, index)
+    counts = doc.counts()
+    keep = cols >= 0
+    out = np.zeros(len(index))
+    np.add.at(out, cols[keep], counts[keep])
+    return out
+
+
+def zscores(ref: Reference, counts: np.ndarray, total: float | np.ndarray) -> np.ndarray:
+    """z-scored relative frequencies; `counts` may be a matrix (one profile a row)."""
+    total = np.asarray(total, dtype=float)
+    freq = counts / np.where(total > 0, total, 1.0)[..., None] if counts.ndim > 1 else \
+        counts / (float(total) if total > 0 else 1.0)
+    safe = np.where(ref.sd > 0, ref.sd, 1.0)
+    return np.where(ref.sd > 0, (freq - ref.mean) / safe, 0.0)
+
+
+def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """1 - cos(a, b) along the last axis (a zero vector is at distance 1 from everything)."""
+    num = (a * b).sum(axis=-1)
+    den = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+    return 1.0 - np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+
+
+def cosine_delta(ref: Reference, counts: np.ndarray, total: float | np.ndarray) -> np.ndarray | float:
+    """Cosine Delta of pooled MFW counts (vector, or one profile a row) to H."""
+    d = cosine_distance(zscores(ref, counts, total), ref.target)
+    return float(d) if np.ndim(d) == 0 else d
