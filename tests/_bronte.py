@@ -108,3 +108,65 @@ def result(rule: str, generations_sha256: str = "0" * 64) -> dict[str, Any]:
 
 def marker_count(data: bytes) -> int:
     return len(re.findall(rb"voicegate:entry \d+", data))
+
+
+def patch_scoring(monkeypatch: Any = None) -> None:
+    """The test seam: the scoring core's per-(arm, seed) voice distances become DISTANCES.
+
+    Everything else in `score_gate` (copying, damage, verdicts, signature) runs
+    for real on the stored generations. Without a monkeypatch (a subprocess
+    driver) the module attributes are replaced for the life of the process.
+    """
+    import voicegate.scoring._score as S
+
+    def view(spec: Any, cache: Any, cells: Any):
+        dist = {arm: dict(per_seed) for arm, per_seed in DISTANCES.items()}
+        return dist, lambda arm, seed, prompts: None
+
+    def no_interval(*args: Any, **kwargs: Any) -> None:
+        return None  # the informational bootstrap needs per-prompt pools the seam does not fake
+
+    if monkeypatch is not None:
+        monkeypatch.setattr(S, "_stylometric_view", view)
+        monkeypatch.setattr(S, "paired_interval", no_interval)
+    else:
+        S._stylometric_view = view
+        S.paired_interval = no_interval
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """The real CLI in this process (so a monkeypatched seam applies): (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from voicegate.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return code, out.getvalue(), err.getvalue()
+
+
+def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:
+    """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library."""
+    from voicegate._import import import_file
+    from voicegate._registration import check_registered
+    from voicegate._spec import load_spec
+    from voicegate._store import generations_hash, read_rows
+    from voicegate.artifacts import record_amendment, record_score, record_ship
+
+    bronte_workspace(root, compose)
+    spec = load_spec(root, "lv-bronte")
+    manifest = import_file(spec, write_jsonl(root / "bronte-360.jsonl", generations()))
+    gh = generations_hash(read_rows(spec.generations_path))
+    record_score(spec, check_registered(spec), result("global-max-spread", gh), manifest)
+    if ship:
+        record_ship(spec, "ckpt475", "additive, reversible and safety-clean")
+    if amend:
+        record_amendment(spec, "pairwise-max-spread", "the global floor let an unshipped arm fail the shipped one",
+                         score=lambda spec, rows, *, cache_dir, rule: result(rule, gh))
+    return root

@@ -108,7 +108,10 @@ def anchor_line(data: bytes, gate: str) -> int:
 
 
 def _data(text: bytes) -> object:
-    return list(yaml.safe_load_all(text.decode("utf-8")))
+    try:
+        return list(yaml.safe_load_all(text.decode("utf-8")))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise VoicegateError(f"compose file is not valid YAML: {str(exc).splitlines()[0]}") from None
 
 
 def annotate(path: Path, gate: str, body_lines: list[str]) -> str:
@@ -128,7 +131,11 @@ def annotate(path: Path, gate: str, body_lines: list[str]) -> str:
         if _data(new) != before:
             raise VoicegateError(f"{path}: the comment would change the parsed YAML; refused, file untouched")
         _chain.atomic_write(path, new)
-        if _data(path.read_bytes()) != before:
+        try:
+            same = _data(path.read_bytes()) == before
+        except VoicegateError:
+            same = False
+        if not same:
             _chain.atomic_write(path, original)
             raise VoicegateError(f"{path}: the written file parsed differently; the original was restored")
     return (f"{path}: {len(body_lines) + 1} comment lines above {item.strip().decode()[:60]} — "

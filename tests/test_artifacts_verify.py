@@ -1,0 +1,161 @@
+"""Acceptance 2: `verify` holds on untouched artifacts and names the entry after any tampering.
+
+Each of the three artifacts of a scored, shipped and amended lv-bronte gate
+(three entries each) is tampered with in one of four ways — a digit changed in
+an earlier entry, a line removed, two entries swapped, a marker deleted — and
+`voicegate verify` must exit 1 and name the entry.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from _bronte import as_shipped, scored_workspace
+from _ws import git, voicegate
+
+ARTIFACTS = {"record": "gates/lv-bronte.md", "readme": "adapters/lv-bronte-4b-v1/README.md",
+             "compose": "deploy/compose.yaml"}
+MD_MARKER = re.compile(rb"^<!-- voicegate:entry (\d+) .*\n", re.M)
+COMPOSE_MARKER = re.compile(rb"^ *# voicegate:entry (\d+) lines=(\d+) .*\n", re.M)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "voices-seat.compose.yaml"
+    if not fixture.is_file():
+        pytest.skip("compose fixture absent")
+    root = scored_workspace(tmp_path_factory.mktemp("verify") / "ws", as_shipped(fixture))
+    return {"root": str(root).encode(), **{k: (root / p).read_bytes() for k, p in ARTIFACTS.items()}}
+
+
+def _workspace(tmp_path: Path, pristine: dict[str, bytes]) -> Path:
+    import shutil
+
+    root = tmp_path / "ws"
+    shutil.copytree(pristine["root"].decode(), root, symlinks=True)
+    return root
+
+
+def _entries_md(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte span of each entry: from just after the previous marker to the end of its own."""
+    spans, prev = [], None
+    for m in MD_MARKER.finditer(data):
+        spans.append((prev if prev is not None else m.start(), m.end()))
+        prev = m.end()
+    return spans
+
+
+def _entries_compose(data: bytes) -> list[tuple[int, int]]:
+    lines = data.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+    spans = []
+    for i, ln in enumerate(lines):
+        m = COMPOSE_MARKER.match(ln)
+        if m:
+            k = int(m.group(2))
+            spans.append((starts[i - k + 1], starts[i + 1]))
+    return spans
+
+
+def digit_changed(kind: str, data: bytes) -> tuple[bytes, str]:
+    spans = _entries_compose(data) if kind == "compose" else _entries_md(data)
+    start, end = spans[0]
+    at = data.index(b"0.251", start if kind == "compose" else 0)
+    assert at < end, "the first 0.251 is in entry 1"
+    return data[:at] + b"0.252" + data[at + 5:], "entry 1"
+
+
+def line_removed(kind: str, data: bytes) -> tuple[bytes, str]:
+    spans = _entries_compose(data) if kind == "compose" else _entries_md(data)
+    start, end = spans[1]
+    needle = b"additive, reversible and safety-clean"
+    at = data.index(needle, start)
+    assert at < end
+    line_start = data.rfind(b"\n", 0, at) + 1
+    line_end = data.index(b"\n", at) + 1
+    return data[:line_start] + data[line_end:], "entry 2"
+
+
+def swapped(kind: str, data: bytes) -> tuple[bytes, str]:
+    spans = _entries_compose(data) if kind == "compose" else _entries_md(data)
+    (s2, e2), (s3, e3) = spans[1], spans[2]
+    assert e2 == s3
+    return data[:s2] + data[s3:e3] + data[s2:e2] + data[e3:], "entry 3"
+
+
+def marker_deleted(kind: str, data: bytes) -> tuple[bytes, str]:
+    pattern = COMPOSE_MARKER if kind == "compose" else MD_MARKER
+    m = [m for m in pattern.finditer(data) if m.group(1) == b"2"][0]
+    return data[:m.start()] + data[m.end():], "entry 2"
+
+
+TAMPERS = {"digit": digit_changed, "line": line_removed, "swap": swapped, "marker": marker_deleted}
+
+
+def test_untouched_artifacts_verify(tmp_path: Path, pristine: dict[str, bytes]) -> None:
+    root = _workspace(tmp_path, pristine)
+    done = voicegate(root, "verify")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for path in ARTIFACTS.values():
+        assert f"{path} (" in done.stdout
+    assert done.stdout.count(" OK") == 9  # three entries in each of three artifacts
+    assert "every chain holds" in done.stdout
+
+
+@pytest.mark.parametrize("tamper", TAMPERS)
+@pytest.mark.parametrize("artifact", ARTIFACTS)
+def test_tampering_is_detected_and_names_the_entry(tmp_path: Path, pristine: dict[str, bytes],
+                                                    artifact: str, tamper: str) -> None:
+    root = _workspace(tmp_path, pristine)
+    path = root / ARTIFACTS[artifact]
+    changed, entry = TAMPERS[tamper](artifact, path.read_bytes())
+    assert changed != path.read_bytes()
+    path.write_bytes(changed)
+    done = voicegate(root, "verify", "lv-bronte")
+    assert done.returncode == 1, done.stdout + done.stderr
+    err = done.stderr.strip()
+    assert err.startswith(f"voicegate: {path.name}: "), err
+    assert re.search(rf"\b{entry}\b", err), err
+    # The other two artifacts still verify: the report pins the break to one file.
+    assert done.stdout.count("BROKEN") == 1
+
+
+def test_git_check_catches_a_commit_that_removed_the_newest_entry(tmp_path: Path,
+                                                                  pristine: dict[str, bytes]) -> None:
+    # Dropping the last entry whole leaves a valid shorter chain: only history can tell.
+    root = _workspace(tmp_path, pristine)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "verdicts")
+    record = root / ARTIFACTS["record"]
+    data = record.read_bytes()
+    last = _entries_md(data)[-1]
+    record.write_bytes(data[:last[0]])
+    done = voicegate(root, "verify", "lv-bronte")
+    assert done.returncode == 1
+    assert "uncommitted change deletes" in done.stdout
+    git(root, "commit", "-q", "-am", "tidy the record")
+    done = voicegate(root, "verify", "lv-bronte")
+    assert done.returncode == 1
+    assert re.search(r"git: commit [0-9a-f]{12} deleted \d+ line\(s\) from lv-bronte\.md", done.stdout), done.stdout
+    assert "entry 2" in done.stdout and "entry 3" not in done.stdout.split("lv-bronte.md")[1].split("README")[0]
+
+
+def test_appending_commits_pass_the_git_check(tmp_path: Path, pristine: dict[str, bytes]) -> None:
+    root = _workspace(tmp_path, pristine)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "verdicts")
+    done = voicegate(root, "verify")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("every one only added lines") == 3
+
+
+def test_verify_without_any_entry_or_spec(tmp_path: Path) -> None:
+    (tmp_path / "preregistrations").mkdir()
+    done = voicegate(tmp_path, "verify")
+    assert done.returncode == 0
+    assert "nothing to verify" in done.stdout
