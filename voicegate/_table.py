@@ -34,23 +34,29 @@ def _verdict(v: str | None) -> Text:
     return Text(v, style="bold green" if good else "bold red")
 
 
+def _short(rule_id: str) -> str:
+    return rule_id.removesuffix("-max-spread")
+
+
 def voice_table(result: dict[str, Any]) -> Table:
     rule = result["rule"]
-    t = Table(title=f"{result['gate']}: voice (deciding rule: {rule})", title_justify="left")
-    t.add_column("arm")
-    t.add_column("role")
-    t.add_column("d(a,s) per seed")
-    t.add_column("spread", justify="right")
-    t.add_column("delta_cb", justify="right")
+    t = Table(title=f"{result['gate']}: voice (deciding rule: {rule}, marked *)", title_justify="left",
+              caption="floor and VOICE under every registered rule: " +
+                      ", ".join(f"{_short(r)} = {r}" for r in RULES), caption_justify="left")
+    t.add_column("arm", no_wrap=True)
+    t.add_column("d(a,s) by seed", no_wrap=True)
+    t.add_column("spread", justify="right", no_wrap=True)
+    t.add_column("delta_cb", justify="right", no_wrap=True)
     for rid in RULES:
-        t.add_column(f"floor\n{rid}{' *' if rid == rule else ''}", justify="right", no_wrap=True)
-    t.add_column("ratio", justify="right")
+        t.add_column(f"floor\n{_short(rid)}{' *' if rid == rule else ''}", justify="right", no_wrap=True)
+    t.add_column("ratio", justify="right", no_wrap=True)
     for rid in RULES:
-        t.add_column(f"VOICE\n{rid}{' *' if rid == rule else ''}", no_wrap=True)
-    t.add_column("DISAGREE")
+        t.add_column(f"VOICE\n{_short(rid)}{' *' if rid == rule else ''}", no_wrap=True)
+    t.add_column("DISAGREE", no_wrap=True)
     for arm in result["arms"]:
         per_seed = " ".join(f"{d:.3f}" for d in arm["distances"].values())
-        row: list[Any] = [arm["name"], arm["role"], per_seed, _num(arm["spread"])]
+        name = f"{arm['name']} (base)" if arm["role"] == "base" else arm["name"]
+        row: list[Any] = [name, per_seed, _num(arm["spread"])]
         if arm["role"] == "base":
             row += ["-"] + ["-"] * len(RULES) + ["-"] + ["-"] * len(RULES) + [""]
         else:
@@ -127,7 +133,7 @@ def print_score(result: dict[str, Any], console: Console | None = None) -> None:
 
 
 def make_console(file: Any = None) -> Console:
-    """Wide enough for both floors side by side even when stdout is not a terminal."""
-    probe = Console(file=file)
-    return Console(file=file, width=max(probe.width, 160) if not probe.is_terminal else probe.width,
-                   highlight=False, soft_wrap=False)
+    """At least 130 columns, so both floors and DISAGREE are never truncated (a narrow
+    terminal wraps the lines instead of rich eliding cells)."""
+    width = Console(file=file).width
+    return Console(file=file, width=max(width, 130), highlight=False, soft_wrap=False)

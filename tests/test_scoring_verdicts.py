@@ -1,0 +1,129 @@
+"""The verdict layer: the lv-bronte reference case, driven exactly, and the pairwise property."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from voicegate._rules import RULES
+from voicegate._table import print_score, make_console, ratio_text
+from voicegate.cli._score import result_json
+from voicegate.scoring import decide
+
+# Constructed per-seed distances for lv-bronte (DESIGN.md §3): base and ckpt475
+# spread <= 0.091 (ckpt475 exactly 0.091), ckpt925 spreads 0.251 (one outlier
+# seed), delta_cb +0.193 and +0.210.
+BASE = {101: 0.800, 202: 0.830, 303: 0.860}            # spread 0.060, mean 0.830
+CKPT475 = {101: 0.600, 202: 0.637, 303: 0.691}         # spread 0.091, mean 0.642667
+CKPT925 = {101: 0.536, 202: 0.537, 303: 0.787}         # spread 0.251, mean 0.620
+# make the means give exactly +0.193 and +0.210
+CKPT475 = {s: d + (0.830 - 0.193 - sum(CKPT475.values()) / 3) for s, d in CKPT475.items()}
+DIST = {"base": BASE, "ckpt475": CKPT475, "ckpt925": CKPT925}
+OK = {"ckpt475": "NOT-COPIED", "ckpt925": "NOT-COPIED"}
+CLEAN = {"ckpt475": "NO-DAMAGE", "ckpt925": "NO-DAMAGE"}
+
+
+def _result(rule: str) -> dict:
+    out = decide(DIST, "base", ["ckpt475", "ckpt925"], rule=rule, copying=OK, damage=CLEAN)
+    return {"gate": "lv-bronte", **out}
+
+
+def _arm(result: dict, name: str) -> dict:
+    return next(a for a in result["arms"] if a["name"] == name)
+
+
+def test_reference_case_under_global_max_spread_both_fail():
+    r = _result("global-max-spread")
+    a475, a925 = _arm(r, "ckpt475"), _arm(r, "ckpt925")
+    assert a475["delta_cb"] == 0.193 and a925["delta_cb"] == 0.21
+    assert a475["spread"] == 0.091 and a925["spread"] == 0.251 and _arm(r, "base")["spread"] == 0.06
+    assert a475["floors"]["global-max-spread"] == 0.251 == a925["floors"]["global-max-spread"]
+    assert a475["voice"]["global-max-spread"] == "FAIL" and a925["voice"]["global-max-spread"] == "FAIL"
+    assert r["ships"] is None  # lv-bronte shipped ckpt475 by a person's decision, not by the rule
+    assert a475["ratio"] == pytest.approx(0.193 / 0.251, abs=1e-6)
+
+
+def test_reference_case_under_pairwise_max_spread_ckpt475_passes_2_1x():
+    r = _result("pairwise-max-spread")
+    a475, a925 = _arm(r, "ckpt475"), _arm(r, "ckpt925")
+    assert a475["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    assert a925["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251}
+    assert a475["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"}
+    assert a925["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "FAIL"}
+    assert a475["ratio"] == 2.120879 and ratio_text(a475["ratio"]) == "2.1x"
+    assert a475["disagree"] is True and a925["disagree"] is False
+    assert r["ships"] == "ckpt475"
+
+
+def test_disagree_is_rule_independent_and_both_floors_always_present():
+    for rule in RULES:
+        r = _result(rule)
+        assert [a["disagree"] for a in r["arms"][1:]] == [True, False]
+        for arm in r["arms"][1:]:
+            assert set(arm["floors"]) == set(RULES) == set(arm["voice"]) == set(arm["ratios"])
+
+
+def test_table_and_json_show_both_floors(capsys):
+    r = _result("pairwise-max-spread")
+    print_score(r, make_console())
+    out = capsys.readouterr().out
+    row475 = next(line for line in out.splitlines() if line.startswith("│ ckpt475"))
+    row925 = next(line for line in out.splitlines() if line.startswith("│ ckpt925"))
+    assert "0.251 (0.8x)" in row475 and "0.091 (2.1x)" in row475 and "DISAGREE" in row475
+    assert "0.251 (0.8x)" in row925 and "DISAGREE" not in row925
+    assert row475.count("PASS") == 1 and row475.count("FAIL") == 1
+    assert "ships: ckpt475 (VOICE PASS 2.1x under pairwise-max-spread" in out
+    data = json.loads(result_json(r))
+    assert _arm(data, "ckpt475")["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+
+
+def test_ship_needs_all_three_axes_and_follows_preference():
+    dist = {"base": {1: 0.9, 2: 0.9}, "a": {1: 0.5, 2: 0.5}, "b": {1: 0.6, 2: 0.6}}
+    both_ok = {"a": "NOT-COPIED", "b": "NOT-COPIED"}
+    clean = {"a": "NO-DAMAGE", "b": "NO-DAMAGE"}
+    # zero floors: ratio is undefined (None), PASS is still delta > 0
+    r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean)
+    assert r["arms"][1]["ratio"] is None and r["ships"] == "a"
+    dist = {"base": {1: 0.9, 2: 0.95}, "a": {1: 0.5, 2: 0.52}, "b": {1: 0.6, 2: 0.61}}
+    r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean)
+    assert r["arms"][1]["ratio"] == 8.3 and r["arms"][2]["ratio"] == 6.4
+    assert r["ships"] == "a"  # the largest ratio
+    r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean, prefer=["b"])
+    assert r["ships"] == "b"
+    r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread",
+               copying={"a": "COPIED", "b": "NOT-COPIED"}, damage={"a": "NO-DAMAGE", "b": "DAMAGE"})
+    assert r["ships"] is None
+    # an axis with no verdict cannot ship
+    assert decide(dist, "base", ["a"], rule="pairwise-max-spread")["ships"] is None
+
+
+def test_equality_is_fail():
+    dist = {"base": {1: 0.5, 2: 0.6}, "a": {1: 0.4, 2: 0.5}}  # delta 0.1 == spread 0.1 (float noise aside)
+    r = decide(dist, "base", ["a"], rule="pairwise-max-spread", copying={"a": "NOT-COPIED"}, damage={"a": "NO-DAMAGE"})
+    assert r["arms"][1]["voice"]["pairwise-max-spread"] == "FAIL"
+
+
+seeds = st.lists(st.integers(0, 10**6), min_size=2, max_size=5, unique=True)
+dvals = st.floats(0.0, 2.0, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), seed_list=seeds)
+def test_pairwise_floor_ignores_other_candidates(data, seed_list):
+    arm = st.fixed_dictionaries({s: dvals for s in seed_list})
+    base, a, b, c = (data.draw(arm) for _ in range(4))
+    copying = {"a": "NOT-COPIED", "b": "NOT-COPIED", "c": "NOT-COPIED"}
+    damage = {"a": "NO-DAMAGE", "b": "NO-DAMAGE", "c": "NO-DAMAGE"}
+    two = decide({"base": base, "a": a, "b": b}, "base", ["a", "b"], rule="pairwise-max-spread",
+                 copying=copying, damage=damage)
+    three = decide({"base": base, "a": a, "b": b, "c": c}, "base", ["a", "b", "c"], rule="pairwise-max-spread",
+                   copying=copying, damage=damage)
+    one = decide({"base": base, "a": a}, "base", ["a"], rule="pairwise-max-spread", copying=copying, damage=damage)
+    for key in ("floors", "voice", "ratios", "delta_cb"):
+        pw = lambda r: r["arms"][1][key] if key == "delta_cb" else r["arms"][1][key]["pairwise-max-spread"]  # noqa: E731
+        assert pw(one) == pw(two) == pw(three)
+    # the global floor, by contrast, is the max over every arm present
+    assert three["arms"][1]["floors"]["global-max-spread"] >= two["arms"][1]["floors"]["global-max-spread"]
