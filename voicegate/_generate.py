@@ -239,7 +239,7 @@ def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | 
                              "generate will not mix a seat's generations into an imported set")
 
     say = say or (lambda line: None)
-    created_dir = not spec.run_dir.exists()
+    created = [d for d in (spec.run_dir, *spec.run_dir.parents) if not d.exists()]
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     lock_path = spec.run_dir / LOCK_NAME
     lock = FileLock(str(lock_path))
@@ -265,18 +265,19 @@ def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | 
             return asyncio.run(_run(spec, reg, url, api_key, conc, jobs, pending, done, manifest, result,
                                     quiet, retry, say))
         except VoicegateError:
-            if created_dir and not path.exists() and not manifest_path(spec).exists():
-                # A refusal on a first run writes nothing: take back the directory we made for the lock.
-                _remove_quietly(lock_path, spec.run_dir)
+            if created and not path.exists() and not manifest_path(spec).exists():
+                # A refusal on a first run writes nothing: take back the directories made for the lock.
+                _remove_quietly(lock_path, created)
             raise
     finally:
         lock.release()
 
 
-def _remove_quietly(lock_path: Path, run_dir: Path) -> None:
+def _remove_quietly(lock_path: Path, dirs: list[Path]) -> None:
     try:
         lock_path.unlink()
-        run_dir.rmdir()
+        for d in dirs:  # deepest first
+            d.rmdir()
     except OSError:
         pass
 

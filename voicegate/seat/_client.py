@@ -97,7 +97,13 @@ def api_key_from_env(name: str | None) -> str | None:
 
 def _describe_exc(exc: BaseException) -> str:
     if isinstance(exc, httpx.ConnectError):
-        return "connection refused" if "refused" in str(exc).lower() else f"cannot connect ({exc})"
+        # httpx hides the errno behind "All connection attempts failed"; the cause chain keeps it.
+        cause: BaseException | None = exc
+        while cause is not None:
+            if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
+                return "connection refused"
+            cause = cause.__cause__ or cause.__context__
+        return f"cannot connect ({exc})"
     if isinstance(exc, httpx.TimeoutException):
         return f"timed out ({type(exc).__name__})"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,285 @@
+"""`voicegate generate` against the stand-in seat: interleaving, resume, faults, refusals.
+
+Every test runs the real CLI in a subprocess against a registered workspace, as
+a user would; the stand-in seat runs in this process, so its request log is the
+witness of what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
+from voicegate._schedule import build_schedule, request_seed
+from voicegate._spec import load_spec
+from voicegate.seat import StandinSeat
+
+GATE = "lv-gen"
+SERVED = f"{GATE}-ckpt475"
+RUNTIME = f"{GATE}-ckpt925"
+FAST = ("--retries", "6", "--retry-budget", "5")
+
+
+def _seat(**kw) -> StandinSeat:
+    return StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, **kw)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _keys(rs):
+    return [(r["kind"], r["arm"], r["seed"], r["prompt_id"]) for r in rs]
+
+
+def test_generate_makes_every_row_interleaved_with_recorded_seeds(tmp_path):
+    with _seat(token_time=0.003, slots=8) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, probes=True))
+        done = cli(root, "generate", GATE, "--concurrency", "3", "--quiet")
+        assert done.returncode == 0, done.stderr
+        assert f"generated 30 (30/30 stored" in done.stdout
+        log = seat.chat_log()
+        served_after = seat.served()
+
+    out = rows(root, GATE)
+    # 3 arms x 2 seeds x (3 prompts + 2 probes), one row per key.
+    assert len(out) == 30 and len(set(_keys(out))) == 30
+    assert Counter(r["kind"] for r in out) == {"voice": 18, "probe": 12}
+    assert {r["prompt_id"] for r in out if r["kind"] == "probe"} == {"p-capital", "p-short"}
+
+    # Acceptance 4: every arm within the first (arms x 2) requests; peak in flight == concurrency.
+    assert {e["model"] for e in log[:6]} == {"voices-base", SERVED, RUNTIME}
+    assert seat.peak_in_flight == 3
+
+    # The schedule: blocks of one (kind, prompt, seed) with every arm once, orders shuffled.
+    spec = load_spec(root, GATE)
+    jobs = build_schedule(spec)
+    blocks = [jobs[i:i + 3] for i in range(0, len(jobs), 3)]
+    assert all(sorted(j.arm for j in b) == ["base", "ckpt475", "ckpt925"] for b in blocks)
+    assert all(len({(j.kind, j.seed, j.prompt_id) for j in b}) == 1 for b in blocks)
+    assert len({tuple(j.arm for j in b) for b in blocks}) > 1          # not one fixed arm order
+    m = manifest(root, GATE)
+    assert m["schedule"] == [j.summary() for j in jobs] and m["order_seed"] == 7
+    by_key = {(r["kind"], r["arm"], r["seed"], r["prompt_id"]): r for r in out}
+    assert all(by_key[j.key]["order"] == j.order for j in jobs)
+
+    # Seeds: the documented rule, the same for every arm of a (prompt, seed), different across prompts.
+    for r in out:
+        assert r["request_seed"] == request_seed(r["seed"], r["kind"], r["prompt_id"])
+    assert m["seed_rule"]["id"] == "sha256-seed-kind-prompt@1"
+    assert len({r["request_seed"] for r in out if r["seed"] == 101 and r["kind"] == "voice"}) == 3
+    sent = Counter((e["model"], e["seed"]) for e in log)
+    assert all(sent[(r["model"], r["request_seed"])] >= 1 for r in out)
+
+    # Provenance on every row.
+    r = out[0]
+    for k in ("model", "prompt_sha256", "sampling", "text", "finish_reason", "usage", "latency_s",
+              "seat_url", "time", "order"):
+        assert k in r
+    assert r["seat_url"] == seat.url and r["usage"]["completion_tokens"] == len(r["text"].split())
+
+    # The runtime-loaded adapter was loaded, then unloaded; the served one left alone.
+    assert served_after == {SERVED: f"/adapters/{GATE}/ckpt475"}
+    assert m["seat"]["version"] == "0.32.0+standin"
+    assert {c["id"]: c["parent"] for c in m["seat"]["models"]} == {
+        "voices-base": None, SERVED: "voices-base", RUNTIME: "voices-base"}
+    assert m["sessions"][-1]["loaded"] == [RUNTIME] and m["sessions"][-1]["unloaded"] == [RUNTIME]
+
+
+def test_kill_mid_run_with_faults_then_resume_gives_one_row_per_key(tmp_path):
+    """Acceptance 2: every 7th request 500s; SIGKILL mid-run; a second generate completes."""
+    with _seat(token_time=0.01, slots=2, fail_every=7) as seat:
+        spec = gate_spec(GATE, url=seat.url, seeds=[101, 202, 303], concurrency=2)
+        root = registered_workspace(tmp_path / "ws", spec)
+        path = root / "runs" / GATE / "generations.jsonl"
+        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
+        proc = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet", *FAST],
+                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if path.exists() and path.read_bytes().count(b"\n") >= 6:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        before = path.read_bytes().count(b"\n")
+        assert 6 <= before < 27, "the kill must land mid-run"
+        # What a kill during a write leaves: half a row, no newline.
+        with open(path, "ab") as fh:
+            fh.write(b'{"arm": "base", "kind": "voice", "prompt_id": "2", "se')
+        assert seat.served().get(RUNTIME)  # the killed run left its adapter loaded
+
+        again = cli(root, "generate", GATE, "--quiet", *FAST)
+        assert again.returncode == 0, again.stderr
+        assert f"generated {27 - before} (27/27 stored" in again.stdout
+        statuses = Counter(e["status"] for e in seat.chat_log())
+        served_after = seat.served()
+
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n")
+    lines = raw.decode().splitlines()
+    parsed = [json.loads(line) for line in lines]            # no torn line survives
+    assert len(parsed) == 27 and len(set(_keys(parsed))) == 27
+    assert statuses[500] >= 3                                  # the faults really happened
+    # The second run recognised the adapter the killed run had loaded, and unloaded it.
+    assert RUNTIME not in served_after
+    assert manifest(root, GATE)["runtime_loaded"] == []
+
+
+def test_seat_restart_mid_run_reloads_the_runtime_adapter(tmp_path):
+    """Acceptance 3."""
+    with _seat(token_time=0.002) as seat:
+        seat.hooks = {9: StandinSeat.restart}
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
+        done = cli(root, "generate", GATE, "--quiet", *FAST)
+        assert done.returncode == 0, done.stderr
+        loads = [e for e in seat.requests() if e["path"] == "/v1/load_lora_adapter"]
+        missed = [e for e in seat.chat_log() if e["status"] == 404]
+        served_after = seat.served()
+    assert seat.restarts == 1
+    assert len(loads) == 2 and all(e["model"] == RUNTIME and e["status"] == 200 for e in loads)
+    assert missed and all(e["model"] == RUNTIME for e in missed)
+    assert len(rows(root, GATE)) == 18 and len(set(_keys(rows(root, GATE)))) == 18
+    assert "seat restarted" in done.stderr and "reloaded" not in done.stdout
+    assert done.stderr.count("do not persist") == 1
+    assert manifest(root, GATE)["sessions"][-1]["reloads"] == 1
+    assert RUNTIME not in served_after
+
+
+def test_api_key_reaches_the_seat_and_no_file(tmp_path):
+    """Acceptance 5."""
+    key = "sk-voicegate-test-7f3a9c1e5b"
+    with _seat(api_key=key) as seat:
+        spec = gate_spec(GATE, url=seat.url, api_key_env="VOICES_API_KEY")
+        root = registered_workspace(tmp_path / "ws", spec)
+        done = cli(root, "generate", GATE, "--quiet", env={"VOICES_API_KEY": key})
+        assert done.returncode == 0, done.stderr
+        assert all(e["status"] == 200 for e in seat.chat_log())
+        unset = cli(root, "generate", GATE, "--quiet", drop_env=("VOICES_API_KEY", "VOICEGATE_SEAT_URL"))
+    assert len(rows(root, GATE)) == 18
+    hits = [p for p in root.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
+    assert hits == []
+    assert key not in done.stdout + done.stderr
+    assert unset.returncode == 2 and "$VOICES_API_KEY, which is not set" in unset.stderr
+
+
+def test_unreachable_seat_exits_3_with_one_line(tmp_path):
+    """Acceptance 6, first half."""
+    root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=f"http://127.0.0.1:{_closed_port()}/v1"))
+    t0 = time.monotonic()
+    done = cli(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "2")
+    assert done.returncode == 3
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    assert "unreachable" in lines[0] and "connection refused" in lines[0]
+    assert f"run `voicegate generate {GATE}` again to resume" in lines[0]
+    assert time.monotonic() - t0 < 30
+    assert not (root / "runs").exists()
+
+
+def test_unservable_candidate_is_refused_before_any_request(tmp_path):
+    """Acceptance 6, second half: no served model, no adapter_path -> exit 2, nothing sent, nothing written."""
+    with _seat() as seat:
+        spec = gate_spec(GATE, url=seat.url, candidates=[
+            {"name": "ckpt475", "model": SERVED, "role": "candidate"},
+            {"name": "ckpt925", "model": RUNTIME, "role": "candidate"},   # no adapter_path
+        ])
+        root = registered_workspace(tmp_path / "ws", spec)
+        done = cli(root, "generate", GATE, "--quiet")
+        sent = [e["path"] for e in seat.requests()]
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"voicegate: candidate ckpt925: the seat at {seat.url} does not serve '{RUNTIME}' and the spec "
+        f"gives no adapter_path to load it from (the seat serves: {SERVED}, voices-base)")
+    assert "/v1/chat/completions" not in sent and "/v1/load_lora_adapter" not in sent
+    assert not (root / "runs").exists()
+
+
+def test_base_not_served_is_refused(tmp_path):
+    with StandinSeat(base="other-base") as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
+        done = cli(root, "generate", GATE, "--quiet")
+        assert seat.chat_log() == []
+    assert done.returncode == 2 and "does not serve the base model 'voices-base'" in done.stderr
+
+
+def test_second_generate_on_the_same_gate_is_locked_out(tmp_path):
+    with _seat(token_time=0.02, slots=1) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=1))
+        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
+        first = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet"],
+                                 cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        path = root / "runs" / GATE / "generations.jsonl"
+        deadline = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = cli(root, "generate", GATE, "--quiet")
+        out, err = first.communicate(timeout=120)
+    assert second.returncode == 2
+    assert f"another `voicegate generate {GATE}` is already running" in second.stderr
+    assert first.returncode == 0, err
+    assert len(rows(root, GATE)) == 18 and len(set(_keys(rows(root, GATE)))) == 18
+
+
+def test_resume_against_a_different_seat_is_refused(tmp_path):
+    with _seat() as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
+    path = root / "runs" / GATE / "generations.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:5]))                 # as if the run had stopped after five rows
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, version="0.33.0") as newer:
+        done = cli(root, "generate", GATE, "--quiet", "--seat", newer.url)
+        assert newer.chat_log() == []
+    assert done.returncode == 2
+    assert "refusing to continue lv-gen" in done.stderr and "'0.32.0+standin'" in done.stderr
+    with StandinSeat(adapters={SERVED: "/elsewhere/ckpt475"}, version="0.32.0+standin") as moved:
+        done = cli(root, "generate", GATE, "--quiet", "--seat", moved.url)
+    assert done.returncode == 2 and "/elsewhere/ckpt475" in done.stderr
+    assert len(path.read_bytes().splitlines()) == 5
+
+
+def test_seat_url_precedence_flag_then_env_then_spec(tmp_path):
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    with _seat() as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=dead))
+        via_env = cli(root, "generate", GATE, "--quiet", env={"VOICEGATE_SEAT_URL": seat.url})
+        assert via_env.returncode == 0, via_env.stderr
+        (root / "runs").rename(tmp_path / "runs-1")
+        via_flag = cli(root, "generate", GATE, "--quiet", "--seat", seat.url, env={"VOICEGATE_SEAT_URL": dead})
+        assert via_flag.returncode == 0, via_flag.stderr
+    assert len(rows(root, GATE)) == 18
+
+
+def test_changed_spec_is_refused_before_the_seat_is_called(tmp_path):
+    with _seat() as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
+        spec_file = root / "preregistrations" / f"{GATE}.yaml"
+        spec_file.write_text(spec_file.read_text().replace("- 202", "- 203"))
+        done = cli(root, "generate", GATE, "--quiet")
+        assert seat.requests() == []
+    assert done.returncode == 2 and "differs from its registration" in done.stderr
+
+
+def test_schedule_order_is_reproducible_and_depends_on_order_seed(tmp_path):
+    root = registered_workspace(tmp_path / "a", gate_spec(GATE, order_seed=7))
+    other = registered_workspace(tmp_path / "b", gate_spec(GATE, order_seed=8))
+    a, a2, b = (build_schedule(load_spec(root, GATE)), build_schedule(load_spec(root, GATE)),
+                build_schedule(load_spec(other, GATE)))
+    assert [j.summary() for j in a] == [j.summary() for j in a2]
+    assert [j.arm for j in a] != [j.arm for j in b]
+    assert sorted(j.key for j in a) == sorted(j.key for j in b)
+    # The rule is pinned: these values must never change, or resumed runs would change seeds.
+    assert request_seed(101, "voice", "0") == int(__import__("hashlib").sha256(b"101:voice:0").hexdigest()[:8], 16) & 0x7FFFFFFF
