@@ -1,0 +1,24 @@
+"""The reviewer's report: one self-contained HTML page drawn from a gate's stored results.
+
+    data = load_report_data(spec)      # reads scores, amendments, decisions, run, generations
+    html = render_report(data)         # pure: plain data in, a page out
+    path = write_report(spec)          # both, written atomically (default <run_dir>/report.html)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from voicegate._spec import GateSpec
+from voicegate.report._load import default_out, load_report_data, write_atomic
+from voicegate.report._page import DEFAULT_SAMPLES, build_view, render_report
+
+__all__ = ["DEFAULT_SAMPLES", "build_view", "default_out", "load_report_data", "render_report", "write_report"]
+
+
+def write_report(spec: GateSpec, out: Path | None = None, *, samples: int = DEFAULT_SAMPLES) -> Path:
+    """Render the gate's report and write it; nothing is written when the gate cannot be reported."""
+    html = render_report(load_report_data(spec, samples=samples))
+    path = out if out is not None else default_out(spec)
+    write_atomic(path, html)
+    return path

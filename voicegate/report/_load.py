@@ -1,0 +1,117 @@
+"""Read what the report is drawn from: stored scores, amendments, decisions, the run and the generations.
+
+Nothing here contacts the seat or re-scores anything: the report shows what was
+recorded. It also says, loudly, when what is on disk no longer matches what was
+recorded (a spec edited after registration, generations changed after scoring).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from voicegate._errors import VoicegateError
+from voicegate._registration import check_registered, load_registration
+from voicegate._spec import GateSpec
+from voicegate._store import generations_hash, read_rows
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VoicegateError(f"{path}: unreadable ({exc})") from None
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        return [r for r in read_rows(path) if isinstance(r, dict)]
+    except (OSError, ValueError) as exc:
+        raise VoicegateError(f"{path}: unreadable ({exc})") from None
+
+
+def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | None = None) -> dict[str, Any]:
+    """Everything `render_report` needs, as plain data. Refuses when the gate has no scores yet."""
+    run_dir = spec.run_dir
+    scores_path = run_dir / "scores.json"
+    if not scores_path.is_file():
+        raise VoicegateError(f"{spec.gate} has no scores yet ({scores_path} missing): "
+                             f"run `voicegate score {spec.gate}` first")
+    score = _json(scores_path)
+    if not isinstance(score, dict) or not isinstance(score.get("arms"), list):
+        raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
+    amendments = _jsonl(run_dir / "amendments.jsonl")
+    decisions = _jsonl(run_dir / "decisions.jsonl")
+    run_path = run_dir / "run.json"
+    run = _json(run_path) if run_path.is_file() else None
+    rows = read_rows(spec.generations_path)
+
+    notices: list[str] = []
+    reg = load_registration(spec)
+    registration = None
+    if reg is None:
+        notices.append(f"{spec.gate} is not registered: these results have no pre-registration behind them.")
+    else:
+        registration = {
+            "spec_path": reg.data.get("spec_path"), "spec_sha256": reg.spec_sha256, "commit": reg.commit,
+            "registered_at": reg.registered_at, "deciding_rule": reg.data.get("deciding_rule"),
+            "voicegate_version": reg.data.get("voicegate_version"),
+        }
+        try:
+            check_registered(spec)
+        except VoicegateError as exc:
+            notices.append(f"DEVIATION: {exc}")
+    current = amendments[-1].get("result") if amendments and amendments[-1].get("result") else score
+    sig = current.get("signature") or {}
+    if reg is not None and sig.get("spec_sha256") and sig["spec_sha256"] != reg.spec_sha256:
+        notices.append(f"DEVIATION: the scores were computed under spec sha256 {sig['spec_sha256'][:12]}, "
+                       f"not the registered {reg.spec_sha256[:12]}.")
+    if sig.get("generations_sha256") and rows and generations_hash(rows) != sig["generations_sha256"]:
+        notices.append("The stored generations have changed since they were scored: "
+                       "the numbers below describe the generations as they were then.")
+
+    return {
+        "gate": spec.gate,
+        "author": spec.author,
+        "score": score,
+        "amendments": amendments,
+        "decisions": decisions,
+        "run": run,
+        "registration": registration,
+        "notices": notices,
+        "seeds": [str(s) for s in spec.seeds],
+        "prompts": {p.id: p.text for p in spec.prompts},
+        "copying": {"n": spec.copying.n, "tolerance": spec.copying.tolerance, "max_run": spec.copying.max_run},
+        "damage": {"tolerance": spec.damage.tolerance, "truncation_decides": spec.damage.truncation_decides},
+        "generations": rows,
+        "max_samples": samples,
+        "rendered_at": (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def default_out(spec: GateSpec) -> Path:
+    """Beside the data it is drawn from: a report is derived and re-renderable, not a record."""
+    return spec.run_dir / "report.html"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Temp file in the same directory, fsync, rename: a crash never leaves half a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

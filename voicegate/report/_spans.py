@@ -1,0 +1,80 @@
+"""Find a result's copied spans inside a generation's text, for highlighting.
+
+The scorer reports each copied span as token text (NFKC, case-folded word
+tokens, DESIGN.md §6b) plus where it occurs in the training text. To mark it in
+the generation as written, we tokenise the generation the same way but keep
+each token's character offsets, find the span's token sequence, and cut the
+original text at those offsets. The pieces stay plain strings: the template
+escapes them, so a generation can never become markup.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# A run of letters with internal apostrophes kept ("don't", "o'er"); digits and punctuation dropped.
+_TOKEN = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
+
+
+def _norm(token: str) -> str:
+    return unicodedata.normalize("NFKC", token).casefold().replace("\u2019", "'")
+
+
+def tokens_with_offsets(text: str) -> list[tuple[str, int, int]]:
+    return [(_norm(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def span_tokens(span: Mapping[str, Any]) -> list[str]:
+    return [t for t, _, _ in tokens_with_offsets(str(span.get("text", "")))]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a generation; `span` is the index of the copied span it belongs to, or None."""
+
+    text: str
+    span: int | None = None
+
+
+def _find(seq: Sequence[str], sub: Sequence[str]) -> list[int]:
+    if not sub or len(sub) > len(seq):
+        return []
+    first, n = sub[0], len(sub)
+    return [i for i in range(len(seq) - n + 1) if seq[i] == first and list(seq[i:i + n]) == list(sub)]
+
+
+def segments(text: str, spans: Sequence[Mapping[str, Any]]) -> list[Segment]:
+    """Cut `text` into plain and highlighted pieces; overlapping matches merge into the first span."""
+    toks = tokens_with_offsets(text)
+    words = [t for t, _, _ in toks]
+    marks: list[tuple[int, int, int]] = []  # (char start, char end, span index)
+    for idx, span in enumerate(spans):
+        sub = span_tokens(span)
+        for i in _find(words, sub):
+            marks.append((toks[i][1], toks[i + len(sub) - 1][2], idx))
+    marks.sort()
+    merged: list[tuple[int, int, int]] = []
+    for start, end, idx in marks:
+        if merged and start <= merged[-1][1]:
+            s0, e0, i0 = merged[-1]
+            merged[-1] = (s0, max(e0, end), i0)
+        else:
+            merged.append((start, end, idx))
+    out: list[Segment] = []
+    pos = 0
+    for start, end, idx in merged:
+        if start > pos:
+            out.append(Segment(text[pos:start]))
+        out.append(Segment(text[start:end], idx))
+        pos = end
+    if pos < len(text) or not out:
+        out.append(Segment(text[pos:]))
+    return out
+
+
+def contains_span(text: str, spans: Sequence[Mapping[str, Any]]) -> bool:
+    return any(s.span is not None for s in segments(text, spans))

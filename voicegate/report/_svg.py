@@ -1,0 +1,437 @@
+"""The report's four plots, drawn as inline SVG by voicegate itself (no plotting library).
+
+Every element goes through `el()`, which escapes each attribute value and each
+text child with markupsafe: arm names, seeds and labels come from result files,
+and a result file is data, never markup. Tag and attribute names are fixed by
+this module's code, never taken from data.
+
+Plots must read in greyscale and without colour at all: seeds differ by shape,
+the two floors by dash pattern and a letter label, PASS and FAIL by solid fill
+versus hatching and by the word itself. Every mark carries a <title> (a hover
+tooltip) with its exact number, and `class`/`data-*` attributes that the tests
+count.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from markupsafe import Markup, escape
+
+INK = "#1a1a1a"
+MID = "#6b6b6b"
+LIGHT = "#c8c8c8"
+FAINT = "#eeeeee"
+FONT = 13
+
+_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_ATTR = re.compile(r"[a-zA-Z][a-zA-Z0-9-]*")
+
+
+def _fmt_attr(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".") if math.isfinite(value) else "0"
+    return str(value)
+
+
+def el(tag: str, attrs: Mapping[str, Any] | None = None, *children: Any) -> Markup:
+    """One SVG element; attribute values and text children are escaped, Markup children kept."""
+    if not _NAME.fullmatch(tag):
+        raise ValueError(f"bad tag {tag!r}")
+    parts = [f"<{tag}"]
+    for key, value in (attrs or {}).items():
+        if value is None:
+            continue
+        name = key.rstrip("_").replace("_", "-")
+        if not _ATTR.fullmatch(name):
+            raise ValueError(f"bad attribute {name!r}")
+        parts.append(f' {name}="{escape(_fmt_attr(value))}"')
+    inner = "".join(str(escape(c)) for c in children if c is not None)
+    parts.append(f">{inner}</{tag}>")
+    return Markup("".join(parts))
+
+
+def text(x: float, y: float, s: Any, *, anchor: str = "start", size: int = FONT, weight: str | None = None,
+         cls: str | None = None, fill: str = INK) -> Markup:
+    return el("text", {"x": x, "y": y, "text-anchor": anchor, "font-size": size, "font-weight": weight,
+                       "class": cls, "fill": fill}, s)
+
+
+def title(s: Any) -> Markup:
+    return el("title", None, s)
+
+
+# -- scales -------------------------------------------------------------------
+
+
+class Scale:
+    """A linear map from data to pixels with 'nice' ticks."""
+
+    def __init__(self, lo: float, hi: float, px0: float, px1: float):
+        if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+            lo, hi = (lo, lo + 1.0) if math.isfinite(lo) else (0.0, 1.0)
+        self.lo, self.hi, self.px0, self.px1 = lo, hi, px0, px1
+
+    def __call__(self, v: float) -> float:
+        v = min(max(v, self.lo), self.hi)
+        return self.px0 + (v - self.lo) / (self.hi - self.lo) * (self.px1 - self.px0)
+
+    def ticks(self, count: int = 5) -> list[float]:
+        raw = (self.hi - self.lo) / max(count, 1)
+        mag = 10 ** math.floor(math.log10(raw))
+        step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+        first = math.ceil(self.lo / step - 1e-9) * step
+        out, v = [], first
+        while v <= self.hi + 1e-9:
+            out.append(round(v, 10))
+            v += step
+        return out
+
+
+def padded(values: Iterable[float], *, include: Sequence[float] = (), pad: float = 0.08,
+           min_span: float = 0.05) -> tuple[float, float]:
+    vals = [v for v in (*values, *include) if v is not None and math.isfinite(v)]
+    if not vals:
+        return 0.0, 1.0
+    lo, hi = min(vals), max(vals)
+    span = max(hi - lo, min_span)
+    return lo - span * pad, hi + span * pad
+
+
+def axis(scale: Scale, y: float, *, decimals: int = 2, label: str = "", grid_top: float | None = None) -> Markup:
+    """A horizontal axis at y with ticks, optional grid lines up to grid_top, and a label."""
+    parts = [el("line", {"x1": scale.px0, "y1": y, "x2": scale.px1, "y2": y, "stroke": MID})]
+    for t in scale.ticks():
+        x = scale(t)
+        if grid_top is not None:
+            parts.append(el("line", {"x1": x, "y1": grid_top, "x2": x, "y2": y, "stroke": FAINT}))
+        parts.append(el("line", {"x1": x, "y1": y, "x2": x, "y2": y + 4, "stroke": MID}))
+        parts.append(text(x, y + 17, f"{t:.{decimals}f}", anchor="middle", size=11, fill=MID))
+    if label:
+        parts.append(text((scale.px0 + scale.px1) / 2, y + 33, label, anchor="middle", size=12, fill=MID))
+    return Markup("").join(parts)
+
+
+def svg(width: int, height: int, label: str, *children: Any, cls: str) -> Markup:
+    return el("svg", {"viewBox": f"0 0 {width} {height}",
+                      "width": width, "height": height, "role": "img", "aria-label": label,
+                      "class": f"plot {cls}", "font-family": "sans-serif"},
+              title(label), *children)
+
+
+# -- shared definitions: hatching for FAIL, so it reads without colour ----------
+
+
+def defs() -> Markup:
+    hatch = el("pattern", {"id": "vg-hatch", "width": 6, "height": 6, "patternUnits": "userSpaceOnUse",
+                           "patternTransform": "rotate(45)"},
+               el("rect", {"width": 6, "height": 6, "fill": "#ffffff"}),
+               el("line", {"x1": 0, "y1": 0, "x2": 0, "y2": 6, "stroke": INK, "stroke-width": 2}))
+    dots = el("pattern", {"id": "vg-dots", "width": 5, "height": 5, "patternUnits": "userSpaceOnUse"},
+              el("rect", {"width": 5, "height": 5, "fill": "#ffffff"}),
+              el("circle", {"cx": 2.5, "cy": 2.5, "r": 1.1, "fill": INK}))
+    return el("svg", {"width": 0, "height": 0, "class": "defs",
+                      "aria-hidden": "true", "focusable": "false"}, el("defs", None, hatch, dots))
+
+
+# -- seed shapes ----------------------------------------------------------------
+
+SHAPES = ("circle", "square", "triangle", "diamond", "down", "cross")
+
+
+def shape(kind: str, x: float, y: float, r: float, attrs: Mapping[str, Any], *children: Any) -> Markup:
+    common = {"fill": INK, "stroke": INK, "stroke-width": 1.2, **attrs}
+    if kind == "circle":
+        return el("circle", {"cx": x, "cy": y, "r": r, **common}, *children)
+    if kind == "square":
+        return el("rect", {"x": x - r * 0.9, "y": y - r * 0.9, "width": r * 1.8, "height": r * 1.8, **common},
+                  *children)
+    pts = {
+        "triangle": [(x, y - r * 1.1), (x + r, y + r * 0.8), (x - r, y + r * 0.8)],
+        "down": [(x, y + r * 1.1), (x + r, y - r * 0.8), (x - r, y - r * 0.8)],
+        "diamond": [(x, y - r * 1.2), (x + r * 1.1, y), (x, y + r * 1.2), (x - r * 1.1, y)],
+        "cross": [(x - r, y - r * 0.3), (x - r * 0.3, y - r * 0.3), (x - r * 0.3, y - r), (x + r * 0.3, y - r),
+                  (x + r * 0.3, y - r * 0.3), (x + r, y - r * 0.3), (x + r, y + r * 0.3),
+                  (x + r * 0.3, y + r * 0.3), (x + r * 0.3, y + r), (x - r * 0.3, y + r),
+                  (x - r * 0.3, y + r * 0.3), (x - r, y + r * 0.3)],
+    }[kind]
+    return el("polygon", {"points": " ".join(f"{_fmt_attr(px)},{_fmt_attr(py)}" for px, py in pts), **common},
+              *children)
+
+
+def seed_shape(i: int) -> tuple[str, bool]:
+    """(shape, hollow) for the i-th seed: six shapes, filled then hollow."""
+    return SHAPES[i % len(SHAPES)], (i // len(SHAPES)) % 2 == 1
+
+
+# -- (1) per-arm, per-seed voice distances ------------------------------------------
+
+
+def distances_plot(arms: Sequence[Mapping[str, Any]], seeds: Sequence[str]) -> Markup:
+    """One mark per (arm, seed) on a distance axis, each arm's mean as a bar and its spread as a bracket.
+
+    `arms`: [{"name", "role", "distances": {seed: d}, "mean_distance", "spread"}]. Dots at the same
+    distance are nudged vertically by seed so an outlier and a tie both stay visible.
+    """
+    W, left, right, top, row = 760, 120, 190, 44, 46
+    H = top + row * len(arms) + 46
+    values = [float(d) for a in arms for d in a["distances"].values()]
+    sc = Scale(*padded(values), left, W - right)
+    parts: list[Markup] = [text(left, 16, "voice distance to the held-out author (lower = closer)", size=12,
+                                fill=MID)]
+    # Legend: one shape per seed.
+    lx = left
+    for i, seed in enumerate(seeds):
+        kind, hollow = seed_shape(i)
+        parts.append(shape(kind, lx + 5, 31, 4.5, {"fill": "#ffffff" if hollow else INK, "class": "legend"}))
+        parts.append(text(lx + 14, 35, f"seed {seed}", size=11))
+        lx += 30 + 7 * len(f"seed {seed}")
+    parts.append(el("line", {"x1": lx + 4, "y1": 25, "x2": lx + 4, "y2": 37, "stroke": INK, "stroke-width": 3}))
+    parts.append(text(lx + 10, 35, "mean", size=11))
+    lx += 48
+    parts.append(el("path", {"d": f"M{lx} 27 v6 h22 v-6", "fill": "none", "stroke": MID}))
+    parts.append(text(lx + 27, 35, "spread (max - min)", size=11))
+
+    body_top = top
+    for r, a in enumerate(arms):
+        y = body_top + row * r + row / 2
+        if r % 2 == 0:
+            parts.append(el("rect", {"x": 0, "y": y - row / 2, "width": W, "height": row, "fill": "#f7f7f7"}))
+        role = "base" if a.get("role") == "base" else "candidate"
+        parts.append(text(left - 10, y - 2, a["name"], anchor="end", weight="bold"))
+        parts.append(text(left - 10, y + 13, role, anchor="end", size=11, fill=MID))
+        ds = {str(k): float(v) for k, v in a["distances"].items()}
+        if ds:
+            lo, hi = min(ds.values()), max(ds.values())
+            # Spread bracket under the dots: the number the floors are made of.
+            parts.append(el("path", {"d": f"M{_fmt_attr(sc(lo))} {_fmt_attr(y + 12)} v6 H{_fmt_attr(sc(hi))} v-6",
+                                     "fill": "none", "stroke": MID, "class": "spread",
+                                     "data-arm": a["name"]},
+                            title(f"{a['name']}: spread {a.get('spread', hi - lo):.3f}")))
+        mean = a.get("mean_distance")
+        if mean is not None:
+            parts.append(el("line", {"x1": sc(mean), "y1": y - 15, "x2": sc(mean), "y2": y + 11, "stroke": INK,
+                                     "stroke-width": 3, "class": "mean", "data-arm": a["name"]},
+                            title(f"{a['name']}: mean distance {float(mean):.3f}")))
+        n = len(seeds)
+        for i, seed in enumerate(seeds):
+            if seed not in ds:
+                continue
+            kind, hollow = seed_shape(i)
+            dy = (i - (n - 1) / 2) * min(5.0, 16.0 / max(n, 1))
+            parts.append(shape(kind, sc(ds[seed]), y + dy, 5, {
+                "fill": "#ffffff" if hollow else INK, "fill-opacity": None if hollow else 0.85,
+                "stroke": "#ffffff" if not hollow else INK, "class": "dot", "data-arm": a["name"],
+                "data-seed": seed}, title(f"{a['name']}, seed {seed}: d = {ds[seed]:.3f}")))
+        summary = []
+        if mean is not None:
+            summary.append(f"mean {float(mean):.3f}")
+        if a.get("spread") is not None:
+            summary.append(f"spread {float(a['spread']):.3f}")
+        parts.append(text(W - right + 12, y + 4, " · ".join(summary), size=12))
+    axis_y = body_top + row * len(arms) + 4
+    parts.append(axis(sc, axis_y, decimals=2, grid_top=body_top))
+    return svg(W, H, "Voice distance per arm and seed, with each arm's mean and spread",
+               Markup("").join(parts), cls="plot-distances")
+
+
+# -- (2) delta_cb against both floors ---------------------------------------------
+
+FLOOR_STYLE = {
+    # rule id -> (letter, dash pattern): the floors differ by dash and letter, not by colour.
+    "global-max-spread": ("G", "6 3"),
+    "pairwise-max-spread": ("P", None),
+}
+
+
+def _floor_style(rule: str, i: int) -> tuple[str, str | None]:
+    return FLOOR_STYLE.get(rule, (rule[:1].upper() or str(i), "2 2"))
+
+
+def delta_plot(candidates: Sequence[Mapping[str, Any]], rule_order: Sequence[str], deciding: str) -> Markup:
+    """delta_cb per candidate as a bar; every floor drawn as a labelled mark on the same axis.
+
+    `candidates`: [{"name", "delta_cb", "floors": {rule: f}, "voice": {rule: verdict},
+    "ratios": {rule: r}, "disagree"}]. The bar is solid when the deciding rule passes and
+    hatched when it fails.
+    """
+    W, left, right, top, row = 760, 120, 24, 50, 78
+    H = top + row * len(candidates) + 46
+    vals = [float(c["delta_cb"]) for c in candidates if c.get("delta_cb") is not None]
+    vals += [float(f) for c in candidates for f in (c.get("floors") or {}).values() if f is not None]
+    lo, hi = padded(vals, include=(0.0,), pad=0.1)
+    sc = Scale(min(lo, 0.0), hi, left, W - right)
+    parts: list[Markup] = [text(left, 16, "delta_cb = mean d(base) - mean d(candidate); PASS needs the bar "
+                                "to pass the floor", size=12, fill=MID)]
+    lx = left
+    parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": INK}))
+    parts.append(text(lx + 24, 36, "PASS (deciding rule)", size=11))
+    lx += 150
+    parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": "url(#vg-hatch)",
+                             "stroke": INK}))
+    parts.append(text(lx + 24, 36, "FAIL", size=11))
+    lx += 64
+    for i, rule in enumerate(rule_order):
+        letter, dash = _floor_style(rule, i)
+        parts.append(el("line", {"x1": lx, "y1": 24, "x2": lx, "y2": 40, "stroke": INK, "stroke-width": 2.5,
+                                 "stroke-dasharray": dash}))
+        parts.append(text(lx + 6, 36, f"{letter} = {rule} floor", size=11,
+                          weight="bold" if rule == deciding else None))
+        lx += 40 + 7 * len(rule)
+    zero = sc(0.0)
+    for r, c in enumerate(candidates):
+        y0 = top + row * r
+        bar_y, bar_h = y0 + 16, 20
+        if r % 2 == 0:
+            parts.append(el("rect", {"x": 0, "y": y0, "width": W, "height": row, "fill": "#f7f7f7"}))
+        parts.append(text(left - 10, bar_y + 15, c["name"], anchor="end", weight="bold"))
+        delta = c.get("delta_cb")
+        verdict = (c.get("voice") or {}).get(deciding)
+        if delta is not None:
+            x1, x2 = sorted((zero, sc(float(delta))))
+            parts.append(el("rect", {"x": x1, "y": bar_y, "width": max(x2 - x1, 1.0), "height": bar_h,
+                                     "fill": INK if verdict == "PASS" else "url(#vg-hatch)", "stroke": INK,
+                                     "class": "delta-bar", "data-arm": c["name"], "data-verdict": verdict},
+                            title(f"{c['name']}: delta_cb {float(delta):+.3f}, {verdict} under {deciding}")))
+        floors = c.get("floors") or {}
+        placed: list[float] = []
+        for i, rule in enumerate(rule_order):
+            f = floors.get(rule)
+            if f is None:
+                continue
+            letter, dash = _floor_style(rule, i)
+            x = sc(float(f))
+            parts.append(el("line", {"x1": x, "y1": bar_y - 8, "x2": x, "y2": bar_y + bar_h + 8,
+                                     "stroke": INK, "stroke-width": 3 if rule == deciding else 2,
+                                     "stroke-dasharray": dash, "class": "floor-mark", "data-arm": c["name"],
+                                     "data-rule": rule},
+                            title(f"{c['name']}: {rule} floor {float(f):.3f}")))
+            # Two floors at the same place (ckpt925: both 0.251) get their letters side by side.
+            clash = sum(1 for p in placed if abs(p - x) < 14)
+            placed.append(x)
+            parts.append(text(x + 4 + clash * 12, bar_y - 1, letter, size=11, weight="bold"))
+        # The sentence under the bar: every number on it, with both rules and DISAGREE.
+        bits = [f"{float(delta):+.3f}" if delta is not None else "n/a"]
+        for rule in rule_order:
+            f = floors.get(rule)
+            v = (c.get("voice") or {}).get(rule, "?")
+            rt = (c.get("ratios") or {}).get(rule)
+            letter = _floor_style(rule, 0)[0]
+            ratio = f" {float(rt):.1f}x" if rt is not None else ""
+            bits.append(f"{letter} {float(f):.3f} {v}{ratio}" if f is not None else f"{letter} n/a")
+        line = el("text", {"x": left, "y": bar_y + bar_h + 24, "font-size": 12, "fill": INK},
+                  " · ".join(bits),
+                  el("tspan", {"font-weight": "bold", "dx": 8}, "· DISAGREE") if c.get("disagree") else None)
+        parts.append(line)
+    parts.append(el("line", {"x1": zero, "y1": top, "x2": zero, "y2": top + row * len(candidates),
+                             "stroke": MID}))
+    parts.append(axis(sc, top + row * len(candidates) + 4, decimals=2, label="delta_cb"))
+    return svg(W, H, "delta_cb per candidate with both floors", Markup("").join(parts), cls="plot-delta")
+
+
+# -- (3) 8-gram overlap per arm vs the control --------------------------------------
+
+
+def overlap_plot(arms: Sequence[Mapping[str, Any]], control_arm: str, control: float, tolerance: float,
+                 n: int) -> Markup:
+    """Overlap per arm as a bar; the control's overlap and control + tolerance as marked lines."""
+    W, left, right, top, row = 760, 120, 200, 50, 36
+    H = top + row * len(arms) + 46
+    limit = control + tolerance
+    vals = [float(a["overlap"]) for a in arms if a.get("overlap") is not None]
+    hi = max([*vals, limit, 0.0]) * 1.25 or 0.01
+    sc = Scale(0.0, max(hi, 0.01), left, W - right)
+    parts: list[Markup] = [text(left, 16, f"fraction of word {n}-grams found in the adapter's training text",
+                                size=12, fill=MID)]
+    parts.append(el("line", {"x1": left, "y1": 24, "x2": left, "y2": 40, "stroke": INK, "stroke-width": 2,
+                             "stroke-dasharray": "2 2"}))
+    parts.append(text(left + 6, 36, f"C = control ({control_arm}) {control:.4f}", size=11))
+    parts.append(el("line", {"x1": left + 210, "y1": 24, "x2": left + 210, "y2": 40, "stroke": INK,
+                             "stroke-width": 2, "stroke-dasharray": "6 3"}))
+    parts.append(text(left + 216, 36, f"T = control + tolerance {tolerance:.4f} = {limit:.4f}", size=11))
+    for r, a in enumerate(arms):
+        y0 = top + row * r
+        if r % 2 == 0:
+            parts.append(el("rect", {"x": 0, "y": y0, "width": W, "height": row, "fill": "#f7f7f7"}))
+        parts.append(text(left - 10, y0 + 23, a["name"], anchor="end", weight="bold"))
+        ov = a.get("overlap")
+        over = ov is not None and float(ov) > limit + 1e-12
+        if ov is not None:
+            parts.append(el("rect", {"x": left, "y": y0 + 9, "width": max(sc(float(ov)) - left, 1.5),
+                                     "height": 18, "fill": "url(#vg-hatch)" if over else MID, "stroke": INK,
+                                     "class": "overlap-bar", "data-arm": a["name"]},
+                            title(f"{a['name']}: overlap {float(ov):.4f}")))
+        label = "n/a" if ov is None else f"{float(ov):.4f}"
+        if a["name"] == control_arm:
+            label += " (control)"
+        elif a.get("copying"):
+            label += f" · {a['copying']}"
+        parts.append(text(W - right + 12, y0 + 23, label, size=12, weight="bold" if over else None))
+    bottom = top + row * len(arms)
+    for x, letter, dash in ((sc(control), "C", "2 2"), (sc(limit), "T", "6 3")):
+        parts.append(el("line", {"x1": x, "y1": top - 4, "x2": x, "y2": bottom, "stroke": INK,
+                                 "stroke-width": 2, "stroke-dasharray": dash, "class": "overlap-ref"}))
+        parts.append(text(x + 3, top + 2, letter, size=11, weight="bold"))
+    parts.append(axis(sc, bottom + 4, decimals=3, label=f"{n}-gram overlap"))
+    return svg(W, H, f"{n}-gram overlap per arm against the never-saw-it control",
+               Markup("").join(parts), cls="plot-overlap")
+
+
+# -- (4) damage: probe pass rates and degeneration ------------------------------------
+
+
+def damage_plot(arms: Sequence[Mapping[str, Any]], base: str, tolerance: float) -> Markup:
+    """Two panels on a 0..1 axis: probe pass rate (limit = base - tolerance) and degeneration
+    rate on the voice prompts (limit = base + tolerance)."""
+    W, left, right, row = 760, 120, 200, 28
+    by = {a["name"]: a for a in arms}
+    base_row = by.get(base, {})
+    panels = [
+        ("probe pass rate (higher is better)", "probe_pass_rate", -1),
+        ("degeneration rate on voice prompts (lower is better)", "degeneration_rate", +1),
+    ]
+    panel_h = 30 + row * len(arms) + 40
+    H = panel_h * len(panels) + 10
+    sc = Scale(0.0, 1.0, left, W - right)
+    parts: list[Markup] = []
+    for p, (label, key, sign) in enumerate(panels):
+        y0 = p * panel_h
+        parts.append(text(left, y0 + 16, label, size=12, fill=MID))
+        ref = base_row.get(key)
+        top = y0 + 26
+        for r, a in enumerate(arms):
+            y = top + row * r
+            if r % 2 == 0:
+                parts.append(el("rect", {"x": 0, "y": y, "width": W, "height": row, "fill": "#f7f7f7"}))
+            parts.append(text(left - 10, y + 19, a["name"], anchor="end", weight="bold"))
+            v = a.get(key)
+            if v is None:
+                parts.append(text(left + 4, y + 19, "no probe set registered" if key == "probe_pass_rate"
+                                  else "n/a", size=12, fill=MID))
+                parts.append(text(W - right + 12, y + 19, "n/a", size=12))
+                continue
+            v = float(v)
+            worse = ref is not None and a["name"] != base and (
+                v < float(ref) - tolerance - 1e-12 if sign < 0 else v > float(ref) + tolerance + 1e-12)
+            parts.append(el("rect", {"x": left, "y": y + 6, "width": max(sc(v) - left, 1.5), "height": 16,
+                                     "fill": "url(#vg-hatch)" if worse else MID, "stroke": INK,
+                                     "class": "damage-bar", "data-arm": a["name"], "data-metric": key},
+                            title(f"{a['name']}: {key.replace('_', ' ')} {v:.3f}")))
+            parts.append(text(W - right + 12, y + 19, f"{v:.3f}" + (" · worse than base" if worse else ""),
+                              size=12, weight="bold" if worse else None))
+        bottom = top + row * len(arms)
+        if ref is not None:
+            limit = float(ref) + sign * tolerance
+            if 0.0 <= limit <= 1.0:
+                x = sc(limit)
+                parts.append(el("line", {"x1": x, "y1": top - 4, "x2": x, "y2": bottom, "stroke": INK,
+                                         "stroke-width": 2, "stroke-dasharray": "6 3", "class": "damage-limit"},
+                                title(f"limit: base {float(ref):.3f} {'-' if sign < 0 else '+'} tolerance "
+                                      f"{tolerance:.3f} = {limit:.3f}")))
+                parts.append(text(x + 3, top + 6, "limit", size=10, weight="bold"))
+        parts.append(axis(sc, bottom + 4, decimals=1))
+    return svg(W, H, "Damage: probe pass rates and degeneration rates per arm", Markup("").join(parts),
+               cls="plot-damage")
