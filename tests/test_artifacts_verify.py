@@ -119,7 +119,7 @@ def test_tampering_is_detected_and_names_the_entry(tmp_path: Path, pristine: dic
     done = voicegate(root, "verify", "lv-bronte")
     assert done.returncode == 1, done.stdout + done.stderr
     err = done.stderr.strip()
-    assert err.startswith(f"voicegate: {path.name}: "), err
+    assert err.startswith(f"voicegate: {ARTIFACTS[artifact]}: "), err
     assert re.search(rf"\b{entry}\b", err), err
     # The other two artifacts still verify: the report pins the break to one file.
     assert done.stdout.count("BROKEN") == 1

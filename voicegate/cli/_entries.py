@@ -17,12 +17,8 @@ Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recor
 
 
 def _cache_dir(spec):  # type: ignore[no-untyped-def]
-    """The scoring cache `voicegate score` uses, so an amendment reuses the same reference."""
-    try:
-        from voicegate.cli._score import cache_dir  # type: ignore[attr-defined]
-    except ImportError:
-        return spec.data_dir / ".cache"
-    return cache_dir(spec)
+    """The scoring cache `voicegate score` uses, so an amendment reuses the same corpus-side work."""
+    return spec.data_dir / ".cache"
 
 
 @app.command("amend")
@@ -79,7 +75,11 @@ def verify_cmd(
     if not ok:
         broken = next(c for c in checks if not c.ok)
         problem = broken.report.problem if broken.report and broken.report.problem else broken.git_problems[0]
-        raise GateFailed(f"{broken.path.name}: {problem}")
+        try:
+            name = broken.path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            name = str(broken.path)
+        raise GateFailed(f"{name}: {problem}")
     typer.echo("every chain holds")
 
 
