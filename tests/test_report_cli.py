@@ -1,0 +1,150 @@
+"""`voicegate report GATE`: the real CLI on a registered lv-bronte workspace with stored results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from test_report_data import GATE, PROMPTS, SEEDS, reference_data, write_run
+from voicegate._registration import register, spec_sha256
+from voicegate._spec import load_spec
+from voicegate._store import generations_hash, read_rows
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def _spec() -> dict:
+    return {
+        "gate": GATE, "author": "Charlotte Brontë",
+        "seat": {"url": "http://127.0.0.1:8027/v1", "base_model": "voices-base"},
+        "arms": [{"name": "base", "model": "voices-base", "role": "base"},
+                 {"name": "ckpt475", "model": f"{GATE}-ckpt475", "role": "candidate"},
+                 {"name": "ckpt925", "model": f"{GATE}-ckpt925", "role": "candidate"}],
+        "prompts": "prompts/bronte.txt", "seeds": list(SEEDS),
+        "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512},
+        "corpora": {"heldout": ["corpora/held/*.txt"], "training": ["corpora/train/*.txt"],
+                    "background": ["corpora/back/*.txt"]},
+        "voice": {"view": "stylometric", "mfw": 1000},
+        "copying": {"n": 8, "tolerance": 0.005, "max_run": 50},
+        "damage": {"tolerance": 0.05},
+        "floor": {"rule": "global-max-spread"},
+        "artifacts": {"record": f"gates/{GATE}.md"},
+    }
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _git(root, "config", "user.email", "t@t")
+    _git(root, "config", "user.name", "t")
+    files = {"prompts/bronte.txt": "\n".join(PROMPTS) + "\n",
+             "corpora/held/villette.txt": "The moor lay grey beneath a sky of iron. " * 50,
+             "corpora/train/jane-eyre.txt": "Reader, I married him. A quiet wedding we had. " * 50,
+             "corpora/back/pickwick.txt": "Mr. Pickwick laughed heartily at the notion. " * 50,
+             f"preregistrations/{GATE}.yaml": yaml.safe_dump(_spec(), sort_keys=False)}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    register(load_spec(root, GATE))
+    return root
+
+
+def _stored(root: Path) -> dict:
+    """The reference data, with its signature pointing at this workspace's real spec and rows."""
+    spec = load_spec(root, GATE)
+    data = reference_data()
+    gh = generations_hash(data["generations"])
+    for res in [data["score"], *(a["result"] for a in data["amendments"])]:
+        res["signature"].update(spec_sha256=spec_sha256(spec), generations_sha256=gh)
+    return data
+
+
+def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VOICEGATE_WORKSPACE", "VOICEGATE_DATA_DIR")}
+    return subprocess.run([sys.executable, "-m", "voicegate", "report", *args], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_report_refuses_without_scores_and_writes_nothing(workspace: Path):
+    write_run(workspace / "runs" / GATE, reference_data(), scores=False)
+    done = run_cli(workspace, GATE)
+    assert done.returncode == 2
+    assert done.stderr.startswith("voicegate: lv-bronte has no scores yet")
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (workspace / "runs" / GATE / "report.html").exists()
+    assert sorted(p.name for p in (workspace / "runs" / GATE).iterdir()) == ["generations.jsonl", "run.json"]
+
+
+def test_report_refuses_bad_gate_name_and_missing_spec(workspace: Path):
+    done = run_cli(workspace, "../etc")
+    assert done.returncode == 2 and "bad adapter name" in done.stderr
+    done = run_cli(workspace, "lv-nobody")
+    assert done.returncode == 2 and "no such spec" in done.stderr
+
+
+def test_report_writes_default_path_from_stored_results(workspace: Path):
+    write_run(workspace / "runs" / GATE, _stored(workspace))
+    done = run_cli(workspace, GATE)
+    assert done.returncode == 0, done.stderr
+    out = workspace / "runs" / GATE / "report.html"
+    assert done.stdout.strip() == f"wrote {out}"
+    page = out.read_text(encoding="utf-8")
+    assert '<td class="num floor" data-rule="pairwise-max-spread">0.091</td>' in page
+    assert '<td class="num floor" data-rule="global-max-spread">0.251</td>' in page
+    assert "DISAGREE" in page and "Amendment 1" in page
+    # Everything matches its registration: no deviation notice.
+    assert 'class="notice"' not in page
+    # The registration shown is this workspace's: its spec hash and the commit that registered it.
+    reg = json.loads((workspace / "preregistrations" / f"{GATE}.registration.json").read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, capture_output=True, text=True).stdout.strip()
+    assert reg["spec_sha256"] in page and head in page
+    # Prompts come from the registered prompt file.
+    assert PROMPTS[3] in page
+    # The page did not change any stored input.
+    assert len(read_rows(workspace / "runs" / GATE / "generations.jsonl")) == 360
+
+
+def test_report_out_option_and_workspace_flag(workspace: Path, tmp_path: Path):
+    write_run(workspace / "runs" / GATE, _stored(workspace))
+    target = tmp_path / "mail" / "bronte.html"
+    done = subprocess.run([sys.executable, "-m", "voicegate", "report", GATE, "-C", str(workspace),
+                           "--out", str(target), "--samples", "2"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = target.read_text(encoding="utf-8")
+    assert page.count('<article class="sample"') == 2
+    assert not (workspace / "runs" / GATE / "report.html").exists()
+
+
+def test_report_flags_generations_changed_since_scoring(workspace: Path):
+    run_dir = workspace / "runs" / GATE
+    write_run(run_dir, _stored(workspace))
+    rows = read_rows(run_dir / "generations.jsonl")
+    rows[0]["text"] += " (edited)"
+    (run_dir / "generations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = run_cli(workspace, GATE)
+    assert done.returncode == 0, done.stderr
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert "The stored generations have changed since they were scored" in page
+
+
+def test_report_flags_a_spec_that_deviates_from_its_registration(workspace: Path):
+    write_run(workspace / "runs" / GATE, _stored(workspace))
+    path = workspace / "preregistrations" / f"{GATE}.yaml"
+    spec = yaml.safe_load(path.read_text())
+    spec["floor"]["rule"] = "pairwise-max-spread"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    done = run_cli(workspace, GATE)
+    assert done.returncode == 0, done.stderr
+    page = (workspace / "runs" / GATE / "report.html").read_text(encoding="utf-8")
+    assert "DEVIATION:" in page and "floor.rule" in page
