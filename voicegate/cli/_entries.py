@@ -39,7 +39,8 @@ def amend_cmd(
     def score(spec, rows, *, cache_dir, rule):  # type: ignore[no-untyped-def]
         from voicegate.scoring import score_gate
 
-        return score_gate(spec, rows, cache_dir=cache_dir, rule=rule)
+        # Read-only cache: a refused amendment must leave no byte behind, not even a cache entry.
+        return score_gate(spec, rows, cache_dir=cache_dir, rule=rule, write_cache=False)
 
     for line in record_amendment(spec, rule, reason, score=score, cache_dir=_cache_dir(spec)):
         typer.echo(line)

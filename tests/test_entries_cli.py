@@ -1,0 +1,256 @@
+"""`import`, `ship` and `amend` through the real CLI: what they accept, and every refusal writing nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from _bronte import (as_shipped, bronte_workspace, generations, patch_scoring, result, run_cli, scored_workspace,
+                     write_jsonl)
+from _ws import tree_snapshot, voicegate
+from voicegate._hashing import sha256_file
+
+REASON = "additive, reversible and safety-clean"
+
+
+@pytest.fixture
+def compose_bytes(compose_fixture: Path) -> bytes:
+    return as_shipped(compose_fixture)
+
+
+# -- import ---------------------------------------------------------------------------------
+
+
+def test_import_accepts_a_good_file(tmp_path: Path) -> None:
+    root = bronte_workspace(tmp_path / "ws", None)
+    rows = generations()
+    for r in rows[:5]:
+        del r["model"]  # optional: taken from the arm
+    source = write_jsonl(tmp_path / "outside.jsonl", rows)
+    done = voicegate(root, "import", "lv-bronte", str(source))
+    assert done.returncode == 0, done.stderr
+    assert "imported 360 generations" in done.stdout
+    stored = [json.loads(ln) for ln in (root / "runs/lv-bronte/generations.jsonl").read_text().splitlines()]
+    assert len(stored) == 360 and all(r["imported"] is True and r["kind"] == "voice" for r in stored)
+    assert stored[0]["model"] == "voices-base" and stored[0]["text"] == rows[0]["text"]
+    run = json.loads((root / "runs/lv-bronte/run.json").read_text())
+    assert run["source"] == "imported"
+    assert run["file"] == str(source.resolve())  # outside the workspace: the absolute path
+    assert run["file_sha256"] == sha256_file(source)
+    assert run["counts"]["rows"] == 360 and run["counts"]["per_arm"] == {"base": 120, "ckpt475": 120, "ckpt925": 120}
+
+
+def _bad(line: int, change):  # type: ignore[no-untyped-def]
+    def make(rows: list[dict]) -> list:
+        out: list = list(rows)
+        out[line - 1] = change(dict(rows[line - 1]))
+        return out
+    return make
+
+
+BAD = {
+    "not-json": (7, "not JSON"),
+    "array": (7, "must be a JSON object, got list"),
+    "unknown-arm": (7, "arm 'ckpt999' is not in the spec"),
+    "unregistered-seed": (7, "seed 404 is not a registered seed"),
+    "seed-as-string": (7, "seed '101' is not a registered seed"),
+    "unknown-prompt": (7, "prompt_id '40' is not a registered voice prompt id"),
+    "probe-without-probes": (7, "prompt_id '6' is not a registered probe id"),
+    "no-text": (7, "missing 'text'"),
+    "text-not-string": (7, "text must be a string"),
+    "wrong-model": (7, "is not arm ckpt475's model"),
+    "duplicate": (200, "duplicate of line 3"),
+}
+CHANGES = {
+    "not-json": lambda r: "{broken",
+    "array": lambda r: [r],
+    "unknown-arm": lambda r: {**r, "arm": "ckpt999"},
+    "unregistered-seed": lambda r: {**r, "seed": 404},
+    "seed-as-string": lambda r: {**r, "seed": "101"},
+    "unknown-prompt": lambda r: {**r, "prompt_id": "40"},
+    "probe-without-probes": lambda r: {**r, "kind": "probe"},
+    "no-text": lambda r: {k: v for k, v in r.items() if k != "text"},
+    "text-not-string": lambda r: {**r, "text": None},
+    "wrong-model": lambda r: {**r, "arm": "ckpt475"},
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_import_refuses_the_whole_file_on_one_bad_line(tmp_path: Path, case: str) -> None:
+    root = bronte_workspace(tmp_path / "ws", None)
+    rows: list = generations()
+    line, message = BAD[case]
+    if case == "duplicate":
+        rows[line - 1] = dict(rows[2])
+    else:
+        rows[line - 1] = CHANGES[case](dict(rows[line - 1]))
+    source = tmp_path / "bad.jsonl"
+    source.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    before = tree_snapshot(root)
+    done = voicegate(root, "import", "lv-bronte", str(source))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"voicegate: line {line}: "), done.stderr
+    assert message in done.stderr
+    assert "nothing imported" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert tree_snapshot(root) == before
+
+
+def test_import_refuses_rows_already_stored_and_an_unregistered_gate(tmp_path: Path) -> None:
+    root = bronte_workspace(tmp_path / "ws", None)
+    first = write_jsonl(tmp_path / "a.jsonl", generations(("base",)))
+    assert voicegate(root, "import", "lv-bronte", str(first)).returncode == 0
+    before = tree_snapshot(root)
+    again = write_jsonl(tmp_path / "b.jsonl", generations(("ckpt475",)) + generations(("base",))[5:6])
+    done = voicegate(root, "import", "lv-bronte", str(again))
+    assert done.returncode == 2
+    assert "line 121: base, seed 101, prompt 5 is already stored" in done.stderr
+    assert tree_snapshot(root) == before
+    # The other arms complete the run; run.json lists both files.
+    rest = write_jsonl(tmp_path / "c.jsonl", generations(("ckpt475", "ckpt925")))
+    assert voicegate(root, "import", "lv-bronte", str(rest)).returncode == 0
+    run = json.loads((root / "runs/lv-bronte/run.json").read_text())
+    assert [i["rows"] for i in run["imports"]] == [120, 240] and run["counts"]["rows"] == 360
+
+    unregistered = bronte_workspace(tmp_path / "ws2", None, register=False)
+    done = voicegate(unregistered, "import", "lv-bronte", str(first))
+    assert done.returncode == 2 and "is not registered" in done.stderr
+    assert not (unregistered / "runs").exists()
+
+
+# -- ship -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (("ckpt475", "--reason", "   "), "needs --reason"),
+    (("ckpt475",), "needs --reason"),
+    (("base", "--reason", REASON), "base is the base carrier, not an adapter"),
+    (("ckpt999", "--reason", REASON), "no arm named 'ckpt999'"),
+], ids=["blank-reason", "no-reason", "base", "unknown-arm"])
+def test_ship_refusals_write_nothing(tmp_path: Path, compose_bytes: bytes, args: tuple, message: str) -> None:
+    root = scored_workspace(tmp_path / "ws", compose_bytes, ship=False, amend=False)
+    before = tree_snapshot(root)
+    done = voicegate(root, "ship", "lv-bronte", *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+    assert tree_snapshot(root) == before
+
+
+def test_ship_before_any_score_is_refused(tmp_path: Path, compose_bytes: bytes) -> None:
+    root = bronte_workspace(tmp_path / "ws", compose_bytes)
+    before = tree_snapshot(root)
+    done = voicegate(root, "ship", "lv-bronte", "ckpt475", "--reason", REASON)
+    assert done.returncode == 2
+    assert "no score is recorded for lv-bronte" in done.stderr
+    assert tree_snapshot(root) == before
+
+
+def test_ship_refuses_when_compose_has_no_entry_for_the_gate(tmp_path: Path, compose_bytes: bytes) -> None:
+    # Shipping means listed in --lora-modules: a decision with no entry to sit above is refused whole.
+    without = compose_bytes.replace(b"      - lv-bronte=/adapters/lv-bronte-4b-v1\n", b"")
+    root = scored_workspace(tmp_path / "ws", without, ship=False, amend=False)
+    before = tree_snapshot(root)
+    done = voicegate(root, "ship", "lv-bronte", "ckpt475", "--reason", REASON)
+    assert done.returncode == 2
+    assert "compose file has no --lora-modules entry for lv-bronte" in done.stderr
+    assert tree_snapshot(root) == before
+
+
+def test_score_of_a_gate_not_yet_in_compose_skips_the_comment(tmp_path: Path, compose_bytes: bytes) -> None:
+    without = compose_bytes.replace(b"      - lv-bronte=/adapters/lv-bronte-4b-v1\n", b"")
+    root = scored_workspace(tmp_path / "ws", without, ship=False, amend=False)
+    assert (root / "deploy/compose.yaml").read_bytes() == without
+    assert b"voicegate:entry 1 " in (root / "gates/lv-bronte.md").read_bytes()
+    assert b"voicegate:entry 1 " in (root / "adapters/lv-bronte-4b-v1/README.md").read_bytes()
+
+
+# -- amend ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scored(tmp_path: Path, compose_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> Path:
+    patch_scoring(monkeypatch)
+    return scored_workspace(tmp_path / "ws", compose_bytes, ship=True, amend=False)
+
+
+def _amend(root: Path, *args: str) -> tuple[int, str, str]:
+    return run_cli("amend", "lv-bronte", *args, "-C", str(root))
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--rule", "median-spread", "--reason", "x"), "unknown floor rule 'median-spread'"),
+    (("--rule", "pairwise-max-spread"), "needs --reason"),
+    (("--rule", "pairwise-max-spread", "--reason", " \t"), "needs --reason"),
+    (("--rule", "global-max-spread", "--reason", "again"), "already under global-max-spread@1"),
+], ids=["unknown-rule", "no-reason", "blank-reason", "same-rule"])
+def test_amend_refusals_write_nothing(scored: Path, args: tuple, message: str) -> None:
+    before = tree_snapshot(scored)
+    code, out, err = _amend(scored, *args)
+    assert code == 2, out + err
+    assert message in err
+    assert tree_snapshot(scored) == before
+
+
+def test_amend_refuses_a_rule_registered_on_or_after_the_amendment(scored: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1789603200")  # 2026-09-17: the day pairwise was registered
+    before = tree_snapshot(scored)
+    code, _, err = _amend(scored, "--rule", "pairwise-max-spread", "--reason", "x")
+    assert code == 2
+    assert "registered 2026-09-17, which does not precede this amendment (2026-09-17)" in err
+    assert tree_snapshot(scored) == before
+
+
+def test_amend_refuses_changed_generations(scored: Path) -> None:
+    gens = scored / "runs/lv-bronte/generations.jsonl"
+    gens.write_text(gens.read_text().replace("Reader, the moor", "Reader, the fen", 1))
+    before = tree_snapshot(scored)
+    code, _, err = _amend(scored, "--rule", "pairwise-max-spread", "--reason", "x")
+    assert code == 2
+    assert "the stored generations changed since they were scored" in err
+    assert tree_snapshot(scored) == before
+
+
+def test_amend_with_nothing_scored_is_refused(tmp_path: Path, compose_bytes: bytes,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    patch_scoring(monkeypatch)
+    root = bronte_workspace(tmp_path / "ws", compose_bytes)
+    before = tree_snapshot(root)
+    code, _, err = _amend(root, "--rule", "pairwise-max-spread", "--reason", "x")
+    assert code == 2
+    assert "nothing to amend: no score is recorded for lv-bronte" in err
+    assert tree_snapshot(root) == before
+
+
+def test_amend_refuses_when_delta_cb_moves(scored: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same generations must give the same delta_cb; if they do not, nothing is appended.
+    import _bronte
+
+    moved = {**_bronte.DISTANCES, "ckpt475": {101: 0.5, 202: 0.6, 303: 0.7}}
+    monkeypatch.setattr(_bronte, "DISTANCES", moved)
+    before = tree_snapshot(scored)
+    code, _, err = _amend(scored, "--rule", "pairwise-max-spread", "--reason", "x")
+    assert code == 2
+    assert "delta_cb of ckpt475 changed on re-scoring the same generations (0.193 -> 0.22)" in err
+    assert tree_snapshot(scored) == before
+
+
+def test_amend_then_score_again_is_current(scored: Path) -> None:
+    code, out, err = _amend(scored, "--rule", "pairwise-max-spread", "--reason", "pairwise was registered first")
+    assert code == 0, err
+    assert "appended entry 3 (amend)" in out
+    before = tree_snapshot(scored)
+    # Scoring again under the spec's rule: that result is already recorded, nothing is appended.
+    from voicegate._registration import check_registered
+    from voicegate._spec import load_spec
+    from voicegate._store import generations_hash, read_rows
+    from voicegate.artifacts import record_score
+
+    spec = load_spec(scored, "lv-bronte")
+    gh = generations_hash(read_rows(spec.generations_path))
+    lines = record_score(spec, check_registered(spec), result("global-max-spread", gh), {})
+    assert lines == ["gates/lv-bronte.md: the record is current (same generations, same rule global-max-spread); "
+                     "nothing appended"]
+    assert tree_snapshot(scored) == before
