@@ -156,6 +156,7 @@ def test_cost_arithmetic_reproduces_the_seats_record():
     j = r.as_json()
     assert (j["base_tok_s"], j["voice_tok_s"], j["base2_tok_s"]) == (143.0, 108.2, 143.143)
     assert j["overhead_pct"] == -24.34 and j["noise_floor_pct"] == 0.1 and j["outside_floor"] is True
+    assert j["warnings"] == []
 
 
 def test_an_overhead_inside_the_floor_is_not_a_cost():
@@ -164,6 +165,8 @@ def test_an_overhead_inside_the_floor_is_not_a_cost():
                Run("base2", "b", 0, 1, 95, 1.0, None)]
     assert r.as_json()["overhead_pct"] == -1.0 and r.as_json()["noise_floor_pct"] == 5.0
     assert r.outside_floor is False
+    # 99 vs 100 tokens: per-request costs are amortised differently, and the result says so.
+    assert len(r.warnings) == 1 and "different lengths (median 100 tokens for the base, 99" in r.warnings[0]
 
 
 # -- sizes, masks ---------------------------------------------------------------------------

@@ -78,6 +78,7 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):  # noqa:
             print(f"\nreal vLLM cost: base {cost['base_tok_s']} tok/s, {SERVED_ADAPTER} {cost['voice_tok_s']} tok/s, "
                   f"overhead {cost['overhead_pct']}%, floor {cost['noise_floor_pct']}%")
         assert all(r["completion_tokens"] == 32 for r in cost["runs"])   # ignore_eos: the same length
+        assert cost["warnings"] == []
         assert cost["base_tok_s"] > 0 and cost["voice_tok_s"] > 0
         assert cost["overhead_pct"] < 0          # LoRA adds work on every token
     finally:

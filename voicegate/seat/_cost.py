@@ -95,6 +95,21 @@ class CostResult:
     def outside_floor(self) -> bool:
         return abs(self.overhead) > self.noise_floor
 
+    @property
+    def warnings(self) -> list[str]:
+        """Why the comparison may not be like for like."""
+        out = []
+        mb = self.arm_stats("base")["median_completion_tokens"]
+        mv = self.arm_stats("voice")["median_completion_tokens"]
+        if mb != mv:
+            # tok/s = tokens / (fixed costs + tokens x per-token time): different lengths amortise the
+            # fixed part (prefill, HTTP) differently, and base2 replays base exactly, so the floor
+            # cannot see it.
+            out.append(f"the arms decoded different lengths (median {mb:g} tokens for the base, {mv:g} for the "
+                       f"voice): part of the difference may be length, not the adapter; the seat did not honour "
+                       f"ignore_eos, or stopped early")
+        return out
+
     def as_json(self) -> dict[str, Any]:
         return {
             "base": self.base, "voice": self.voice, "n": self.n, "max_tokens": self.max_tokens,
@@ -102,7 +117,7 @@ class CostResult:
             "base_tok_s": round(self.base_tok_s, 3), "voice_tok_s": round(self.voice_tok_s, 3),
             "base2_tok_s": round(self.base2_tok_s, 3),
             "overhead_pct": round(100 * self.overhead, 2), "noise_floor_pct": round(100 * self.noise_floor, 2),
-            "outside_floor": self.outside_floor,
+            "outside_floor": self.outside_floor, "warnings": self.warnings,
             "arms": {arm: self.arm_stats(arm) for arm in ARMS},
             "order": [r.arm for r in self.runs],
             "runs": [{"arm": r.arm, "model": r.model, "round": r.round, "seed": r.seed,
@@ -156,4 +171,5 @@ def render(r: CostResult) -> str:
         f"overhead {a['overhead_pct']:+.1f}%  noise floor {a['noise_floor_pct']:.1f}%  -> "
         + ("outside the floor: a measured cost" if r.outside_floor else "inside the floor: not a measured cost"),
     ]
+    lines += [f"warning: {w}" for w in r.warnings]
     return "\n".join(lines)

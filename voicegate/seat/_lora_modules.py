@@ -255,6 +255,9 @@ def read_compose(compose_path: Path, *, service: str | None = None,
             raise VoicegateError(f"{compose_path}: several services serve LoRA "
                                  f"({', '.join(s.name for s in chosen)}); pick one with --service")
     result = ComposeLoras(path=compose_path, services=chosen, modules=[])
+    if not chosen:
+        result.warnings.append(f"{compose_path.name}: no service runs with --enable-lora or --lora-modules, "
+                               "so it persists no adapter")
     for svc in chosen:
         n = svc.flag_count(LORA_FLAG)
         if n > 1:
