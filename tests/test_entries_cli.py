@@ -254,3 +254,15 @@ def test_amend_then_score_again_is_current(scored: Path) -> None:
     assert lines == ["gates/lv-bronte.md: the record is current (same generations, same rule global-max-spread); "
                      "nothing appended"]
     assert tree_snapshot(scored) == before
+
+
+def test_import_into_a_generated_run_is_refused(tmp_path: Path) -> None:
+    root = bronte_workspace(tmp_path / "ws", None)
+    run = root / "runs/lv-bronte/run.json"
+    run.parent.mkdir(parents=True)
+    run.write_text(json.dumps({"source": "generated", "gate": "lv-bronte"}))
+    before = tree_snapshot(root)
+    done = voicegate(root, "import", "lv-bronte", str(write_jsonl(tmp_path / "g.jsonl", generations())))
+    assert done.returncode == 2
+    assert "were made by `voicegate generate`" in done.stderr
+    assert tree_snapshot(root) == before

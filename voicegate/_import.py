@@ -72,6 +72,17 @@ def import_file(spec: GateSpec, source: Path, *, now: _dt.datetime | None = None
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise VoicegateError(f"line {line}: not UTF-8; nothing imported") from None
+    manifest_path = spec.run_dir / "run.json"
+    previous: dict[str, Any] = {}
+    if manifest_path.exists():
+        try:
+            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except ValueError:
+            raise VoicegateError(f"{manifest_path}: unreadable run manifest; nothing imported") from None
+    if previous.get("source", "imported") != "imported":
+        # The mirror of generate's refusal: one run is either the seat's or brought in, never a blend.
+        raise VoicegateError(f"{spec.gate}: its generations were made by `voicegate generate` ({manifest_path}); "
+                             "import will not mix outside generations into them; nothing imported")
     stored = {row_key(r) for r in read_rows(spec.generations_path)}
     seen: dict[tuple[str, str, int, str], int] = {}
     rows = []
@@ -98,13 +109,6 @@ def import_file(spec: GateSpec, source: Path, *, now: _dt.datetime | None = None
     repair_tail(spec.generations_path)
     append_rows(spec.generations_path, rows)
     all_rows = read_rows(spec.generations_path)
-    manifest_path = spec.run_dir / "run.json"
-    previous: dict[str, Any] = {}
-    if manifest_path.exists():
-        try:
-            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except ValueError:
-            previous = {}
     imports = list(previous.get("imports", []))
     when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:  # workspace-relative where possible, so the record reads the same on every clone
@@ -112,11 +116,10 @@ def import_file(spec: GateSpec, source: Path, *, now: _dt.datetime | None = None
     except ValueError:
         shown = str(source.resolve())
     imports.append({"file": shown, "sha256": sha256_file(source), "rows": len(rows), "time": when})
-    generated = previous.get("source") in ("generated", "mixed")
     manifest = {
         **{k: v for k, v in previous.items() if k not in ("counts",)},
         "gate": spec.gate,
-        "source": "mixed" if generated else "imported",
+        "source": "imported",
         "file": imports[-1]["file"] if len(imports) == 1 else "; ".join(i["file"] for i in imports),
         "file_sha256": imports[-1]["sha256"] if len(imports) == 1 else "; ".join(i["sha256"] for i in imports),
         "imports": imports,
@@ -128,7 +131,7 @@ def import_file(spec: GateSpec, source: Path, *, now: _dt.datetime | None = None
             "per_arm": {a.name: sum(1 for r in all_rows if r["arm"] == a.name) for a in spec.arms},
         },
     }
-    tmp = manifest_path.with_name(".run.json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(manifest_path)
+    from voicegate.artifacts._chain import atomic_write
+
+    atomic_write(manifest_path, (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
     return manifest

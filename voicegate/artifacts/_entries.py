@@ -157,9 +157,10 @@ def _run_ctx(spec: Any, run: dict[str, Any] | None) -> dict[str, Any]:
     run = dict(run or {})
     rows = read_rows(spec.generations_path)
     seat = run.get("seat_url") or run.get("seat")
-    if isinstance(seat, dict):
-        seat = seat.get("url")
     version = run.get("vllm_version") or run.get("version")
+    if isinstance(seat, dict):  # generate's manifest: {"url", "version" (the seat's /version), "models"}
+        version = version or seat.get("version")
+        seat = seat.get("url")
     if isinstance(version, dict):
         version = version.get("version")
     return {

@@ -51,8 +51,14 @@ def artifact_paths(root: Path, gate: str) -> dict[str, Path]:
 
 
 def all_gates(root: Path) -> list[str]:
-    return sorted(p.stem for p in (root / "preregistrations").glob("*.yaml")
-                  if not p.name.endswith(".registration.yaml"))
+    """Every spec whose name is a gate name (an example or a stray file is not a gate)."""
+    out = []
+    for p in sorted((root / "preregistrations").glob("*.yaml")):
+        try:
+            out.append(check_gate_name(p.stem))
+        except VoicegateError:
+            continue
+    return out
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
