@@ -31,13 +31,21 @@ SEEDS = [101, 202]
 PROMPTS = 6
 
 
-def words(n: int, seed: int | str, vocab: list[str] = VOCAB) -> list[str]:
+# Three "styles": each favours a different third of the vocabulary, so the
+# held-out author (style 0) and the background authors (1, 2) differ the way
+# real authors differ: in the rates of the same common words.
+STYLES = {s: [3.0 if i % 3 == s else 1.0 for i in range(len(VOCAB))] for s in range(3)}
+
+
+def words(n: int, seed: int | str, style: int | None = None) -> list[str]:
     rng = random.Random(seed)
-    return [rng.choice(vocab) for _ in range(n)]
+    if style is None:
+        return [rng.choice(VOCAB) for _ in range(n)]
+    return rng.choices(VOCAB, weights=STYLES[style], k=n)
 
 
-def text(n: int, seed: int | str) -> str:
-    return " ".join(words(n, seed))
+def text(n: int, seed: int | str, style: int | None = None) -> str:
+    return " ".join(words(n, seed, style))
 
 
 TRAIN = words(6000, "train")
@@ -50,10 +58,10 @@ def make_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict 
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     for sub in ("corpora/held", "corpora/train", "corpora/bg", "preregistrations"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    (root / "corpora/held/held.txt").write_text(text(3000, "held"), encoding="utf-8")
+    (root / "corpora/held/held.txt").write_text(text(3000, "held", 0), encoding="utf-8")
     (root / "corpora/train/train.txt").write_text(" ".join(TRAIN), encoding="utf-8")
-    (root / "corpora/bg/bg1.txt").write_text(text(3000, "bg1"), encoding="utf-8")
-    (root / "corpora/bg/bg2.txt").write_text(text(3000, "bg2"), encoding="utf-8")
+    (root / "corpora/bg/bg1.txt").write_text(text(3000, "bg1", 1), encoding="utf-8")
+    (root / "corpora/bg/bg2.txt").write_text(text(3000, "bg2", 2), encoding="utf-8")
     spec: dict[str, Any] = {
         "gate": GATE, "author": "Test Author",
         "seat": {"url": "http://127.0.0.1:9/v1", "base_model": "base"},

@@ -1,0 +1,118 @@
+"""`voicegate score` end to end, through the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_scoring_workspace import GATE, TRAIN, make_workspace, voice_rows, words, write_rows
+
+
+
+def vg(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
+    return subprocess.run([sys.executable, "-m", "voicegate", *args, "-C", str(root)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def author_like(tag):  # the held-out author's style
+    return lambda seed, p: " ".join(words(160, f"{tag}/{seed}/{p}", 0))
+
+
+def carrier_like(tag):  # a background author's style: far from the author
+    return lambda seed, p: " ".join(words(160, f"{tag}/{seed}/{p}", 1))
+
+
+def copier(seed, p):
+    return " ".join(TRAIN[200 * p + seed % 7: 200 * p + seed % 7 + 120])
+
+
+@pytest.fixture
+def ws(tmp_path) -> Path:
+    root = make_workspace(tmp_path / "ws")
+    write_rows(root, voice_rows({"base": carrier_like("b"), "cand": author_like("c"), "other": copier}))
+    return root
+
+
+def test_score_prints_both_floors_saves_scores_and_appends(ws):
+    done = vg(ws, "score", GATE)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "floor" in out and "global *" not in out and "pairwise *" in out  # deciding rule marked
+    assert "global = global-max-spread" in out and "pairwise = pairwise-max-spread" in out
+    assert "DISAGREE" in out and "COPYING" in out and "DAMAGE" in out
+    assert "ships: cand (VOICE PASS" in out and "signature: view:stylometric|mfw:100|" in out
+    cand_row = next(line for line in out.splitlines() if line.startswith("│ cand "))
+    assert cand_row.count("PASS") == 2 and "x)" in cand_row
+    other_row = next(line for line in out.splitlines() if line.startswith("│ other ") and "COPIED" in line)
+    assert "120" in other_row  # longest run, in tokens
+    saved = (ws / "runs" / GATE / "scores.json").read_text()
+    result = json.loads(saved)
+    assert result["ships"] == "cand" and result["rule"] == "pairwise-max-spread"
+    for a in result["arms"]:
+        assert {"name", "role", "distances", "spread"} <= set(a)
+        if a["role"] == "candidate":
+            assert {"delta_cb", "floors", "voice", "disagree", "ratio", "overlap", "copying", "damage"} <= set(a)
+            assert set(a["floors"]) == {"global-max-spread", "pairwise-max-spread"}
+    # the artifacts were handed the result (their own helper decides what to write)
+    assert (ws / "gates" / f"{GATE}.md").exists()
+
+    # --json prints exactly the bytes saved; scoring again gives the same bytes
+    again = vg(ws, "score", GATE, "--json")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == saved == (ws / "runs" / GATE / "scores.json").read_text()
+
+
+def test_dry_run_writes_nothing(ws):
+    before = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".git/" not in p.as_posix())
+    done = vg(ws, "score", GATE, "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ships"] == "cand"
+    after = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".git/" not in p.as_posix())
+    assert after == before
+    assert not (ws / "runs" / ".cache").exists() and not (ws / "runs" / GATE / "scores.json").exists()
+
+
+def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
+    assert vg(ws, "score", GATE, "--strict", "--quiet").returncode == 0
+    root = make_workspace(tmp_path / "ws2")
+    write_rows(root, voice_rows({"base": carrier_like("b"), "cand": carrier_like("c"), "other": copier}))
+    done = vg(root, "score", GATE, "--strict", "--quiet")
+    assert done.returncode == 1
+    assert done.stdout.strip() == f"{GATE}: ships: none (no candidate passes VOICE, COPYING and DAMAGE under " \
+                                  "pairwise-max-spread)"
+    assert done.stderr.strip().splitlines() == [
+        "voicegate: warning: smallest (arm, seed) pool has 720 words; Cosine Delta needs ~10,000 to be reliable",
+        f"voicegate: {GATE}: no candidate ships under pairwise-max-spread"]
+    assert (root / "runs" / GATE / "scores.json").exists()  # a FAIL is a result: it is saved
+
+
+def test_refusals_exit_2_with_one_line_and_write_nothing(tmp_path):
+    root = make_workspace(tmp_path / "ws")
+    done = vg(root, "score", GATE)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("voicegate: no generations for lv-test") and done.stderr.count("\n") == 1
+    assert not (root / "runs" / GATE / "scores.json").exists()
+
+    done = vg(root, "score", "lv-nope")
+    assert done.returncode == 2 and "no such spec" in done.stderr and "Traceback" not in done.stderr
+
+    write_rows(root, voice_rows({"base": carrier_like("b"), "cand": author_like("c"), "other": copier}))
+    (root / "corpora" / "bg" / "bg2.txt").write_text("changed after registration", encoding="utf-8")
+    done = vg(root, "score", GATE)
+    assert done.returncode == 2 and "registered file changed since registration: corpora/bg/bg2.txt" in done.stderr
+    assert not (root / "runs" / GATE / "scores.json").exists()
+
+
+def test_unknown_arm_in_generations_is_refused(tmp_path):
+    root = make_workspace(tmp_path / "ws")
+    rows = voice_rows({"base": carrier_like("b"), "cand": author_like("c"), "other": copier})
+    write_rows(root, rows + [{**rows[0], "arm": "ghost"}])
+    done = vg(root, "score", GATE)
+    assert done.returncode == 2 and "arm 'ghost' is not an arm of lv-test" in done.stderr
+    assert not (root / "runs" / GATE / "scores.json").exists()
