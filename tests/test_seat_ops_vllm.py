@@ -9,10 +9,16 @@ is measured, and `check` asks the vLLM venv's own model registry about the class
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
-from vllm_seat import SERVED_ADAPTER, venv_python, vllm_seat  # noqa: F401  (the session fixture)
+from vllm_seat import SERVED_ADAPTER, venv_python
+
+if not hasattr(sys.modules.get("conftest"), "vllm_seat"):
+    # conftest.py normally provides the session fixture; a second definition here would start
+    # a second server, so it is only imported when conftest does not.
+    from vllm_seat import vllm_seat  # noqa: F401
 
 pytestmark = pytest.mark.vllm
 
@@ -39,7 +45,7 @@ def _compose(tmp_path, seat) -> str:
     return str(p)
 
 
-def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):  # noqa: F811
+def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
     compose = _compose(tmp_path, vllm_seat)
     url = vllm_seat.url
     code, out, _ = cli(capsys, "seat", "models", "--seat", url, "--json")
@@ -89,7 +95,7 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):  # noqa:
     assert code == 0 and "in step: 1 adapter(s)" in out
 
 
-def test_check_asks_the_vllm_venv_registry(capsys, tmp_path, vllm_seat):  # noqa: F811
+def test_check_asks_the_vllm_venv_registry(capsys, tmp_path, vllm_seat):
     py = venv_python()
     code, out, err = cli(capsys, "seat", "check", "--model", vllm_seat.model_dir,
                          "--adapter", vllm_seat.adapters[SERVED_ADAPTER], "--vllm-python", py,
