@@ -23,3 +23,7 @@ def compose_fixture() -> Path:
     if not COMPOSE_FIXTURE.is_file():
         pytest.skip(f"fleet compose fixture not present at {COMPOSE_FIXTURE}")
     return COMPOSE_FIXTURE
+
+
+# The session-scoped real vLLM seat (tests/vllm_seat.py); it skips when the vLLM venv is absent.
+from vllm_seat import vllm_seat  # noqa: E402,F401

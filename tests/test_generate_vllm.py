@@ -1,0 +1,143 @@
+"""`voicegate generate` against a REAL vLLM seat (tiny Qwen3, two real LoRA adapters).
+
+The server is started once per session by the ``vllm_seat`` fixture
+(tests/vllm_seat.py) from the venv that ``.ci/vllm-venv`` creates.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+
+from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
+from voicegate._errors import SeatUnreachable
+from voicegate._generate import generate
+from voicegate._schedule import request_seed
+from voicegate._spec import load_spec
+from voicegate.seat import (
+    AdapterAlreadyLoaded, AdapterNotFound, AdapterNotLoaded, ModelNotFound, SeatClient, run,
+)
+
+pytestmark = pytest.mark.vllm
+GATE = "lv-tiny"
+
+
+def _spec(seat, **kw):
+    return gate_spec(GATE, url=seat.url, candidates=[
+        {"name": "served", "model": seat.served_adapter, "role": "candidate"},
+        {"name": "runtime", "model": seat.runtime_adapter, "role": "candidate",
+         "adapter_path": str(seat.adapters[seat.runtime_adapter])},
+    ], **kw)
+
+
+def _keys(rs):
+    return {(r["kind"], r["arm"], r["seed"], r["prompt_id"]) for r in rs}
+
+
+def _served(seat) -> dict[str, dict]:
+    return {m["id"]: m for m in httpx.get(f"{seat.url}/models", timeout=10).json()["data"]}
+
+
+def test_generate_against_real_vllm(vllm_seat, tmp_path):
+    """Acceptance 1: base + a --lora-modules adapter + a runtime-loaded one, 2 seeds x 3 prompts."""
+    seat = vllm_seat
+    root = registered_workspace(tmp_path / "ws", _spec(seat))
+    t0 = time.monotonic()
+    done = cli(root, "generate", GATE, "--quiet")
+    wall = time.monotonic() - t0
+    assert done.returncode == 0, done.stderr
+    assert "runtime-loaded adapters do not persist" in done.stderr
+
+    out = rows(root, GATE)
+    # 3 arms x 2 seeds x 3 prompts, one row per key.
+    assert len(out) == 18 and len(_keys(out)) == 18
+    assert {r["model"] for r in out} == {"voices-base", seat.served_adapter, seat.runtime_adapter}
+    for r in out:
+        assert r["request_seed"] == request_seed(r["seed"], "voice", r["prompt_id"])
+        assert r["usage"]["completion_tokens"] > 0 and r["finish_reason"] in ("stop", "length")
+        assert r["text"] and r["seat_url"] == seat.url
+    by_key = {(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in out}
+    # The adapters really change the output (non-zero lora_B), and seeds really change it.
+    assert sum(by_key[("base", s, p)] != by_key[("served", s, p)] for s in (101, 202) for p in "012") >= 5
+    assert sum(by_key[("base", s, p)] != by_key[("runtime", s, p)] for s in (101, 202) for p in "012") >= 5
+    assert sum(by_key[("base", 101, p)] != by_key[("base", 202, p)] for p in "012") >= 2
+
+    # The runtime-loaded adapter is unloaded afterwards; the --lora-modules one is still served.
+    served = _served(seat)
+    assert seat.runtime_adapter not in served and seat.served_adapter in served
+
+    m = manifest(root, GATE)
+    assert m["seat"]["version"] == "0.32.0" and m["seat"]["url"] == seat.url
+    models = {c["id"]: c for c in m["seat"]["models"]}
+    assert models["voices-base"] == {"id": "voices-base", "root": str(seat.model_dir), "parent": None}
+    assert models[seat.served_adapter]["parent"] == "voices-base"
+    assert models[seat.runtime_adapter] == {"id": seat.runtime_adapter, "parent": "voices-base",
+                                            "root": str(seat.adapters[seat.runtime_adapter])}
+    assert m["sessions"][-1]["loaded"] == [seat.runtime_adapter]
+    assert m["sessions"][-1]["unloaded"] == [seat.runtime_adapter]
+
+    # Same registered seeds on the same seat -> the same texts (the seed is really sent).
+    again = registered_workspace(tmp_path / "ws2", _spec(seat))
+    assert cli(again, "generate", GATE, "--quiet").returncode == 0
+    assert {(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in rows(again, GATE)} == by_key
+
+    lat = sorted(r["latency_s"] for r in out)
+    sys.stderr.write(f"\nreal vLLM: 18 generations in {wall:.2f}s wall (CLI incl.), latency median "
+                     f"{statistics.median(lat):.3f}s max {lat[-1]:.3f}s; server {seat.timings}\n")
+
+
+def test_real_vllm_error_bodies_become_clear_refusals(vllm_seat):
+    seat = vllm_seat
+    path = str(seat.adapters[seat.runtime_adapter])
+
+    async def go():
+        async with SeatClient(seat.url) as c:
+            with pytest.raises(ModelNotFound, match="does not serve model 'lv-nope'"):
+                await c.chat("lv-nope", "hi", seed=1, sampling={"temperature": 0.8, "top_p": 0.95, "max_tokens": 4})
+            with pytest.raises(AdapterNotFound, match="no adapter for 'lv-bad'"):
+                await c.load_adapter("lv-bad", "/nonexistent/adapter")
+            with pytest.raises(AdapterAlreadyLoaded):
+                await c.load_adapter(seat.served_adapter, str(seat.adapters[seat.served_adapter]))
+            with pytest.raises(AdapterNotLoaded):
+                await c.unload_adapter("lv-never-loaded")
+            took = await c.load_adapter("lv-extra", path)
+            await c.unload_adapter("lv-extra")
+            return took, await c.health()
+
+    took, healthy = run(go())
+    assert healthy and took < 5
+
+
+def test_real_vllm_dropped_runtime_adapter_is_reloaded(vllm_seat, tmp_path):
+    """Acceptance 3 on the real seat: the runtime adapter vanishes mid-run (as on a restart)."""
+    seat = vllm_seat
+    root = registered_workspace(tmp_path / "ws", _spec(seat, concurrency=1))
+    spec = load_spec(root, GATE)
+    notes: list[str] = []
+    result: dict = {}
+
+    def drive():
+        try:
+            result["r"] = generate(spec, quiet=True, say=notes.append)
+        except BaseException as exc:  # surfaced below
+            result["e"] = exc
+
+    worker = threading.Thread(target=drive)
+    worker.start()
+    path = spec.generations_path
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 3):
+        time.sleep(0.01)
+    # What a restart does to a runtime-loaded adapter, done out of band.
+    assert httpx.post(f"{seat.url}/unload_lora_adapter", json={"lora_name": seat.runtime_adapter},
+                      timeout=10).status_code == 200
+    worker.join(timeout=300)
+    assert "e" not in result, result.get("e")
+    assert result["r"].reloads == 1 and len(_keys(rows(root, GATE))) == 18
+    assert any("seat restarted" in n for n in notes)
+    assert seat.runtime_adapter not in _served(seat)
