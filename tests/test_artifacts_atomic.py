@@ -13,6 +13,7 @@ import pytest
 
 from _bronte import as_shipped, scored_workspace
 from _ws import voicegate
+from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain
 
 TESTS = Path(__file__).resolve().parent
@@ -64,7 +65,7 @@ def test_replace_failing_leaves_the_previous_file(tmp_path: Path, monkeypatch: p
         raise OSError("disk gone")
 
     monkeypatch.setattr(_chain, "_replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(VoicegateError, match="cannot write \\(disk gone\\); the file is unchanged"):
         _chain.md_append(path, "## second\n\nbody")
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["record.md"]  # the temp file was cleaned up

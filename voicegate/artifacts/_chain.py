@@ -122,7 +122,10 @@ def atomic_write(path: Path, data: bytes) -> None:
     # A fixed temp name: a temp left by a killed writer is simply overwritten
     # by the next one (which holds the lock), never accumulated.
     tmp = path.with_name(f".{path.name}.voicegate-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        raise VoicegateError(f"{path}: cannot write ({exc.strerror}); the file is unchanged") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -130,11 +133,13 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         _replace(str(tmp), str(path))
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise VoicegateError(f"{path}: cannot write ({exc.strerror or exc}); the file is unchanged") from None
         raise
     try:
         dfd = os.open(path.parent, os.O_RDONLY)

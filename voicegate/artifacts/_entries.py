@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,16 @@ def _preflight(spec: Any, *, compose_required: bool) -> bool:
     readme = spec.artifacts.readme
     if readme is not None and not readme.parent.is_dir():
         raise VoicegateError(f"{readme.parent}: the adapter directory does not exist; README not writable")
+    # An atomic write needs a temp file beside its target: a read-only mount (adapters are
+    # often mounted :ro) must be refused here, before the record gets an entry the README lacks.
+    for path in (spec.artifacts.record, readme, spec.artifacts.compose):
+        if path is None:
+            continue
+        where = path.parent
+        while not where.exists():
+            where = where.parent
+        if not os.access(where, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise VoicegateError(f"{path}: not writable (a read-only mount?); nothing written")
     compose = spec.artifacts.compose
     if compose is None:
         return False
