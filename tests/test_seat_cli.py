@@ -86,6 +86,7 @@ def test_drift_runtime_adapter_not_persisted_and_listed_adapters_not_served(caps
         # The table form says the same in words.
         code, out, _ = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", compose_fixture)
         assert code == 1
+        out = " ".join(out.split())
         assert "SERVED, NOT PERSISTED lv-hemingway-ckpt475" in out
         assert "PERSISTED, NOT SERVED lv-bronte" in out and "PERSISTED, NOT SERVED lv-yarros" in out
 

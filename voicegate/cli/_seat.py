@@ -110,15 +110,18 @@ def drift_cmd(
         _emit_json({"seat": client.url, "compose": str(compose), **drift.as_json()})
     else:
         typer.echo(f"seat {client.url}  vs  {compose}")
+        def row(label: str, text: str) -> None:
+            typer.echo(f"  {label:<22} {text}")
+
         for e in drift.in_step:
-            typer.echo(f"  in step              {e['name']}  {e['root']}")
+            row("in step", f"{e['name']}  {e['root']}")
         for e in drift.served_not_persisted:
-            typer.echo(f"  SERVED, NOT PERSISTED {e['name']}  {e['root']}  -- gone on the next `compose up -d`")
+            row("SERVED, NOT PERSISTED", f"{e['name']}  {e['root']}  -- gone on the next `compose up -d`")
         for e in drift.persisted_not_served:
             host = f" (host {e['host_path']})" if e.get("host_path") else ""
-            typer.echo(f"  PERSISTED, NOT SERVED {e['name']}  {e['compose_path']}{host}")
+            row("PERSISTED, NOT SERVED", f"{e['name']}  {e['compose_path']}{host}")
         for e in drift.path_mismatch:
-            typer.echo(f"  PATH MISMATCH        {e['name']}  serving {e['served_root']}, compose {e['compose_path']}")
+            row("PATH MISMATCH", f"{e['name']}  serving {e['served_root']}, compose {e['compose_path']}")
         for w in drift.warnings:
             typer.echo(f"warning: {w}")
         typer.echo(drift.summary())
