@@ -397,3 +397,15 @@ def test_check_refusals(capsys, tmp_path):
     d = _carrier(tmp_path, "y", {"architectures": ["Qwen3ForCausalLM"]})
     code, _, err = cli(capsys, "seat", "check", "--model", d, "--adapter-size", "lots")
     assert code == 2 and "not a byte size" in err
+
+
+def test_bad_compose_is_refused_before_the_seat_is_asked(capsys, tmp_path):
+    bad = tmp_path / "compose.yaml"
+    bad.write_text("services:\n  s:\n    command: [--enable-lora, --lora-modules, not-an-item]\n")
+    with StandinSeat() as seat:
+        code, out, err = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", bad)
+        assert code == 2 and out == ""
+        assert "invalid --lora-modules item 'not-an-item'" in err
+        code, _, err = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", tmp_path / "missing.yaml")
+        assert code == 2 and "compose file not found" in err
+        assert seat.requests() == []
