@@ -157,7 +157,7 @@ def test_api_key_comes_from_the_named_environment_variable(capsys, monkeypatch):
     with StandinSeat(api_key="sk-seat-secret") as seat:
         # No key: the seat refuses, exit 2, and the message names the variable to set.
         code, _, err = cli(capsys, "seat", "models", "--seat", seat.url)
-        assert code == 2 and "401" in err
+        assert code == 2 and "401" in err and "$VOICES_API_KEY" in err
         monkeypatch.setenv("VOICES_API_KEY", "sk-seat-secret")
         assert cli(capsys, "seat", "models", "--seat", seat.url)[0] == 0
         monkeypatch.setenv("OTHER_KEY", "sk-seat-secret")

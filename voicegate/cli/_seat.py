@@ -47,7 +47,7 @@ def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patie
         raise VoicegateError(f"--api-key-env names ${key_env}, which is not set in the environment")
     retry = RetryPolicy(attempts=6, base_s=0.5, budget_s=60.0) if patient else \
         RetryPolicy(attempts=3, base_s=0.25, max_delay_s=2.0, budget_s=10.0)
-    return SeatClient(seat, api_key=key, api_key_env=name if key else None, timeout=timeout, retry=retry)
+    return SeatClient(seat, api_key=key, api_key_env=name, timeout=timeout, retry=retry)
 
 
 def _run(coro):
