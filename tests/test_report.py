@@ -488,3 +488,56 @@ def test_style_is_allowed_by_its_csp_hash(page, tree):
 
 def test_render_is_deterministic():
     assert render_report(reference_data()) == render_report(reference_data())
+
+
+# -- the shapes the producers write ---------------------------------------------------------
+
+
+def test_truncated_span_is_highlighted_to_its_full_token_count():
+    # The scorer shortens long span texts with "…"; the cut word is not searched for, and the
+    # highlight covers the span's `tokens`.
+    span = {"text": "upon the hill there stood a thorn bent all one way by the wea…", "tokens": 14}
+    segs = segments("And upon the hill there stood a thorn, bent all one way by the weather; and I", [span])
+    assert [(s.text, s.span) for s in segs] == [
+        ("And ", None), ("upon the hill there stood a thorn, bent all one way by the weather", 0), ("; and I", None)]
+
+
+def test_decision_uses_the_verdicts_it_recorded():
+    data = reference_data()
+    # What `voicegate ship` stores: the verdicts and recommendation as they stood.
+    data["decisions"] = [{"time": "2026-09-16T15:40:00Z", "arm": "ckpt475", "reason": SHIP_REASON,
+                          "rule": "global-max-spread", "recommendation": None,
+                          "verdicts": {"voice": {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"},
+                                       "copying": "NOT-COPIED", "damage": "NO-DAMAGE"}}]
+    row = _row(Tree(render_report(data)).root.find("table", cls="decisions"), "ckpt475")
+    cells = [" ".join(td.text().split()) for td in row.find_all("td")]
+    assert cells[2:] == ["FAIL under global-max-spread shipped against the verdict", "NOT-COPIED", "NO-DAMAGE",
+                         "none"]
+
+
+def test_structured_amendment_changes_become_a_summary_not_a_dump():
+    data = reference_data()
+    data["amendments"][0]["changes"] = [  # what `voicegate amend` stores
+        {"arm": "ckpt475", "before": "FAIL", "after": "PASS", "delta_cb": 0.193,
+         "floors": {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}}]
+    amend = Tree(render_report(data)).root.find("article", cls="amend")
+    lines = [" ".join(li.text().split()) for li in amend.find("ul", cls="summary").find_all("li")]
+    assert lines == [
+        "ckpt475: VOICE FAIL → PASS (floor 0.251 → 0.091, ratio 0.8x → 2.1x); delta_cb +0.193 unchanged",
+        "ckpt925: still FAIL (floor 0.251 → 0.251); delta_cb +0.210 unchanged",
+        "COPYING and DAMAGE unchanged for every candidate",
+        "rule's recommendation: none → ckpt475",
+    ]
+    assert "{" not in amend.text()  # no raw dict on the page
+
+
+def test_run_manifest_from_generate_is_summarised():
+    run = {"source": "generated", "seat": {"url": "http://10.0.0.5:8027/v1", "version": "0.32.0",
+                                           "models": [{"id": "voices-base"}, {"id": "lv-bronte-ckpt475"}]},
+           "order_seed": 7, "sessions": [{}, {}]}
+    dl = Tree(render_report(reference_data(run=run))).root.find("dl", cls="run")
+    shown = dict(zip((n.text() for n in dl.find_all("dt")), (n.text() for n in dl.find_all("dd"))))
+    assert shown["source"] == "generated" and shown["seat"] == "http://10.0.0.5:8027/v1"
+    assert shown["seat version"] == "0.32.0" and shown["seat models"] == "voices-base, lv-bronte-ckpt475"
+    assert shown["order seed"] == "7" and shown["sessions"] == "2"
+    assert shown["generations"] == "360 voice rows (360 imported)"

@@ -148,3 +148,53 @@ def test_report_flags_a_spec_that_deviates_from_its_registration(workspace: Path
     assert done.returncode == 0, done.stderr
     page = (workspace / "runs" / GATE / "report.html").read_text(encoding="utf-8")
     assert "DEVIATION:" in page and "floor.rule" in page
+
+
+# -- on the real pipeline: register, generate, score, ship, amend, verify, report ------------
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`voicegate demo` runs every command, `report` last, against its embedded stand-in seat."""
+    root = tmp_path_factory.mktemp("demo") / "ws"
+    env = {k: v for k, v in os.environ.items() if k not in ("VOICEGATE_WORKSPACE", "VOICEGATE_DATA_DIR",
+                                                            "VOICEGATE_SEAT_URL")}
+    done = subprocess.run([sys.executable, "-m", "voicegate", "demo", str(root)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return root
+
+
+def test_report_draws_what_the_producers_stored(demo_run: Path):
+    from test_report import Tree, _external_references, _row
+
+    run_dir = next((demo_run / "runs").iterdir())
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    root = Tree(page).root
+    scores = json.loads((run_dir / "scores.json").read_text(encoding="utf-8"))
+    amendments = [json.loads(line) for line in (run_dir / "amendments.jsonl").read_text().splitlines() if line]
+    current = amendments[-1]["result"]
+    # One mark per (arm, seed) of the stored result.
+    expected = sorted((a["name"], s) for a in current["arms"] for s in a["distances"])
+    dots = root.find("svg", cls="plot-distances").find_all(cls="dot")
+    assert sorted((d.attrs["data-arm"], d.attrs["data-seed"]) for d in dots) == expected
+    # Both floors of every candidate, as stored, to three decimals.
+    table = root.find("table", cls="verdicts")
+    for arm in (a for a in current["arms"] if a["role"] == "candidate"):
+        shown = {td.attrs["data-rule"]: td.text() for td in _row(table, arm["name"]).find_all("td", cls="floor")}
+        assert shown == {r: f"{f:.3f}" for r, f in arm["floors"].items()}
+        assert bool(_row(table, arm["name"]).find_all("span", cls="disagree")) == arm["disagree"]
+    # The amendment, the person's decision, the signature of the current result.
+    assert len(root.find_all("article", cls="amend")) == len(amendments) == 1
+    decision = json.loads((run_dir / "decisions.jsonl").read_text().splitlines()[0])
+    assert decision["reason"] in root.find("table", cls="decisions").text()
+    assert root.find("p", cls="sig").text() == current["signature_text"]
+    assert scores["rule"] in " ".join(root.find("header").text().split())
+    # The demo's adapters copy: spans the scorer found are highlighted in the samples and listed.
+    spans = sum(len(a.get("spans") or []) for a in current["arms"])
+    assert spans > 0 and len(root.find("table", cls="spans").find_all("tr")) == spans + 1
+    assert root.find_all("a", cls="copied")
+    for link in root.find_all("a", cls="copied"):
+        assert root.find_all("tr", id=link.attrs["href"][1:])
+    # Self-contained, even with a seat URL in the run manifest (shown as text only).
+    assert _external_references(page) == []

@@ -173,8 +173,36 @@ def _amendment_view(amendment: Mapping[str, Any], before: Mapping[str, Any] | No
             "copying": arm.get("copying"), "copying_before": old.get("copying"),
             "damage": arm.get("damage"), "damage_before": old.get("damage"),
         })
+    summary = []
+    for r in rows:
+        before_d, after_d = _finite(r["delta_before"]), _finite(r["delta_cb"])
+        moved = before_d is not None and after_d is not None and abs(before_d - after_d) > 1e-9
+        floors = f"floor {f3(r['floor_from'])} → {f3(r['floor_to'])}"
+        if r["voice_from"] != r["voice_to"]:
+            line = (f"{r['name']}: VOICE {r['voice_from']} → {r['voice_to']} ({floors}, "
+                    f"ratio {ratio(r['ratio_from'])} → {ratio(r['ratio_to'])})")
+        else:
+            line = f"{r['name']}: still {r['voice_to']} ({floors})"
+        line += (f"; delta_cb MOVED {signed(before_d)} → {signed(after_d)}" if moved
+                 else f"; delta_cb {signed(after_d)} unchanged")
+        summary.append(line)
+    same_axes = all((r["copying_before"] in (None, r["copying"])) and (r["damage_before"] in (None, r["damage"]))
+                    for r in rows)
+    if rows and same_axes:
+        summary.append("COPYING and DAMAGE unchanged for every candidate")
+    ships_before = (before or {}).get("ships")
+    if ships_before != result.get("ships"):
+        summary.append(f"rule's recommendation: {ships_before or 'none'} → {result.get('ships') or 'none'}")
+    else:
+        summary.append(f"rule's recommendation unchanged: {result.get('ships') or 'none'}")
     changes = amendment.get("changes")
+    # Structured per-arm changes (what `amend` stores) are the table above; only prose is listed.
+    if isinstance(changes, list):
+        changes = [c for c in changes if isinstance(c, str)] or None
+    elif isinstance(changes, Mapping) and not all(isinstance(v, str) for v in changes.values()):
+        changes = None
     return {
+        "summary": summary,
         "time": amendment.get("time"), "rule_from": rule_from, "rule_to": rule_to,
         "reason": amendment.get("reason"), "rows": rows,
         "ships_before": (before or {}).get("ships"), "ships_after": result.get("ships"),
@@ -185,11 +213,24 @@ def _amendment_view(amendment: Mapping[str, Any], before: Mapping[str, Any] | No
 
 
 def _decision_view(decision: Mapping[str, Any], results_at: Mapping[str, Any]) -> dict[str, Any]:
+    """A decision beside the verdicts that stood when it was taken.
+
+    `ship` records those verdicts in the decision itself (rule, recommendation,
+    verdicts); older or hand-made rows fall back to the result in force at its time.
+    """
     arm = next((a for a in results_at.get("arms", []) if a.get("name") == decision.get("arm")), {})
-    rule = results_at.get("rule")
-    return {**decision, "rule": rule, "voice": (arm.get("voice") or {}).get(rule),
-            "copying": arm.get("copying"), "damage": arm.get("damage"),
-            "recommended": results_at.get("ships")}
+    own = decision.get("verdicts") if isinstance(decision.get("verdicts"), Mapping) else None
+    rule = decision.get("rule") or results_at.get("rule")
+    if own is not None:
+        voice = own.get("voice")
+        voice = voice.get(rule) if isinstance(voice, Mapping) else voice
+        copying, damage = own.get("copying"), own.get("damage")
+    else:
+        voice = (arm.get("voice") or {}).get(rule)
+        copying, damage = arm.get("copying"), arm.get("damage")
+    recommended = decision["recommendation"] if "recommendation" in decision else results_at.get("ships")
+    return {**decision, "rule": rule, "voice": voice, "copying": copying, "damage": damage,
+            "recommended": recommended}
 
 
 def _result_in_force(score: Mapping[str, Any], amendments: Sequence[Mapping[str, Any]], time: str | None
@@ -249,6 +290,7 @@ def build_view(data: Mapping[str, Any]) -> dict[str, Any]:
                                "text": sp.get("text"), "tokens": sp.get("tokens"), "source": sp.get("source"),
                                "offset": sp.get("offset"),
                                "excerpt": sp.get("excerpt") or sp.get("context"),
+                               "prompt_id": sp.get("prompt_id"), "seed": sp.get("seed"),
                                "samples": span_seen.get((a["name"], i), [])})
 
     amendment_views = []
@@ -271,6 +313,8 @@ def build_view(data: Mapping[str, Any]) -> dict[str, Any]:
     }
     signature = current.get("signature") or {}
     return {
+        "run_view": _run_view(data.get("run") or {}),
+        "any_excerpt": any(v["excerpt"] for v in span_views),
         "gate": data.get("gate") or current.get("gate"),
         "author": data.get("author"),
         "rendered_at": data.get("rendered_at"),
@@ -287,6 +331,38 @@ def build_view(data: Mapping[str, Any]) -> dict[str, Any]:
         "plots": plots,
         "counts": _counts(data.get("generations") or []),
     }
+
+
+def _run_view(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The run manifest as (label, value) lines, whichever command wrote it (generate or import)."""
+    out: list[tuple[str, str]] = []
+    if not run:
+        return out
+    out.append(("source", str(run.get("source") or "—")))
+    seat = run.get("seat_url") or run.get("seat")
+    version = run.get("vllm_version") or run.get("version")
+    if isinstance(seat, Mapping):
+        version = version or seat.get("version")
+        models = seat.get("models")
+        seat = seat.get("url")
+        if isinstance(models, list):
+            out.append(("seat models", ", ".join(str(m.get("id", m) if isinstance(m, Mapping) else m)
+                                                  for m in models)))
+    if seat:
+        out.insert(1, ("seat", str(seat)))
+    if isinstance(version, Mapping):
+        version = version.get("version")
+    if version:
+        out.append(("seat version", str(version)))
+    for label, key in (("imported from", "file"), ("file sha256", "file_sha256"),
+                       ("order seed", "order_seed"), ("registration commit", "registration_commit")):
+        if run.get(key) not in (None, ""):
+            out.append((label, str(run[key])))
+    if isinstance(run.get("runtime_loaded"), list) and run["runtime_loaded"]:
+        out.append(("runtime-loaded", ", ".join(map(str, run["runtime_loaded"]))))
+    if isinstance(run.get("sessions"), list):
+        out.append(("sessions", str(len(run["sessions"]))))
+    return out
 
 
 def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:

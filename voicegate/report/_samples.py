@@ -36,7 +36,18 @@ def pick_samples(rows: Sequence[Mapping[str, Any]], arms: Sequence[str], seeds: 
     def has_span(g: Mapping[str, Mapping[str, Any]]) -> bool:
         return any(spans.get(a) and contains_span(str(g[a].get("text", "")), spans[a]) for a in arms)
 
-    ranked = sorted(complete, key=lambda kg: (not has_span(kg[1]), seed_rank.get(kg[0][1], len(seed_rank)),
+    # Where the scorer says a span was found (its seed and prompt_id), round-robin over
+    # arms so each copying arm gets shown; then groups whose text contains a span.
+    named: list[tuple[str, str]] = []
+    per_arm = [[(str(sp.get("prompt_id")), str(sp.get("seed"))) for sp in spans.get(a) or []
+                if sp.get("prompt_id") is not None and sp.get("seed") is not None] for a in arms]
+    for i in range(max((len(x) for x in per_arm), default=0)):
+        for keys in per_arm:
+            if i < len(keys) and keys[i] not in named:
+                named.append(keys[i])
+    named_rank = {k: i for i, k in enumerate(named)}
+    ranked = sorted(complete, key=lambda kg: (named_rank.get(kg[0], len(named_rank)), not has_span(kg[1]),
+                                              seed_rank.get(kg[0][1], len(seed_rank)),
                                               _prompt_key(kg[0][0]), kg[0][1]))
     chosen: list[tuple[tuple[str, str], dict[str, Mapping[str, Any]]]] = []
     used_prompts: set[str] = set()

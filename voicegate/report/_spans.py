@@ -28,8 +28,23 @@ def tokens_with_offsets(text: str) -> list[tuple[str, int, int]]:
     return [(_norm(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
-def span_tokens(span: Mapping[str, Any]) -> list[str]:
-    return [t for t, _, _ in tokens_with_offsets(str(span.get("text", "")))]
+def span_tokens(span: Mapping[str, Any]) -> tuple[list[str], int]:
+    """(the tokens to search for, how many tokens the span covers).
+
+    The scorer shortens a long span's text with a trailing "…"; its last word may
+    then be cut, so it is not searched for, and the highlight is extended to the
+    span's full token count instead.
+    """
+    text = str(span.get("text", "")).rstrip()
+    words = [t for t, _, _ in tokens_with_offsets(text)]
+    truncated = text.endswith("…") or text.endswith("...")
+    if truncated and len(words) > 1:
+        words = words[:-1]
+    try:
+        length = int(span.get("tokens") or 0)
+    except (TypeError, ValueError):
+        length = 0
+    return words, max(len(words), length if truncated else len(words))
 
 
 @dataclass(frozen=True)
@@ -53,9 +68,10 @@ def segments(text: str, spans: Sequence[Mapping[str, Any]]) -> list[Segment]:
     words = [t for t, _, _ in toks]
     marks: list[tuple[int, int, int]] = []  # (char start, char end, span index)
     for idx, span in enumerate(spans):
-        sub = span_tokens(span)
+        sub, length = span_tokens(span)
         for i in _find(words, sub):
-            marks.append((toks[i][1], toks[i + len(sub) - 1][2], idx))
+            last = min(i + length, len(toks)) - 1
+            marks.append((toks[i][1], toks[last][2], idx))
     marks.sort()
     merged: list[tuple[int, int, int]] = []
     for start, end, idx in marks:

@@ -297,22 +297,32 @@ def delta_plot(candidates: Sequence[Mapping[str, Any]], rule_order: Sequence[str
                                      "class": "delta-bar", "data-arm": c["name"], "data-verdict": verdict},
                             title(f"{c['name']}: delta_cb {float(delta):+.3f}, {verdict} under {deciding}")))
         floors = c.get("floors") or {}
-        placed: list[float] = []
+        marks = []
         for i, rule in enumerate(rule_order):
             f = floors.get(rule)
             if f is None:
                 continue
             letter, dash = _floor_style(rule, i)
             x = sc(float(f))
+            marks.append((x, letter))
             parts.append(el("line", {"x1": x, "y1": bar_y - 8, "x2": x, "y2": bar_y + bar_h + 8,
                                      "stroke": INK, "stroke-width": 3 if rule == deciding else 2,
                                      "stroke-dasharray": dash, "class": "floor-mark", "data-arm": c["name"],
                                      "data-rule": rule},
                             title(f"{c['name']}: {rule} floor {float(f):.3f}")))
-            # Two floors at the same place (ckpt925: both 0.251) get their letters side by side.
-            clash = sum(1 for p in placed if abs(p - x) < 14)
-            placed.append(x)
-            parts.append(text(x + 4 + clash * 12, bar_y - 1, letter, size=11, weight="bold"))
+        # Letters right of their marks, left to right, never on top of each other (two floors at
+        # the same place, like ckpt925's 0.251 under both rules, read "G P").
+        groups: list[tuple[float, str]] = []
+        for x, letter in sorted(marks):
+            if groups and abs(groups[-1][0] - x) < 1.0:
+                groups[-1] = (groups[-1][0], f"{groups[-1][1]} {letter}")
+            else:
+                groups.append((x, letter))
+        for g, (x, letter) in enumerate(groups):
+            # A neighbour close on the right: this label goes left of its mark, so neither hides a line.
+            crowded = g + 1 < len(groups) and groups[g + 1][0] - x < 8 * len(letter) + 10
+            parts.append(text(x - 4, bar_y - 1, letter, anchor="end", size=11, weight="bold") if crowded
+                         else text(x + 4, bar_y - 1, letter, size=11, weight="bold"))
         # The sentence under the bar: every number on it, with both rules and DISAGREE.
         bits = [f"{float(delta):+.3f}" if delta is not None else "n/a"]
         for rule in rule_order:
@@ -371,10 +381,14 @@ def overlap_plot(arms: Sequence[Mapping[str, Any]], control_arm: str, control: f
             label += f" · {a['copying']}"
         parts.append(text(W - right + 12, y0 + 23, label, size=12, weight="bold" if over else None))
     bottom = top + row * len(arms)
-    for x, letter, dash in ((sc(control), "C", "2 2"), (sc(limit), "T", "6 3")):
+    cx, tx = sc(control), sc(limit)
+    for x, letter, dash in ((cx, "C", "2 2"), (tx, "T", "6 3")):
         parts.append(el("line", {"x1": x, "y1": top - 4, "x2": x, "y2": bottom, "stroke": INK,
                                  "stroke-width": 2, "stroke-dasharray": dash, "class": "overlap-ref"}))
-        parts.append(text(x + 3, top + 2, letter, size=11, weight="bold"))
+    # C left of its line when T is close by (a wide axis squeezes them together), T to the right.
+    parts.append(text(cx - 3, top + 2, "C", anchor="end", size=11, weight="bold") if tx - cx < 14 and cx > left + 10
+                 else text(cx + 3, top + 2, "C", size=11, weight="bold"))
+    parts.append(text(max(tx + 3, cx + 14), top + 2, "T", size=11, weight="bold"))
     parts.append(axis(sc, bottom + 4, decimals=3, label=f"{n}-gram overlap"))
     return svg(W, H, f"{n}-gram overlap per arm against the never-saw-it control",
                Markup("").join(parts), cls="plot-overlap")
