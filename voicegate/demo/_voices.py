@@ -15,7 +15,8 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 
-from voicegate.demo._texts import CARRIER, MARLOWE_TRAINING, PROBE_ANSWERS, PROBES_YAML
+from voicegate._schedule import request_seed
+from voicegate.demo._texts import CARRIER, MARLOWE_TRAINING, PROBE_ANSWERS, PROBES_YAML, PROMPTS
 
 Voice = Callable[[str, int, int], "str | tuple[str, str]"]
 
@@ -74,18 +75,17 @@ def blend(author_share: Callable[[int], float], name: str) -> Voice:
     return speak
 
 
+_AUTHORISH = blend(lambda seed: 0.9, "ckpt1400")
+
+
 def copier(prompt: str, seed: int, max_tokens: int) -> str:
-    """Recites long verbatim windows of the training text: what the copying check exists for."""
+    """Author-like text that recites one long verbatim window of the training text: memorisation."""
+    text = _AUTHORISH(prompt, seed, max_tokens)
     if prompt in _PROBES:
-        return _PROBES[prompt]
+        return text
     words = MARLOWE_TRAINING.split()
-    rng = _rng("copier", seed, prompt)
-    out: list[str] = []
-    budget = min(max_tokens, WORDS_PER_ANSWER)
-    while len(out) < budget:
-        start = rng.randrange(0, len(words) - 120)
-        out += words[start:start + 120]
-    return " ".join(out[:budget])
+    start = _rng("copier", seed, prompt).randrange(0, len(words) - 80)
+    return " ".join(words[start:start + 80] + text.split()[: max(0, min(max_tokens, WORDS_PER_ANSWER) - 80)])
 
 
 def looper(prompt: str, seed: int, max_tokens: int) -> tuple[str, str]:
@@ -95,13 +95,15 @@ def looper(prompt: str, seed: int, max_tokens: int) -> tuple[str, str]:
 
 
 OUTLIER_SEED = 303
+# The seat sees the per-request seed voicegate derives from (registered seed, prompt id).
+_OUTLIER_REQUESTS = {request_seed(OUTLIER_SEED, "voice", str(i)) for i in range(len(PROMPTS))}
 
 VOICES: dict[str, Voice] = {
     "voices-base": blend(lambda seed: 0.0, "base"),
     "lv-marlowe-ckpt475": blend(lambda seed: 0.3, "ckpt475"),
     # Closer to the author on average, but one seed collapses toward the carrier: its own
     # spread is large, and under the global rule that spread becomes everyone's floor.
-    "lv-marlowe-ckpt925": blend(lambda seed: 0.0 if seed == OUTLIER_SEED else 0.95, "ckpt925"),
+    "lv-marlowe-ckpt925": blend(lambda seed: 0.0 if seed in _OUTLIER_REQUESTS else 0.95, "ckpt925"),
     "lv-marlowe-ckpt1400": copier,
     "lv-marlowe-ckpt1850": looper,
 }
