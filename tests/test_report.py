@@ -416,7 +416,7 @@ def test_hostile_arm_name_is_escaped_inside_svg_titles_and_labels():
     assert len(dots) == 3
     # ... and never as markup: no element the name would have created exists anywhere.
     assert sum(1 for t, _ in Tree(page).starttags if t == "svg") == 5  # defs + the four plots
-    assert "&lt;svg onload=alert(1)&gt;" in page or "&lt;svg onload=alert(1)&gt;" in page.replace("&#34;", '"')
+    assert "&#34;&gt;&lt;svg onload=alert(1)&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
     labels = [t.text() for t in plot.find_all("text")]
     assert EVIL_ARM in labels
 
@@ -541,3 +541,20 @@ def test_run_manifest_from_generate_is_summarised():
     assert shown["seat version"] == "0.32.0" and shown["seat models"] == "voices-base, lv-bronte-ckpt475"
     assert shown["order seed"] == "7" and shown["sessions"] == "2"
     assert shown["generations"] == "360 voice rows (360 imported)"
+
+
+def test_minimal_result_renders():
+    # Only the keys DESIGN.md §6 promises for `score --json`; everything else is optional.
+    res = {"gate": "lv-x", "rule": "pairwise-max-spread", "ships": None, "arms": [
+        {"name": "base", "role": "base", "distances": {"1": 0.8, "2": 0.7}, "spread": 0.1},
+        {"name": "c1", "role": "candidate", "distances": {"1": 0.6, "2": 0.65}, "spread": 0.05,
+         "delta_cb": 0.125, "floors": {"global-max-spread": 0.1, "pairwise-max-spread": 0.1},
+         "voice": {"global-max-spread": "PASS", "pairwise-max-spread": "PASS"}, "disagree": False,
+         "ratio": 1.25, "overlap": None, "copying": "NOT-COPIED", "damage": "NO-DAMAGE"}]}
+    page = render_report({"score": res})
+    root = Tree(page).root
+    assert len(root.find("svg", cls="plot-distances").find_all(cls="dot")) == 4
+    assert [td.text() for td in _row(root.find("table", cls="verdicts"), "c1").find_all("td", cls="floor")] == [
+        "0.100", "0.100"]
+    assert "No (prompt, seed) for which every arm has a stored generation." in page
+    assert _external_references(page) == []
