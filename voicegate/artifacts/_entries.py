@@ -92,8 +92,8 @@ def _featured(spec: Any, result: dict[str, Any]) -> tuple[str | None, str]:
     return result.get("ships"), "recommended"
 
 
-def _preflight(spec: Any, *, compose_required: bool) -> bool:
-    """Refuse before any byte is written; returns whether compose gets an entry."""
+def _preflight(spec: Any, *, compose_required: bool) -> str | None:
+    """Refuse before any byte is written; returns why compose gets no entry (None: it does)."""
     readme = spec.artifacts.readme
     if readme is not None and not readme.parent.is_dir():
         raise VoicegateError(f"{readme.parent}: the adapter directory does not exist; README not writable")
@@ -109,20 +109,21 @@ def _preflight(spec: Any, *, compose_required: bool) -> bool:
             raise VoicegateError(f"{path}: not writable (a read-only mount?); nothing written")
     compose = spec.artifacts.compose
     if compose is None:
-        return False
-    if not compose.is_file():
-        raise VoicegateError(f"{compose}: compose file not found")
+        return None
     try:
+        if not compose.is_file():
+            raise VoicegateError(f"{compose}: compose file not found")
         _compose.anchor_line(compose.read_bytes(), spec.gate)
-    except VoicegateError:
+    except VoicegateError as exc:
+        # A gate is scored before its adapter is listed for deploy; shipping it is not.
         if compose_required:
             raise
-        return False
-    return True
+        return str(exc)
+    return None
 
 
 def _append_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: bool) -> list[str]:
-    with_compose = _preflight(spec, compose_required=compose_required)
+    no_compose = _preflight(spec, compose_required=compose_required)
     said: list[str] = []
     record = spec.artifacts.record
     header = render("record_header.md.j2", **ctx)
@@ -135,13 +136,14 @@ def _append_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: 
             n = _chain.md_append(readme, render(f"readme_{kind}.md.j2", **ctx))
         said.append(f"{_display(spec, readme)}: appended entry {n} ({kind})")
     if spec.artifacts.compose is not None:
-        if with_compose:
+        if no_compose is None:
             lines = render(f"compose_{kind}.j2", **ctx).rstrip("\n").split("\n")
             said.append(_compose.annotate(spec.artifacts.compose, spec.gate, lines).replace(
                 str(spec.artifacts.compose), _display(spec, spec.artifacts.compose), 1))
         else:
-            said.append(f"{_display(spec, spec.artifacts.compose)}: no --lora-modules entry for {spec.gate} yet; "
-                        "compose comment not written (the record and README carry it)")
+            said.append(f"{_display(spec, spec.artifacts.compose)}: compose comment not written — "
+                        f"{no_compose.replace(str(spec.artifacts.compose) + ': ', '')} "
+                        "(the record and README carry the entry)")
     return said
 
 
