@@ -159,3 +159,25 @@ def test_verify_without_any_entry_or_spec(tmp_path: Path) -> None:
     done = voicegate(tmp_path, "verify")
     assert done.returncode == 0
     assert "nothing to verify" in done.stdout
+
+
+def test_history_before_the_first_entry_is_not_judged(tmp_path: Path, compose_fixture: Path) -> None:
+    # A compose.yaml has years of edits before voicegate's first comment; only what follows is checked.
+    from _bronte import bronte_workspace, generations, result, write_jsonl
+    from voicegate._import import import_file
+    from voicegate._registration import check_registered
+    from voicegate._spec import load_spec
+    from voicegate.artifacts import record_score
+
+    root = bronte_workspace(tmp_path / "ws", as_shipped(compose_fixture))
+    compose = root / ARTIFACTS["compose"]
+    compose.write_bytes(compose.read_bytes().replace(b"    restart: unless-stopped\n", b""))
+    git(root, "commit", "-q", "-am", "ops: no restart policy")
+    spec = load_spec(root, "lv-bronte")
+    record_score(spec, check_registered(spec), result("global-max-spread"),
+                 import_file(spec, write_jsonl(root / "g.jsonl", generations())))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "verdicts")
+    done = voicegate(root, "verify", "lv-bronte")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("git: 1 commit(s), every one only added lines") == 3

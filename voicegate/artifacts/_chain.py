@@ -178,10 +178,12 @@ def md_markers(data: bytes) -> list[Marker]:
 def md_append(path: Path, body: str, *, header: str = "") -> int:
     """Append body (a markdown entry) and its marker; returns the entry number.
 
-    The caller holds `locked(path)`. A missing file starts with `header`.
+    The caller holds `locked(path)`. A missing or empty file starts with `header`.
     """
     path = Path(path)
-    data = path.read_bytes() if path.exists() else header.encode("utf-8")
+    data = path.read_bytes() if path.exists() else b""
+    if not data:
+        data = header.encode("utf-8")
     nl = newline_of(data) if data else b"\n"
     if data and not data.endswith(b"\n"):
         data += nl  # only ever adds: the earlier bytes stay as they were

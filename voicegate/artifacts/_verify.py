@@ -4,7 +4,9 @@ The chain check needs nothing but the files (see `_chain`). The git check adds
 what a chain cannot see — an entry removed together with everything after it —
 by reading `git log --numstat` for each artifact inside a git work tree: every
 commit that touched it must show zero deleted lines, and so must the
-uncommitted change against HEAD.
+uncommitted change against HEAD — from the commit that brought in the
+first entry on (earlier history, such as a compose.yaml's years of edits, is
+the file's own business, and the chain covers every byte before each entry).
 """
 
 from __future__ import annotations
@@ -74,17 +76,25 @@ def git_only_added(path: Path) -> tuple[int, list[str]]:
         return 0, []
     if top.returncode != 0:
         return 0, []
-    log = _git(cwd, "log", "--format=commit %H", "--numstat", "--no-renames", "--", path.name)
+    # History before voicegate's first entry is the file's own business (a compose.yaml has
+    # years of edits): the check starts at the commit that brought in the first marker.
+    first = _git(cwd, "log", "--reverse", "--format=%H", "-S", "voicegate:entry", "--", path.name)
+    if first.returncode != 0 or not first.stdout.strip():
+        return 0, []
+    first_commit = first.stdout.split()[0]
+    log = _git(cwd, "log", "--reverse", "--format=commit %H", "--numstat", "--no-renames", "--", path.name)
     if log.returncode != 0:
         return 0, []
     problems: list[str] = []
     commits = 0
     commit = None
+    started = False
     for line in log.stdout.splitlines():
         if line.startswith("commit "):
             commit = line.split()[1]
-            commits += 1
-        elif line.strip():
+            started = started or commit == first_commit
+            commits += started
+        elif line.strip() and started:
             added, deleted, _ = line.split("\t", 2)
             if deleted == "-":
                 problems.append(f"commit {commit[:12]} changed {path.name} as binary")
@@ -96,8 +106,7 @@ def git_only_added(path: Path) -> tuple[int, list[str]]:
             added, deleted, _ = line.split("\t", 2)
             if deleted not in ("0", "-"):
                 problems.append(f"uncommitted change deletes {deleted} line(s) from {path.name}")
-    problems.reverse()  # oldest commit first: the first place it went wrong
-    return commits, problems
+    return commits, problems  # oldest first: the first place it went wrong
 
 
 def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
