@@ -72,13 +72,13 @@ def cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: floa
                           text=True, env=full, timeout=timeout)
 
 
-def registered_workspace(root: Path, spec: dict[str, Any]) -> Path:
+def registered_workspace(root: Path, spec: dict[str, Any], *, prompts: list[str] | None = None) -> Path:
     """Write every file the spec names, `git init`, and run `voicegate register` through the CLI."""
     root.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q")
     _git(root, "config", "user.email", "t@t")
     _git(root, "config", "user.name", "t")
-    files = {"prompts/beats.txt": "\n".join(PROMPTS) + "\n", "corpora/held/held.txt": _HELD,
+    files = {"prompts/beats.txt": "\n".join(prompts or PROMPTS) + "\n", "corpora/held/held.txt": _HELD,
              "corpora/train/train.txt": _TRAIN, "corpora/back/back.txt": _BACK,
              ".gitignore": "runs/\n"}
     if "damage" in spec:

@@ -415,14 +415,19 @@ class _Runner:
         self._said_restart = False
 
     async def run(self, pending: list[Job], conc: int) -> None:
+        self._finished: asyncio.Queue = asyncio.Queue()
         queue = deque(pending)
-        tasks = [asyncio.create_task(self._worker(queue)) for _ in range(min(conc, len(pending)))]
+        self._tasks = [asyncio.create_task(self._worker(queue)) for _ in range(min(conc, len(pending)))]
+        writer = asyncio.create_task(self._writer())
         try:
-            finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
         finally:
-            for t in tasks:
+            for t in self._tasks:
                 t.cancel()
-            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+            outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
+            # Whatever happened, every finished generation is on disk before we return or raise.
+            await self._finished.put(None)
+            await writer
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
                 raise outcome
@@ -439,10 +444,32 @@ class _Runner:
                 "latency_s": round(completion.latency_s, 4), "seat_url": self.url, "time": _now(),
                 "order": job.order,
             }
-            append_rows(self.spec.generations_path, [row])  # fsync'd before it counts as done
-            self.result.generated += 1
-            self.result.stored += 1
-            self.progress.advance(job.arm, (completion.usage or {}).get("completion_tokens", 0))
+            await self._finished.put(row)
+
+    async def _writer(self) -> None:
+        """The one writer: appends (fsync'd) off the event loop, so slow disks never idle the seat.
+
+        Rows that finished while the previous write was syncing go out together; a row
+        counts as generated only once append_rows has returned for it.
+        """
+        try:
+            while True:
+                batch = [await self._finished.get()]
+                while not self._finished.empty():
+                    batch.append(self._finished.get_nowait())
+                rows = [r for r in batch if r is not None]
+                if rows:
+                    await asyncio.to_thread(append_rows, self.spec.generations_path, rows)
+                    for r in rows:
+                        self.result.generated += 1
+                        self.result.stored += 1
+                        self.progress.advance(r["arm"], (r["usage"] or {}).get("completion_tokens", 0))
+                if None in batch:
+                    return
+        except BaseException:
+            for t in self._tasks:  # a disk that cannot be written stops the run: nothing would be kept
+                t.cancel()
+            raise
 
     async def _chat(self, job: Job):
         while True:

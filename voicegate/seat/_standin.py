@@ -348,6 +348,9 @@ class StandinSeat:
 class _Handler(BaseHTTPRequestHandler):
     owner: StandinSeat
     protocol_version = "HTTP/1.1"  # keep-alive, as clients expect from vLLM's uvicorn
+    # Headers and body are small separate writes: with Nagle on, each answer waits ~40 ms
+    # for the client's delayed ACK, which would dwarf the decode time being simulated.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the seat keeps its own log
         pass
