@@ -76,7 +76,7 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
                 raise VoicegateError(f"demo step `voicegate {args[0]}` exited {done.returncode}")
     echo(f"\ndone in {time.monotonic() - started:.1f} s; the stand-in seat is stopped.")
     echo("artifacts (append-only, chained; `voicegate verify` checks them):")
-    for rel in (f"gates/{GATE}.md", "adapters/lv-marlowe-v1/README.md", "deploy/compose.yaml",
+    for rel in (f"gates/{GATE}.md", "demo/adapters/lv-marlowe-v1/README.md", "demo/deploy/compose.yaml",
                 f"runs/{GATE}/report.html", f"preregistrations/{GATE}.yaml",
                 f"preregistrations/{GATE}.registration.json", f"runs/{GATE}/generations.jsonl"):
         echo(f"  {root / rel}")

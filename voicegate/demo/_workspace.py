@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from voicegate.demo._texts import BACKGROUND, CARRIER, MARLOWE_HELDOUT, MARLOWE_TRAINING, PROBES_YAML, PROMPTS
+from voicegate.demo._texts import BACKGROUND, MARLOWE_HELDOUT, MARLOWE_TRAINING, PROBES_YAML, PROMPTS
 
 GATE = "lv-marlowe"
 
@@ -27,23 +27,23 @@ arms:
      adapter_path: /adapters/lv-marlowe-v1/ckpt1400}}
   - {{name: ckpt1850, model: lv-marlowe-ckpt1850, role: candidate,
      adapter_path: /adapters/lv-marlowe-v1/ckpt1850}}
-prompts: prompts/marlowe-beats.txt
+prompts: demo/prompts/marlowe-beats.txt
 seeds: [101, 202, 303]
 sampling: {{temperature: 0.8, top_p: 0.95, max_tokens: 700}}
 expected_words: 500
 corpora:
-  heldout: [corpora/marlowe/heldout.txt]
-  training: [corpora/marlowe/train.txt]
-  background: [corpora/background/*.txt]
+  heldout: [demo/corpora/marlowe/heldout.txt]
+  training: [demo/corpora/marlowe/train.txt]
+  background: [demo/corpora/background/*.txt]
 voice: {{view: stylometric, mfw: 100, chunk: 100}}
 # A Markov voice trained on ~330 words reuses some 8-grams by chance (~1%): tolerance 0.02.
 copying: {{n: 8, tolerance: 0.02, max_run: 50}}
-damage: {{probes: probes/general.yaml, tolerance: 0.05}}
+damage: {{probes: demo/probes/general.yaml, tolerance: 0.05}}
 floor: {{rule: global-max-spread}}
 artifacts:
   record: gates/{GATE}.md
-  readme: adapters/lv-marlowe-v1/README.md
-  compose: deploy/compose.yaml
+  readme: demo/adapters/lv-marlowe-v1/README.md
+  compose: demo/deploy/compose.yaml
 """
 
 COMPOSE = """\
@@ -73,15 +73,14 @@ Checkpoints: ckpt475, ckpt925, ckpt1400, ckpt1850. Gate verdicts are appended be
 """
 
 PRESERVED = {
-    "prompts/marlowe-beats.txt": "\n".join(PROMPTS) + "\n",
-    "corpora/marlowe/heldout.txt": MARLOWE_HELDOUT,
-    "corpora/marlowe/train.txt": MARLOWE_TRAINING,
-    "corpora/carrier-sample.txt": CARRIER,
-    **{f"corpora/background/{name}.txt": text for name, text in BACKGROUND.items()},
-    "probes/general.yaml": PROBES_YAML,
+    "demo/prompts/marlowe-beats.txt": "\n".join(PROMPTS) + "\n",
+    "demo/corpora/marlowe/heldout.txt": MARLOWE_HELDOUT,
+    "demo/corpora/marlowe/train.txt": MARLOWE_TRAINING,
+    **{f"demo/corpora/background/{name}.txt": text for name, text in BACKGROUND.items()},
+    "demo/probes/general.yaml": PROBES_YAML,
     f"preregistrations/{GATE}.yaml": SPEC,
-    "deploy/compose.yaml": COMPOSE,
-    "adapters/lv-marlowe-v1/README.md": ADAPTER_README,
+    "demo/deploy/compose.yaml": COMPOSE,
+    "demo/adapters/lv-marlowe-v1/README.md": ADAPTER_README,
 }
 
 
