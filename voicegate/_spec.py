@@ -202,11 +202,23 @@ class _Where:
         return VoicegateError(f"{self.path}: {key}: {problem}" if key else f"{self.path}: {problem}")
 
 
-_TOP_KEYS = {
-    "gate": True, "author": True, "seat": True, "arms": True, "prompts": True, "seeds": True,
-    "sampling": True, "corpora": True, "voice": False, "copying": False, "damage": False,
-    "floor": True, "artifacts": True, "data_dir": False, "prefer": False,
-    "expected_words": False, "order_seed": False, "description": False,
+# The schema: for each mapping, its keys and whether each is required. The reference docs
+# are tested against this table, so a key cannot exist in one and not the other.
+SCHEMA: dict[str, dict[str, bool]] = {
+    "": {"gate": True, "author": True, "seat": True, "arms": True, "prompts": True, "seeds": True,
+         "sampling": True, "corpora": True, "voice": False, "copying": False, "damage": False,
+         "floor": True, "artifacts": True, "data_dir": False, "prefer": False,
+         "expected_words": False, "order_seed": False, "description": False},
+    "seat": {"url": True, "base_model": True, "api_key_env": False, "concurrency": False, "timeout": False},
+    "arms[]": {"name": True, "model": True, "role": True, "adapter_path": False},
+    "sampling": {"temperature": True, "top_p": True, "max_tokens": True},
+    "corpora": {"heldout": True, "training": True, "background": False},
+    "voice": {"view": False, "mfw": False, "chunk": False, "model": False, "revision": False},
+    "copying": {"n": False, "tolerance": False, "max_run": False},
+    "damage": {"probes": False, "tolerance": False, "truncation_decides": False},
+    "floor": {"rule": True},
+    "artifacts": {"record": True, "readme": False, "compose": False},
+    "probes[]": {"id": True, "prompt": True, "check": True},
 }
 
 
@@ -337,7 +349,7 @@ def load_probes(w: _Where, path: Path) -> tuple[Probe, ...]:
     probes: list[Probe] = []
     for i, item in enumerate(data):
         key = f"damage.probes[{i}]"
-        item = _mapping(w, key, item, {"id": True, "prompt": True, "check": True})
+        item = _mapping(w, key, item, SCHEMA["probes[]"])
         check = item["check"]
         if not isinstance(check, dict) or len(check) != 1 or next(iter(check)) not in CHECK_TYPES:
             raise w.fail(f"{key}.check", f"must be one of {', '.join(CHECK_TYPES)}")
@@ -387,7 +399,7 @@ def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True) -> G
     w = _Where(path, check_files)
     if raw is None:
         raise w.fail("", "empty spec")
-    raw = _mapping(w, "", raw, _TOP_KEYS)
+    raw = _mapping(w, "", raw, SCHEMA[""])
 
     gate = _str(w, "gate", raw["gate"])
     try:
@@ -396,8 +408,7 @@ def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True) -> G
         raise w.fail("gate", str(exc)) from None
     author = _str(w, "author", raw["author"])
 
-    s = _mapping(w, "seat", raw["seat"], {"url": True, "base_model": True, "api_key_env": False,
-                                          "concurrency": False, "timeout": False})
+    s = _mapping(w, "seat", raw["seat"], SCHEMA["seat"])
     url = _str(w, "seat.url", s["url"])
     if not re.match(r"https?://", url):
         raise w.fail("seat.url", f"must be an http(s) URL, got {url!r}")
@@ -413,7 +424,7 @@ def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True) -> G
         raise w.fail("arms", "must be a non-empty list")
     arms: list[Arm] = []
     for i, a in enumerate(raw["arms"]):
-        a = _mapping(w, f"arms[{i}]", a, {"name": True, "model": True, "role": True, "adapter_path": False})
+        a = _mapping(w, f"arms[{i}]", a, SCHEMA["arms[]"])
         name = _str(w, f"arms[{i}].name", a["name"])
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
             raise w.fail(f"arms[{i}].name", f"{name!r}: use letters, digits, '.', '_' or '-'")
@@ -443,14 +454,13 @@ def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True) -> G
     if len(set(seeds)) != len(seeds):
         raise w.fail("seeds", "seeds are not unique")
 
-    sm = _mapping(w, "sampling", raw["sampling"], {"temperature": True, "top_p": True, "max_tokens": True})
+    sm = _mapping(w, "sampling", raw["sampling"], SCHEMA["sampling"])
     sampling = Sampling(_num(w, "sampling.temperature", sm["temperature"], 0.0, 2.0),
                         _num(w, "sampling.top_p", sm["top_p"], 1e-9, 1.0),
                         _int(w, "sampling.max_tokens", sm["max_tokens"], 1, 1_000_000))
 
-    c = _mapping(w, "corpora", raw["corpora"], {"heldout": True, "training": True, "background": False})
-    v = _mapping(w, "voice", raw.get("voice", {}), {"view": False, "mfw": False, "chunk": False,
-                                                     "model": False, "revision": False})
+    c = _mapping(w, "corpora", raw["corpora"], SCHEMA["corpora"])
+    v = _mapping(w, "voice", raw.get("voice", {}), SCHEMA["voice"])
     view = v.get("view", "stylometric")
     if view not in VIEWS:
         raise w.fail("voice.view", f"must be one of {', '.join(VIEWS)}, got {view!r}")
@@ -473,26 +483,25 @@ def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True) -> G
         elif voice.revision is None and not local.is_dir():
             raise w.fail("voice.revision", "a hub model must be pinned by revision (or give a local path)")
 
-    cp = _mapping(w, "copying", raw.get("copying", {}), {"n": False, "tolerance": False, "max_run": False})
+    cp = _mapping(w, "copying", raw.get("copying", {}), SCHEMA["copying"])
     copying = Copying(n=_int(w, "copying.n", cp.get("n", 8), 2, 64),
                       tolerance=_num(w, "copying.tolerance", cp.get("tolerance", 0.005), 0.0, 1.0),
                       max_run=_int(w, "copying.max_run", cp.get("max_run", 50), 2, 1_000_000))
     if copying.max_run < copying.n:
         raise w.fail("copying.max_run", f"must be >= copying.n ({copying.n})")
 
-    d = _mapping(w, "damage", raw.get("damage", {}), {"probes": False, "tolerance": False,
-                                                      "truncation_decides": False})
+    d = _mapping(w, "damage", raw.get("damage", {}), SCHEMA["damage"])
     probes_path = _resolve(root, _str(w, "damage.probes", d["probes"])) if d.get("probes") else None
     damage = Damage(probes_path=probes_path,
                     probes=load_probes(w, probes_path) if probes_path and w.check_files else (),
                     tolerance=_num(w, "damage.tolerance", d.get("tolerance", 0.05), 0.0, 1.0),
                     truncation_decides=bool(d.get("truncation_decides", False)))
 
-    f = _mapping(w, "floor", raw["floor"], {"rule": True})
+    f = _mapping(w, "floor", raw["floor"], SCHEMA["floor"])
     if f["rule"] not in RULES:
         raise w.fail("floor.rule", f"unknown floor rule {f['rule']!r} (registered: {', '.join(sorted(RULES))})")
 
-    ar = _mapping(w, "artifacts", raw["artifacts"], {"record": True, "readme": False, "compose": False})
+    ar = _mapping(w, "artifacts", raw["artifacts"], SCHEMA["artifacts"])
     artifacts = Artifacts(
         record=_resolve(root, _str(w, "artifacts.record", ar["record"])),
         readme=_resolve(root, _str(w, "artifacts.readme", ar["readme"])) if ar.get("readme") else None,
