@@ -114,6 +114,20 @@ def _data(text: bytes) -> object:
         raise VoicegateError(f"compose file is not valid YAML: {str(exc).splitlines()[0]}") from None
 
 
+def plan(path: Path, original: bytes, gate: str, body_lines: list[str]) -> tuple[bytes, bytes]:
+    """(the new bytes, the item line) — or a refusal; writes nothing."""
+    before = _data(original)
+    index = anchor_line(original, gate)
+    lines = original.splitlines(keepends=True)
+    item = lines[index]
+    nl = (b"\r\n" if item.endswith(b"\r\n") else b"\n") if item.endswith(b"\n") else _chain.newline_of(original)
+    indent = item[:len(item) - len(item.lstrip(b" \t"))].decode()
+    new = _chain.compose_entry(original, index, body_lines, indent, nl)
+    if _data(new) != before:
+        raise VoicegateError(f"{path}: the comment would change the parsed YAML; refused, file untouched")
+    return new, item
+
+
 def annotate(path: Path, gate: str, body_lines: list[str]) -> str:
     """Insert an entry above the gate's item; returns what to tell the user."""
     path = Path(path)
@@ -122,14 +136,7 @@ def annotate(path: Path, gate: str, body_lines: list[str]) -> str:
     with _chain.locked(path):
         original = path.read_bytes()
         before = _data(original)
-        index = anchor_line(original, gate)
-        lines = original.splitlines(keepends=True)
-        item = lines[index]
-        nl = (b"\r\n" if item.endswith(b"\r\n") else b"\n") if item.endswith(b"\n") else _chain.newline_of(original)
-        indent = item[:len(item) - len(item.lstrip(b" \t"))].decode()
-        new = _chain.compose_entry(original, index, body_lines, indent, nl)
-        if _data(new) != before:
-            raise VoicegateError(f"{path}: the comment would change the parsed YAML; refused, file untouched")
+        new, item = plan(path, original, gate, body_lines)
         _chain.atomic_write(path, new)
         try:
             same = _data(path.read_bytes()) == before

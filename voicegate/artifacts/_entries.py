@@ -92,7 +92,7 @@ def _featured(spec: Any, result: dict[str, Any]) -> tuple[str | None, str]:
     return result.get("ships"), "recommended"
 
 
-def _preflight(spec: Any, *, compose_required: bool) -> str | None:
+def _preflight(spec: Any, compose_lines: list[str], *, compose_required: bool) -> str | None:
     """Refuse before any byte is written; returns why compose gets no entry (None: it does)."""
     readme = spec.artifacts.readme
     if readme is not None and not readme.parent.is_dir():
@@ -113,7 +113,7 @@ def _preflight(spec: Any, *, compose_required: bool) -> str | None:
     try:
         if not compose.is_file():
             raise VoicegateError(f"{compose}: compose file not found")
-        _compose.anchor_line(compose.read_bytes(), spec.gate)
+        _compose.plan(compose, compose.read_bytes(), spec.gate, compose_lines)  # the full check, no write
     except VoicegateError as exc:
         # A gate is scored before its adapter is listed for deploy; shipping it is not.
         if compose_required:
@@ -123,21 +123,25 @@ def _preflight(spec: Any, *, compose_required: bool) -> str | None:
 
 
 def _append_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: bool) -> list[str]:
-    no_compose = _preflight(spec, compose_required=compose_required)
+    # Everything is rendered and checked before the first byte goes anywhere: a refusal
+    # (or a template bug) must not leave the record with an entry the README lacks.
+    header = render("record_header.md.j2", **ctx)
+    record_text = render(f"record_{kind}.md.j2", **ctx)
+    readme_text = render(f"readme_{kind}.md.j2", **ctx)
+    lines = render(f"compose_{kind}.j2", **ctx).rstrip("\n").split("\n")
+    no_compose = _preflight(spec, lines, compose_required=compose_required)
     said: list[str] = []
     record = spec.artifacts.record
-    header = render("record_header.md.j2", **ctx)
     with _chain.locked(record):
-        n = _chain.md_append(record, render(f"record_{kind}.md.j2", **ctx), header=header)
+        n = _chain.md_append(record, record_text, header=header)
     said.append(f"{_display(spec, record)}: appended entry {n} ({kind})")
     if spec.artifacts.readme is not None:
         readme = spec.artifacts.readme
         with _chain.locked(readme):
-            n = _chain.md_append(readme, render(f"readme_{kind}.md.j2", **ctx))
+            n = _chain.md_append(readme, readme_text)
         said.append(f"{_display(spec, readme)}: appended entry {n} ({kind})")
     if spec.artifacts.compose is not None:
         if no_compose is None:
-            lines = render(f"compose_{kind}.j2", **ctx).rstrip("\n").split("\n")
             said.append(_compose.annotate(spec.artifacts.compose, spec.gate, lines).replace(
                 str(spec.artifacts.compose), _display(spec, spec.artifacts.compose), 1))
         else:
