@@ -93,7 +93,7 @@ def test_ngram_index_lookup_runs_and_sources():
     # same 4-gram in a different vocabulary order hashes the same
     g = doc_from_tokens(["zz", "b3", "b4", "b5", "b6", "b7", "zz", "a28", "a29", "b0", "b1"])
     assert ngram_hashes(token_hashes(g), 4)[1] == ngram_hashes(token_hashes(f2), 4)[3]
-    stats = copy_stats(idx, [g])
+    stats = copy_stats(idx, [token_hashes(g)])
     # b3..b7 is a 5-token run (2 4-grams); a28 a29 b0 b1 crosses the file boundary: no hit
     assert stats.ngrams == 8 and stats.hits == 2 and stats.longest_run == 5
     run = stats.runs[0]
@@ -154,3 +154,21 @@ def test_bootstrap_is_seeded_and_brackets_a_clear_difference():
     point = np.mean([v.mean() for v in base.values()]) - np.mean([v.mean() for v in cand.values()])
     assert a["low"] < point < a["high"] and a["high"] - a["low"] < 0.1
     assert paired_interval({1: pool(np.ones(1))}, {1: pool(np.ones(1))}, 1) is None
+
+
+def test_pooled_delta_equals_cosine_delta_for_any_weighting():
+    from voicegate.scoring._stylometric import pooled_delta
+
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(60)]
+    held = doc_from_tokens([rng.choice(vocab[:40]) for _ in range(2000)])
+    bg = [doc_from_tokens([rng.choice(vocab[15:]) for _ in range(2000)]) for _ in range(2)]
+    ref = build_reference([held], bg, mfw=50, chunk=200)
+    gens = [doc_from_tokens([rng.choice(vocab) for _ in range(rng.randint(20, 80))]) for _ in range(12)]
+    counts = np.vstack([word_counts(ref.index(), g) for g in gens])
+    totals = np.asarray([len(g) for g in gens], dtype=float)
+    w = np.random.default_rng(0).integers(0, 3, size=(25, 12)).astype(float)
+    w[0] = 1.0
+    fast = pooled_delta(ref, counts, totals)(w)
+    slow = [cosine_delta(ref, wi @ counts, wi @ totals) for wi in w]
+    np.testing.assert_allclose(fast, slow, atol=1e-10)

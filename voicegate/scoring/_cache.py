@@ -147,6 +147,32 @@ class Cache:
         self._memo[name] = idx
         return idx
 
+    def generation_tokens(self, texts: Sequence[str]) -> tuple[tuple[str, ...], list[np.ndarray]]:
+        """Tokens of every generation as id arrays over one shared vocabulary.
+
+        Cached by the texts' hashes, so re-scoring and amending the same
+        generations never tokenize them again.
+        """
+        digest = hashlib.sha256("\n".join(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts).encode())
+        name = "gentokens-" + _key("gentokens", digest.hexdigest())
+        data = self._memo.get(name) or self._load(name)
+        if data is not None:
+            self.hits += 1
+            vocab, flat, offsets = tuple(data["vocab"].tolist()), data["ids"], data["offsets"]
+        else:
+            from voicegate.scoring._tokens import tokenize
+
+            self.misses += 1
+            index: dict[str, int] = {}
+            pieces = [[index.setdefault(tok, len(index)) for tok in tokenize(t)] for t in texts]
+            vocab = tuple(index)
+            flat = np.asarray([i for p in pieces for i in p], dtype=np.int32)
+            offsets = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
+            data = {"vocab": np.asarray(vocab, dtype=str), "ids": flat, "offsets": offsets}
+            self._save(name, **data)
+        self._memo[name] = data
+        return vocab, [flat[offsets[i]:offsets[i + 1]] for i in range(len(texts))]
+
     # -- embeddings -----------------------------------------------------------
 
     def embeddings(self, model: str, texts: Sequence[str], encode: Encode) -> np.ndarray:

@@ -67,7 +67,10 @@ class NgramIndex:
         """(hit mask, global offset of the earliest occurrence or -1) for each query hash."""
         if self.hashes.shape[0] == 0 or queries.shape[0] == 0:
             return np.zeros(queries.shape[0], dtype=bool), np.full(queries.shape[0], -1, dtype=np.int64)
-        at = np.searchsorted(self.hashes, queries, side="left")
+        # Sorted queries walk the index in order (cache-friendly); results go back to query order.
+        order = np.argsort(queries, kind="stable")
+        at = np.empty_like(order)
+        at[order] = np.searchsorted(self.hashes, queries[order], side="left")
         clipped = np.minimum(at, self.hashes.shape[0] - 1)
         hit = self.hashes[clipped] == queries
         return hit, np.where(hit, self.positions[clipped], -1)
@@ -125,18 +128,18 @@ class CopyStats:
         return self.hits / self.ngrams if self.ngrams else 0.0
 
 
-def copy_stats(index: NgramIndex, generations: Sequence[TokenDoc], *, top: int = 5) -> CopyStats:
+def copy_stats(index: NgramIndex, generations: Sequence[np.ndarray], *, top: int = 5) -> CopyStats:
+    """Overlap, hits and longest runs of generations given as token-hash arrays (`token_hashes`)."""
     n = index.n
-    ngrams = hits = 0
+    grams = [ngram_hashes(t, n) for t in generations]
+    bounds = np.cumsum([0] + [g.shape[0] for g in grams])
+    hit, first = index.lookup(np.concatenate(grams) if grams else np.zeros(0, dtype=np.uint64))
     runs: list[Run] = []
-    for g, doc in enumerate(generations):
-        q = ngram_hashes(token_hashes(doc), n)
-        hit, first = index.lookup(q)
-        ngrams += int(q.shape[0])
-        hits += int(hit.sum())
-        runs += _runs(hit, first, n, g)
+    for g in range(len(grams)):
+        lo, hi = bounds[g], bounds[g + 1]
+        runs += _runs(hit[lo:hi], first[lo:hi], n, g)
     runs.sort(key=lambda r: (-r.length, r.generation, r.start))
-    return CopyStats(ngrams, hits, runs[0].length if runs else 0, tuple(runs[:top]))
+    return CopyStats(int(bounds[-1]), int(hit.sum()), runs[0].length if runs else 0, tuple(runs[:top]))
 
 
 def copying_verdict(overlap: float, control: float, longest_run: int, *, tolerance: float, max_run: int) -> str:

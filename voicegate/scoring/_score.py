@@ -23,8 +23,7 @@ from voicegate._store import generations_hash, row_key
 from voicegate.scoring import _damage, _embedding, _stylometric
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._cache import Cache
-from voicegate.scoring._copying import copy_stats, copying_verdict
-from voicegate.scoring._docs import TokenDoc, doc_from_text
+from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
 from voicegate.scoring._signature import signature, signature_text
 from voicegate.scoring._verdicts import decide, rnd
 
@@ -100,14 +99,18 @@ def check_rows(spec: GateSpec, rows: Iterable[Row]) -> tuple[list[Row], list[Row
 
 
 class _Cells:
-    """Voice rows grouped by (arm, seed), with each generation's tokens."""
+    """Voice rows grouped by (arm, seed), with each generation's token ids over one shared vocabulary."""
 
-    def __init__(self, rows: Sequence[Row]):
+    def __init__(self, rows: Sequence[Row], cache: Cache):
         self.rows = list(rows)
-        self.docs: list[TokenDoc] = [doc_from_text(r["text"]) for r in self.rows]
+        self.vocab, self.ids = cache.generation_tokens([r["text"] for r in self.rows])
+        self.lengths = np.asarray([len(i) for i in self.ids], dtype=float)
         self.by_cell: dict[tuple[str, int], list[int]] = {}
         for i, r in enumerate(self.rows):
             self.by_cell.setdefault((r["arm"], int(r["seed"])), []).append(i)
+
+    def tokens(self, i: int, start: int = 0, stop: int | None = None) -> list[str]:
+        return [self.vocab[t] for t in self.ids[i][start:stop].tolist()]
 
     def arm_rows(self, arm: str) -> list[int]:
         return [i for i, r in enumerate(self.rows) if r["arm"] == arm]
@@ -127,17 +130,15 @@ class _Cells:
 def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells):
     v = spec.voice
     ref = cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=v.mfw, chunk=v.chunk)
-    index = ref.index()
-    counts = np.vstack([_stylometric.word_counts(index, d) for d in cells.docs])
-    totals = np.asarray([len(d) for d in cells.docs], dtype=float)
+    counts = _stylometric.count_matrix(ref.index(), cells.vocab, cells.ids)
+    totals = cells.lengths
     dist = {}
     for (arm, seed), rows in cells.by_cell.items():
         dist.setdefault(arm, {})[seed] = float(_stylometric.cosine_delta(ref, counts[rows].sum(0), totals[rows].sum()))
 
     def pool(arm: str, seed: int, prompts: Sequence[str]):
-        x = cells.cell_matrix(arm, seed, prompts, counts)
-        t = cells.cell_matrix(arm, seed, prompts, totals)
-        return lambda w: np.atleast_1d(_stylometric.cosine_delta(ref, w @ x, w @ t))
+        return _stylometric.pooled_delta(ref, cells.cell_matrix(arm, seed, prompts, counts),
+                                         cells.cell_matrix(arm, seed, prompts, totals))
 
     return dist, pool
 
@@ -165,8 +166,7 @@ def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats, index) -> 
     out = []
     for run in stats.runs:
         row = cells.rows[arm_rows[run.generation]]
-        doc = cells.docs[arm_rows[run.generation]]
-        text = " ".join(doc.tokens(run.start, run.start + run.length))
+        text = " ".join(cells.tokens(arm_rows[run.generation], run.start, run.start + run.length))
         f, offset = index.source(run.source_offset)
         out.append({"text": text if len(text) <= SPAN_CHARS else text[:SPAN_CHARS - 1] + "…",
                     "tokens": run.length, "source": _display(spec, spec.corpora.training[f]), "offset": offset,
@@ -185,7 +185,7 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
     rule_id = get_rule(rule or spec.floor_rule).id
     voice_rows, probe_rows = check_rows(spec, rows)
     cache = Cache(cache_dir, write=write_cache)
-    cells = _Cells(voice_rows)
+    cells = _Cells(voice_rows, cache)
     base = spec.base.name
     cand_names = [a.name for a in spec.candidates]
     warnings: list[str] = []
@@ -194,7 +194,7 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
     embedding_model = None
     if spec.voice.view == "stylometric":
         dist, pool = _stylometric_view(spec, cache, cells)
-        words = min(sum(len(cells.docs[i]) for i in rs) for rs in cells.by_cell.values())
+        words = int(min(cells.lengths[rs].sum() for rs in cells.by_cell.values()))
         if words < MIN_WORDS_PER_ARM_SEED:
             warnings.append(f"smallest (arm, seed) pool has {words:,} words; Cosine Delta needs "
                             f"~{MIN_WORDS_PER_ARM_SEED:,} to be reliable")
@@ -203,10 +203,11 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
 
     # -- copying ---------------------------------------------------------------
     index = cache.index(spec.corpora.training, n=spec.copying.n)
+    hashes = vocab_hashes(cells.vocab)
     copy: dict[str, dict[str, Any]] = {}
     for arm in spec.arms:
         arm_rows = cells.arm_rows(arm.name)
-        stats = copy_stats(index, [cells.docs[i] for i in arm_rows], top=SPANS)
+        stats = copy_stats(index, [hashes[cells.ids[i]] for i in arm_rows], top=SPANS)
         copy[arm.name] = {"overlap": stats.overlap, "ngrams": stats.ngrams, "longest_run": stats.longest_run,
                           "spans": _spans(spec, cells, arm_rows, stats, index)}
     control = copy[base]["overlap"]
@@ -216,7 +217,7 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
 
     # -- damage ----------------------------------------------------------------
     degen = {arm.name: _damage.degeneration(
-        [([*cells.docs[i].tokens()], cells.rows[i].get("finish_reason")) for i in cells.arm_rows(arm.name)],
+        [(cells.ids[i].tolist(), cells.rows[i].get("finish_reason")) for i in cells.arm_rows(arm.name)],
         truncation_decides=spec.damage.truncation_decides) for arm in spec.arms}
     checks = {p.id: p.check for p in spec.damage.probes}
     passed: dict[str, float | None] = {}

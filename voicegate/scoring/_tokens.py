@@ -75,7 +75,26 @@ def _regexp_tokenizer_class() -> type:
 def _get_tokenizer():
     global _tokenizer
     if _tokenizer is None:
-        _tokenizer = _regexp_tokenizer_class()(PATTERN)
+        base = _regexp_tokenizer_class()
+
+        class LinearRegexpTokenizer(base):  # type: ignore[misc,valid-type]
+            """nltk's RegexpTokenizer without the per-match ReDoS timer.
+
+            nltk runs caller patterns under a wall-clock timeout because a crafted
+            pattern can backtrack exponentially; PATTERN is fixed here and linear
+            (each repetition of the group must consume an apostrophe, so there is
+            one way to match), and nltk's own advice for a trusted pattern is
+            timeout=None. The timer costs half of all tokenizing time.
+            """
+
+            def tokenize(self, text: str) -> list[str]:
+                self._check_regexp()
+                try:
+                    return self._regexp.findall(text, timeout=None)
+                except TypeError:  # an nltk whose patterns take no timeout argument
+                    return super().tokenize(text)
+
+        _tokenizer = LinearRegexpTokenizer(PATTERN)
     return _tokenizer
 
 

@@ -1,0 +1,261 @@
+"""Benchmark: `voicegate score` (whole command) against a naive pure-Python reference.
+
+Builds its own temporary workspace from the public-domain corpus (git init,
+spec, `voicegate register`), writes 360 generations (3 arms x 3 seeds x 40
+prompts, ~250-word excerpts), then measures in the same run:
+
+- `python -m voicegate score GATE --json` in a subprocess, with a fresh cache
+  (first run) and a warm cache (median of the next runs): process start,
+  imports, reading and checking the spec, scoring, writing scores.json;
+- a naive reference of the same math in a subprocess: regex tokens, a Python
+  set of 8-gram tuples, Cosine Delta in plain lists (it reads the corpora and
+  the generations, nothing else);
+- the n-gram index build rate (tokens/s) and lookup rate (8-grams/s), in process.
+
+It also checks that both give the same distances and overlaps.
+
+    python benchmarks/bench_score.py [--corpus DIR] [--warm-runs 3] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_CORPUS = HERE.parent.parent / "shared" / "corpora" / "british-fiction"
+GATE = "lv-bronte-bench"
+HELDOUT = ["CBronte_Villette"]
+TRAINING = ["CBronte_Jane", "CBronte_Professor", "ABronte_Tenant", "ABronte_Agnes", "EBronte_Wuthering"]
+BACKGROUND = ["Austen_Emma", "Austen_Pride", "Dickens_Hard", "Eliot_Adam", "Eliot_Mill", "Thackeray_Barry",
+              "Trollope_Barchester", "Fielding_Joseph", "Sterne_Sentimental", "Richardson_Pamela"]
+ARMS = {"base": "Fielding_Tom", "ckpt475": "CBronte_Jane", "ckpt925": "Dickens_David"}
+SEEDS = [101, 202, 303]
+PROMPTS = 40
+WORDS = 250
+
+NAIVE = textwrap.dedent(r'''
+    import json, math, re, sys, unicodedata
+    from collections import Counter
+
+    PATTERN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
+
+    def tokens(text):
+        return PATTERN.findall(unicodedata.normalize("NFKC", text).replace("\u2019", "'").casefold())
+
+    cfg = json.load(open(sys.argv[1]))
+    read = lambda p: tokens(open(p, encoding="utf-8").read())
+    held = [read(p) for p in cfg["heldout"]]
+    background = [read(p) for p in cfg["background"]]
+    training = [read(p) for p in cfg["training"]]
+    rows = [json.loads(line) for line in open(cfg["generations"], encoding="utf-8") if line.strip()]
+
+    # Cosine Delta, reference from held-out + background
+    totals = Counter()
+    for d in held + background:
+        totals.update(d)
+    mfw = [w for w, _ in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:cfg["mfw"]]]
+    chunk = cfg["chunk"]
+    freqs = []
+    for d in held + background:
+        pieces = [d[i:i + chunk] for i in range(0, len(d) - chunk + 1, chunk)] if len(d) >= chunk else [d]
+        for p in pieces:
+            c = Counter(p)
+            freqs.append([c[w] / len(p) for w in mfw])
+    n = len(freqs)
+    mean = [sum(r[j] for r in freqs) / n for j in range(len(mfw))]
+    sd = [math.sqrt(sum((r[j] - mean[j]) ** 2 for r in freqs) / (n - 1)) for j in range(len(mfw))]
+
+    def z(counter, total):
+        return [((counter[w] / total) - m) / s if s > 0 else 0.0 for w, m, s in zip(mfw, mean, sd)]
+
+    hc = Counter()
+    for d in held:
+        hc.update(d)
+    zh = z(hc, sum(len(d) for d in held))
+    gen_tokens = [tokens(r["text"]) for r in rows]
+    pools = {}
+    for r, t in zip(rows, gen_tokens):
+        pools.setdefault((r["arm"], r["seed"]), []).append(t)
+    dist = {}
+    for (arm, seed), ts in pools.items():
+        c = Counter()
+        for t in ts:
+            c.update(t)
+        za = z(c, sum(len(t) for t in ts))
+        cos = sum(a * b for a, b in zip(za, zh)) / math.sqrt(sum(a * a for a in za) * sum(b * b for b in zh))
+        dist.setdefault(arm, {})[str(seed)] = 1 - cos
+
+    # 8-gram overlap and longest verbatim run
+    k = cfg["n"]
+    grams = set()
+    for d in training:
+        grams.update(tuple(d[i:i + k]) for i in range(len(d) - k + 1))
+    hits, total, longest = Counter(), Counter(), Counter()
+    for r, t in zip(rows, gen_tokens):
+        run = 0
+        for i in range(len(t) - k + 1):
+            total[r["arm"]] += 1
+            if tuple(t[i:i + k]) in grams:
+                hits[r["arm"]] += 1
+                run += 1
+                longest[r["arm"]] = max(longest[r["arm"]], run + k - 1)
+            else:
+                run = 0
+    print(json.dumps({"distances": dist, "overlap": {a: hits[a] / total[a] for a in total},
+                      "longest_run": dict(longest)}))
+''')
+
+
+def build_workspace(root: Path, corpus: Path) -> dict:
+    env = _env()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    for group, names in (("heldout", HELDOUT), ("training", TRAINING), ("background", BACKGROUND)):
+        (root / "corpora" / group).mkdir(parents=True)
+        for name in names:
+            shutil.copyfile(corpus / f"{name}.txt", root / "corpora" / group / f"{name}.txt")
+    (root / "prompts.txt").write_text("".join(f"Write scene {i} in her voice.\n" for i in range(PROMPTS)))
+    (root / "preregistrations").mkdir()
+    (root / "preregistrations" / f"{GATE}.yaml").write_text(textwrap.dedent(f"""\
+        gate: {GATE}
+        author: Charlotte Bronte
+        seat: {{url: "http://127.0.0.1:9/v1", base_model: voices-base}}
+        arms:
+          - {{name: base, model: voices-base, role: base}}
+          - {{name: ckpt475, model: {GATE}-ckpt475, role: candidate}}
+          - {{name: ckpt925, model: {GATE}-ckpt925, role: candidate}}
+        prompts: prompts.txt
+        seeds: {SEEDS}
+        sampling: {{temperature: 0.8, top_p: 0.95, max_tokens: 512}}
+        corpora:
+          heldout: [corpora/heldout/*.txt]
+          training: [corpora/training/*.txt]
+          background: [corpora/background/*.txt]
+        voice: {{view: stylometric, mfw: 1000, chunk: 2500}}
+        copying: {{n: 8, tolerance: 0.005, max_run: 50}}
+        floor: {{rule: pairwise-max-spread}}
+        artifacts: {{record: gates/{GATE}.md}}
+        """))
+    done = subprocess.run([sys.executable, "-m", "voicegate", "register", GATE, "-C", str(root)],
+                          capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"register failed: {done.stderr}")
+    rows = []
+    for arm, source in ARMS.items():
+        words = (corpus / f"{source}.txt").read_text(encoding="utf-8").split()
+        for seed in SEEDS:
+            rng = random.Random(f"{arm}/{seed}")
+            for p in range(PROMPTS):
+                start = rng.randrange(len(words) - WORDS)
+                rows.append({"kind": "voice", "arm": arm, "model": arm, "seed": seed, "prompt_id": str(p),
+                             "text": " ".join(words[start:start + WORDS]), "finish_reason": "stop"})
+    run_dir = root / "runs" / GATE
+    run_dir.mkdir(parents=True)
+    (run_dir / "generations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return {"heldout": [str(p) for p in sorted((root / "corpora/heldout").iterdir())],
+            "training": [str(p) for p in sorted((root / "corpora/training").iterdir())],
+            "background": [str(p) for p in sorted((root / "corpora/background").iterdir())],
+            "generations": str(run_dir / "generations.jsonl"), "mfw": 1000, "chunk": 2500, "n": 8}
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
+    return env
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=_env())
+    elapsed = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} failed ({done.returncode}): {done.stderr}")
+    return elapsed, done.stdout
+
+
+def index_rates(cfg: dict) -> tuple[float, float, int, int]:
+    """(index build tokens/s, lookup 8-grams/s, training tokens, queries) in process."""
+    from voicegate.scoring import build_index, doc_from_text
+    from voicegate.scoring._copying import ngram_hashes, token_hashes
+
+    training = [doc_from_text(Path(p).read_text(encoding="utf-8")) for p in cfg["training"]]
+    queries = [ngram_hashes(token_hashes(doc_from_text(Path(p).read_text(encoding="utf-8"))), 8)
+               for p in cfg["background"]]
+    import numpy as np
+
+    q = np.concatenate(queries)
+    n_tokens = sum(len(d) for d in training)
+    t0 = time.perf_counter()
+    idx = build_index(training, 8)
+    build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    idx.lookup(q)
+    lookup = time.perf_counter() - t0
+    return n_tokens / build, q.shape[0] / lookup, n_tokens, int(q.shape[0])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--warm-runs", type=int, default=3)
+    ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+    args = ap.parse_args()
+    if not args.corpus.is_dir():
+        raise SystemExit(f"corpus not found at {args.corpus}")
+    tmp = Path(tempfile.mkdtemp(prefix="vg-bench-score-"))
+    try:
+        root = tmp / "ws"
+        root.mkdir()
+        cfg = build_workspace(root, args.corpus)
+        (tmp / "naive.py").write_text(NAIVE)
+        (tmp / "naive.json").write_text(json.dumps(cfg))
+        words = {g: sum(len(Path(p).read_text(encoding="utf-8").split()) for p in cfg[g])
+                 for g in ("heldout", "training", "background")}
+        print(f"workspace {root}: 360 generations x ~{WORDS} words; words: heldout {words['heldout']:,}, "
+              f"training {words['training']:,}, background {words['background']:,} ({len(BACKGROUND)} novels)")
+
+        score = [sys.executable, "-m", "voicegate", "score", GATE, "-C", str(root), "--json"]
+        naive_s, naive_out = timed([sys.executable, str(tmp / "naive.py"), str(tmp / "naive.json")], tmp)
+        shutil.rmtree(root / "runs" / ".cache", ignore_errors=True)
+        fresh_s, out = timed(score, root)
+        warm = [timed(score, root)[0] for _ in range(args.warm_runs)]
+        warm_s = statistics.median(warm)
+        naive2_s, _ = timed([sys.executable, str(tmp / "naive.py"), str(tmp / "naive.json")], tmp)
+        naive_s = min(naive_s, naive2_s)
+
+        ours, ref = json.loads(out), json.loads(naive_out)
+        diffs = [abs(a["distances"][s] - ref["distances"][a["name"]][s]) for a in ours["arms"] for s in a["distances"]]
+        odiffs = [abs(a["overlap"] - ref["overlap"][a["name"]]) for a in ours["arms"]]
+        runs_equal = all(a["longest_run"] == ref["longest_run"].get(a["name"], 0) for a in ours["arms"])
+
+        build_rate, lookup_rate, n_tok, n_q = index_rates(cfg)
+        print(f"naive pure-Python reference (subprocess, best of 2): {naive_s:6.2f} s")
+        print(f"voicegate score, fresh cache (whole command):        {fresh_s:6.2f} s  "
+              f"ratio {fresh_s / naive_s:.2f}x of reference")
+        print(f"voicegate score, warm cache (median of {len(warm)}):         {warm_s:6.2f} s  "
+              f"ratio {warm_s / naive_s:.2f}x of reference  (goal <= 0.5x)")
+        print(f"n-gram index build: {build_rate:,.0f} tokens/s ({n_tok:,} training tokens)")
+        print(f"n-gram lookup:      {lookup_rate:,.0f} 8-grams/s ({n_q:,} queries)")
+        print(f"agreement with the reference: max |d diff| {max(diffs):.2e}, max |overlap diff| {max(odiffs):.2e}, "
+              f"longest runs equal: {runs_equal}")
+        print(f"ships: {ours['ships']}; " + ", ".join(
+            f"{a['name']} d={a['mean_distance']:.3f} overlap={a['overlap']:.4f} run={a['longest_run']}"
+            for a in ours["arms"]))
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
