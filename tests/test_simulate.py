@@ -1,0 +1,29 @@
+"""Issue 8: `voicegate seat simulate` dry-runs a spec on the stand-in seat and writes nothing in the workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _ws import make_workspace, tree_snapshot, voicegate
+
+
+def test_simulate_counts_without_writing(tmp_path: Path) -> None:
+    make_workspace(tmp_path)  # base + 2 candidates, 2 seeds, 3 prompts; not registered
+    before = tree_snapshot(tmp_path)
+    done = voicegate(tmp_path, "seat", "simulate", "lv-test")
+    assert done.returncode == 0, done.stderr
+    assert "18 requests (18 voice + 0 probe)" in done.stdout
+    for arm in ("base", "ckpt475", "ckpt925"):
+        assert f"  {arm}: 6 generations" in done.stdout
+    assert "runs/lv-test/generations.jsonl  (generate)" in done.stdout
+    assert "gates/lv-test.md" in done.stdout
+    assert "runtime-loaded" in done.stdout
+    assert tree_snapshot(tmp_path) == before
+    assert not (tmp_path / "preregistrations" / "lv-test.registration.json").exists()
+
+
+def test_simulate_refuses_a_bad_spec(tmp_path: Path) -> None:
+    make_workspace(tmp_path)
+    (tmp_path / "prompts" / "beats.txt").write_text("\n")
+    done = voicegate(tmp_path, "seat", "simulate", "lv-test")
+    assert done.returncode == 2 and "no non-empty prompt" in done.stderr

@@ -1,0 +1,120 @@
+"""`voicegate seat simulate`: dry-run a spec's generation against the stand-in seat.
+
+Before a gate spends GPU time, this runs the real `generate` path — schedule, adapter
+loading, interleaving, storage — against an in-process stand-in that serves every arm,
+in a scratch copy of the workspace, so nothing is registered or written in the real one.
+It reports the counts, how long the dry run took, a runtime estimate for a real seat,
+and the files a real run writes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from voicegate._spec import GateSpec, load_spec, spec_path
+
+# Decode speeds the fleet's seat measured (DESIGN.md §5): the estimate uses the LoRA one,
+# the slower of the two, per sequence in flight.
+SEAT_LORA_TOK_S = 108.2
+TOKENS_PER_WORD = 1.3
+
+
+@dataclass
+class Simulation:
+    gate: str
+    requests: int
+    per_arm: dict[str, int]
+    voice_rows: int
+    probe_rows: int
+    wall_s: float
+    estimated_tokens: int
+    estimated_real_s: float
+    files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"{self.gate}: {self.requests} requests ({self.voice_rows} voice + {self.probe_rows} probe) "
+               f"simulated in {self.wall_s:.1f} s against the stand-in seat"]
+        out += [f"  {arm}: {n} generations" for arm, n in self.per_arm.items()]
+        out.append(f"  on a real seat: ~{self.estimated_tokens:,} completion tokens, roughly "
+                   f"{self.estimated_real_s / 60:.0f} min at {SEAT_LORA_TOK_S} tok/s per sequence in flight")
+        out += [f"  note: {n}" for n in self.notes]
+        out.append("a real run writes:")
+        out += [f"  {f}" for f in self.files]
+        return out
+
+
+@contextmanager
+def _environ(overrides: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
+    """The same relative paths as the real workspace, through symlinks; its own git and data dir."""
+    from voicegate._workspace import git
+
+    for entry in spec.root.iterdir():
+        if entry.name in {".git", "preregistrations", "gates", spec.data_dir.name}:
+            continue
+        (scratch / entry.name).symlink_to(entry)
+    (scratch / "preregistrations").mkdir()
+    shutil.copy2(spec.path, scratch / "preregistrations" / spec.path.name)
+    git(scratch, "init", "-q")
+
+
+def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
+    from voicegate._generate import generate
+    from voicegate._registration import register
+    from voicegate._store import read_rows
+    from voicegate.seat import StandinSeat
+
+    spec = load_spec(root, gate)
+    # candidates without an adapter_path must already be served; the rest load at run time
+    served = {a.model: f"/adapters/{a.model}" for a in spec.candidates if not a.adapter_path}
+    with tempfile.TemporaryDirectory(prefix="voicegate-simulate-") as tmp:
+        scratch = Path(tmp)
+        _scratch_workspace(spec, scratch)
+        overrides = {"VOICEGATE_DATA_DIR": str(scratch / "runs")}
+        if spec.seat.api_key_env and not os.environ.get(spec.seat.api_key_env):
+            overrides[spec.seat.api_key_env] = "simulated-key"  # the stand-in takes any key
+        with _environ(overrides):
+            scratch_spec = load_spec(scratch, gate)
+            register(scratch_spec)
+            with StandinSeat(base=spec.seat.base_model, adapters=served, slots=spec.seat.concurrency,
+                             token_time=token_time) as seat:
+                started = time.monotonic()
+                generate(scratch_spec, seat_url=seat.url, quiet=True)
+                wall = time.monotonic() - started
+            rows = read_rows(scratch_spec.generations_path)
+    per_arm = {a.name: sum(1 for r in rows if r["arm"] == a.name) for a in spec.arms}
+    probes = sum(1 for r in rows if r.get("kind") == "probe")
+    voice = len(rows) - probes
+    tokens = int(voice * min(spec.sampling.max_tokens, spec.expected_words * TOKENS_PER_WORD)
+                 + probes * min(spec.sampling.max_tokens, 64))
+    estimate = tokens / (SEAT_LORA_TOK_S * spec.seat.concurrency)
+    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    files = [rel(spec_path(root, gate).with_name(f"{gate}.registration.json")) + "  (register)",
+             rel(spec.generations_path) + "  (generate)", rel(spec.run_dir / "run.json") + "  (generate)",
+             rel(spec.run_dir / "scores.json") + "  (score)", rel(spec.artifacts.record) + "  (score, amend, ship)"]
+    files += [rel(p) + "  (score, amend, ship)" for p in (spec.artifacts.readme, spec.artifacts.compose) if p]
+    notes = []
+    runtime = [a.model for a in spec.candidates if a.adapter_path]
+    if runtime:
+        notes.append(f"{len(runtime)} candidate(s) would be runtime-loaded and unloaded after: {', '.join(runtime)}")
+    return Simulation(gate, len(rows), per_arm, voice, probes, wall, tokens, estimate, files, notes)
