@@ -295,3 +295,27 @@ def test_benchmark_keeps_the_seat_busy(tmp_path):
     # Serial requests would be ~4x; the goal on a quiet machine is <= 1.10x (this run is short,
     # so fixed start-up costs weigh more, and CI's 2 cores are shared).
     assert out["ratio"] < 1.5, out
+
+
+def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tmp_path):
+    with _seat(token_time=0.002, slots=2) as seat:
+        def go_down(s: StandinSeat) -> None:
+            s.fail_every = 1               # from now on every request 500s: the seat is gone
+        seat.hooks = {8: go_down}
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
+        lost = cli(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "1")
+        saved = rows(root, GATE)
+        ok_before = sum(1 for e in seat.chat_log() if e["status"] == 200)
+        seat.fail_every = None
+        back = cli(root, "generate", GATE, "--quiet")
+    assert lost.returncode == 3, lost.stderr
+    line = [ln for ln in lost.stderr.strip().splitlines() if "do not persist" not in ln]
+    assert len(line) == 1 and "unreachable" in line[0] and "500" in line[0], lost.stderr
+    # Every generation the seat finished is on disk, and the line says so and how to resume.
+    assert len(saved) == ok_before == 7
+    assert f"7/18 generations are saved" in line[0] and f"`voicegate generate {GATE}` again to resume" in line[0]
+    assert back.returncode == 0, back.stderr
+    assert "generated 11 (18/18 stored" in back.stdout
+    assert len(set(_keys(rows(root, GATE)))) == 18 == len(rows(root, GATE))
+    m = manifest(root, GATE)
+    assert [s["status"] for s in m["sessions"]] == ["seat-unreachable", "complete"]

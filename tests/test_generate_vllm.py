@@ -43,9 +43,16 @@ def _served(seat) -> dict[str, dict]:
     return {m["id"]: m for m in httpx.get(f"{seat.url}/models", timeout=10).json()["data"]}
 
 
+def _fresh(seat) -> None:
+    """The server is shared by the session: start each test with the runtime adapter not loaded."""
+    httpx.post(f"{seat.url}/unload_lora_adapter", json={"lora_name": seat.runtime_adapter}, timeout=10)
+    assert seat.runtime_adapter not in _served(seat)
+
+
 def test_generate_against_real_vllm(vllm_seat, tmp_path):
     """Acceptance 1: base + a --lora-modules adapter + a runtime-loaded one, 2 seeds x 3 prompts."""
     seat = vllm_seat
+    _fresh(seat)
     root = registered_workspace(tmp_path / "ws", _spec(seat))
     t0 = time.monotonic()
     done = cli(root, "generate", GATE, "--quiet")
@@ -116,6 +123,7 @@ def test_real_vllm_error_bodies_become_clear_refusals(vllm_seat):
 def test_real_vllm_dropped_runtime_adapter_is_reloaded(vllm_seat, tmp_path):
     """Acceptance 3 on the real seat: the runtime adapter vanishes mid-run (as on a restart)."""
     seat = vllm_seat
+    _fresh(seat)
     root = registered_workspace(tmp_path / "ws", _spec(seat, concurrency=1))
     spec = load_spec(root, GATE)
     notes: list[str] = []

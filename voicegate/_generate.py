@@ -286,6 +286,8 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
                jobs: list[Job], pending: list[Job], done: set, manifest: dict[str, Any] | None,
                result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say) -> GenerateResult:
     recorded_url = redact_url(url)
+    # Notes that change what a user should expect always print; routine steps only without --quiet.
+    info: Say = (lambda line: None) if quiet else say
     progress = _Progress(spec, jobs, done, quiet)
     retry_note = (lambda line: progress.say(f"retrying {line}")) if not quiet else None
     client = SeatClient(url, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
@@ -311,7 +313,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
                 continue  # someone else loaded it a moment ago: not ours to unload
             ours.add(arm.model)
             result.loaded.append(arm.model)
-            say(f"loaded {arm.model} from {arm.adapter_path} in {seconds:.2f}s")
+            info(f"loaded {arm.model} from {arm.adapter_path} in {seconds:.2f}s")
         snapshot = await client.models() if plan.to_load else cards
         manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, ours, conc)
         session["models"] = [c.as_dict() for c in snapshot]
@@ -319,7 +321,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
         _write_json_atomic(manifest_path(spec), manifest)
         wrote_manifest = True
 
-        runner = _Runner(spec, client, recorded_url, ours, result, progress, say)
+        runner = _Runner(spec, client, recorded_url, ours, result, progress, say, info)
         with progress:
             await runner.run(pending, conc)
         session["status"] = "complete"
@@ -333,7 +335,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     finally:
         result.wall_s = time.monotonic() - t0
         result.completion_tokens = progress.tokens
-        await _unload(client, ours, result, say, session.get("status") == "complete")
+        await _unload(client, ours, result, say, info, session.get("status") == "complete")
         await client.aclose()
         if wrote_manifest and manifest is not None:
             session.setdefault("status", "stopped")
@@ -345,7 +347,8 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     return result
 
 
-async def _unload(client: SeatClient, ours: set[str], result: GenerateResult, say: Say, complete: bool) -> None:
+async def _unload(client: SeatClient, ours: set[str], result: GenerateResult, say: Say, info: Say,
+                  complete: bool) -> None:
     """Unload what voicegate loaded and nothing else; after a failure, try once and move on."""
     quick = RetryPolicy(attempts=1 if not complete else 4, base_s=0.2, budget_s=5.0 if not complete else 30.0)
     for model in sorted(ours):
@@ -357,7 +360,7 @@ async def _unload(client: SeatClient, ours: set[str], result: GenerateResult, sa
             say(f"warning: could not unload {model}: {exc}")
         else:
             result.unloaded.append(model)
-            say(f"unloaded {model}")
+            info(f"unloaded {model}")
 
 
 def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, cards: list[ModelCard],
@@ -401,8 +404,9 @@ class _Runner:
     """N workers take jobs in schedule order; each finished generation is stored before it is counted."""
 
     def __init__(self, spec: GateSpec, client: SeatClient, url: str, ours: set[str], result: GenerateResult,
-                 progress: _Progress, say: Say):
+                 progress: _Progress, say: Say, info: Say):
         self.spec = spec
+        self.info = info
         self.client = client
         self.url = url
         self.ours = ours
@@ -502,4 +506,4 @@ class _Runner:
                 pass
             self.result.reloads += 1
             self._epoch[job.model] = epoch + 1
-            self.say(f"reloaded {job.model}")
+            self.info(f"reloaded {job.model}")
