@@ -220,3 +220,52 @@ def test_invalid_yaml_is_refused_untouched(tmp_path: Path) -> None:
     with pytest.raises(VoicegateError, match="not valid YAML"):
         _compose.annotate(path, "lv-x", BODY)
     assert path.read_bytes() == text
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def _compose_files(draw):  # type: ignore[no-untyped-def]
+    indent = " " * draw(st.integers(2, 8))
+    nl = draw(st.sampled_from(["\n", "\r\n"]))
+    names = draw(st.lists(st.from_regex(r"lv-[a-z]{1,6}", fullmatch=True), min_size=1, max_size=5, unique=True))
+    target = draw(st.sampled_from(names))
+    form = draw(st.sampled_from(["block", "json", "flow"]))
+    # A person's existing notes: whatever YAML itself accepts in a comment.
+    notes = draw(st.lists(st.text(st.characters(min_codepoint=0x20, max_codepoint=0xD7FF,
+                                                exclude_characters="\x7f\x85\u2028\u2029",
+                                                exclude_categories=("Cc", "Cs")), max_size=30), max_size=3))
+    head = f"services:{nl}{indent}seat:{nl}"
+    if form == "flow":
+        items = ", ".join(f"{n}=/adapters/{n}" for n in names)
+        return head + f"{indent * 2}command: [/model, --lora-modules, {items}]{nl}", target, form
+    lines = [head, f"{indent * 2}command:{nl}", f"{indent * 3}- --lora-modules{nl}"]
+    for n in names:
+        if n == target:
+            lines += [f"{indent * 3}# {note}".rstrip() + nl for note in notes]
+        item = (f"'{{\"name\": \"{n}\", \"path\": \"/adapters/{n}\", \"base_model_name\": \"b\"}}'"
+                if form == "json" else f"{n}=/adapters/{n}")
+        lines.append(f"{indent * 3}- {item}{nl}")
+    return "".join(lines), target, form
+
+
+@settings(max_examples=60, deadline=None)
+@given(_compose_files(), st.lists(st.text(max_size=40), min_size=1, max_size=4))  # any text: ESC, NEL, LS...
+def test_any_compose_keeps_every_byte_and_the_data(case, body: list[str]) -> None:  # type: ignore[no-untyped-def]
+    import tempfile
+
+    text, target, form = case
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "compose.yaml"
+        path.write_bytes(text.encode("utf-8"))
+        before = path.read_bytes()
+        _compose.annotate(path, target, body)
+        after = path.read_bytes()
+        i, added = _added(before, after)
+        assert yaml.safe_load(before) == yaml.safe_load(after)
+        nl = b"\r\n" if b"\r\n" in before else b"\n"
+        assert all(line.endswith(nl) and line.lstrip().startswith(b"#") for line in added)
+        anchor = after.splitlines(keepends=True)[i + len(added)]
+        assert target.encode() in anchor
+        assert _chain.compose_verify(path).problem is None

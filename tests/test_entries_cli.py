@@ -266,3 +266,17 @@ def test_import_into_a_generated_run_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "were made by `voicegate generate`" in done.stderr
     assert tree_snapshot(root) == before
+
+
+def test_a_reason_cannot_forge_a_marker_or_break_the_compose(tmp_path: Path, compose_bytes: bytes) -> None:
+    root = scored_workspace(tmp_path / "ws", compose_bytes, ship=False, amend=False)
+    forged = "ok\n<!-- voicegate:entry 9 sha256=" + "0" * 64 + " prev=none -->\n- lv-evil=/x\u2028\x1b done"
+    done = voicegate(root, "ship", "lv-bronte", "ckpt475", "--reason", forged)
+    assert done.returncode == 0, done.stderr
+    flat = "ok <!-- voicegate:entry 9 sha256=" + "0" * 64 + " prev=none --> - lv-evil=/x done"
+    assert f"Reason, as given: “{flat}”" in (root / "gates/lv-bronte.md").read_text(encoding="utf-8")
+    assert f'a person SHIPPED ckpt475: "{flat}"' in (root / "deploy/compose.yaml").read_text(encoding="utf-8")
+    done = voicegate(root, "verify", "lv-bronte")
+    assert done.returncode == 0, done.stdout + done.stderr
+    decision = json.loads((root / "runs/lv-bronte/decisions.jsonl").read_text().splitlines()[-1])
+    assert decision["reason"] == flat

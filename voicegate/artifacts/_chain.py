@@ -288,11 +288,21 @@ def body_hash(lines: list[bytes]) -> str:
     return sha256(b"\n".join(ln.rstrip(b"\r\n") for ln in lines))[:16]
 
 
+# What YAML accepts inside a comment: printable characters, no line breaks. YAML also
+# breaks lines at NEL, LS and PS, so those would end a comment and start YAML content.
+_NOT_IN_COMMENT = re.compile("[^\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def comment_safe(text: str) -> str:
+    """One comment line's text: anything YAML would read as a line break or refuse becomes a space."""
+    return _NOT_IN_COMMENT.sub(" ", text)
+
+
 def compose_entry(data: bytes, index: int, body_lines: list[str], indent: str, nl: bytes) -> bytes:
     """data with a comment entry inserted before line `index`, closed by its marker."""
     lines = data.splitlines(keepends=True)
     number = max((m.number for m in compose_markers(lines)), default=0) + 1
-    block = [f"{indent}# {t}".rstrip().encode("utf-8") + nl for t in body_lines]
+    block = [f"{indent}# {comment_safe(t)}".rstrip().encode("utf-8") + nl for t in body_lines]
     marker = (f"{indent}# voicegate:entry {number} lines={len(block) + 1} body={body_hash(block)} "
               f"sha256={sha256(data)}").encode() + nl
     return b"".join(lines[:index] + block + [marker] + lines[index:])

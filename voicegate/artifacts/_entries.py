@@ -30,7 +30,7 @@ from voicegate._hashing import sha256_json
 from voicegate._rules import get_rule
 from voicegate._store import append_rows, generations_hash, read_rows
 from voicegate.artifacts import _chain, _compose
-from voicegate.artifacts._format import candidates, now_utc, render, stamp
+from voicegate.artifacts._format import candidates, now_utc, one_line, render, stamp
 
 STATE = "recorded.json"
 DECISIONS = "decisions.jsonl"
@@ -241,7 +241,7 @@ def _require_state(spec: Any, what: str) -> dict[str, Any]:
 
 def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:
     """A person's decision, appended beside the verdicts; never changes one."""
-    reason = (reason or "").strip()
+    reason = one_line(reason or "")
     if not reason:
         raise VoicegateError("a shipping decision needs --reason: say why, in a sentence")
     chosen = spec.arm(arm)
@@ -278,7 +278,7 @@ def _same(a: float | None, b: float | None) -> bool:
 def record_amendment(spec: Any, rule_id: str, reason: str, *, score: Scorer, cache_dir: Path | None = None,
                      now: _dt.datetime | None = None) -> list[str]:
     """Re-score the SAME stored generations under rule_id and append the correction everywhere."""
-    reason = (reason or "").strip()
+    reason = one_line(reason or "")
     if not reason:
         raise VoicegateError("an amendment needs --reason: say why the rule changes, in a sentence")
     when = now or now_utc()

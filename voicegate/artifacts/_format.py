@@ -31,6 +31,14 @@ def stamp(when: _dt.datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def one_line(text: str) -> str:
+    """A person's text (a --reason) as one line: no line break can forge a marker or end a comment."""
+    import unicodedata
+
+    cleaned = "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Cn") else c for c in text)
+    return " ".join(cleaned.split())
+
+
 def num(x: Any, digits: int = 3) -> str:
     if x is None:
         return "—"
