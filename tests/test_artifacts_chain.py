@@ -146,3 +146,13 @@ def test_lock_files_live_outside_the_workspace(tmp_path: Path) -> None:
     lock = _chain.lock_for(tmp_path / "gates" / "lv-x.md")
     assert not Path(lock.lock_file).is_relative_to(tmp_path)
     assert _chain.lock_for(tmp_path / "gates" / ".." / "gates" / "lv-x.md").lock_file == lock.lock_file
+
+
+def test_a_symlinked_artifact_stays_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "real" / "compose.yaml"
+    target.parent.mkdir()
+    target.write_bytes(b"a: 1\n")
+    link = tmp_path / "compose.yaml"
+    link.symlink_to(target)
+    _chain.atomic_write(link, b"a: 2\n")
+    assert link.is_symlink() and target.read_bytes() == b"a: 2\n"

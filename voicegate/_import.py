@@ -61,7 +61,15 @@ def _check(spec: GateSpec, n: int, obj: Any) -> dict[str, Any]:
 
 def import_file(spec: GateSpec, source: Path, *, now: _dt.datetime | None = None) -> dict[str, Any]:
     """Validate every line of source, then append its rows and write run.json; returns the manifest."""
+    from voicegate.artifacts._chain import locked
+
     check_registered(spec)
+    # Two imports at once would both see a key as new and store it twice: one at a time.
+    with locked(spec.generations_path):
+        return _import(spec, Path(source), now)
+
+
+def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str, Any]:
     source = Path(source)
     try:
         raw = source.read_bytes()

@@ -110,8 +110,12 @@ def _replace(src: str, dst: str) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace path's content with data, all or nothing, keeping its mode."""
-    path = Path(path)
+    """Replace path's content with data, all or nothing, keeping its mode.
+
+    The caller holds `locked(path)` (the temp name is fixed). A symlink is
+    followed, so a linked compose.yaml stays a link and its target is updated.
+    """
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
