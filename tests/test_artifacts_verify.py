@@ -181,3 +181,17 @@ def test_history_before_the_first_entry_is_not_judged(tmp_path: Path, compose_fi
     done = voicegate(root, "verify", "lv-bronte")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("git: 1 commit(s), every one only added lines") == 3
+
+
+def test_verify_all_gates_checks_a_shared_compose_once(tmp_path: Path, pristine: dict[str, bytes]) -> None:
+    import yaml
+
+    root = _workspace(tmp_path, pristine)
+    other = yaml.safe_load((root / "preregistrations/lv-bronte.yaml").read_text())
+    other.update(gate="lv-yarros", artifacts={"record": "gates/lv-yarros.md", "compose": "deploy/compose.yaml"})
+    (root / "preregistrations/lv-yarros.yaml").write_text(yaml.safe_dump(other))
+    (root / "preregistrations/notes.yaml").write_text("not: a gate\n")  # not a gate name: ignored
+    done = voicegate(root, "verify")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("deploy/compose.yaml (compose, lv-bronte, lv-yarros):") == 1
+    assert "gates/lv-yarros.md: not written yet" in done.stdout
