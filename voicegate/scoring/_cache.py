@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from voicegate.scoring._copying import NgramIndex, build_index
-from voicegate.scoring._docs import TokenDoc, doc_from_text
+from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._embedding import Encode
 from voicegate.scoring._stylometric import Reference, build_reference
 from voicegate.scoring._tokens import TOKENIZER_NAME
@@ -163,10 +163,9 @@ class Cache:
             from voicegate.scoring._tokens import tokenize
 
             self.misses += 1
-            index: dict[str, int] = {}
-            pieces = [[index.setdefault(tok, len(index)) for tok in tokenize(t)] for t in texts]
-            vocab = tuple(index)
-            flat = np.asarray([i for p in pieces for i in p], dtype=np.int32)
+            pieces = [tokenize(t) for t in texts]
+            joined = doc_from_tokens([tok for p in pieces for tok in p])
+            vocab, flat = joined.vocab, joined.ids
             offsets = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
             data = {"vocab": np.asarray(vocab, dtype=str), "ids": flat, "offsets": offsets}
             self._save(name, **data)
