@@ -194,7 +194,7 @@ class _Progress:
         for j in jobs:
             total[j.arm] += 1
             have[j.arm] += j.key in done
-        self._all = self._progress.add_task("all", total=len(jobs), completed=len(done), tps="")
+        self._all = self._progress.add_task("all", total=len(jobs), completed=sum(have.values()), tps="")
         for a in spec.arms:
             self._tasks[a.name] = self._progress.add_task(a.name, total=total[a.name], completed=have[a.name], tps="")
 
@@ -217,7 +217,7 @@ class _Progress:
 
     def say(self, line: str) -> None:
         if self._progress is not None:
-            self._progress.console.print(line, markup=False, highlight=False)
+            self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | None = None,
@@ -289,7 +289,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     # Notes that change what a user should expect always print; routine steps only without --quiet.
     info: Say = (lambda line: None) if quiet else say
     progress = _Progress(spec, jobs, done, quiet)
-    retry_note = (lambda line: progress.say(f"retrying {line}")) if not quiet else None
+    retry_note = (lambda line: progress.say(f"voicegate: retrying {line}")) if not quiet else None
     client = SeatClient(url, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
                         max_connections=conc + 4, api_key_env=spec.seat.api_key_env, on_retry=retry_note)
     ours: set[str] = set()
