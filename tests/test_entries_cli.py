@@ -28,6 +28,7 @@ def test_import_accepts_a_good_file(tmp_path: Path) -> None:
     rows = generations()
     for r in rows[:5]:
         del r["model"]  # optional: taken from the arm
+    rows[5]["model"] = "baby-bronte"  # an older name is provenance, kept as given
     source = write_jsonl(tmp_path / "outside.jsonl", rows)
     done = voicegate(root, "import", "lv-bronte", str(source))
     assert done.returncode == 0, done.stderr
@@ -35,6 +36,7 @@ def test_import_accepts_a_good_file(tmp_path: Path) -> None:
     stored = [json.loads(ln) for ln in (root / "runs/lv-bronte/generations.jsonl").read_text().splitlines()]
     assert len(stored) == 360 and all(r["imported"] is True and r["kind"] == "voice" for r in stored)
     assert stored[0]["model"] == "voices-base" and stored[0]["text"] == rows[0]["text"]
+    assert stored[5]["model"] == "baby-bronte" and stored[5]["arm"] == "base"
     run = json.loads((root / "runs/lv-bronte/run.json").read_text())
     assert run["source"] == "imported"
     assert run["file"] == str(source.resolve())  # outside the workspace: the absolute path
@@ -60,7 +62,7 @@ BAD = {
     "probe-without-probes": (7, "prompt_id '6' is not a registered probe id"),
     "no-text": (7, "missing 'text'"),
     "text-not-string": (7, "text must be a string"),
-    "wrong-model": (7, "is not arm ckpt475's model"),
+    "model-not-string": (7, "model must be a non-empty string, got 475"),
     "duplicate": (200, "duplicate of line 3"),
 }
 CHANGES = {
@@ -73,7 +75,7 @@ CHANGES = {
     "probe-without-probes": lambda r: {**r, "kind": "probe"},
     "no-text": lambda r: {k: v for k, v in r.items() if k != "text"},
     "text-not-string": lambda r: {**r, "text": None},
-    "wrong-model": lambda r: {**r, "arm": "ckpt475"},
+    "model-not-string": lambda r: {**r, "model": 475},
 }
 
 
