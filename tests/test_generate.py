@@ -319,3 +319,15 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
     assert len(set(_keys(rows(root, GATE)))) == 18 == len(rows(root, GATE))
     m = manifest(root, GATE)
     assert [s["status"] for s in m["sessions"]] == ["seat-unreachable", "complete"]
+
+
+def test_runtime_loading_disabled_on_the_seat_is_refused_before_generating(tmp_path):
+    with _seat(runtime_lora=False) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
+        done = cli(root, "generate", GATE, "--quiet")
+        assert seat.chat_log() == []
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "voicegate: the seat does not allow runtime adapter loading (POST /v1/load_lora_adapter answered 404")
+    assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1" in done.stderr
+    assert not (root / "runs").exists()

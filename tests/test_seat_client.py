@@ -209,3 +209,25 @@ def test_standin_restart_drops_only_runtime_adapters():
                        json={"model": "lv-rt", "messages": [{"role": "user", "content": "x"}]})
     assert r.status_code == 404
     assert r.json()["error"]["message"] == "The model `lv-rt` does not exist. Valid aliases: voices-base, lv-kept."
+
+
+def test_a_429_holds_back_every_request_of_the_client_for_retry_after():
+    import asyncio
+
+    with StandinSeat(rate_limit_every=5, retry_after=0.4, token_time=0.0005) as seat:
+        async def worker(c, w):
+            # Each worker sends its next request as soon as the last one answers.
+            for i in range(4):
+                await c.chat("voices-base", f"w{w} p{i}", seed=i, sampling=SAMPLING)
+
+        async def go():
+            async with SeatClient(seat.url, retry=FAST) as c:
+                await asyncio.gather(worker(c, 0), worker(c, 1))
+
+        run(go())
+    log = seat.chat_log()
+    first_429 = next(e["time"] for e in log if e["status"] == 429)
+    # The other worker's request already on the wire may land just after it; then nothing is
+    # sent by either worker until Retry-After has passed.
+    assert len([e for e in log if first_429 < e["time"] < first_429 + 0.35]) <= 1
+    assert sum(e["status"] == 200 for e in log) == 8

@@ -75,6 +75,7 @@ class StandinSeat:
         api_key: str | None = None,
         fail_every: int | None = None,
         rate_limit_every: int | None = None,
+        retry_after: float = 0.0,
         timeout_every: int | None = None,
         timeout_delay: float = 5.0,
         fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
@@ -99,6 +100,7 @@ class StandinSeat:
         self.api_key = api_key
         self.fail_every = fail_every
         self.rate_limit_every = rate_limit_every
+        self.retry_after = retry_after
         self.timeout_every = timeout_every
         self.timeout_delay = timeout_delay
         self.fault_paths = fault_paths
@@ -231,7 +233,7 @@ class StandinSeat:
                 return 500, _error(f"injected fault on request {n}", "InternalServerError", 500), {}
             if self.rate_limit_every and n % self.rate_limit_every == 0:
                 self._record(entry, 429)
-                return 429, _error("Too many requests", "RateLimitError", 429), {"Retry-After": "0"}
+                return 429, _error("Too many requests", "RateLimitError", 429), {"Retry-After": f"{self.retry_after:g}"}
             if self.timeout_every and n % self.timeout_every == 0:
                 time.sleep(self.timeout_delay)
         try:
