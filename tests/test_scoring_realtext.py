@@ -92,3 +92,43 @@ def test_stylometric_view_ranks_the_right_author(corpus_dir, tmp_path_factory):
     print(f"ranked right: {right:.3f}; by more than both floors: {clear:.3f}; "
           f"candidate PASS under pairwise-max-spread: {passed:.3f}")
     assert right >= 0.95
+
+
+def test_embedding_view_ranks_the_right_author(corpus_dir, tmp_path_factory):
+    """The same check under the embedding view, where a sentence-transformers model is available.
+
+    No model may be downloaded here, so this runs only when
+    VOICEGATE_EMBEDDING_MODEL names a local model directory; one configuration
+    per author (first novel held out, second as the candidate).
+    """
+    import os
+
+    from voicegate.scoring._embedding import centroid, centroid_distance, chunk_words, loader, local_model_id
+
+    model = os.environ.get("VOICEGATE_EMBEDDING_MODEL")
+    if not model or not Path(model).is_dir():
+        pytest.skip("set VOICEGATE_EMBEDDING_MODEL to a local sentence-transformers model directory")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    cache = Cache(tmp_path_factory.mktemp("emb-cache"))
+    mid, encode = local_model_id(Path(model)), loader(model, None, model)
+    by_author: dict[str, list[Path]] = {}
+    for p in sorted(corpus_dir.glob("*.txt")):
+        by_author.setdefault(p.stem.split("_")[0], []).append(p)
+    words = {p: p.read_text(encoding="utf-8").split() for ps in by_author.values() for p in ps}
+    right = []
+    for k, target in enumerate(THREE):
+        held, cand = by_author[target][:2]
+        third = [a for a in THREE if a != target][k % 5]
+        base = [by_author[a][0] for a in sorted(by_author) if a not in (target, third)][:2]
+        chunks = chunk_words(held.read_text(encoding="utf-8"), WORDS)
+        h = centroid(cache.embeddings(mid, chunks[:: max(1, len(chunks) // 200)], encode))
+        sources = {"base": base, "cand": [cand], "third": [by_author[third][1]]}
+        dist = {arm: {seed: centroid_distance(cache.embeddings(
+                    mid, _excerpts([words[p] for p in srcs], random.Random(f"emb/{k}/{arm}/{seed}")), encode), h)
+                      for seed in SEEDS} for arm, srcs in sources.items()}
+        v = decide(dist, "base", ["cand", "third"], rule="pairwise-max-spread")
+        delta, third_delta = v["arms"][1]["delta_cb"], v["arms"][2]["delta_cb"]
+        print(f"embedding {target:10} delta {delta:+.4f} third {third_delta:+.4f}")
+        right.append(delta > 0 and delta > third_delta)
+    print(f"embedding view ranked right: {sum(right)}/{len(right)}")
+    assert sum(right) / len(right) > 0.5

@@ -259,3 +259,15 @@ def test_reference_never_uses_generations(tmp_path):
     assert arm(r1, "cand")["distances"] == arm(r2, "cand")["distances"]
     assert arm(r1, "other")["distances"] != arm(r2, "other")["distances"]
     assert arm(r1, "cand")["floors"]["pairwise-max-spread"] == arm(r2, "cand")["floors"]["pairwise-max-spread"]
+
+
+def test_empty_generations_are_damage_and_the_json_stays_valid(tmp_path):
+    root = make_workspace(tmp_path / "ws")
+    rows = voice_rows({"base": unrelated("b"), "cand": lambda seed, p: "  ...  ", "other": unrelated("o")})
+    r = _score(root, rows)
+    cand = arm(r, "cand")
+    assert cand["degeneration"]["empty"] == 1.0 and cand["damage"] == "DAMAGE"
+    assert cand["ngrams"] == 0 and cand["overlap"] == 0.0
+    text = result_json(r)
+    assert "NaN" not in text and "Infinity" not in text
+    json.loads(text)

@@ -159,6 +159,7 @@ def pooled_delta(ref: Reference, counts: np.ndarray, totals: np.ndarray):
 
     def d(w: np.ndarray) -> np.ndarray:
         t = w @ totals
+        t = np.where(t > 0, t, 1.0)  # a pool of empty generations: profile 0, as in `zscores`
         dot = (w @ a) / t - c1
         sq = np.einsum("bp,bp->b", w @ g, w) / t ** 2 - 2 * (w @ b) / t + c2
         norm = np.sqrt(np.maximum(sq, 0.0)) * target_norm

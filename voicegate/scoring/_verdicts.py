@@ -11,6 +11,7 @@ of seeds cannot flip a verdict at equality; reported numbers are rounded to 6.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,7 +22,9 @@ DIGITS = 6
 
 def rnd(x: float | None) -> float | None:
     """The one rounding every reported float goes through (deterministic JSON bytes)."""
-    return None if x is None else round(float(x), DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    if x is None or not math.isfinite(float(x)):
+        return None  # JSON has no NaN/inf; "no number" is what they mean here
+    return round(float(x), DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _mean(values: Sequence[float]) -> float:
