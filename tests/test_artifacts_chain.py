@@ -115,15 +115,23 @@ def test_compose_marker_records_the_whole_file_before_it(tmp_path: Path) -> None
     assert lines == COMPOSE.splitlines(keepends=True)
 
 
-def test_compose_edit_outside_entries_names_the_oldest_entry_it_predates(tmp_path: Path) -> None:
+def test_compose_edit_outside_entries_is_dated_by_the_chain(tmp_path: Path) -> None:
     one = _chain.compose_entry(COMPOSE, 6, ["first"], "      ", b"\n")
     two = _chain.compose_entry(one, 6 + 2, ["second"], "      ", b"\n")
     path = tmp_path / "compose.yaml"
     path.write_bytes(two.replace(b"a person's note", b"a person's edited note"))
-    assert _chain.compose_verify(path).problem.startswith("entry 1: compose.yaml is not what it was")
+    assert _chain.compose_verify(path).problem == (
+        "entry 2: compose.yaml was changed outside voicegate's entries after entry 2 was written "
+        "(a line edited, added, removed or moved)")
     # A line that was there before any entry, removed: same.
     path.write_bytes(two.replace(b"      - lv-a=/adapters/a\n", b""))
-    assert _chain.compose_verify(path).problem.startswith("entry 1: compose.yaml is not what it was")
+    assert _chain.compose_verify(path).problem.startswith("entry 2: compose.yaml was changed outside")
+    # An edit made between the two entries (a deploy bumping the image) is dated by the chain.
+    bumped = one.replace(b"services:\n", b"services:\n  # image bumped\n")
+    path.write_bytes(_chain.compose_entry(bumped, 6 + 1 + 2, ["second"], "      ", b"\n"))
+    assert _chain.compose_verify(path).problem == (
+        "entry 1: compose.yaml was changed outside voicegate's entries after entry 1 was written and before "
+        "entry 2 (a line edited, added, removed or moved)")
 
 
 def test_compose_damaged_marker(tmp_path: Path) -> None:

@@ -35,8 +35,10 @@ adapter's item — which is what catches two entries swapped), removing its K
 lines must leave exactly the file whose hash it recorded, and so on down to
 entry 1. A consequence of hashing the whole file (DESIGN's choice): any edit to
 compose.yaml made outside voicegate after an entry was written — even a new
-image tag — shows up in `verify` as "changed since entry N was written"; the
-git check then tells whether those commits only added lines.
+image tag — shows up in `verify` as "changed outside voicegate's entries after
+entry N was written (and before entry N+1)": a change made between two entries
+breaks exactly the entries before it, so the newest broken one dates it. The
+git check then tells whether the commits since only added lines.
 
 **Writes** are atomic: the new content goes to a temp file in the same
 directory, is fsync'd, given the old file's mode and renamed over the old file
@@ -353,10 +355,14 @@ def compose_verify(path: Path) -> Report:
         if sha256(b"".join(current)) != m.group(4).decode():
             failures.append(n)
     if failures:
-        first = min(failures)
-        report.problem = (f"entry {first}: compose.yaml is not what it was when entry {first} was written — "
-                          "text that existed then was edited, removed or reordered")
-        report.ok = [f"entry {n}" for n in range(1, first)]
+        # A change made between entry j and entry j+1 breaks exactly entries 1..j (their
+        # "before" no longer matches) and not the later ones (theirs included it): the newest
+        # failing entry says when it happened.
+        j = max(failures)
+        when = f"after entry {j} was written" + (f" and before entry {j + 1}" if j < count else "")
+        report.problem = (f"entry {j}: compose.yaml was changed outside voicegate's entries {when} "
+                          "(a line edited, added, removed or moved)")
+        report.ok = [f"entry {n}" for n in range(1, min(failures))]
         return report
     titles = {m.number: _title(b"".join(lines[m.index - m.lines + 1:m.index])) for m in markers}
     report.ok = [f"entry {n}{titles[n]}" for n in range(1, count + 1)]
