@@ -13,7 +13,7 @@ from voicegate._spec import load_spec
 from voicegate._workspace import workspace_root
 from voicegate.cli._app import Gate, Workspace, app
 
-Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded verbatim.")]
+Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.")]
 
 
 def _cache_dir(spec):  # type: ignore[no-untyped-def]
