@@ -116,3 +116,47 @@ def test_unknown_arm_in_generations_is_refused(tmp_path):
     done = vg(root, "score", GATE)
     assert done.returncode == 2 and "arm 'ghost' is not an arm of lv-test" in done.stderr
     assert not (root / "runs" / GATE / "scores.json").exists()
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    from voicegate.cli import main
+
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch, capsys):
+    """Acceptance 1 end to end: the per-(arm, seed) distances are the lv-bronte ones (two seeds here),
+    injected at the view seam; everything after them — floors, verdicts, DISAGREE, table, JSON — is the CLI's."""
+    import voicegate.scoring._score as S
+
+    dist = {"base": {101: 0.80, 202: 0.86},            # spread 0.060, mean 0.830
+            "cand": {101: 0.5915, 202: 0.6825},         # spread 0.091, delta_cb +0.193
+            "other": {101: 0.4945, 202: 0.7455}}        # spread 0.251, delta_cb +0.210
+    monkeypatch.setattr(S, "_stylometric_view", lambda spec, cache, cells: (dist, lambda a, s, p: None))
+    monkeypatch.setattr(S, "paired_interval", lambda *a, **k: None)
+    monkeypatch.delenv("VOICEGATE_DATA_DIR", raising=False)
+
+    code, out, err = _cli(capsys, "score", GATE, "-C", str(ws), "--dry-run")
+    assert code == 0, err
+    cand = next(line for line in out.splitlines() if line.startswith("│ cand "))
+    other = next(line for line in out.splitlines() if line.startswith("│ other ") and "+0.210" in line)
+    assert "+0.193" in cand and "0.251 (0.8x)" in cand and "0.091 (2.1x)" in cand and "DISAGREE" in cand
+    assert cand.index("FAIL") < cand.index("PASS")  # global column first: FAIL; pairwise: PASS
+    assert "0.251 (0.8x)" in other and other.count("FAIL") == 2 and "DISAGREE" not in other
+
+    code, out, err = _cli(capsys, "score", GATE, "-C", str(ws), "--dry-run", "--json")
+    data = json.loads(out)
+    c = next(a for a in data["arms"] if a["name"] == "cand")
+    o = next(a for a in data["arms"] if a["name"] == "other")
+    assert c["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    assert c["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"} and c["disagree"] is True
+    assert c["ratio"] == 2.120879 and c["delta_cb"] == 0.193
+    assert o["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251} and o["disagree"] is False
+    # `other` copies the training text, so it could not ship anyway; cand passes all three axes
+    assert data["ships"] == "cand" and o["copying"] == "COPIED"
