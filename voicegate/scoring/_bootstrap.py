@@ -5,8 +5,17 @@ independent, and base and candidate answer the same prompts too: the
 resampling unit is the prompt. One replicate draws P prompts with replacement
 (P = prompts present for both arms under every seed) and recomputes, for both
 arms and every seed, d(arm, seed) from the pool of the drawn prompts' generations,
-then delta_cb = mean_s d(base, s) - mean_s d(cand, s). The percentile interval
-of the replicates is reported with ``deciding: false``; the floors decide.
+then delta_cb = mean_s d(base, s) - mean_s d(cand, s). The interval is reported
+with ``deciding: false``; the floors decide.
+
+The interval is the replicates' 2.5-97.5 % percentile range recentred on the
+reported delta_cb (shifted by the bootstrap bias, mean of the replicates minus
+the estimate, which is reported too). Why recentred: a Cosine Delta of a pool
+is biased toward 1 by the pool's noise, and a resample with repeated prompts
+is a noisier pool than the original, so the raw replicates sit systematically
+below the estimate (measured: a +0.43 delta_cb with a raw percentile interval
+of [+0.29, +0.39]). The spread of the replicates is the information; their
+offset is an artefact of resampling.
 
 The resampling is numpy's generator with a fixed seed (BOOTSTRAP_SEED), so the
 same generations always give the same interval. It is the plain percentile
@@ -47,7 +56,11 @@ def paired_interval(base: Mapping[Any, PoolDistance], cand: Mapping[Any, PoolDis
     w = weights(idx, n_prompts)
     d_b = np.mean([f(w) for f in base.values()], axis=0)
     d_a = np.mean([f(w) for f in cand.values()], axis=0)
+    full = np.ones((1, n_prompts))
+    estimate = float(np.mean([f(full) for f in base.values()]) - np.mean([f(full) for f in cand.values()]))
+    replicates = d_b - d_a
+    bias = float(replicates.mean()) - estimate
     alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(d_b - d_a, [alpha, 1.0 - alpha])
+    low, high = np.quantile(replicates, [alpha, 1.0 - alpha]) - bias
     return {"low": float(low), "high": float(high), "level": level, "resamples": resamples,
-            "unit": "prompt", "deciding": False}
+            "bias": bias, "method": "percentile-recentred", "unit": "prompt", "deciding": False}

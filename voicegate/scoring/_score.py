@@ -255,7 +255,7 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
                                    {s: pool(arm.name, s, prompts) for s in spec.seeds}, len(prompts))
             out.update({"copying": copying[arm.name], "damage": damage[arm.name],
                         "bootstrap": None if boot is None else
-                        {**boot, "low": rnd(boot["low"]), "high": rnd(boot["high"])}})
+                        {**boot, "low": rnd(boot["low"]), "high": rnd(boot["high"]), "bias": rnd(boot["bias"])}})
         arms_out.append(out)
 
     expected = len(spec.arms) * len(spec.seeds) * len(spec.prompts)

@@ -36,7 +36,7 @@ def signature(*, view: str, mfw: int | None, chunk: int | None, n: int, toleranc
         "embedding_revision": embedding_revision,
         "rule": get_rule(rule).signature,
         "rules": {rid: r.signature for rid, r in sorted(RULES.items())},
-        "bootstrap": f"paired-prompt-cluster,percentile,B={RESAMPLES},level={LEVEL},seed={BOOTSTRAP_SEED}",
+        "bootstrap": f"paired-prompt-cluster,percentile-recentred,B={RESAMPLES},level={LEVEL},seed={BOOTSTRAP_SEED}",
         "voicegate": __version__,
         "numpy": numpy.__version__,
         "scipy": version("scipy"),  # environment record; importing scipy costs ~0.3 s
