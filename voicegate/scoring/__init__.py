@@ -17,17 +17,17 @@ part it implements:
 """
 
 from voicegate.scoring._cache import Cache
-from voicegate.scoring._copying import NgramIndex, build_index, copy_stats, copying_verdict
+from voicegate.scoring._copying import NgramIndex, build_index, copy_stats, copying_verdict, token_hashes
 from voicegate.scoring._damage import check_probe, damage_verdict, degeneration, is_runaway
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._score import check_rows, score_gate
-from voicegate.scoring._stylometric import Reference, build_reference, cosine_delta, word_counts
+from voicegate.scoring._stylometric import Reference, build_reference, cosine_delta, count_matrix, word_counts
 from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
 from voicegate.scoring._verdicts import decide
 
 __all__ = [
     "TOKENIZER_NAME", "Cache", "NgramIndex", "Reference", "TokenDoc", "build_index", "build_reference",
-    "check_probe", "check_rows", "copy_stats", "copying_verdict", "cosine_delta", "damage_verdict",
-    "decide", "degeneration", "doc_from_text", "doc_from_tokens", "is_runaway", "score_gate", "tokenize",
+    "check_probe", "check_rows", "copy_stats", "copying_verdict", "cosine_delta", "count_matrix", "damage_verdict",
+    "decide", "degeneration", "doc_from_text", "doc_from_tokens", "is_runaway", "score_gate", "token_hashes", "tokenize",
     "word_counts",
 ]
