@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from voicegate.scoring import (build_index, build_reference, check_probe, copy_stats, copying_verdict,
-                               cosine_delta, degeneration, doc_from_text, doc_from_tokens, is_runaway,
+                               cosine_delta, degeneration, doc_from_tokens, is_runaway,
                                tokenize, word_counts)
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._copying import ngram_hashes, token_hashes
