@@ -68,12 +68,6 @@ def test_generate_against_real_vllm(vllm_seat, tmp_path):
         assert r["request_seed"] == request_seed(r["seed"], "voice", r["prompt_id"])
         assert r["usage"]["completion_tokens"] > 0 and r["finish_reason"] in ("stop", "length")
         assert r["text"] and r["seat_url"] == seat.url
-    by_key = {(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in out}
-    # The adapters really change the output (non-zero lora_B), and seeds really change it.
-    assert sum(by_key[("base", s, p)] != by_key[("served", s, p)] for s in (101, 202) for p in "012") >= 5
-    assert sum(by_key[("base", s, p)] != by_key[("runtime", s, p)] for s in (101, 202) for p in "012") >= 5
-    assert sum(by_key[("base", 101, p)] != by_key[("base", 202, p)] for p in "012") >= 2
-
     # The runtime-loaded adapter is unloaded afterwards; the --lora-modules one is still served.
     served = _served(seat)
     assert seat.runtime_adapter not in served and seat.served_adapter in served
@@ -88,10 +82,21 @@ def test_generate_against_real_vllm(vllm_seat, tmp_path):
     assert m["sessions"][-1]["loaded"] == [seat.runtime_adapter]
     assert m["sessions"][-1]["unloaded"] == [seat.runtime_adapter]
 
-    # Same registered seeds on the same seat -> the same texts (the seed is really sent).
-    again = registered_workspace(tmp_path / "ws2", _spec(seat))
-    assert cli(again, "generate", GATE, "--quiet").returncode == 0
-    assert {(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in rows(again, GATE)} == by_key
+    # Same registered seeds on the same seat -> the same texts (the seed is really sent), and the
+    # adapters and seeds really change the text. Compared at --concurrency 1: vLLM 0.32 on CPU was
+    # measured to answer BASE requests with an adapter applied in mixed concurrent batches once an
+    # adapter has been unloaded and another loaded in the server's lifetime (other tests do that
+    # on this shared server); sequential requests were never affected.
+    texts = []
+    for name in ("seq1", "seq2"):
+        ws = registered_workspace(tmp_path / name, _spec(seat))
+        assert cli(ws, "generate", GATE, "--quiet", "--concurrency", "1").returncode == 0
+        texts.append({(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in rows(ws, GATE)})
+    assert texts[0] == texts[1] and len(texts[0]) == 18
+    by_key = texts[0]
+    assert all(by_key[("base", s, p)] != by_key[("served", s, p)] for s in (101, 202) for p in "012")
+    assert all(by_key[("base", s, p)] != by_key[("runtime", s, p)] for s in (101, 202) for p in "012")
+    assert sum(by_key[("base", 101, p)] != by_key[("base", 202, p)] for p in "012") >= 2
 
     lat = sorted(r["latency_s"] for r in out)
     sys.stderr.write(f"\nreal vLLM: 18 generations in {wall:.2f}s wall (CLI incl.), latency median "

@@ -163,7 +163,10 @@ def build_seat_files(workdir: Path) -> dict[str, str]:
 def start_server(workdir: Path, paths: dict[str, str], *, timeout: float = 300.0, max_loras: int = 4) -> VllmSeat:
     # --max-loras 4, not the recipe's 2: measured here, with --max-loras 2 a concurrent batch
     # holding base + both adapters answered one adapter's requests with the BASE model's exact
-    # text (2 of 3 prompts), silently. With 4 every adapter request is adapted.
+    # text (2 of 3 prompts), silently. With 4 every adapter request is adapted -- until an
+    # adapter is unloaded and another loaded: after that, mixed concurrent batches answered the
+    # base's requests with an adapter applied (3 of 3). Sequential requests were always right.
+    # Tests that compare texts across arms therefore compare sequential (--concurrency 1) runs.
     port = free_port()
     tmp = workdir / "tmp"
     tmp.mkdir(exist_ok=True)
