@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from voicegate._atomic import write_atomic
 from voicegate._errors import GateFailed, VoicegateError
 from voicegate._registration import check_registered
 from voicegate._spec import load_spec
@@ -23,20 +22,6 @@ def result_json(result: dict[str, Any]) -> str:
     """The bytes of scores.json and of `--json`: same result, same bytes."""
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
 
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def load_run(run_dir: Path) -> dict[str, Any]:

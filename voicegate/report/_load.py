@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -96,22 +94,3 @@ def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | No
 def default_out(spec: GateSpec) -> Path:
     """Beside the data it is drawn from: a report is derived and re-renderable, not a record."""
     return spec.run_dir / "report.html"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same directory, fsync, rename: a crash never leaves half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

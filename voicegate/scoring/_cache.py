@@ -27,6 +27,7 @@ from voicegate.scoring._copying import NgramIndex, build_index
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._embedding import Encode
 from voicegate.scoring._stylometric import Reference, build_reference
+from voicegate._hashing import sha256_file
 from voicegate.scoring._tokens import TOKENIZER_NAME
 
 FORMAT = 1  # bump when what a cache file holds changes meaning
@@ -35,13 +36,6 @@ FORMAT = 1  # bump when what a cache file holds changes meaning
 def _key(*parts: object) -> str:
     return hashlib.sha256(json.dumps([FORMAT, TOKENIZER_NAME, *parts], sort_keys=True).encode()).hexdigest()[:40]
 
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class Cache:
@@ -88,7 +82,7 @@ class Cache:
         known = self._sha.get(path)
         if known and known[:2] == (st.st_mtime, st.st_size):
             return known[2]
-        digest = file_sha256(path)
+        digest = sha256_file(path)
         self._sha[path] = (st.st_mtime, st.st_size, digest)
         return digest
 
