@@ -17,8 +17,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
 from voicegate._schedule import build_schedule, request_seed
 from voicegate._spec import load_spec
@@ -49,7 +47,7 @@ def test_generate_makes_every_row_interleaved_with_recorded_seeds(tmp_path):
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, probes=True))
         done = cli(root, "generate", GATE, "--concurrency", "3", "--quiet")
         assert done.returncode == 0, done.stderr
-        assert f"generated 30 (30/30 stored" in done.stdout
+        assert "generated 30 (30/30 stored" in done.stdout
         log = seat.chat_log()
         served_after = seat.served()
 
@@ -313,7 +311,7 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
     assert len(line) == 1 and "unreachable" in line[0] and "500" in line[0], lost.stderr
     # Every generation the seat finished is on disk, and the line says so and how to resume.
     assert len(saved) == ok_before == 7
-    assert f"7/18 generations are saved" in line[0] and f"`voicegate generate {GATE}` again to resume" in line[0]
+    assert "7/18 generations are saved" in line[0] and f"`voicegate generate {GATE}` again to resume" in line[0]
     assert back.returncode == 0, back.stderr
     assert "generated 11 (18/18 stored" in back.stdout
     assert len(set(_keys(rows(root, GATE)))) == 18 == len(rows(root, GATE))

@@ -15,7 +15,6 @@ import httpx
 import pytest
 
 from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
-from voicegate._errors import SeatUnreachable
 from voicegate._generate import generate
 from voicegate._schedule import request_seed
 from voicegate._spec import load_spec
