@@ -153,3 +153,17 @@ def test_real_vllm_dropped_runtime_adapter_is_reloaded(vllm_seat, tmp_path):
     assert result["r"].reloads == 1 and len(_keys(rows(root, GATE))) == 18
     assert any("seat restarted" in n for n in notes)
     assert seat.runtime_adapter not in _served(seat)
+
+
+def test_real_vllm_unservable_candidate_is_refused(vllm_seat, tmp_path):
+    seat = vllm_seat
+    spec = gate_spec(GATE, url=seat.url, candidates=[
+        {"name": "served", "model": seat.served_adapter, "role": "candidate"},
+        {"name": "ghost", "model": "lv-tiny-ghost", "role": "candidate"},
+    ])
+    root = registered_workspace(tmp_path / "ws", spec)
+    done = cli(root, "generate", GATE, "--quiet")
+    assert done.returncode == 2
+    assert "candidate ghost: the seat at" in done.stderr and "no adapter_path" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (root / "runs").exists()

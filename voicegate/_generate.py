@@ -315,7 +315,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
             result.loaded.append(arm.model)
             info(f"loaded {arm.model} from {arm.adapter_path} in {seconds:.2f}s")
         snapshot = await client.models() if plan.to_load else cards
-        manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, ours, conc)
+        manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, ours, conc, result.stored)
         session["models"] = [c.as_dict() for c in snapshot]
         manifest["sessions"].append(session)
         _write_json_atomic(manifest_path(spec), manifest)
@@ -364,7 +364,8 @@ async def _unload(client: SeatClient, ours: set[str], result: GenerateResult, sa
 
 
 def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, cards: list[ModelCard],
-              jobs: list[Job], previous: dict[str, Any] | None, ours: set[str], conc: int) -> dict[str, Any]:
+              jobs: list[Job], previous: dict[str, Any] | None, ours: set[str], conc: int,
+              stored: int) -> dict[str, Any]:
     per_arm: dict[str, int] = {}
     for j in jobs:
         per_arm[j.arm] = per_arm.get(j.arm, 0) + 1
@@ -388,7 +389,7 @@ def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, 
         "order_rule": ORDER_RULE,
         "seed_rule": {"id": SEED_RULE_ID, "rule": SEED_RULE},
         "counts": {"total": len(jobs), "voice": sum(j.kind == "voice" for j in jobs),
-                   "probe": sum(j.kind == "probe" for j in jobs), "per_arm": per_arm, "stored": 0},
+                   "probe": sum(j.kind == "probe" for j in jobs), "per_arm": per_arm, "stored": stored},
         "schedule": [j.summary() for j in jobs],
         "sessions": [],
     }
