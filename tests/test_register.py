@@ -101,11 +101,12 @@ def _edit(path: Path, mutate) -> bytes:
 
 
 UNREACHABLE = "http://127.0.0.1:9/v1"
+KEY = {"VOICES_API_KEY": "test-key"}  # the spec names this variable
 
 
 def _check_commands(tmp_path: Path, expected: str) -> None:
-    for args in (["score", "lv-test"], ["generate", "lv-test", "--seat", UNREACHABLE, "--quiet"]):
-        done = voicegate(tmp_path, *args)
+    for args in (["score", "lv-test"], ["generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1"]):
+        done = voicegate(tmp_path, *args, env=KEY)
         assert done.returncode == 2, (args, done.returncode, done.stderr)
         assert expected in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
@@ -117,7 +118,7 @@ def test_changed_seed_is_refused_by_name(tmp_path: Path) -> None:
     _check_commands(tmp_path, "seeds[1]")
     path.write_bytes(original)
     # restored: generate gets past registration and fails only on the unreachable seat (exit 3)
-    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet")
+    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1", env=KEY)
     assert done.returncode == 3, done.stderr
 
 
@@ -137,7 +138,7 @@ def test_changed_corpus_file_is_refused_by_name(tmp_path: Path) -> None:
     corpus.write_bytes(original + b"One more sentence.\n")
     _check_commands(tmp_path, "corpora/train/train.txt")
     corpus.write_bytes(original)
-    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet")
+    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1", env=KEY)
     assert done.returncode == 3, done.stderr
 
 
