@@ -1,28 +1,76 @@
-"""Whole-file writes that a crash cannot tear: temp file beside the target, fsync, rename."""
+"""Whole-file writes that a crash cannot tear: temp file beside the target, fsync, rename.
+
+Every file voicegate replaces whole (artifacts, manifests, scores, reports) goes
+through `write_atomic`, so a reader sees the old bytes or the new, never half.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
+from voicegate._errors import VoicegateError
 
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
-    """Replace `path` with `data` so a reader sees the old bytes or the new, never half."""
+
+def _mode_for(path: Path) -> int:
+    """The existing file's mode, else what a plain create would give under the umask."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: str | bytes, *, fixed_tmp: bool = False,
+                 replace: Callable[[str, str], None] = os.replace) -> None:
+    """Replace `path` with `data`, all or nothing, keeping its mode; a symlink's target is updated.
+
+    `fixed_tmp` (for callers that hold the file's lock) reuses one temp name, so a
+    temp left by a killed writer is overwritten by the next instead of piling up.
+    `replace` is the rename step, a seam for crash tests.
+    """
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    mode = _mode_for(path)
+    try:
+        if fixed_tmp:
+            tmp = str(path.with_name(f".{path.name}.voicegate-tmp"))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        else:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise VoicegateError(f"{path}: cannot write ({exc.strerror}); the file is unchanged") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
-        # mkstemp makes 0600; a shared workspace expects the umask's usual mode
-        os.chmod(tmp, mode if mode is not None else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
+        os.chmod(tmp, mode)
+        replace(tmp, str(path))
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise VoicegateError(f"{path}: cannot write ({exc.strerror or exc}); the file is unchanged") from None
         raise
+    _fsync_dir(path.parent)

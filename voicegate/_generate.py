@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from voicegate._atomic import write_atomic
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate._registration import Registration, check_registered
@@ -72,12 +73,7 @@ def read_manifest(spec: GateSpec) -> dict[str, Any] | None:
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def _now() -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._rules import RULES
@@ -112,7 +113,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         "spec": spec.raw,
     }
     path = record_path(spec)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     paths = [str(spec.path), str(path)]
     ident = [] if git(root, "config", "user.email", check=False) else \
         ["-c", "user.name=voicegate", "-c", "user.email=voicegate@localhost"]

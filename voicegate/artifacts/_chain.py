@@ -54,7 +54,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,6 +62,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 
 MD_MARKER = re.compile(
@@ -112,51 +112,9 @@ def _replace(src: str, dst: str) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace path's content with data, all or nothing, keeping its mode.
-
-    The caller holds `locked(path)` (the temp name is fixed). A symlink is
-    followed, so a linked compose.yaml stays a link and its target is updated.
-    """
-    path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    # A fixed temp name: a temp left by a killed writer is simply overwritten
-    # by the next one (which holds the lock), never accumulated.
-    tmp = path.with_name(f".{path.name}.voicegate-tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError as exc:
-        raise VoicegateError(f"{path}: cannot write ({exc.strerror}); the file is unchanged") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        _replace(str(tmp), str(path))
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise VoicegateError(f"{path}: cannot write ({exc.strerror or exc}); the file is unchanged") from None
-        raise
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
+    """Replace path's content with data, all or nothing, keeping its mode (caller holds `locked(path)`)."""
+    # the lambda looks `_replace` up at call time, so the crash tests' patch takes effect
+    write_atomic(path, data, fixed_tmp=True, replace=lambda src, dst: _replace(src, dst))
 
 
 def newline_of(data: bytes) -> bytes:
