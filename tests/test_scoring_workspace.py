@@ -272,3 +272,27 @@ def test_empty_generations_are_damage_and_the_json_stays_valid(tmp_path):
     text = result_json(r)
     assert "NaN" not in text and "Infinity" not in text
     json.loads(text)
+
+
+def test_generations_identical_to_the_base_are_counted_and_warned(tmp_path):
+    """A seat that dropped the adapter answers as the carrier, byte for byte: the result must say so."""
+    root = make_workspace(tmp_path / "ws")
+    base = unrelated("b")
+    # 'cand' got the carrier's answer on prompts 0 and 1 of every seed (4 rows); 'other' never did
+    cand = lambda seed, p: base(seed, p) if p < 2 else text(160, f"c/{seed}/{p}", 0)  # noqa: E731
+    rows = voice_rows({"base": base, "cand": cand, "other": unrelated("o")})
+    r = _score(root, rows)
+    assert arm(r, "cand")["identical_to_base"] == 4
+    assert arm(r, "other")["identical_to_base"] == 0
+    assert [w for w in r["warnings"] if "byte-identical" in w] == [
+        "cand: 4 voice generation(s) are byte-identical to the base's under the same seed and prompt: the seat "
+        "may not have applied the adapter to them (seen on vLLM CPU with mixed batches); check the seat before "
+        "trusting delta_cb"]
+
+
+def test_short_identical_answers_are_not_a_harness_fault(tmp_path):
+    root = make_workspace(tmp_path / "ws")
+    rows = voice_rows({"base": lambda s, p: "Yes, of course.", "cand": lambda s, p: "Yes, of course.",
+                       "other": unrelated("o")})
+    r = _score(root, rows)
+    assert arm(r, "cand")["identical_to_base"] == 0

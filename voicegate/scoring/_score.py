@@ -24,6 +24,7 @@ from voicegate.scoring import _damage, _embedding, _stylometric
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
+from voicegate.scoring._harness import identical_to_base
 from voicegate.scoring._signature import signature, signature_text
 from voicegate.scoring._verdicts import decide, rnd
 
@@ -257,6 +258,15 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
                         "bootstrap": None if boot is None else
                         {**boot, "low": rnd(boot["low"]), "high": rnd(boot["high"]), "bias": rnd(boot["bias"])}})
         arms_out.append(out)
+
+    for out in arms_out:
+        if out["role"] == "candidate":
+            same = identical_to_base(voice_rows, base, out["name"])
+            out["identical_to_base"] = same
+            if same:
+                warnings.append(f"{out['name']}: {same} voice generation(s) are byte-identical to the base's under "
+                                "the same seed and prompt: the seat may not have applied the adapter to them "
+                                "(seen on vLLM CPU with mixed batches); check the seat before trusting delta_cb")
 
     expected = len(spec.arms) * len(spec.seeds) * len(spec.prompts)
     if len(voice_rows) < expected:
