@@ -558,3 +558,14 @@ def test_minimal_result_renders():
         "0.100", "0.100"]
     assert "No (prompt, seed) for which every arm has a stored generation." in page
     assert _external_references(page) == []
+
+
+def test_score_warnings_reach_the_page_as_notices() -> None:
+    from voicegate.report._page import build_view
+
+    data = {"score": {"gate": "lv-x", "rule": "pairwise-max-spread", "ships": None, "arms": [],
+                       "warnings": ["ckpt475: 3 voice generation(s) are byte-identical to the base's"]},
+            "amendments": [], "decisions": []}
+    context = build_view(data)
+    assert "Warning (not deciding): ckpt475: 3 voice generation(s) are byte-identical to the base's" in \
+        context["notices"]

@@ -160,3 +160,16 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch, capsy
     assert o["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251} and o["disagree"] is False
     # `other` copies the training text, so it could not ship anyway; cand passes all three axes
     assert data["ships"] == "cand" and o["copying"] == "COPIED"
+
+
+def test_a_harness_warning_is_printed_and_recorded(tmp_path):
+    root = make_workspace(tmp_path / "ws")
+    base = carrier_like("b")
+    write_rows(root, voice_rows({"base": base, "cand": lambda s, p: base(s, p) if p == 0 else author_like("c")(s, p),
+                                 "other": carrier_like("o")}))
+    done = vg(root, "score", GATE)
+    assert done.returncode == 0, done.stderr
+    assert "cand: 2 voice generation(s) are byte-identical to the base's" in done.stdout + done.stderr
+    record = (root / "gates" / f"{GATE}.md").read_text()
+    assert "**Warnings (not deciding; read before relying on the numbers):**" in record
+    assert "- cand: 2 voice generation(s) are byte-identical to the base's" in record
