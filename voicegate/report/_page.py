@@ -48,35 +48,31 @@ def _finite(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def f3(v: Any) -> str:
-    f = _finite(v)
-    return "—" if f is None else f"{f:.3f}"
+def _number(template: str) -> Any:
+    """A jinja filter: the number in `template`, or an em dash for None, NaN and non-numbers."""
+
+    def fmt(v: Any) -> str:
+        f = _finite(v)
+        return "—" if f is None else template.format(f)
+
+    return fmt
 
 
-def signed(v: Any) -> str:
-    f = _finite(v)
-    return "—" if f is None else f"{f:+.3f}"
-
-
-def f4(v: Any) -> str:
-    """Overlaps: the tolerance is 0.005, so a fourth decimal is where copying first shows."""
-    f = _finite(v)
-    return "—" if f is None else f"{f:.4f}"
-
-
-def wbr(name: Any) -> Markup:
-    """A long rule id that may break after its hyphens in a narrow table header (escaped first)."""
-    return Markup("-<wbr>").join(escape(part) for part in str(name).split("-"))
-
-
-def ratio(v: Any) -> str:
-    f = _finite(v)
-    return "—" if f is None else f"{f:.1f}x"
+f3 = _number("{:.3f}")
+signed = _number("{:+.3f}")
+# Overlaps: the tolerance is 0.005, so a fourth decimal is where copying first shows.
+f4 = _number("{:.4f}")
+ratio = _number("{:.1f}x")
 
 
 def integer(v: Any) -> str:
     f = _finite(v)
     return "—" if f is None else f"{int(f):d}"
+
+
+def wbr(name: Any) -> Markup:
+    """A long rule id that may break after its hyphens in a narrow table header (escaped first)."""
+    return Markup("-<wbr>").join(escape(part) for part in str(name).split("-"))
 
 
 def csp_hash(css: str) -> str:

@@ -214,14 +214,9 @@ def parse_item(item: str, where: str) -> tuple[str, str, str | None]:
 
 def load_services(compose_path: Path, environ: Mapping[str, str] | None = None) -> list[Service]:
     """Every service of the compose file, its entrypoint+command as argv tokens."""
-    import yaml
+    from voicegate._yamlfile import read_yaml
 
-    try:
-        raw = yaml.safe_load(compose_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise VoicegateError(f"compose file not found: {compose_path}") from None
-    except yaml.YAMLError as exc:
-        raise VoicegateError(f"{compose_path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    raw = read_yaml(compose_path, "compose file")
     if not isinstance(raw, dict) or not isinstance(raw.get("services"), dict):
         raise VoicegateError(f"{compose_path}: no 'services' mapping")
     env = compose_env(compose_path, environ)

@@ -73,14 +73,9 @@ def mask(secret_or_hash: str | None) -> str:
 
 def config_entries(config: Path, alias: str) -> list[dict[str, Any]]:
     """The `model_list` entries of a LiteLLM config that serve ``alias`` (secrets dropped)."""
-    import yaml
+    from voicegate._yamlfile import read_yaml
 
-    try:
-        raw = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise VoicegateError(f"LiteLLM config not found: {config}") from None
-    except yaml.YAMLError as exc:
-        raise VoicegateError(f"{config}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    raw = read_yaml(config, "LiteLLM config")
     if not isinstance(raw, dict) or not isinstance(raw.get("model_list", []), list):
         raise VoicegateError(f"{config}: no model_list")
     out = []
