@@ -47,10 +47,10 @@ def write_atomic(path: Path, data: str | bytes, *, fixed_tmp: bool = False,
     `replace` is the rename step, a seam for crash tests.
     """
     path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    mode = _mode_for(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = _mode_for(path)
         if fixed_tmp:
             tmp = str(path.with_name(f".{path.name}.voicegate-tmp"))
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

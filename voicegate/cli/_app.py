@@ -69,6 +69,11 @@ def main(argv: list[str] | None = None) -> None:
     except click_exception as exc:
         fail(exc.format_message().replace("\n", " "))
         sys.exit(getattr(exc, "exit_code", 2))
+    except OSError as exc:
+        # a filesystem refusal (permissions, a full disk, a missing directory) is the user's to fix
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        fail(f"{where}{exc.strerror or exc}")
+        sys.exit(2)
     except (abort, KeyboardInterrupt):
         fail("interrupted")
         sys.exit(130)
