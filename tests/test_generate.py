@@ -329,3 +329,26 @@ def test_runtime_loading_disabled_on_the_seat_is_refused_before_generating(tmp_p
         "voicegate: the seat does not allow runtime adapter loading (POST /v1/load_lora_adapter answered 404")
     assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1" in done.stderr
     assert not (root / "runs").exists()
+
+
+def test_ctrl_c_says_interrupted_keeps_rows_and_unloads(tmp_path):
+    """SIGINT mid-run: exit 130, one line saying so, every finished row kept, the adapter unloaded."""
+    with _seat(token_time=0.01, slots=2) as seat:
+        spec = gate_spec(GATE, url=seat.url, seeds=[101, 202, 303], concurrency=2)
+        root = registered_workspace(tmp_path / "ws", spec)
+        path = root / "runs" / GATE / "generations.jsonl"
+        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
+        proc = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet", *FAST],
+                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 6):
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        served_after = seat.served()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("voicegate: interrupted")
+    assert "Traceback" not in err
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert 6 <= len(rows) < 27 and len(set(_keys(rows))) == len(rows)
+    assert RUNTIME not in served_after

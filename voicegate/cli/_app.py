@@ -48,10 +48,16 @@ def fail(message: str) -> None:
 def _click_exceptions() -> tuple[type[BaseException], type[BaseException], type[BaseException]]:
     """(Exit, ClickException, Abort) from whichever click typer runs on (recent typer vendors it)."""
     try:
+        from typer import exceptions as typer_exc
         from typer._click import exceptions as exc  # type: ignore[import-not-found]
     except ImportError:  # typer that uses the click distribution
         from click import exceptions as exc
-    return getattr(exc, "Exit", typer.Exit), exc.ClickException, getattr(exc, "Abort", KeyboardInterrupt)
+
+        return exc.Exit, exc.ClickException, exc.Abort
+    return typer_exc.Exit, exc.ClickException, typer_exc.Abort
+
+
+INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 + SIGINT)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -64,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     except VoicegateError as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         sys.exit(exc.exit_code)
-    except (typer.Exit, exit_types) as exc:
+    except exit_types as exc:
         sys.exit(getattr(exc, "exit_code", 0))
     except click_exception as exc:
         fail(exc.format_message().replace("\n", " "))
@@ -75,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"{where}{exc.strerror or exc}")
         sys.exit(2)
     except (abort, KeyboardInterrupt):
-        fail("interrupted")
-        sys.exit(130)
+        code = INTERRUPTED
+    if code == INTERRUPTED:
+        fail("interrupted; whatever finished is kept (generate resumes where it stopped)")
     sys.exit(code if isinstance(code, int) else 0)
