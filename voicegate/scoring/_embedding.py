@@ -76,7 +76,8 @@ def loader(model: str, revision: str | None, local_dir: str | None) -> Encode:
         if "model" not in state:
             from sentence_transformers import SentenceTransformer  # heavy: only when needed
 
-            state["model"] = (SentenceTransformer(local_dir, device="cpu") if local_dir
+            # a local directory never reaches a hub, not even for metadata
+            state["model"] = (SentenceTransformer(local_dir, device="cpu", local_files_only=True) if local_dir
                               else SentenceTransformer(model, revision=revision, device="cpu"))
         st = state["model"]
         out = st.encode(list(texts), batch_size=32, convert_to_numpy=True,  # type: ignore[attr-defined]
