@@ -38,6 +38,11 @@ def _key(*parts: object) -> str:
 
 
 
+def _doc_of_file(path: str) -> TokenDoc:
+    """A pool worker's job: one corpus file, read and tokenized."""
+    return doc_from_text(Path(path).read_bytes().decode("utf-8"))
+
+
 class Cache:
     def __init__(self, root: Path | None, *, write: bool = True):
         self.root = root
@@ -51,6 +56,10 @@ class Cache:
 
     def _path(self, name: str) -> Path | None:
         return None if self.root is None else self.root / f"{name}.npz"
+
+    def _stored(self, name: str) -> bool:
+        path = self._path(name)
+        return path is not None and path.exists()
 
     def _load(self, name: str) -> dict[str, np.ndarray] | None:
         path = self._path(name)
@@ -94,8 +103,35 @@ class Cache:
     def read_text(self, path: Path) -> str:
         return path.read_bytes().decode("utf-8")
 
+    def _doc_name(self, path: Path) -> str:
+        return "tokens-" + _key("tokens", self.sha256(path))
+
+    def prefetch_docs(self, paths: Sequence[Path]) -> None:
+        """Tokenize the corpus files not cached yet on every core at once.
+
+        A fresh cache spends most of its time here (millions of corpus tokens);
+        the files are independent, so they go to a process pool. A later
+        `doc(path)` then finds them in memory.
+        """
+        wanted = list(dict.fromkeys(paths))
+        missing = [p for p in wanted if self._doc_name(p) not in self._memo and not self._stored(self._doc_name(p))]
+        workers = min(len(missing), os.cpu_count() or 1)
+        if workers < 2:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # biggest first, so the last file to start is a small one
+        missing.sort(key=lambda p: p.stat().st_size, reverse=True)
+        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            for path, doc in zip(missing, pool.map(_doc_of_file, [str(p) for p in missing])):
+                self.misses += 1
+                self._save(self._doc_name(path), vocab=np.asarray(doc.vocab, dtype=str), ids=doc.ids)
+                self._memo[self._doc_name(path)] = doc
+
     def doc(self, path: Path) -> TokenDoc:
-        name = "tokens-" + _key("tokens", self.sha256(path))
+        name = self._doc_name(path)
         if name in self._memo:
             return self._memo[name]  # type: ignore[return-value]
         data = self._load(name)

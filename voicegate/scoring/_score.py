@@ -193,6 +193,10 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
 
     # -- voice distance d(a, s) ------------------------------------------------
     embedding_model = None
+    corpus_files = spec.corpora.training
+    if spec.voice.view == "stylometric":
+        corpus_files = (*spec.corpora.heldout, *spec.corpora.background, *corpus_files)
+    cache.prefetch_docs(corpus_files)
     if spec.voice.view == "stylometric":
         dist, pool = _stylometric_view(spec, cache, cells)
         words = int(min(cells.lengths[rs].sum() for rs in cells.by_cell.values()))

