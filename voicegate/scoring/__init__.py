@@ -10,6 +10,7 @@ part it implements:
 - `_embedding`     centroid cosine distance under a pinned sentence-transformers model
 - `_copying`       hashed word n-gram index, overlap, longest verbatim runs
 - `_damage`        degeneration and probe checks
+- `_harness`       candidate generations identical to the base's (a seat that skipped the adapter)
 - `_verdicts`      delta_cb, both floors, verdicts, DISAGREE, the ship pick (`decide`)
 - `_bootstrap`     the informational prompt-clustered interval
 - `_signature`     what shaped the numbers
