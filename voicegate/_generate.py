@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import json
 import os
 import re
 import time
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from voicegate._atomic import write_atomic
+from voicegate import _manifest as manifest_file
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate._registration import Registration, check_registered
@@ -44,7 +43,6 @@ from voicegate.seat._errors import AdapterAlreadyLoaded, AdapterNotLoaded, Model
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
 LOCK_NAME = ".generate.lock"
-MANIFEST_NAME = "run.json"
 MAX_RELOADS = 5
 
 Say = Callable[[str], None]
@@ -59,21 +57,11 @@ def resolve_seat_url(spec: GateSpec, explicit: str | None = None) -> str:
 
 
 def manifest_path(spec: GateSpec) -> Path:
-    return spec.run_dir / MANIFEST_NAME
+    return manifest_file.manifest_path(spec.run_dir)
 
 
 def read_manifest(spec: GateSpec) -> dict[str, Any] | None:
-    path = manifest_path(spec)
-    if not path.exists():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise VoicegateError(f"{path}: unreadable run manifest ({exc})") from None
-
-
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    return manifest_file.read_manifest(spec.run_dir)
 
 
 def _now() -> str:
@@ -314,7 +302,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
         manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, ours, conc, result.stored)
         session["models"] = [c.as_dict() for c in snapshot]
         manifest["sessions"].append(session)
-        _write_json_atomic(manifest_path(spec), manifest)
+        manifest_file.write_manifest(spec.run_dir, manifest)
         wrote_manifest = True
 
         runner = _Runner(spec, client, recorded_url, ours, result, progress, say, info)
@@ -339,7 +327,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
                             "loaded": result.loaded, "unloaded": result.unloaded})
             manifest["runtime_loaded"] = sorted(set(manifest.get("runtime_loaded", [])) - set(result.unloaded))
             manifest["counts"]["stored"] = result.stored
-            _write_json_atomic(manifest_path(spec), manifest)
+            manifest_file.write_manifest(spec.run_dir, manifest)
     return result
 
 

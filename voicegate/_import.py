@@ -18,9 +18,11 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_file
+from voicegate._manifest import manifest_path, read_manifest, write_manifest
 from voicegate._registration import check_registered
 from voicegate._spec import GateSpec
 from voicegate._store import append_rows, read_rows, repair_tail, row_key
+from voicegate._workspace import shown_path
 
 KINDS = ("voice", "probe")
 
@@ -82,16 +84,10 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise VoicegateError(f"line {line}: not UTF-8; nothing imported") from None
-    manifest_path = spec.run_dir / "run.json"
-    previous: dict[str, Any] = {}
-    if manifest_path.exists():
-        try:
-            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except ValueError:
-            raise VoicegateError(f"{manifest_path}: unreadable run manifest; nothing imported") from None
+    previous = read_manifest(spec.run_dir) or {}
     if previous.get("source", "imported") != "imported":
         # The mirror of generate's refusal: one run is either the seat's or brought in, never a blend.
-        raise VoicegateError(f"{spec.gate}: its generations were made by `voicegate generate` ({manifest_path}); "
+        raise VoicegateError(f"{spec.gate}: its generations were made by `voicegate generate` ({manifest_path(spec.run_dir)}); "
                              "import will not mix outside generations into them; nothing imported")
     stored = {row_key(r) for r in read_rows(spec.generations_path)}
     seen: dict[tuple[str, str, int, str], int] = {}
@@ -121,10 +117,7 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
     all_rows = read_rows(spec.generations_path)
     imports = list(previous.get("imports", []))
     when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    try:  # workspace-relative where possible, so the record reads the same on every clone
-        shown = source.resolve().relative_to(spec.root.resolve()).as_posix()
-    except ValueError:
-        shown = str(source.resolve())
+    shown = shown_path(spec.root, source.resolve())
     imports.append({"file": shown, "sha256": sha256_file(source), "rows": len(rows), "time": when})
     manifest = {
         **{k: v for k, v in previous.items() if k not in ("counts",)},
@@ -141,7 +134,5 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
             "per_arm": {a.name: sum(1 for r in all_rows if r["arm"] == a.name) for a in spec.arms},
         },
     }
-    from voicegate.artifacts._chain import atomic_write
-
-    atomic_write(manifest_path, (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    write_manifest(spec.run_dir, manifest)
     return manifest

@@ -20,7 +20,7 @@ from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._rules import RULES
 from voicegate._spec import GateSpec
 from voicegate._version import __version__
-from voicegate._workspace import git, is_git_worktree, last_commit_touching
+from voicegate._workspace import git, is_git_worktree, last_commit_touching, shown_path
 
 MIN_WORDS_PER_ARM_SEED = 10_000
 
@@ -31,10 +31,7 @@ def record_path(spec: GateSpec) -> Path:
 
 def _display(spec: GateSpec, path: Path) -> str:
     """Workspace-relative where possible, so a record reads the same on every clone."""
-    try:
-        return path.resolve().relative_to(spec.root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return shown_path(spec.root, path)
 
 
 def file_hashes(spec: GateSpec) -> dict[str, str]:

@@ -46,3 +46,11 @@ def last_commit_touching(root: Path, path: Path) -> str | None:
         return None
     out = git(root, "log", "-n", "1", "--format=%H", "--", str(path), check=False)
     return out or None
+
+
+def shown_path(root: Path, path: Path) -> str:
+    """Workspace-relative where possible, so records and messages read the same on every clone."""
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return str(path)

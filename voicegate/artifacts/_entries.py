@@ -29,6 +29,7 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate._rules import get_rule
 from voicegate._store import append_rows, generations_hash, read_rows
+from voicegate._workspace import shown_path
 from voicegate.artifacts import _chain, _compose
 from voicegate.artifacts._format import candidates, now_utc, one_line, render, stamp
 
@@ -41,10 +42,7 @@ AMENDMENTS = "amendments.jsonl"
 
 
 def _display(spec: Any, path: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(Path(spec.root).resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return shown_path(spec.root, path)
 
 
 def load_state(spec: Any) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ import yaml
 
 from voicegate._errors import VoicegateError
 from voicegate._spec import check_gate_name, _resolve
+from voicegate._workspace import shown_path
 from voicegate.artifacts import _chain
 
 
@@ -133,10 +134,7 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
     lines: list[str] = []
     ok = True
     for fc in checks:
-        try:
-            name = fc.path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            name = str(fc.path)
+        name = shown_path(root, fc.path)
         if not fc.exists:
             lines.append(f"{name}: not written yet")
             continue

@@ -10,7 +10,7 @@ import typer
 from voicegate._errors import GateFailed
 from voicegate._registration import check_registered
 from voicegate._spec import load_spec
-from voicegate._workspace import workspace_root
+from voicegate._workspace import shown_path, workspace_root
 from voicegate.cli._app import Gate, Workspace, app
 
 Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.")]
@@ -76,11 +76,7 @@ def verify_cmd(
     if not ok:
         broken = next(c for c in checks if not c.ok)
         problem = broken.report.problem if broken.report and broken.report.problem else broken.git_problems[0]
-        try:
-            name = broken.path.resolve().relative_to(root).as_posix()
-        except ValueError:
-            name = str(broken.path)
-        raise GateFailed(f"{name}: {problem}")
+        raise GateFailed(f"{shown_path(root, broken.path)}: {problem}")
     typer.echo("every chain holds")
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from voicegate._atomic import write_atomic
 from voicegate._errors import GateFailed, VoicegateError
+from voicegate._manifest import read_manifest
 from voicegate._registration import check_registered
 from voicegate._spec import load_spec
 from voicegate._store import read_rows
@@ -22,16 +22,6 @@ def result_json(result: dict[str, Any]) -> str:
     """The bytes of scores.json and of `--json`: same result, same bytes."""
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
 
-
-
-def load_run(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "run.json"
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise VoicegateError(f"{path}: unreadable run manifest ({exc})") from None
 
 
 def load_generations(spec) -> list[dict[str, Any]]:
@@ -81,7 +71,7 @@ def score_cmd(
         write_atomic(spec.run_dir / "scores.json", text)
         from voicegate.artifacts import record_score
 
-        lines = record_score(spec, registration, result, load_run(spec.run_dir))
+        lines = record_score(spec, registration, result, read_manifest(spec.run_dir) or {})
         out = sys.stderr if as_json else sys.stdout
         if not quiet:
             for line in lines:

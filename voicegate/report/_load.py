@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
+from voicegate._manifest import read_manifest
 from voicegate._registration import check_registered, load_registration
 from voicegate._spec import GateSpec
 from voicegate._store import generations_hash, read_rows
@@ -44,8 +45,7 @@ def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | No
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
     amendments = _jsonl(run_dir / "amendments.jsonl")
     decisions = _jsonl(run_dir / "decisions.jsonl")
-    run_path = run_dir / "run.json"
-    run = _json(run_path) if run_path.is_file() else None
+    run = read_manifest(run_dir)
     rows = read_rows(spec.generations_path)
 
     notices: list[str] = []

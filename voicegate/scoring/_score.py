@@ -20,6 +20,7 @@ from voicegate._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
 from voicegate._rules import get_rule
 from voicegate._spec import GateSpec
 from voicegate._store import generations_hash, row_key
+from voicegate._workspace import shown_path
 from voicegate.scoring import _damage, _embedding, _stylometric
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._cache import Cache
@@ -34,10 +35,7 @@ SPAN_CHARS = 400
 
 
 def _display(spec: GateSpec, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(spec.root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return shown_path(spec.root, path)
 
 
 def check_rows(spec: GateSpec, rows: Iterable[Row]) -> tuple[list[Row], list[Row]]:
