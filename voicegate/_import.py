@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_file
 from voicegate._manifest import manifest_path, read_manifest, write_manifest
@@ -116,7 +117,7 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
     append_rows(spec.generations_path, rows)
     all_rows = read_rows(spec.generations_path)
     imports = list(previous.get("imports", []))
-    when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = (now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ")
     shown = shown_path(spec.root, source.resolve())
     imports.append({"file": shown, "sha256": sha256_file(source), "rows": len(rows), "time": when})
     manifest = {

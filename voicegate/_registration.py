@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from voicegate._atomic import write_atomic
+from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._rules import RULES
@@ -91,7 +91,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     if previous is not None and not supersede:
         raise VoicegateError(f"{spec.gate} is already registered ({_display(spec, previous.path)}); "
                              "use --supersede to replace it while no results exist")
-    now = now or _dt.datetime.now(_dt.timezone.utc)
+    now = now or now_utc()
     data: dict[str, Any] = {
         "gate": spec.gate,
         "spec_path": _display(spec, spec.path),

@@ -25,13 +25,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate._rules import get_rule
 from voicegate._store import append_rows, generations_hash, read_rows
 from voicegate._workspace import shown_path
 from voicegate.artifacts import _chain, _compose
-from voicegate.artifacts._format import candidates, now_utc, one_line, render, stamp
+from voicegate.artifacts._format import candidates, one_line, render, stamp
 
 STATE = "recorded.json"
 DECISIONS = "decisions.jsonl"

@@ -10,21 +10,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import os
 from functools import lru_cache
 from typing import Any
 
 import jinja2
 
 from voicegate._rules import RULES
-
-
-def now_utc() -> _dt.datetime:
-    """The time an entry is written; SOURCE_DATE_EPOCH pins it for reproducible records."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch:
-        return _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc)
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
 
 
 def stamp(when: _dt.datetime) -> str:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._manifest import read_manifest
 from voicegate._registration import check_registered, load_registration
@@ -87,7 +88,7 @@ def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | No
         "damage": {"tolerance": spec.damage.tolerance, "truncation_decides": spec.damage.truncation_decides},
         "generations": rows,
         "max_samples": samples,
-        "rendered_at": (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "rendered_at": (now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
 
