@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from _workspace_helpers import gate_spec, registered_workspace  # noqa: E402
 
-from voicegate._generate import generate  # noqa: E402
-from voicegate._spec import load_spec  # noqa: E402
+from voicegate.generate._generate import generate  # noqa: E402
+from voicegate.spec._spec import load_spec  # noqa: E402
 from voicegate.seat import StandinSeat  # noqa: E402
 
 GATE = "lv-bench"

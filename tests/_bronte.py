@@ -153,11 +153,11 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:
     """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library."""
-    from voicegate._import import import_file
-    from voicegate._registration import check_registered
-    from voicegate._spec import load_spec
-    from voicegate._store import generations_hash, read_rows
     from voicegate.artifacts import record_amendment, record_score, record_ship
+    from voicegate.generate._import import import_file
+    from voicegate.run._store import generations_hash, read_rows
+    from voicegate.spec._registration import check_registered
+    from voicegate.spec._spec import load_spec
 
     bronte_workspace(root, compose)
     spec = load_spec(root, "lv-bronte")

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _bronte import as_shipped, scored_workspace
 from _ws import voicegate
+
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain
 

@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
-
 from _bronte import README, as_shipped, bronte_workspace, result, scored_workspace
-from voicegate._registration import check_registered
-from voicegate._spec import load_spec
+
 from voicegate.artifacts import record_score, result_sha256
+from voicegate.spec._registration import check_registered
+from voicegate.spec._spec import load_spec
 
 EPOCH = "1789603200"  # 2026-09-17T00:00:00Z
 L475 = ("ckpt475: VOICE FAIL (global-max-spread: +0.193 vs floor 0.251, 0.8x; pairwise-max-spread would PASS 2.1x "
@@ -32,7 +32,7 @@ def _sha(data: bytes) -> str:
 
 def test_readme_entry_bytes(scored: Path) -> None:
     spec = load_spec(scored, "lv-bronte")
-    from voicegate._store import generations_hash, read_rows
+    from voicegate.run._store import generations_hash, read_rows
 
     # The recorded result's sha256, recomputed from the same inputs.
     digest = result_sha256(result("global-max-spread", generations_hash(read_rows(spec.generations_path))))
@@ -46,7 +46,7 @@ def test_readme_entry_bytes(scored: Path) -> None:
 
 def test_compose_entry_bytes(scored: Path, compose_fixture: Path) -> None:
     shipped = as_shipped(compose_fixture)
-    lines = [f"      # voicegate 2026-09-17 lv-bronte score, rule global-max-spread@1:",
+    lines = ["      # voicegate 2026-09-17 lv-bronte score, rule global-max-spread@1:",
              f"      #   {L475}", f"      #   {L925}",
              "      #   ships (rule's recommendation): none; record gates/lv-bronte.md"]
     body = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]

@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from _bronte import as_shipped, scored_workspace
 from _ws import git, voicegate
 
@@ -164,10 +163,11 @@ def test_verify_without_any_entry_or_spec(tmp_path: Path) -> None:
 def test_history_before_the_first_entry_is_not_judged(tmp_path: Path, compose_fixture: Path) -> None:
     # A compose.yaml has years of edits before voicegate's first comment; only what follows is checked.
     from _bronte import bronte_workspace, generations, result, write_jsonl
-    from voicegate._import import import_file
-    from voicegate._registration import check_registered
-    from voicegate._spec import load_spec
+
     from voicegate.artifacts import record_score
+    from voicegate.generate._import import import_file
+    from voicegate.spec._registration import check_registered
+    from voicegate.spec._spec import load_spec
 
     root = bronte_workspace(tmp_path / "ws", as_shipped(compose_fixture))
     compose = root / ARTIFACTS["compose"]

@@ -21,9 +21,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _bronte import (
+    ITEM,
+    README,
+    as_shipped,
+    bronte_workspace,
+    generations,
+    patch_scoring,
+    run_cli,
+    write_jsonl,
+)
 
-from _bronte import (ITEM, README, as_shipped, bronte_workspace, generations, patch_scoring, run_cli,
-                     write_jsonl)
 from voicegate._hashing import sha256_file
 
 RECORD = "gates/lv-bronte.md"

@@ -222,7 +222,8 @@ def test_invalid_yaml_is_refused_untouched(tmp_path: Path) -> None:
     assert path.read_bytes() == text
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 
 @st.composite

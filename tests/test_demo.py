@@ -135,9 +135,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_repository_holds_the_demo_gate_as_voicegate_wrote_it() -> None:
-    from voicegate._registration import check_registered
-    from voicegate._spec import load_spec
     from voicegate.demo._workspace import PRESERVED
+    from voicegate.spec._registration import check_registered
+    from voicegate.spec._spec import load_spec
 
     # the committed spec and inputs are the demo's own, byte for byte, and still match the registration
     for rel, text in PRESERVED.items():

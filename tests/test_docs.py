@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from voicegate._spec import SCHEMA
 from voicegate.cli import app
+from voicegate.spec._spec import SCHEMA
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")

@@ -6,10 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-
-from _bronte import (as_shipped, bronte_workspace, generations, patch_scoring, result, run_cli, scored_workspace,
-                     write_jsonl)
+from _bronte import (
+    as_shipped,
+    bronte_workspace,
+    generations,
+    patch_scoring,
+    result,
+    run_cli,
+    scored_workspace,
+    write_jsonl,
+)
 from _ws import tree_snapshot, voicegate
+
 from voicegate._hashing import sha256_file
 
 REASON = "additive, reversible and safety-clean"
@@ -245,10 +253,10 @@ def test_amend_then_score_again_is_current(scored: Path) -> None:
     assert "appended entry 3 (amend)" in out
     before = tree_snapshot(scored)
     # Scoring again under the spec's rule: that result is already recorded, nothing is appended.
-    from voicegate._registration import check_registered
-    from voicegate._spec import load_spec
-    from voicegate._store import generations_hash, read_rows
     from voicegate.artifacts import record_score
+    from voicegate.run._store import generations_hash, read_rows
+    from voicegate.spec._registration import check_registered
+    from voicegate.spec._spec import load_spec
 
     spec = load_spec(scored, "lv-bronte")
     gh = generations_hash(read_rows(spec.generations_path))

@@ -18,9 +18,10 @@ from collections import Counter
 from pathlib import Path
 
 from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
-from voicegate._schedule import build_schedule, request_seed
-from voicegate._spec import load_spec
+
+from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.seat import StandinSeat
+from voicegate.spec._spec import load_spec
 
 GATE = "lv-gen"
 SERVED = f"{GATE}-ckpt475"

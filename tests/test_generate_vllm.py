@@ -13,14 +13,19 @@ import time
 
 import httpx
 import pytest
-
 from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
-from voicegate._generate import generate
-from voicegate._schedule import request_seed
-from voicegate._spec import load_spec
+
+from voicegate.generate._generate import generate
+from voicegate.generate._schedule import request_seed
 from voicegate.seat import (
-    AdapterAlreadyLoaded, AdapterNotFound, AdapterNotLoaded, ModelNotFound, SeatClient, run,
+    AdapterAlreadyLoaded,
+    AdapterNotFound,
+    AdapterNotLoaded,
+    ModelNotFound,
+    SeatClient,
+    run,
 )
+from voicegate.spec._spec import load_spec
 
 pytestmark = pytest.mark.vllm
 GATE = "lv-tiny"

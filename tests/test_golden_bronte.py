@@ -17,8 +17,14 @@ import re
 from pathlib import Path
 
 import pytest
-
-from _bronte import as_shipped, bronte_workspace, generations, patch_scoring, run_cli, write_jsonl
+from _bronte import (
+    as_shipped,
+    bronte_workspace,
+    generations,
+    patch_scoring,
+    run_cli,
+    write_jsonl,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 FILES = {"record.md": "gates/lv-bronte.md", "README.md": "adapters/lv-bronte-4b-v1/README.md",

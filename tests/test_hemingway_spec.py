@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from voicegate._spec import validate
+from voicegate.spec._spec import validate
 
 REPO = Path(__file__).resolve().parents[1]
 

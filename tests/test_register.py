@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import yaml
+from _ws import git, make_workspace, tree_snapshot, voicegate
 
-from _ws import base_spec, git, make_workspace, tree_snapshot, voicegate
 from voicegate._hashing import sha256_json
 
 

@@ -16,9 +16,20 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
+from test_report_data import (
+    AMEND_REASON,
+    ARMS,
+    DISTANCES,
+    SEEDS,
+    SHIP_REASON,
+    SPAN,
+    SPAN_PROMPT,
+    SPAN_SEED,
+    make_generations,
+    make_result,
+    reference_data,
+)
 
-from test_report_data import (AMEND_REASON, ARMS, DISTANCES, SEEDS, SHIP_REASON, SPAN, SPAN_PROMPT, SPAN_SEED,
-                              make_generations, make_result, reference_data)
 from voicegate.report import render_report
 from voicegate.report._spans import segments
 

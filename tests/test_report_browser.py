@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from test_report_data import reference_data
+
 from voicegate.report import render_report
 
 pytestmark = pytest.mark.browser

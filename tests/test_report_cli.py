@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from test_report_data import GATE, PROMPTS, SEEDS, reference_data, write_run
-from voicegate._registration import register, spec_sha256
-from voicegate._spec import load_spec
-from voicegate._store import generations_hash, read_rows
+
+from voicegate.run._store import generations_hash, read_rows
+from voicegate.spec._registration import register, spec_sha256
+from voicegate.spec._spec import load_spec
 
 
 def _git(root: Path, *args: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from voicegate._rules import RULES
+from voicegate.spec._rules import RULES
 
 GATE = "lv-bronte"
 SEEDS = (101, 202, 303)

@@ -9,9 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from test_scoring_workspace import GATE, TRAIN, make_workspace, voice_rows, words, write_rows
-
+from test_scoring_workspace import (
+    GATE,
+    TRAIN,
+    make_workspace,
+    voice_rows,
+    words,
+    write_rows,
+)
 
 
 def vg(root: Path, *args: str) -> subprocess.CompletedProcess:

@@ -12,14 +12,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_scoring_workspace import (
+    GATE,
+    SEEDS,
+    arm,
+    make_workspace,
+    text,
+    unrelated,
+    voice_rows,
+)
 
-from test_scoring_workspace import GATE, SEEDS, arm, make_workspace, text, unrelated, voice_rows
-
-from voicegate._registration import check_registered
-from voicegate._spec import load_spec
 from voicegate.cli._score import result_json
 from voicegate.scoring import score_gate
 from voicegate.scoring._embedding import chunk_words
+from voicegate.spec._registration import check_registered
+from voicegate.spec._spec import load_spec
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -33,7 +40,14 @@ def build_tiny_model(out: Path, corpus: list[str]) -> Path:
         from sentence_transformers.sentence_transformer import modules as stm
     except ImportError:  # pragma: no cover - older releases
         from sentence_transformers import models as stm
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))

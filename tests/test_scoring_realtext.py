@@ -108,7 +108,13 @@ def test_embedding_view_ranks_the_right_author(corpus_dir, tmp_path_factory):
     import math
     import os
 
-    from voicegate.scoring._embedding import centroid, centroid_distance, chunk_words, loader, local_model_id
+    from voicegate.scoring._embedding import (
+        centroid,
+        centroid_distance,
+        chunk_words,
+        loader,
+        local_model_id,
+    )
 
     model = os.environ.get("VOICEGATE_EMBEDDING_MODEL")
     if not model:

@@ -10,9 +10,19 @@ import sys
 import numpy as np
 import pytest
 
-from voicegate.scoring import (build_index, build_reference, check_probe, copy_stats, copying_verdict,
-                               cosine_delta, degeneration, doc_from_tokens, is_runaway,
-                               tokenize, word_counts)
+from voicegate.scoring import (
+    build_index,
+    build_reference,
+    check_probe,
+    copy_stats,
+    copying_verdict,
+    cosine_delta,
+    degeneration,
+    doc_from_tokens,
+    is_runaway,
+    tokenize,
+    word_counts,
+)
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._copying import ngram_hashes, token_hashes
 from voicegate.scoring._embedding import chunk_words

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voicegate._rules import RULES
-from voicegate._table import print_score, make_console, ratio_text
 from voicegate.cli._score import result_json
+from voicegate.report._table import make_console, print_score, ratio_text
 from voicegate.scoring import decide
+from voicegate.spec._rules import RULES
 
 # Constructed per-seed distances for lv-bronte (DESIGN.md §3): base and ckpt475
 # spread <= 0.091 (ckpt475 exactly 0.091), ckpt925 spreads 0.251 (one outlier

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
-from voicegate._registration import check_registered, register
-from voicegate._spec import load_spec
-from voicegate._store import append_rows
 from voicegate.cli._score import result_json
+from voicegate.run._store import append_rows
 from voicegate.scoring import score_gate
+from voicegate.spec._registration import check_registered, register
+from voicegate.spec._spec import load_spec
 
 VOCAB = [f"w{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}" for i in range(400)] + \
     ["the", "and", "of", "to", "a", "in", "was", "she", "he", "it", "her", "his", "that", "had", "not"] * 6

@@ -20,8 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from litellm_standin import LiteLLMStandin
+
 from voicegate.seat import StandinSeat
 from voicegate.seat._cost import schedule
 

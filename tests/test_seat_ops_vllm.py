@@ -12,7 +12,6 @@ import json
 import sys
 
 import pytest
-
 from vllm_seat import SERVED_ADAPTER, venv_python
 
 if not hasattr(sys.modules.get("conftest"), "vllm_seat"):

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from _ws import base_spec, make_workspace, tree_snapshot, voicegate
 
 Spec = dict[str, Any]
@@ -129,7 +128,7 @@ def test_missing_spec_file(tmp_path: Path) -> None:
 
 
 def test_prompt_ids_follow_the_design(tmp_path: Path) -> None:
-    from voicegate._spec import parse_spec
+    from voicegate.spec._spec import parse_spec
 
     path = make_workspace(tmp_path)
     spec = parse_spec(path, tmp_path)

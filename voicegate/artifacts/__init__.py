@@ -16,8 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from voicegate.artifacts._entries import (amendments, decisions, load_state, record_amendment, record_ship,
-                                          result_sha256)
+from voicegate.artifacts._entries import (
+    amendments,
+    decisions,
+    load_state,
+    record_amendment,
+    record_ship,
+    result_sha256,
+)
 from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._verify import describe, verify_gates
 

@@ -28,16 +28,11 @@ from typing import Any
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
-from voicegate._rules import get_rule
-from voicegate._store import append_rows, generations_hash, read_rows
-from voicegate._workspace import shown_path
 from voicegate.artifacts import _chain, _compose
 from voicegate.artifacts._format import candidates, one_line, render, stamp
-
-STATE = "recorded.json"
-DECISIONS = "decisions.jsonl"
-AMENDMENTS = "amendments.jsonl"
-
+from voicegate.run._store import append_rows, generations_hash, read_rows
+from voicegate.spec._rules import get_rule
+from voicegate.spec._workspace import shown_path
 
 # -- state ---------------------------------------------------------------------------
 
@@ -47,7 +42,7 @@ def _display(spec: Any, path: Path) -> str:
 
 
 def load_state(spec: Any) -> dict[str, Any] | None:
-    path = spec.run_dir / STATE
+    path = spec.run.recorded
     if not path.exists():
         return None
     try:
@@ -57,7 +52,7 @@ def load_state(spec: Any) -> dict[str, Any] | None:
 
 
 def _save_state(spec: Any, state: dict[str, Any]) -> None:
-    _chain.atomic_write(spec.run_dir / STATE,
+    _chain.atomic_write(spec.run.recorded,
                         (json.dumps(state, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
@@ -66,11 +61,11 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def decisions(spec: Any) -> list[dict[str, Any]]:
-    return _jsonl(spec.run_dir / DECISIONS)
+    return _jsonl(spec.run.decisions)
 
 
 def amendments(spec: Any) -> list[dict[str, Any]]:
-    return _jsonl(spec.run_dir / AMENDMENTS)
+    return _jsonl(spec.run.amendments)
 
 
 def result_sha256(result: dict[str, Any]) -> str:
@@ -78,7 +73,7 @@ def result_sha256(result: dict[str, Any]) -> str:
 
 
 def _gate_lock(spec: Any):
-    return _chain.locked(spec.run_dir / STATE)
+    return _chain.locked(spec.run.recorded)
 
 
 # -- writing all three ---------------------------------------------------------------
@@ -259,7 +254,7 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         ctx.update(arm={**entry, "model": chosen.model}, reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
         said = _append_all(spec, "ship", ctx, compose_required=True)
-        append_rows(spec.run_dir / DECISIONS, [decision])
+        append_rows(spec.run.decisions, [decision])
     return said
 
 
@@ -328,7 +323,7 @@ def record_amendment(spec: Any, rule_id: str, reason: str, *, score: Scorer, cac
                    ships_after=new.get("ships"), generations_sha256=now_hash,
                    rules=[old["rule"], rule_id] + [r for r in ctx["rules"] if r not in (old["rule"], rule_id)])
         said = _append_all(spec, "amend", ctx, compose_required=False)
-        append_rows(spec.run_dir / AMENDMENTS, [{
+        append_rows(spec.run.amendments, [{
             "time": stamp(when), "rule_from": old["rule"], "rule_to": rule_id, "reason": reason,
             "result": new, "changes": [{k: c[k] for k in ("arm", "delta_cb", "before", "after", "floors",
                                                           "copying", "damage")} for c in changes],

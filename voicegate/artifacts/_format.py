@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 
-from voicegate._rules import RULES
+from voicegate.spec._rules import RULES
 
 
 def stamp(when: _dt.datetime) -> str:

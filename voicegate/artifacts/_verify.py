@@ -14,12 +14,13 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import yaml
 
 from voicegate._errors import VoicegateError
-from voicegate._spec import check_gate_name, _resolve
-from voicegate._workspace import shown_path
 from voicegate.artifacts import _chain
+from voicegate.spec._spec import _resolve, check_gate_name
+from voicegate.spec._workspace import shown_path
 
 
 @dataclass

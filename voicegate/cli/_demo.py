@@ -27,8 +27,8 @@ def simulate_cmd(
     token_time: Annotated[float, typer.Option(min=0.0, help="Seconds per token the stand-in spends decoding.")] = 0.0,
 ) -> None:
     """Dry-run a spec's generation on the stand-in seat: counts, runtime, file layout. Writes nothing here."""
-    from voicegate._simulate import simulate
-    from voicegate._workspace import workspace_root
+    from voicegate.generate._simulate import simulate
+    from voicegate.spec._workspace import workspace_root
 
     for line in simulate(workspace_root(workspace), gate, token_time=token_time).lines():
         typer.echo(line)

@@ -8,17 +8,17 @@ from typing import Annotated
 import typer
 
 from voicegate._errors import GateFailed
-from voicegate._registration import check_registered
-from voicegate._spec import load_spec
-from voicegate._workspace import shown_path, workspace_root
 from voicegate.cli._app import Gate, Workspace, app
+from voicegate.spec._registration import check_registered
+from voicegate.spec._spec import load_spec
+from voicegate.spec._workspace import shown_path, workspace_root
 
 Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.")]
 
 
 def _cache_dir(spec):  # type: ignore[no-untyped-def]
     """The scoring cache `voicegate score` uses, so an amendment reuses the same corpus-side work."""
-    return spec.data_dir / ".cache"
+    return spec.run.cache
 
 
 @app.command("amend")
@@ -29,8 +29,8 @@ def amend_cmd(
     workspace: Workspace = None,
 ) -> None:
     """Re-score the SAME stored generations under another registered rule; append the amendment everywhere."""
-    from voicegate._rules import get_rule
     from voicegate.artifacts import record_amendment
+    from voicegate.spec._rules import get_rule
 
     get_rule(rule)  # an unknown rule is refused before anything is read
     spec = load_spec(workspace_root(workspace), gate)
@@ -84,7 +84,7 @@ def verify_cmd(
 def import_cmd(gate: Gate, file: Annotated[Path, typer.Argument(help="JSONL: one generation a line.")],
                workspace: Workspace = None) -> None:
     """Bring in generations made outside voicegate; one bad line refuses the whole file."""
-    from voicegate._import import import_file
+    from voicegate.generate._import import import_file
 
     spec = load_spec(workspace_root(workspace), gate)
     manifest = import_file(spec, file)

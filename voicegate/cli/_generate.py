@@ -25,10 +25,10 @@ def generate_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display (for CI).")] = False,
 ) -> None:
     """Generate every registered (arm, seed, prompt) not yet stored: interleaved, resumable."""
-    from voicegate._generate import generate
-    from voicegate._spec import load_spec
-    from voicegate._workspace import workspace_root
+    from voicegate.generate._generate import generate
     from voicegate.seat import RetryPolicy
+    from voicegate.spec._spec import load_spec
+    from voicegate.spec._workspace import workspace_root
 
     policy = None
     if retries is not None or retry_budget is not None:

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from voicegate._registration import register, words_warning
-from voicegate._spec import load_spec
-from voicegate._workspace import workspace_root
 from voicegate.cli._app import Gate, Workspace, app, fail
+from voicegate.spec._registration import register, words_warning
+from voicegate.spec._spec import load_spec
+from voicegate.spec._workspace import workspace_root
 
 
 @app.command("init")
@@ -20,7 +20,7 @@ def init_cmd(
     track_data: Annotated[bool, typer.Option(help="Keep the data directory in git (off: it is ignored).")] = False,
 ) -> None:
     """Lay out a workspace: preregistrations/, gates/, the data directory and an example spec."""
-    from voicegate._init import init_workspace
+    from voicegate.gate._init import init_workspace
 
     for line in init_workspace(directory, data_dir=data_dir, track_data=track_data):
         typer.echo(line)

@@ -14,9 +14,9 @@ from typing import Annotated
 import typer
 
 from voicegate._errors import VoicegateError
-from voicegate._spec import check_gate_name, load_spec
-from voicegate._workspace import workspace_root
 from voicegate.cli._app import Gate, Workspace, app
+from voicegate.spec._spec import check_gate_name, load_spec
+from voicegate.spec._workspace import workspace_root
 
 
 @app.command("report")

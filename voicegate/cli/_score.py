@@ -10,12 +10,12 @@ import typer
 
 from voicegate._atomic import write_atomic
 from voicegate._errors import GateFailed, VoicegateError
-from voicegate._manifest import read_manifest
-from voicegate._registration import check_registered
-from voicegate._spec import load_spec
-from voicegate._store import read_rows
-from voicegate._workspace import workspace_root
 from voicegate.cli._app import Gate, Workspace, app, fail
+from voicegate.run._manifest import read_manifest
+from voicegate.run._store import read_rows
+from voicegate.spec._registration import check_registered
+from voicegate.spec._spec import load_spec
+from voicegate.spec._workspace import workspace_root
 
 
 def result_json(result: dict[str, Any]) -> str:
@@ -50,17 +50,17 @@ def score_cmd(
     spec = load_spec(workspace_root(workspace), gate)
     registration = check_registered(spec)
     rows = load_generations(spec)
-    result = score_gate(spec, rows, cache_dir=spec.data_dir / ".cache", write_cache=not dry_run)
+    result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=not dry_run)
     text = result_json(result)
 
     if as_json:
         sys.stdout.write(text)
     elif quiet:
-        from voicegate._table import ship_line
+        from voicegate.report._table import ship_line
 
         typer.echo(f"{spec.gate}: {ship_line(result)}")
     else:
-        from voicegate._table import print_score
+        from voicegate.report._table import print_score
 
         print_score(result)
     for warning in result["warnings"]:
@@ -68,7 +68,7 @@ def score_cmd(
             fail(f"warning: {warning}")
 
     if not dry_run:
-        write_atomic(spec.run_dir / "scores.json", text)
+        write_atomic(spec.run.scores, text)
         from voicegate.artifacts import record_score
 
         lines = record_score(spec, registration, result, read_manifest(spec.run_dir) or {})

@@ -15,8 +15,14 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 
-from voicegate._schedule import request_seed
-from voicegate.demo._texts import CARRIER, MARLOWE_TRAINING, PROBE_ANSWERS, PROBES_YAML, PROMPTS
+from voicegate.demo._texts import (
+    CARRIER,
+    MARLOWE_TRAINING,
+    PROBE_ANSWERS,
+    PROBES_YAML,
+    PROMPTS,
+)
+from voicegate.generate._schedule import request_seed
 
 Voice = Callable[[str, int, int], "str | tuple[str, str]"]
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from voicegate.demo._texts import BACKGROUND, MARLOWE_HELDOUT, MARLOWE_TRAINING, PROBES_YAML, PROMPTS
+from voicegate.demo._texts import (
+    BACKGROUND,
+    MARLOWE_HELDOUT,
+    MARLOWE_TRAINING,
+    PROBES_YAML,
+    PROMPTS,
+)
 
 GATE = "lv-marlowe"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from voicegate._spec import GateSpec
 from voicegate._atomic import write_atomic
 from voicegate.report._load import default_out, load_report_data
 from voicegate.report._page import DEFAULT_SAMPLES, build_view, render_report
+from voicegate.spec._spec import GateSpec
 
 __all__ = ["DEFAULT_SAMPLES", "build_view", "default_out", "load_report_data", "render_report", "write_report"]
 

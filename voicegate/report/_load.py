@@ -14,10 +14,10 @@ from typing import Any
 
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
-from voicegate._manifest import read_manifest
-from voicegate._registration import check_registered, load_registration
-from voicegate._spec import GateSpec
-from voicegate._store import generations_hash, read_rows
+from voicegate.run._manifest import read_manifest
+from voicegate.run._store import generations_hash, read_rows
+from voicegate.spec._registration import check_registered, load_registration
+from voicegate.spec._spec import GateSpec
 
 
 def _json(path: Path) -> Any:
@@ -37,15 +37,15 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | None = None) -> dict[str, Any]:
     """Everything `render_report` needs, as plain data. Refuses when the gate has no scores yet."""
     run_dir = spec.run_dir
-    scores_path = run_dir / "scores.json"
+    scores_path = spec.run.scores
     if not scores_path.is_file():
         raise VoicegateError(f"{spec.gate} has no scores yet ({scores_path} missing): "
                              f"run `voicegate score {spec.gate}` first")
     score = _json(scores_path)
     if not isinstance(score, dict) or not isinstance(score.get("arms"), list):
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
-    amendments = _jsonl(run_dir / "amendments.jsonl")
-    decisions = _jsonl(run_dir / "decisions.jsonl")
+    amendments = _jsonl(spec.run.amendments)
+    decisions = _jsonl(spec.run.decisions)
     run = read_manifest(run_dir)
     rows = read_rows(spec.generations_path)
 

@@ -25,10 +25,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from voicegate._rules import RULES
 from voicegate.report import _svg
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import segments
+from voicegate.spec._rules import RULES
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE = "report.html.j2"

@@ -18,11 +18,28 @@ part it implements:
 """
 
 from voicegate.scoring._cache import Cache
-from voicegate.scoring._copying import NgramIndex, build_index, copy_stats, copying_verdict, token_hashes
-from voicegate.scoring._damage import check_probe, damage_verdict, degeneration, is_runaway
+from voicegate.scoring._copying import (
+    NgramIndex,
+    build_index,
+    copy_stats,
+    copying_verdict,
+    token_hashes,
+)
+from voicegate.scoring._damage import (
+    check_probe,
+    damage_verdict,
+    degeneration,
+    is_runaway,
+)
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._score import check_rows, score_gate
-from voicegate.scoring._stylometric import Reference, build_reference, cosine_delta, count_matrix, word_counts
+from voicegate.scoring._stylometric import (
+    Reference,
+    build_reference,
+    cosine_delta,
+    count_matrix,
+    word_counts,
+)
 from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
 from voicegate.scoring._verdicts import decide
 

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
+from voicegate._hashing import sha256_file
 from voicegate.scoring._copying import NgramIndex, build_index
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._embedding import Encode
 from voicegate.scoring._stylometric import Reference, build_reference
-from voicegate._hashing import sha256_file
 from voicegate.scoring._tokens import TOKENIZER_NAME
 
 FORMAT = 1  # bump when what a cache file holds changes meaning

@@ -74,7 +74,9 @@ def loader(model: str, revision: str | None, local_dir: str | None) -> Encode:
 
     def encode(texts: list[str]) -> np.ndarray:
         if "model" not in state:
-            from sentence_transformers import SentenceTransformer  # heavy: only when needed
+            from sentence_transformers import (
+                SentenceTransformer,  # heavy: only when needed
+            )
 
             # a local directory never reaches a hub, not even for metadata
             state["model"] = (SentenceTransformer(local_dir, device="cpu", local_files_only=True) if local_dir

@@ -16,11 +16,7 @@ import numpy as np
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
-from voicegate._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
-from voicegate._rules import get_rule
-from voicegate._spec import GateSpec
-from voicegate._store import generations_hash, row_key
-from voicegate._workspace import shown_path
+from voicegate.run._store import generations_hash, row_key
 from voicegate.scoring import _damage, _embedding, _stylometric
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._cache import Cache
@@ -28,6 +24,10 @@ from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
 from voicegate.scoring._harness import identical_to_base
 from voicegate.scoring._signature import signature, signature_text
 from voicegate.scoring._verdicts import decide, rnd
+from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
+from voicegate.spec._rules import get_rule
+from voicegate.spec._spec import GateSpec
+from voicegate.spec._workspace import shown_path
 
 Row = dict[str, Any]
 SPANS = 5

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from voicegate._rules import RULES, get_rule
 from voicegate._version import __version__
 from voicegate.scoring._bootstrap import BOOTSTRAP_SEED, LEVEL, RESAMPLES
 from voicegate.scoring._tokens import TOKENIZER_NAME
+from voicegate.spec._rules import RULES, get_rule
 
 
 def signature(*, view: str, mfw: int | None, chunk: int | None, n: int, tolerance: float, max_run: int,

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from voicegate._rules import RULES, get_rule, spread
+from voicegate.spec._rules import RULES, get_rule, spread
 
 DIGITS = 6
 

@@ -17,10 +17,15 @@ from voicegate._atomic import write_atomic
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
-from voicegate._rules import RULES
-from voicegate._spec import GateSpec
 from voicegate._version import __version__
-from voicegate._workspace import git, is_git_worktree, last_commit_touching, shown_path
+from voicegate.spec._rules import RULES
+from voicegate.spec._spec import GateSpec
+from voicegate.spec._workspace import (
+    git,
+    is_git_worktree,
+    last_commit_touching,
+    shown_path,
+)
 
 MIN_WORDS_PER_ARM_SEED = 10_000
 
@@ -60,8 +65,7 @@ class Registration:
 def existing_results(spec: GateSpec) -> list[Path]:
     """Generations or scores already on disk: once any exist, the rule is frozen for good."""
     found = []
-    for name in ("generations.jsonl", "scores.json"):
-        p = spec.run_dir / name
+    for p in spec.run.results:
         if p.exists() and p.stat().st_size > 0:
             found.append(p)
     return found

@@ -19,11 +19,11 @@ from typing import Any
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_file
-from voicegate._manifest import manifest_path, read_manifest, write_manifest
-from voicegate._registration import check_registered
-from voicegate._spec import GateSpec
-from voicegate._store import append_rows, read_rows, repair_tail, row_key
-from voicegate._workspace import shown_path
+from voicegate.run._manifest import manifest_path, read_manifest, write_manifest
+from voicegate.run._store import append_rows, read_rows, repair_tail, row_key
+from voicegate.spec._registration import check_registered
+from voicegate.spec._spec import GateSpec
+from voicegate.spec._workspace import shown_path
 
 KINDS = ("voice", "probe")
 

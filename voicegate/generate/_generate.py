@@ -30,19 +30,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from voicegate import _manifest as manifest_file
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
-from voicegate._registration import Registration, check_registered
-from voicegate._schedule import ORDER_RULE, SEED_RULE, SEED_RULE_ID, Job, build_schedule
-from voicegate._spec import Arm, GateSpec
-from voicegate._store import append_rows, read_rows, repair_tail, row_key
 from voicegate._version import __version__
-from voicegate.seat._client import ModelCard, RetryPolicy, SeatClient, api_key_from_env, redact_url
-from voicegate.seat._errors import AdapterAlreadyLoaded, AdapterNotLoaded, ModelNotFound, SeatError
+from voicegate.generate._schedule import (
+    ORDER_RULE,
+    SEED_RULE,
+    SEED_RULE_ID,
+    Job,
+    build_schedule,
+)
+from voicegate.run import _manifest as manifest_file
+from voicegate.run._store import append_rows, read_rows, repair_tail, row_key
+from voicegate.seat._client import (
+    ModelCard,
+    RetryPolicy,
+    SeatClient,
+    api_key_from_env,
+    redact_url,
+)
+from voicegate.seat._errors import (
+    AdapterAlreadyLoaded,
+    AdapterNotLoaded,
+    ModelNotFound,
+    SeatError,
+)
+from voicegate.spec._registration import Registration, check_registered
+from voicegate.spec._spec import Arm, GateSpec
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
-LOCK_NAME = ".generate.lock"
 MAX_RELOADS = 5
 
 Say = Callable[[str], None]
@@ -165,7 +181,13 @@ class _Progress:
         if quiet:
             return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
             TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(),
@@ -225,7 +247,7 @@ def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | 
     say = say or (lambda line: None)
     created = [d for d in (spec.run_dir, *spec.run_dir.parents) if not d.exists()]
     spec.run_dir.mkdir(parents=True, exist_ok=True)
-    lock_path = spec.run_dir / LOCK_NAME
+    lock_path = spec.run.generate_lock
     lock = FileLock(str(lock_path))
     try:
         lock.acquire(timeout=0)

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from voicegate._spec import GateSpec, load_spec, spec_path
+from voicegate.spec._spec import GateSpec, load_spec, spec_path
 
 # Decode speeds the fleet's seat measured (DESIGN.md §5): the estimate uses the LoRA one,
 # the slower of the two, per sequence in flight.
@@ -67,7 +67,7 @@ def _environ(overrides: dict[str, str]) -> Iterator[None]:
 
 def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
     """The same relative paths as the real workspace, through symlinks; its own git and data dir."""
-    from voicegate._workspace import git
+    from voicegate.spec._workspace import git
 
     for entry in spec.root.iterdir():
         if entry.name in {".git", "preregistrations", "gates", spec.data_dir.name}:
@@ -79,10 +79,10 @@ def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
 
 
 def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
-    from voicegate._generate import generate
-    from voicegate._registration import register
-    from voicegate._store import read_rows
+    from voicegate.generate._generate import generate
+    from voicegate.run._store import read_rows
     from voicegate.seat import StandinSeat
+    from voicegate.spec._registration import register
 
     spec = load_spec(root, gate)
     # candidates without an adapter_path must already be served; the rest load at run time
@@ -110,8 +110,8 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     estimate = tokens / (SEAT_LORA_TOK_S * spec.seat.concurrency)
     rel = lambda p: os.path.relpath(p, root)  # noqa: E731
     files = [rel(spec_path(root, gate).with_name(f"{gate}.registration.json")) + "  (register)",
-             rel(spec.generations_path) + "  (generate)", rel(spec.run_dir / "run.json") + "  (generate)",
-             rel(spec.run_dir / "scores.json") + "  (score)", rel(spec.artifacts.record) + "  (score, amend, ship)"]
+             rel(spec.generations_path) + "  (generate)", rel(spec.run.manifest) + "  (generate)",
+             rel(spec.run.scores) + "  (score)", rel(spec.artifacts.record) + "  (score, amend, ship)"]
     files += [rel(p) + "  (score, amend, ship)" for p in (spec.artifacts.readme, spec.artifacts.compose) if p]
     notes = []
     runtime = [a.model for a in spec.candidates if a.adapter_path]

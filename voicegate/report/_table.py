@@ -13,7 +13,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from voicegate._rules import RULES
+from voicegate.spec._rules import RULES
 
 
 def ratio_text(ratio: float | None) -> str:

@@ -14,12 +14,11 @@ from typing import Any
 
 from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
-
-MANIFEST_NAME = "run.json"
+from voicegate.run._rundir import RunDir
 
 
 def manifest_path(run_dir: Path) -> Path:
-    return run_dir / MANIFEST_NAME
+    return RunDir(run_dir, run_dir.parent).manifest
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:

@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 
 from voicegate._errors import VoicegateError
-from voicegate._rules import RULES
+from voicegate.run._rundir import RunDir
+from voicegate.spec._rules import RULES
 
 DEFAULT_NAME_PATTERN = r"lv-[a-z0-9-]+"
 NAME_PATTERN_ENV = "VOICEGATE_NAME_PATTERN"
@@ -164,12 +165,17 @@ class GateSpec:
         raise VoicegateError(f"{self.gate}: no arm named {name!r} (arms: {', '.join(a.name for a in self.arms)})")
 
     @property
+    def run(self) -> RunDir:
+        """The gate's run directory; it names every file voicegate keeps there."""
+        return RunDir(self.data_dir / self.gate, self.data_dir)
+
+    @property
     def run_dir(self) -> Path:
-        return self.data_dir / self.gate
+        return self.run.path
 
     @property
     def generations_path(self) -> Path:
-        return self.run_dir / "generations.jsonl"
+        return self.run.generations
 
     def referenced_files(self) -> list[Path]:
         """Every file whose bytes the registration hashes, in a stable order."""

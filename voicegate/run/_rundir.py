@@ -1,0 +1,58 @@
+"""RunDir: the one place that names the files under `<data dir>/<gate>/`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """A gate's run directory and every file voicegate keeps in it.
+
+    Nothing else in voicegate spells these names: a new state file is a new
+    property here, so `register` (which refuses once results exist) and the
+    docs see it too.
+    """
+
+    path: Path
+    data_dir: Path
+
+    @property
+    def generations(self) -> Path:
+        return self.path / "generations.jsonl"
+
+    @property
+    def manifest(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def scores(self) -> Path:
+        return self.path / "scores.json"
+
+    @property
+    def recorded(self) -> Path:
+        """What the artifacts were last told (the current result and entry counts)."""
+        return self.path / "recorded.json"
+
+    @property
+    def decisions(self) -> Path:
+        return self.path / "decisions.jsonl"
+
+    @property
+    def amendments(self) -> Path:
+        return self.path / "amendments.jsonl"
+
+    @property
+    def generate_lock(self) -> Path:
+        return self.path / ".generate.lock"
+
+    @property
+    def cache(self) -> Path:
+        """The content-addressed scoring cache, shared by every gate of the data directory."""
+        return self.data_dir / ".cache"
+
+    @property
+    def results(self) -> tuple[Path, ...]:
+        """Files whose existence means numbers exist (registration is refused after them)."""
+        return (self.generations, self.scores)
