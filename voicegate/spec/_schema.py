@@ -6,12 +6,11 @@ one `Key(...)` line here and cannot be half-done: a key declared here is accepte
 checked, defaulted and documented; a key not declared here is refused.
 
 Regenerate the tables in the reference docs with
-`python -m voicegate.spec._schema docs/reference.md`.
+`python3 -c 'from voicegate.spec._schema import write_reference; write_reference("docs/reference.md")'`.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,6 +221,7 @@ def update_reference(text: str) -> str:
     return text
 
 
-if __name__ == "__main__":  # python -m voicegate.spec._schema docs/reference.md
-    target = Path(sys.argv[1])
+def write_reference(path: str | Path) -> None:
+    """Rewrite the schema tables of the reference page at `path` in place."""
+    target = Path(path)
     target.write_text(update_reference(target.read_text(encoding="utf-8")), encoding="utf-8")

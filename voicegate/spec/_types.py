@@ -42,7 +42,9 @@ def _is_int(value: Any) -> bool:
 
 
 def _shown(n: float) -> str:
-    return "2⁶³−1" if n == MAX_SEED else f"{n:,}" if isinstance(n, int) else f"{n:g}"
+    if n == MAX_SEED:
+        return "2⁶³−1"
+    return (f"{n:,}" if n >= 10_000 else str(n)) if isinstance(n, int) else f"{n:g}"
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,7 @@ class IntList(Kind):
         return tuple(out)
 
     def describe(self) -> str:
-        return f"list of unique {Integer(self.lo, self.hi).describe()}"
+        return f"list of unique integers {_shown(self.lo)}–{_shown(self.hi)}"
 
 
 @dataclass(frozen=True)
