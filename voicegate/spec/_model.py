@@ -164,8 +164,7 @@ class GateSpec:
         if self.damage.probes_path is not None:
             files.append(self.damage.probes_path)
         files += list(self.embedding_files)
-        seen: set[Path] = set()
-        return [f for f in files if not (f in seen or seen.add(f))]
+        return list(dict.fromkeys(files))
 
     def words_per_arm_seed(self) -> int:
         return len(self.prompts) * self.expected_words
