@@ -175,8 +175,8 @@ PROBES_SCHEMA = Schema((
         required=True, in_table=False),
     Key("probes[].id", Ident(), "the probe's id (its rows' `prompt_id`)", required=True),
     Key("probes[].prompt", Text(), "the prompt sent to every arm under every seed", required=True),
-    Key("probes[].check", ProbeCheck(), "one of `{exact: TEXT}`, `{regex: PATTERN}`, `{refuse: true}`, "
-        "`{max_words: N}`, `{json: true}`", required=True),
+    Key("probes[].check", ProbeCheck(), "one of `{exact: ANSWER}` (or a list of answers), `{regex: PATTERN}`, "
+        "`{refuse: true}`, `{max_words: N}`, `{json: true}` (or a list of keys the object must have)", required=True),
 ))
 
 

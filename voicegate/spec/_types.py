@@ -266,8 +266,35 @@ class Prompts(Kind):
         return "path or list"
 
 
-CHECK_TYPES: dict[str, Kind] = {"exact": Text("text"), "regex": Text("pattern"), "refuse": Flag(),
-                                "max_words": Integer(0), "json": Flag()}
+@dataclass(frozen=True)
+class Answers(Kind):
+    """`exact:` an answer (a string or a number, compared as text) or a non-empty list of them."""
+
+    def check(self, value: Any) -> Any:
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in items):
+            raise Problem(f"must be an answer or a list of answers, got {value!r}")
+        return value
+
+    def describe(self) -> str:
+        return "answer or list of answers"
+
+
+@dataclass(frozen=True)
+class JsonKeys(Kind):
+    """`json:` true (the reply parses as JSON) or the keys the parsed object must have."""
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, bool) or (isinstance(value, list) and all(isinstance(k, str) for k in value)):
+            return value
+        raise Problem(f"must be true or a list of keys, got {value!r}")
+
+    def describe(self) -> str:
+        return "true or list of keys"
+
+
+CHECK_TYPES: dict[str, Kind] = {"exact": Answers(), "regex": Text("pattern"), "refuse": Flag(),
+                                "max_words": Integer(0), "json": JsonKeys()}
 
 
 @dataclass(frozen=True)
