@@ -36,11 +36,11 @@ def _emit_json(data: Any) -> None:
 def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patient: bool = False):
     """A SeatClient for the command; few quick retries, since an operator is waiting at the prompt."""
     from voicegate.seat import RetryPolicy, SeatClient
+    from voicegate.spec._seat_url import check_seat_url
 
     if not seat:
         raise VoicegateError("no seat given: pass --seat URL or set VOICEGATE_SEAT_URL")
-    if not seat.startswith(("http://", "https://")):
-        raise VoicegateError(f"--seat must be an http(s) URL, got {seat!r}")
+    seat = check_seat_url(seat, "--seat")
     name = key_env or DEFAULT_KEY_ENV
     key = os.environ.get(name) or None
     if key_env and key is None:

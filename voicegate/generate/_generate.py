@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import os
-import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ from voicegate.seat._errors import (
     SeatError,
 )
 from voicegate.spec._registration import Registration, check_registered
+from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import Arm, GateSpec
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
@@ -67,9 +67,7 @@ Say = Callable[[str], None]
 def resolve_seat_url(spec: GateSpec, explicit: str | None = None) -> str:
     """--seat, then $VOICEGATE_SEAT_URL, then the spec's seat.url."""
     url = explicit or os.environ.get(SEAT_URL_ENV) or spec.seat.url
-    if not re.match(r"https?://[^/]", url):
-        raise VoicegateError(f"seat URL must be http(s)://host[:port]/v1, got {url!r}")
-    return url.rstrip("/")
+    return check_seat_url(url, "seat URL")
 
 
 def manifest_path(spec: GateSpec) -> Path:

@@ -55,11 +55,11 @@ class Registration:
 
     @property
     def spec_sha256(self) -> str:
-        return self.data["spec_sha256"]
+        return str(self.data["spec_sha256"])
 
     @property
     def registered_at(self) -> str:
-        return self.data["registered_at"]
+        return str(self.data["registered_at"])
 
 
 def existing_results(spec: GateSpec) -> list[Path]:

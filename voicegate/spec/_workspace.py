@@ -23,7 +23,7 @@ def workspace_root(explicit: str | os.PathLike[str] | None = None) -> Path:
 def git(root: Path, *args: str, check: bool = True) -> str:
     """Run git in the workspace; a failure is a refused action, not a traceback."""
     try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        done = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True)
     except FileNotFoundError:
         raise VoicegateError("git is not installed; a workspace must be a git repository") from None
     if check and done.returncode != 0:
@@ -34,7 +34,7 @@ def git(root: Path, *args: str, check: bool = True) -> str:
 
 def is_git_worktree(root: Path) -> bool:
     try:
-        done = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root,
+        done = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], check=False, cwd=root,
                               capture_output=True, text=True)
     except FileNotFoundError:
         return False

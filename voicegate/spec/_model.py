@@ -1,0 +1,170 @@
+"""The typed gate spec: what the rest of voicegate reads (`spec.copying.tolerance`, `spec.run_dir`, ...).
+
+Defaults come from the declarations in `_schema`, never from literals here, so a
+default cannot differ between the docs, validation and the loaded spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voicegate._errors import VoicegateError
+from voicegate.run._rundir import RunDir
+from voicegate.spec._schema import SPEC_SCHEMA
+
+_d = SPEC_SCHEMA.default
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    model: str
+    role: str
+    adapter_path: str | None = None
+
+    @property
+    def is_base(self) -> bool:
+        return self.role == "base"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    prompt: str
+    check: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Seat:
+    url: str
+    base_model: str
+    api_key_env: str | None = None
+    concurrency: int = _d("seat.concurrency")
+    timeout: float = _d("seat.timeout")
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float
+    top_p: float
+    max_tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens}
+
+
+@dataclass(frozen=True)
+class Corpora:
+    heldout: tuple[Path, ...]
+    training: tuple[Path, ...]
+    background: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class Voice:
+    view: str = _d("voice.view")
+    mfw: int = _d("voice.mfw")
+    chunk: int = _d("voice.chunk")
+    model: str | None = None
+    revision: str | None = None
+
+
+@dataclass(frozen=True)
+class Copying:
+    n: int = _d("copying.n")
+    tolerance: float = _d("copying.tolerance")
+    max_run: int = _d("copying.max_run")
+
+
+@dataclass(frozen=True)
+class Damage:
+    probes_path: Path | None = None
+    probes: tuple[Probe, ...] = ()
+    tolerance: float = _d("damage.tolerance")
+    truncation_decides: bool = _d("damage.truncation_decides")
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    record: Path
+    readme: Path | None
+    compose: Path | None
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    path: Path
+    root: Path
+    raw: dict[str, Any]
+    gate: str
+    author: str
+    seat: Seat
+    arms: tuple[Arm, ...]
+    prompts: tuple[Prompt, ...]
+    prompts_path: Path | None
+    seeds: tuple[int, ...]
+    sampling: Sampling
+    corpora: Corpora
+    voice: Voice
+    copying: Copying
+    damage: Damage
+    floor_rule: str
+    artifacts: Artifacts
+    data_dir: Path
+    prefer: tuple[str, ...] = ()
+    expected_words: int = _d("expected_words")
+    order_seed: int = _d("order_seed")
+    embedding_files: tuple[Path, ...] = field(default=())
+    # Every declared key's checked value by dotted path (defaults filled in), including keys
+    # that have no attribute above yet: a key added to the schema is readable here at once.
+    values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def base(self) -> Arm:
+        return next(a for a in self.arms if a.is_base)
+
+    @property
+    def candidates(self) -> tuple[Arm, ...]:
+        return tuple(a for a in self.arms if not a.is_base)
+
+    def arm(self, name: str) -> Arm:
+        for a in self.arms:
+            if a.name == name:
+                return a
+        raise VoicegateError(f"{self.gate}: no arm named {name!r} (arms: {', '.join(a.name for a in self.arms)})")
+
+    @property
+    def run(self) -> RunDir:
+        """The gate's run directory; it names every file voicegate keeps there."""
+        return RunDir(self.data_dir / self.gate, self.data_dir)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.run.path
+
+    @property
+    def generations_path(self) -> Path:
+        return self.run.generations
+
+    def referenced_files(self) -> list[Path]:
+        """Every file whose bytes the registration hashes, in a stable order."""
+        files: list[Path] = []
+        if self.prompts_path is not None:
+            files.append(self.prompts_path)
+        files += [*self.corpora.heldout, *self.corpora.training, *self.corpora.background]
+        if self.damage.probes_path is not None:
+            files.append(self.damage.probes_path)
+        files += list(self.embedding_files)
+        return list(dict.fromkeys(files))
+
+    def words_per_arm_seed(self) -> int:
+        return len(self.prompts) * self.expected_words

@@ -1,0 +1,168 @@
+"""Resolution: checked spec values plus the world — files read, globs matched, paths anchored, environment read.
+
+Everything that depends on something outside the spec text happens here, after
+`_check` has passed the text itself, so a validation error never depends on which
+machine the spec is read on.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from voicegate._errors import VoicegateError
+from voicegate.spec._check import Fail, check_mapping, check_prompt_list, failer
+from voicegate.spec._model import (
+    Arm,
+    Artifacts,
+    Copying,
+    Corpora,
+    Damage,
+    GateSpec,
+    Probe,
+    Prompt,
+    Sampling,
+    Seat,
+    Voice,
+)
+from voicegate.spec._schema import PROBES_SCHEMA
+from voicegate.spec._yamlfile import load_strict
+
+DATA_DIR_ENV = "VOICEGATE_DATA_DIR"
+
+
+def resolve_path(root: Path, p: str) -> Path:
+    """`p` with `~` expanded, anchored at the workspace root unless absolute."""
+    path = Path(os.path.expanduser(p))
+    return path if path.is_absolute() else root / path
+
+
+def read_text(fail: Fail, key: str, path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise fail(key, f"file not found: {path}") from None
+    except UnicodeDecodeError:
+        raise fail(key, f"not UTF-8 text: {path}") from None
+    except OSError as exc:
+        raise fail(key, f"cannot read {path}: {exc.strerror}") from None
+
+
+def yaml_where(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or "syntax error"
+    return f"{problem} at line {mark.line + 1}" if mark is not None else problem
+
+
+def _corpus(fail: Fail, root: Path, key: str, patterns: tuple[str, ...] | None, check_files: bool) -> tuple[Path, ...]:
+    if patterns is None or not check_files:
+        return ()
+    files: list[Path] = []
+    for i, pattern in enumerate(patterns):
+        matched = sorted(Path(m) for m in glob.glob(str(resolve_path(root, pattern))) if Path(m).is_file())
+        if not matched:
+            raise fail(f"{key}[{i}]", f"glob {pattern!r} matches no file")
+        for m in matched:
+            read_text(fail, key, m)
+        files += matched
+    return tuple(dict.fromkeys(files))
+
+
+def _prompts_file(fail: Fail, path: Path) -> tuple[tuple[str, str], ...]:
+    text = read_text(fail, "prompts", path)
+    if path.suffix != ".jsonl":
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        return tuple((str(i), ln) for i, ln in enumerate(lines))
+    out: list[tuple[str, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            raise fail("prompts", f"{path} line {n}: not JSON") from None
+        pid = obj.get("id") if isinstance(obj, dict) else None
+        if isinstance(pid, bool) or not isinstance(pid, (str, int)) or not isinstance(obj.get("text"), str):
+            raise fail("prompts", f"{path} line {n}: needs 'id' and 'text'")
+        out.append((str(pid), obj["text"]))
+    return tuple(out)
+
+
+def _prompts(fail: Fail, root: Path, value: Any, check_files: bool) -> tuple[tuple[Prompt, ...], Path | None]:
+    if not isinstance(value, str):
+        return tuple(Prompt(pid, text) for pid, text in check_prompt_list(value, fail)), None
+    path = resolve_path(root, value)
+    if not check_files:
+        return (Prompt("0", f"(prompts from {path})"),), path
+    kept = check_prompt_list(_prompts_file(fail, path), fail)
+    return tuple(Prompt(pid, text) for pid, text in kept), path
+
+
+def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:
+    """The probes file `damage.probes` names, checked against PROBES_SCHEMA."""
+
+    def fail(key: str, problem: str) -> VoicegateError:
+        return spec_fail(key, f"{path}: {problem}")
+
+    text = read_text(spec_fail, "damage.probes", path)
+    try:
+        data = load_strict(text)
+    except yaml.YAMLError as exc:
+        raise fail("damage.probes", f"not valid YAML ({yaml_where(exc)})") from None
+    mapping = data if isinstance(data, dict) else {"probes": data}  # {probes: [...]} or the bare list
+    items = check_mapping(mapping, fail, PROBES_SCHEMA, key="damage")["probes"]
+    probes = tuple(Probe(p["id"], p["prompt"], p["check"]) for p in items)
+    if len({p.id for p in probes}) != len(probes):
+        raise fail("damage.probes", "probe ids are not unique")
+    return probes
+
+
+def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Path, *,
+            env: Mapping[str, str] | None = None, check_files: bool = True) -> GateSpec:
+    """The GateSpec for checked `values`: corpora globbed, prompt and probe files read, paths anchored.
+
+    `check_files` off only lints a spec whose corpora live elsewhere (e.g. on the fleet's storage).
+    """
+    env = os.environ if env is None else env
+    fail = failer(path)
+    v = values
+    prompts, prompts_path = _prompts(fail, root, v["prompts"], check_files)
+    voice = Voice(view=v["voice.view"], mfw=v["voice.mfw"], chunk=v["voice.chunk"], model=v["voice.model"],
+                  revision=v["voice.revision"])
+    corpora = Corpora(heldout=_corpus(fail, root, "corpora.heldout", v["corpora.heldout"], check_files),
+                      training=_corpus(fail, root, "corpora.training", v["corpora.training"], check_files),
+                      background=_corpus(fail, root, "corpora.background", v["corpora.background"], check_files))
+    embedding_files: tuple[Path, ...] = ()
+    if voice.view == "embedding" and voice.model is not None:
+        local = resolve_path(root, voice.model)
+        if local.is_dir() and check_files:
+            embedding_files = tuple(sorted(p for p in local.rglob("*") if p.is_file()))
+        elif voice.revision is None and not local.is_dir():
+            raise fail("voice.revision", "a hub model must be pinned by revision (or give a local path)")
+    probes_path = resolve_path(root, v["damage.probes"]) if v["damage.probes"] else None
+    damage = Damage(probes_path=probes_path,
+                    probes=load_probes(fail, probes_path) if probes_path and check_files else (),
+                    tolerance=v["damage.tolerance"], truncation_decides=v["damage.truncation_decides"])
+    optional = {k: resolve_path(root, v[f"artifacts.{k}"]) if v[f"artifacts.{k}"] else None
+                for k in ("readme", "compose")}
+    return GateSpec(
+        path=path, root=root, raw=raw, gate=v["gate"], author=v["author"],
+        seat=Seat(url=v["seat.url"], base_model=v["seat.base_model"], api_key_env=v["seat.api_key_env"],
+                  concurrency=v["seat.concurrency"], timeout=v["seat.timeout"]),
+        arms=tuple(Arm(a["name"], a["model"], a["role"], a["adapter_path"]) for a in v["arms"]),
+        prompts=prompts, prompts_path=prompts_path, seeds=v["seeds"],
+        sampling=Sampling(v["sampling.temperature"], v["sampling.top_p"], v["sampling.max_tokens"]),
+        corpora=corpora, voice=voice,
+        copying=Copying(n=v["copying.n"], tolerance=v["copying.tolerance"], max_run=v["copying.max_run"]),
+        damage=damage, floor_rule=v["floor.rule"],
+        artifacts=Artifacts(record=resolve_path(root, v["artifacts.record"]), **optional),
+        data_dir=resolve_path(root, env.get(DATA_DIR_ENV) or v["data_dir"]),
+        prefer=v["prefer"], expected_words=v["expected_words"], order_seed=v["order_seed"],
+        embedding_files=embedding_files, values=dict(values),
+    )

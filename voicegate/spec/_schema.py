@@ -1,0 +1,227 @@
+"""Every spec key, declared once: its dotted path, kind (type and bounds), default, whether it is required, and a line of doc.
+
+Validation (`_check`), the defaults on `GateSpec` and the schema tables in
+`docs/reference.md` are all derived from these declarations, so adding a key is
+one `Key(...)` line here and cannot be half-done: a key declared here is accepted,
+checked, defaulted and documented; a key not declared here is refused.
+
+Regenerate the tables in the reference docs with
+`python3 -c 'from voicegate.spec._schema import write_reference; write_reference("docs/reference.md")'`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voicegate.spec._rules import RULES
+from voicegate.spec._types import (
+    MAX_SEED,
+    Choice,
+    Flag,
+    Globs,
+    Ident,
+    Integer,
+    IntList,
+    Kind,
+    Names,
+    Number,
+    Pattern,
+    ProbeCheck,
+    Prompts,
+    Records,
+    SeatUrl,
+    Section,
+    Text,
+)
+
+ROLES = ("base", "candidate")
+VIEWS = ("stylometric", "embedding")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One spec key. `when` replaces "no" in the docs' required column for a key other keys make required."""
+
+    path: str
+    kind: Kind
+    doc: str
+    required: bool = False
+    default: Any = None
+    when: str = ""
+    in_table: bool = True
+
+    @property
+    def parent(self) -> str:
+        return self.path.rsplit(".", 1)[0] if "." in self.path else ""
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit(".", 1)[-1]
+
+    @property
+    def item_path(self) -> str:
+        """Where the keys of one item of a list of mappings are declared: `arms` -> `arms[]`."""
+        return f"{self.path}[]"
+
+
+@dataclass(frozen=True)
+class Schema:
+    keys: tuple[Key, ...]
+
+    def __post_init__(self) -> None:
+        paths = [k.path for k in self.keys]
+        if len(set(paths)) != len(paths):
+            raise ValueError(f"a spec key is declared twice: {sorted({p for p in paths if paths.count(p) > 1})}")
+        containers = {"", *(k.path for k in self.keys if isinstance(k.kind, Section)),
+                      *(k.item_path for k in self.keys if isinstance(k.kind, Records))}
+        for k in self.keys:
+            if k.parent not in containers:
+                raise ValueError(f"{k.path}: its parent {k.parent!r} is not declared as a mapping")
+
+    def with_keys(self, *extra: Key) -> Schema:
+        """This schema and `extra`: how a test (or a later feature) adds a key."""
+        return Schema((*self.keys, *extra))
+
+    def children(self, parent: str) -> tuple[Key, ...]:
+        return tuple(k for k in self.keys if k.parent == parent)
+
+    def key(self, path: str) -> Key:
+        for k in self.keys:
+            if k.path == path:
+                return k
+        raise KeyError(path)
+
+    def default(self, path: str) -> Any:
+        return self.key(path).default
+
+    def sections(self) -> dict[str, dict[str, bool]]:
+        """Each mapping's keys and whether each is required: `{"": {...}, "seat": {...}, "arms[]": {...}}`."""
+        out: dict[str, dict[str, bool]] = {}
+        for k in self.keys:
+            out.setdefault(k.parent, {})[k.name] = k.required
+        return out
+
+
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_ARM_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+
+SPEC_SCHEMA = Schema((
+    Key("gate", Text("name"), "the adapter name that will ship; must match the name pattern", required=True),
+    Key("author", Text(), "the author whose voice the adapter imitates", required=True),
+    Key("description", Text("text"), "free text"),
+    Key("seat", Section(), "where generations come from", required=True),
+    Key("seat.url", SeatUrl(), "the seat's OpenAI base URL, e.g. `http://127.0.0.1:8027/v1`",
+        required=True),
+    Key("seat.base_model", Text(), "the carrier's served name", required=True),
+    Key("seat.api_key_env", Pattern(_ENV_NAME, "must name an environment variable (the key itself never goes "
+                                    "in a file)", "variable name"),
+        "the NAME of the environment variable holding the API key"),
+    Key("seat.concurrency", Integer(1, 1024), "requests in flight (the seat's `--max-num-seqs`)", default=8),
+    Key("seat.timeout", Number(0.1, 3600), "seconds per request", default=120.0),
+    Key("arms", Records(), "exactly one base and at least one candidate, unique names and models", required=True),
+    Key("arms[].name", Pattern(_ARM_NAME, "{value!r}: use letters, digits, '.', '_' or '-'",
+                               "letters, digits, `.`, `_`, `-`"),
+        "the arm's name in tables and artifacts", required=True),
+    Key("arms[].model", Text(), "the `model` field sent to the seat", required=True),
+    Key("arms[].role", Choice(ROLES), "whether the arm is the base or a candidate", required=True),
+    Key("arms[].adapter_path", Text("path"), "where the seat can load the adapter from, if it does not serve it"),
+    Key("prompts", Prompts(), "a `.txt` file (one prompt a line; ids are 0-based indices of non-empty lines), "
+        "a `.jsonl` file with `id` and `text`, or an inline list", required=True),
+    Key("seeds", IntList(0, MAX_SEED, "seeds"), "the seeds every (arm, prompt) is generated under", required=True),
+    Key("sampling", Section(), "sampling settings sent with every request", required=True),
+    Key("sampling.temperature", Number(0.0, 2.0), "the sampling temperature", required=True),
+    Key("sampling.top_p", Number(1e-9, 1.0, "number in (0, 1]"), "nucleus sampling mass", required=True),
+    Key("sampling.max_tokens", Integer(1, 1_000_000), "the longest generation, in tokens", required=True),
+    Key("expected_words", Integer(1, 1_000_000), "words per generation, for the 10k-words warning and estimates",
+        default=250),
+    Key("order_seed", Integer(0, MAX_SEED), "seeds the recorded shuffle of arm order within each block", default=0),
+    Key("corpora", Section(), "registered text corpora (lists of globs)", required=True),
+    Key("corpora.heldout", Globs(), "the author's text the adapter never saw", required=True),
+    Key("corpora.training", Globs(), "what the adapter saw (the copying check's reference)", required=True),
+    Key("corpora.background", Globs(), "other authors: the z-score reference", when="for the stylometric view"),
+    Key("voice", Section(), "the voice-distance view"),
+    Key("voice.view", Choice(VIEWS), "how voice distance is measured", default="stylometric"),
+    Key("voice.mfw", Integer(10, 100_000), "most frequent words", default=1000),
+    Key("voice.chunk", Integer(50, 1_000_000), "reference chunk size in tokens", default=2500),
+    Key("voice.model", Text("path or hub name"), "a local sentence-transformers directory (hashed at "
+        "registration) or a hub name", when="for the embedding view"),
+    Key("voice.revision", Text(), "the pinned revision", when="for a hub model"),
+    Key("copying", Section(), "the copying check"),
+    Key("copying.n", Integer(2, 64), "n-gram length", default=8),
+    Key("copying.tolerance", Number(0.0, 1.0), "allowed overlap above the control", default=0.005),
+    Key("copying.max_run", Integer(2, 1_000_000), "verbatim run length, in tokens, that counts as copying "
+        "(at least `copying.n`)", default=50),
+    Key("damage", Section(), "the damage check"),
+    Key("damage.probes", Text("path"), "a probes YAML file (see below)"),
+    Key("damage.tolerance", Number(0.0, 1.0), "allowed drop in pass rate / rise in degeneration", default=0.05),
+    Key("damage.truncation_decides", Flag(), "count truncation at `max_tokens` as degeneration", default=False),
+    Key("floor", Section(), "the deciding floor rule", required=True),
+    Key("floor.rule", Choice(tuple(sorted(RULES)), "unknown floor rule {value!r} (registered: {options})"),
+        "the rule whose floor decides the voice verdict", required=True),
+    Key("prefer", Names("must list candidate arm names, most preferred first"), "candidate names in order of "
+        "preference among those that pass (none: the largest ratio ships)", default=()),
+    Key("artifacts", Section(), "where verdicts are appended", required=True),
+    Key("artifacts.record", Text("path"), "the gate record, e.g. `gates/<gate>.md`", required=True),
+    Key("artifacts.readme", Text("path"), "the adapter directory's `README.md`"),
+    Key("artifacts.compose", Text("path"), "the seat's `compose.yaml`"),
+    Key("data_dir", Text("path"), "where generations and scores go (`$VOICEGATE_DATA_DIR` beats it)",
+        default="runs"),
+))
+
+PROBES_SCHEMA = Schema((
+    Key("probes", Records("needs a non-empty list of probes"), "the probes (a bare list is read the same)",
+        required=True, in_table=False),
+    Key("probes[].id", Ident(), "the probe's id (its rows' `prompt_id`)", required=True),
+    Key("probes[].prompt", Text(), "the prompt sent to every arm under every seed", required=True),
+    Key("probes[].check", ProbeCheck(), "one of `{exact: ANSWER}` (or a list of answers), `{regex: PATTERN}`, "
+        "`{refuse: true}`, `{max_words: N}`, `{json: true}` (or a list of keys the object must have)", required=True),
+))
+
+
+# -- the docs' tables -----------------------------------------------------------------------
+
+
+def _default_text(value: Any) -> str:
+    if value is None or value == ():
+        return ""
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    return f"`{value:g}`" if isinstance(value, float) else f"`{value}`"
+
+
+def schema_table_markdown(schema: Schema | None = None) -> str:
+    """The markdown table of `schema`'s keys (the spec's by default), as `docs/reference.md` shows it."""
+    rows = ["| key | required | type | default | meaning |", "|---|---|---|---|---|"]
+    for k in (schema or SPEC_SCHEMA).keys:
+        if k.in_table:
+            required = "yes" if k.required else (k.when or "no")
+            rows.append(f"| `{k.path}` | {required} | {k.kind.describe()} | {_default_text(k.default)} | {k.doc} |")
+    return "\n".join(rows) + "\n"
+
+
+# Each table follows its heading in docs/reference.md, after one paragraph at most.
+REFERENCE_TABLES: tuple[tuple[str, Schema], ...] = (("## Spec keys", SPEC_SCHEMA), ("### Probes file", PROBES_SCHEMA))
+
+
+def reference_table(text: str, heading: str) -> tuple[int, int]:
+    """Where (start, end) the first table after `heading` is in `text`."""
+    at = text.index(f"\n{heading}\n")
+    start = text.index("\n| key |", at) + 1
+    end = text.find("\n\n", start)
+    return start, (len(text) if end == -1 else end + 1)
+
+
+def update_reference(text: str) -> str:
+    """`text` (docs/reference.md) with every schema table regenerated."""
+    for heading, schema in REFERENCE_TABLES:
+        start, end = reference_table(text, heading)
+        text = text[:start] + schema_table_markdown(schema) + text[end:]
+    return text
+
+
+def write_reference(path: str | Path) -> None:
+    """Rewrite the schema tables of the reference page at `path` in place."""
+    target = Path(path)
+    target.write_text(update_reference(target.read_text(encoding="utf-8")), encoding="utf-8")
