@@ -57,7 +57,7 @@ def nodelay(monkeypatch):
 def test_drift_runtime_adapter_not_persisted_and_listed_adapters_not_served(compose_fixture):
     with StandinSeat() as seat:
         code, out, err = run_cli("seat", "try", "lv-hemingway-ckpt475", "/adapters/lv-hemingway-4b-v1/ckpt475",
-                             "--seat", seat.url, "--compose", compose_fixture)
+                                 "--seat", seat.url, "--compose", compose_fixture)
         assert code == 0, err
         assert "loaded lv-hemingway-ckpt475 from /adapters/lv-hemingway-4b-v1/ckpt475 in" in out
         assert "NOT persisted" in out and "gone on the next `compose up -d`" in out
@@ -85,7 +85,7 @@ def test_drift_runtime_adapter_not_persisted_and_listed_adapters_not_served(comp
 
         # Dropping it removes the runtime-only adapter; the two listed ones are still missing.
         code, out, _ = run_cli("seat", "drop", "lv-hemingway-ckpt475", "--seat", seat.url,
-                           "--compose", compose_fixture)
+                               "--compose", compose_fixture)
         assert code == 0 and "stays gone after a restart" in out
         assert run_cli("seat", "drift", "--seat", seat.url, "--compose", compose_fixture)[0] == 1
 
@@ -246,7 +246,7 @@ def test_retire_names_the_key_that_names_the_alias_and_the_empty_allowlist(monke
     with LiteLLMStandin(keys=THREE_KEYS) as proxy:
         monkeypatch.setenv("LITELLM_MASTER_KEY", proxy.master_key)
         code, out, err = run_cli("seat", "retire", "lv-bronte", "--litellm", proxy.url, "--config", config,
-                             "--page-size", "2")
+                                 "--page-size", "2")
         log = list(proxy.log)
     assert code == 1
     assert "key skaldsong-prod" in out and "names the alias" in out
@@ -273,7 +273,7 @@ def test_retire_exits_0_when_no_key_or_team_reaches_the_alias(monkeypatch):
     with LiteLLMStandin(keys=keys, teams=teams) as proxy:
         monkeypatch.setenv("LITELLM_MASTER_KEY", proxy.master_key)
         code, out, err = run_cli("seat", "retire", "lv-bronte", "--litellm", proxy.url, "--json",
-                             "--page-size", "2")
+                                 "--page-size", "2")
     assert code == 0, err
     data = json.loads(out)
     assert data["safe"] is True and data["holders"] == []
@@ -328,7 +328,7 @@ def test_check_qwen3_dense_supported_with_the_lora_vs_merged_table(tmp_path, com
     d = _carrier(tmp_path, "qwen3-4b", {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"},
                  7_600_000_000)
     code, out, err = run_cli("seat", "check", "--model", d, "--adapter-size", "264000000",
-                         "--compose", compose_fixture)
+                             "--compose", compose_fixture)
     assert code == 0, err
     assert "Qwen3ForCausalLM: LoRA supported" in out
     rows = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()[:1].isdigit() and " = " in ln}
@@ -339,7 +339,7 @@ def test_check_qwen3_dense_supported_with_the_lora_vs_merged_table(tmp_path, com
     assert "KV budget pinned: --kv-cache-memory 2,147,483,648 bytes (2.00 GiB)" in out
 
     code, out, _ = run_cli("seat", "check", "--model", d, "--adapter-size", "264000000",
-                       "--compose", compose_fixture, "--json")
+                           "--compose", compose_fixture, "--json")
     data = json.loads(out)
     assert data["status"] == "supported" and data["carrier_bytes"] == 7_600_000_000
     assert [(r["voices"], r["lora_bytes"], r["merged_bytes"]) for r in data["table"]] == [
@@ -371,7 +371,7 @@ def test_check_warns_when_kv_is_not_pinned_and_measures_an_adapter_dir(tmp_path)
     compose.write_text("services:\n  seat:\n    command: >-\n      /model --enable-lora --max-lora-rank 32\n"
                        "      --gpu-memory-utilization 0.40 --lora-modules lv-x=/adapters/lv-x\n")
     code, out, _ = run_cli("seat", "check", "--model", d, "--adapter", adapter, "--compose", compose,
-                       "--voices", "2", "--json")
+                           "--voices", "2", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["adapter_bytes"] == 1000

@@ -89,8 +89,8 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
 def test_check_asks_the_vllm_venv_registry(tmp_path, vllm_seat):
     py = venv_python()
     code, out, err = run_cli("seat", "check", "--model", vllm_seat.model_dir,
-                         "--adapter", vllm_seat.adapters[SERVED_ADAPTER], "--vllm-python", py,
-                         "--compose", _compose(tmp_path, vllm_seat), "--json")
+                             "--adapter", vllm_seat.adapters[SERVED_ADAPTER], "--vllm-python", py,
+                             "--compose", _compose(tmp_path, vllm_seat), "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["architectures"] == ["Qwen3ForCausalLM"] and data["status"] == "supported"
