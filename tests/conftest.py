@@ -5,10 +5,32 @@ from pathlib import Path
 
 import pytest
 
+# The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv is absent):
+# imported here so pytest registers the fixture for every test module.
+from vllm_seat import vllm_seat  # noqa: F401
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpora" / "british-fiction"
 COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
+
+# VOICEGATE_* variables that configure the test suite itself, not the tool: where the shared
+# corpora and the vLLM venv live, which browser or embedding model to use, and the switches that
+# rewrite the golden files and the screenshot. Every other VOICEGATE_* variable is cleared.
+_SUITE_SETTINGS = frozenset({
+    "VOICEGATE_SHARED", "VOICEGATE_VLLM_VENV", "VOICEGATE_CHROMIUM", "VOICEGATE_EMBEDDING_MODEL",
+    "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT",
+})
+# The keys the tests name: the fixture compose's seat key, LiteLLM's master key, vLLM's own.
+_KEYS = ("VOICES_API_KEY", "LITELLM_MASTER_KEY", "API_KEY", "VLLM_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test depends on the caller's environment: no seat URL, workspace, data dir or key leaks in."""
+    for name in list(os.environ):
+        if (name.startswith("VOICEGATE_") and name not in _SUITE_SETTINGS) or name in _KEYS:
+            monkeypatch.delenv(name)
 
 
 @pytest.fixture
@@ -23,7 +45,3 @@ def compose_fixture() -> Path:
     if not COMPOSE_FIXTURE.is_file():
         pytest.skip(f"fleet compose fixture not present at {COMPOSE_FIXTURE}")
     return COMPOSE_FIXTURE
-
-
-# The session-scoped real vLLM seat (tests/vllm_seat.py); it skips when the vLLM venv is absent.
-from vllm_seat import vllm_seat  # noqa: E402,F401

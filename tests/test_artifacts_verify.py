@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 from _bronte import as_shipped, scored_workspace
-from _ws import git, voicegate
+from _cli import run_cli
+from _ws import git
 
 ARTIFACTS = {"record": "gates/lv-bronte.md", "readme": "adapters/lv-bronte-4b-v1/README.md",
              "compose": "deploy/compose.yaml"}
-MD_MARKER = re.compile(rb"^<!-- voicegate:entry (\d+) .*\n", re.M)
-COMPOSE_MARKER = re.compile(rb"^ *# voicegate:entry (\d+) lines=(\d+) .*\n", re.M)
+MD_MARKER = re.compile(rb"^<!-- voicegate:entry (\d+) .*\n", re.MULTILINE)
+COMPOSE_MARKER = re.compile(rb"^ *# voicegate:entry (\d+) lines=(\d+) .*\n", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def swapped(kind: str, data: bytes) -> tuple[bytes, str]:
 
 def marker_deleted(kind: str, data: bytes) -> tuple[bytes, str]:
     pattern = COMPOSE_MARKER if kind == "compose" else MD_MARKER
-    m = [m for m in pattern.finditer(data) if m.group(1) == b"2"][0]
+    m = next(m for m in pattern.finditer(data) if m.group(1) == b"2")
     return data[:m.start()] + data[m.end():], "entry 2"
 
 
@@ -98,8 +99,8 @@ TAMPERS = {"digit": digit_changed, "line": line_removed, "swap": swapped, "marke
 
 def test_untouched_artifacts_verify(tmp_path: Path, pristine: dict[str, bytes]) -> None:
     root = _workspace(tmp_path, pristine)
-    done = voicegate(root, "verify")
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_cli("verify", cwd=root)
+    assert done.code == 0, done.stdout + done.stderr
     for path in ARTIFACTS.values():
         assert f"{path} (" in done.stdout
     assert done.stdout.count(" OK") == 9  # three entries in each of three artifacts
@@ -115,8 +116,8 @@ def test_tampering_is_detected_and_names_the_entry(tmp_path: Path, pristine: dic
     changed, entry = TAMPERS[tamper](artifact, path.read_bytes())
     assert changed != path.read_bytes()
     path.write_bytes(changed)
-    done = voicegate(root, "verify", "lv-bronte")
-    assert done.returncode == 1, done.stdout + done.stderr
+    done = run_cli("verify", "lv-bronte", cwd=root)
+    assert done.code == 1, done.stdout + done.stderr
     err = done.stderr.strip()
     assert err.startswith(f"voicegate: {ARTIFACTS[artifact]}: "), err
     assert re.search(rf"\b{entry}\b", err), err
@@ -134,12 +135,12 @@ def test_git_check_catches_a_commit_that_removed_the_newest_entry(tmp_path: Path
     data = record.read_bytes()
     last = _entries_md(data)[-1]
     record.write_bytes(data[:last[0]])
-    done = voicegate(root, "verify", "lv-bronte")
-    assert done.returncode == 1
+    done = run_cli("verify", "lv-bronte", cwd=root)
+    assert done.code == 1
     assert "uncommitted change deletes" in done.stdout
     git(root, "commit", "-q", "-am", "tidy the record")
-    done = voicegate(root, "verify", "lv-bronte")
-    assert done.returncode == 1
+    done = run_cli("verify", "lv-bronte", cwd=root)
+    assert done.code == 1
     assert re.search(r"git: commit [0-9a-f]{12} deleted \d+ line\(s\) from lv-bronte\.md", done.stdout), done.stdout
     assert "entry 2" in done.stdout and "entry 3" not in done.stdout.split("lv-bronte.md")[1].split("README")[0]
 
@@ -148,15 +149,15 @@ def test_appending_commits_pass_the_git_check(tmp_path: Path, pristine: dict[str
     root = _workspace(tmp_path, pristine)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "verdicts")
-    done = voicegate(root, "verify")
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_cli("verify", cwd=root)
+    assert done.code == 0, done.stdout + done.stderr
     assert done.stdout.count("every one only added lines") == 3
 
 
 def test_verify_without_any_entry_or_spec(tmp_path: Path) -> None:
     (tmp_path / "preregistrations").mkdir()
-    done = voicegate(tmp_path, "verify")
-    assert done.returncode == 0
+    done = run_cli("verify", cwd=tmp_path)
+    assert done.code == 0
     assert "nothing to verify" in done.stdout
 
 
@@ -178,8 +179,8 @@ def test_history_before_the_first_entry_is_not_judged(tmp_path: Path, compose_fi
                  import_file(spec, write_jsonl(root / "g.jsonl", generations())))
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "verdicts")
-    done = voicegate(root, "verify", "lv-bronte")
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_cli("verify", "lv-bronte", cwd=root)
+    assert done.code == 0, done.stdout + done.stderr
     assert done.stdout.count("git: 1 commit(s), every one only added lines") == 3
 
 
@@ -191,7 +192,7 @@ def test_verify_all_gates_checks_a_shared_compose_once(tmp_path: Path, pristine:
     other.update(gate="lv-yarros", artifacts={"record": "gates/lv-yarros.md", "compose": "deploy/compose.yaml"})
     (root / "preregistrations/lv-yarros.yaml").write_text(yaml.safe_dump(other))
     (root / "preregistrations/notes.yaml").write_text("not: a gate\n")  # not a gate name: ignored
-    done = voicegate(root, "verify")
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_cli("verify", cwd=root)
+    assert done.code == 0, done.stdout + done.stderr
     assert done.stdout.count("deploy/compose.yaml (compose, lv-bronte, lv-yarros):") == 1
     assert "gates/lv-yarros.md: not written yet" in done.stdout

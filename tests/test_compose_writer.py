@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain, _compose
@@ -222,9 +224,6 @@ def test_invalid_yaml_is_refused_untouched(tmp_path: Path) -> None:
     assert path.read_bytes() == text
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st
-
 
 @st.composite
 def _compose_files(draw):  # type: ignore[no-untyped-def]
@@ -256,7 +255,7 @@ def _compose_files(draw):  # type: ignore[no-untyped-def]
 def test_any_compose_keeps_every_byte_and_the_data(case, body: list[str]) -> None:  # type: ignore[no-untyped-def]
     import tempfile
 
-    text, target, form = case
+    text, target, _ = case
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "compose.yaml"
         path.write_bytes(text.encode("utf-8"))

@@ -225,7 +225,7 @@ def test_second_generate_on_the_same_gate_is_locked_out(tmp_path):
         while not path.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         second = cli(root, "generate", GATE, "--quiet")
-        out, err = first.communicate(timeout=120)
+        _, err = first.communicate(timeout=120)
     assert second.returncode == 2
     assert f"another `voicegate generate {GATE}` is already running" in second.stderr
     assert first.returncode == 0, err

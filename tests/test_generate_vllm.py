@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import statistics
 import sys
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -136,26 +136,18 @@ def test_real_vllm_dropped_runtime_adapter_is_reloaded(vllm_seat, tmp_path):
     root = registered_workspace(tmp_path / "ws", _spec(seat, concurrency=1))
     spec = load_spec(root, GATE)
     notes: list[str] = []
-    result: dict = {}
-
-    def drive():
-        try:
-            result["r"] = generate(spec, quiet=True, say=notes.append)
-        except BaseException as exc:  # surfaced below
-            result["e"] = exc
-
-    worker = threading.Thread(target=drive)
-    worker.start()
-    path = spec.generations_path
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 3):
-        time.sleep(0.01)
-    # What a restart does to a runtime-loaded adapter, done out of band.
-    assert httpx.post(f"{seat.url}/unload_lora_adapter", json={"lora_name": seat.runtime_adapter},
-                      timeout=10).status_code == 200
-    worker.join(timeout=300)
-    assert "e" not in result, result.get("e")
-    assert result["r"].reloads == 1 and len(_keys(rows(root, GATE))) == 18
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # generate's exception, if any, surfaces from result() below
+        running = pool.submit(generate, spec, quiet=True, say=notes.append)
+        path = spec.generations_path
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 3):
+            time.sleep(0.01)
+        # What a restart does to a runtime-loaded adapter, done out of band.
+        assert httpx.post(f"{seat.url}/unload_lora_adapter", json={"lora_name": seat.runtime_adapter},
+                          timeout=10).status_code == 200
+        result = running.result(timeout=300)
+    assert result.reloads == 1 and len(_keys(rows(root, GATE))) == 18
     assert any("seat restarted" in n for n in notes)
     assert seat.runtime_adapter not in _served(seat)
 

@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 from litellm_standin import LiteLLMStandin
 
 from voicegate.seat import StandinSeat
@@ -31,8 +32,9 @@ ADAPTERS = {"lv-yarros": "/adapters/lv-yarros-4b-v1", "lv-bronte": "/adapters/lv
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
     # The fixture compose interpolates ${VOICES_*:-default}: the defaults are what is tested.
+    # (conftest clears VOICEGATE_* and the API keys.)
     for k in list(os.environ):
-        if k.startswith("VOICES_") or k in ("VOICEGATE_SEAT_URL", "LITELLM_MASTER_KEY", "API_KEY"):
+        if k.startswith("VOICES_"):
             monkeypatch.delenv(k, raising=False)
 
 
@@ -49,22 +51,13 @@ def nodelay(monkeypatch):
     monkeypatch.setattr(_standin._Handler, "disable_nagle_algorithm", True, raising=False)
 
 
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    from voicegate.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
-
-
 # -- 1. drift -------------------------------------------------------------------------
 
 
-def test_drift_runtime_adapter_not_persisted_and_listed_adapters_not_served(capsys, compose_fixture):
+def test_drift_runtime_adapter_not_persisted_and_listed_adapters_not_served(compose_fixture):
     with StandinSeat() as seat:
-        code, out, err = cli(capsys, "seat", "try", "lv-hemingway-ckpt475", "/adapters/lv-hemingway-4b-v1/ckpt475",
-                             "--seat", seat.url, "--compose", compose_fixture)
+        code, out, err = run_cli("seat", "try", "lv-hemingway-ckpt475", "/adapters/lv-hemingway-4b-v1/ckpt475",
+                                 "--seat", seat.url, "--compose", compose_fixture)
         assert code == 0, err
         assert "loaded lv-hemingway-ckpt475 from /adapters/lv-hemingway-4b-v1/ckpt475 in" in out
         assert "NOT persisted" in out and "gone on the next `compose up -d`" in out
@@ -72,7 +65,7 @@ def test_drift_runtime_adapter_not_persisted_and_listed_adapters_not_served(caps
         assert "after line 115 (- lv-bronte=/adapters/lv-bronte-4b-v1)" in out
         assert "\n      - lv-hemingway-ckpt475=/adapters/lv-hemingway-4b-v1/ckpt475\n" in out
 
-        code, out, err = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", compose_fixture, "--json")
+        code, out, err = run_cli("seat", "drift", "--seat", seat.url, "--compose", compose_fixture, "--json")
         assert code == 1
         data = json.loads(out)
         assert [e["name"] for e in data["served_not_persisted"]] == ["lv-hemingway-ckpt475"]
@@ -84,39 +77,39 @@ def test_drift_runtime_adapter_not_persisted_and_listed_adapters_not_served(caps
         assert err.strip() == "voicegate: drift: 1 served but not persisted, 2 persisted but not served"
 
         # The table form says the same in words.
-        code, out, _ = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", compose_fixture)
+        code, out, _ = run_cli("seat", "drift", "--seat", seat.url, "--compose", compose_fixture)
         assert code == 1
         out = " ".join(out.split())
         assert "SERVED, NOT PERSISTED lv-hemingway-ckpt475" in out
         assert "PERSISTED, NOT SERVED lv-bronte" in out and "PERSISTED, NOT SERVED lv-yarros" in out
 
         # Dropping it removes the runtime-only adapter; the two listed ones are still missing.
-        code, out, _ = cli(capsys, "seat", "drop", "lv-hemingway-ckpt475", "--seat", seat.url,
-                           "--compose", compose_fixture)
+        code, out, _ = run_cli("seat", "drop", "lv-hemingway-ckpt475", "--seat", seat.url,
+                               "--compose", compose_fixture)
         assert code == 0 and "stays gone after a restart" in out
-        assert cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", compose_fixture)[0] == 1
+        assert run_cli("seat", "drift", "--seat", seat.url, "--compose", compose_fixture)[0] == 1
 
 
-def test_drift_in_step_exits_0_and_restart_drops_runtime_adapter(capsys, compose_fixture, monkeypatch):
+def test_drift_in_step_exits_0_and_restart_drops_runtime_adapter(compose_fixture, monkeypatch):
     with StandinSeat(adapters=dict(ADAPTERS)) as seat:
         monkeypatch.setenv("VOICEGATE_SEAT_URL", seat.url)   # the default for --seat
-        code, out, err = cli(capsys, "seat", "drift", "--compose", compose_fixture)
+        code, out, err = run_cli("seat", "drift", "--compose", compose_fixture)
         assert code == 0, err
         assert "in step: 2 adapter(s) served and persisted" in out
         assert err == ""
 
-        assert cli(capsys, "seat", "try", "lv-new", "/adapters/lv-new")[0] == 0
-        code, out, _ = cli(capsys, "seat", "drift", "--compose", compose_fixture, "--json")
+        assert run_cli("seat", "try", "lv-new", "/adapters/lv-new")[0] == 0
+        code, out, _ = run_cli("seat", "drift", "--compose", compose_fixture, "--json")
         assert code == 1 and [e["name"] for e in json.loads(out)["served_not_persisted"]] == ["lv-new"]
 
         seat.restart()   # what `compose up -d` does: only --lora-modules come back
-        code, out, _ = cli(capsys, "seat", "drift", "--compose", compose_fixture, "--json")
+        code, out, _ = run_cli("seat", "drift", "--compose", compose_fixture, "--json")
         assert code == 0 and json.loads(out)["drift"] is False
 
 
-def test_drift_path_mismatch(capsys, compose_fixture):
+def test_drift_path_mismatch(compose_fixture):
     with StandinSeat(adapters={**ADAPTERS, "lv-bronte": "/adapters/lv-bronte-4b-v2"}) as seat:
-        code, out, err = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", compose_fixture, "--json")
+        code, out, err = run_cli("seat", "drift", "--seat", seat.url, "--compose", compose_fixture, "--json")
     assert code == 1
     data = json.loads(out)
     assert data["path_mismatch"] == [{
@@ -127,61 +120,61 @@ def test_drift_path_mismatch(capsys, compose_fixture):
     assert "1 path mismatch" in err
 
 
-def test_models_table_and_json(capsys):
+def test_models_table_and_json():
     with StandinSeat(adapters={"lv-bronte": "/adapters/lv-bronte-4b-v1"}) as seat:
-        code, out, _ = cli(capsys, "seat", "models", "--seat", seat.url, "--json")
+        code, out, _ = run_cli("seat", "models", "--seat", seat.url, "--json")
         assert code == 0
         data = json.loads(out)
         assert data["version"] == "0.32.0+standin"
         assert data["models"] == [{"id": "voices-base", "root": "/models/voices-base", "parent": None},
                                   {"id": "lv-bronte", "root": "/adapters/lv-bronte-4b-v1", "parent": "voices-base"}]
-        code, out, _ = cli(capsys, "seat", "models", "--seat", seat.url)
+        code, out, _ = run_cli("seat", "models", "--seat", seat.url)
     lines = out.splitlines()
     assert lines[1].split() == ["id", "parent", "root"]
     assert lines[2].split() == ["voices-base", "-", "/models/voices-base"]
     assert lines[3].split() == ["lv-bronte", "voices-base", "/adapters/lv-bronte-4b-v1"]
 
 
-def test_seat_unreachable_is_exit_3_one_line(capsys):
+def test_seat_unreachable_is_exit_3_one_line():
     import socket
 
     with socket.socket() as s:       # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code, out, err = cli(capsys, "seat", "models", "--seat", f"http://127.0.0.1:{port}/v1")
+    code, out, err = run_cli("seat", "models", "--seat", f"http://127.0.0.1:{port}/v1")
     assert code == 3 and out == ""
     assert len(err.strip().splitlines()) == 1 and "unreachable" in err and "Traceback" not in err
 
 
-def test_api_key_comes_from_the_named_environment_variable(capsys, monkeypatch):
+def test_api_key_comes_from_the_named_environment_variable(monkeypatch):
     with StandinSeat(api_key="sk-seat-secret") as seat:
         # No key: the seat refuses, exit 2, and the message names the variable to set.
-        code, _, err = cli(capsys, "seat", "models", "--seat", seat.url)
+        code, _, err = run_cli("seat", "models", "--seat", seat.url)
         assert code == 2 and "401" in err and "$VOICES_API_KEY" in err
         monkeypatch.setenv("VOICES_API_KEY", "sk-seat-secret")
-        assert cli(capsys, "seat", "models", "--seat", seat.url)[0] == 0
+        assert run_cli("seat", "models", "--seat", seat.url)[0] == 0
         monkeypatch.setenv("OTHER_KEY", "sk-seat-secret")
         monkeypatch.delenv("VOICES_API_KEY")
-        assert cli(capsys, "seat", "models", "--seat", seat.url, "--api-key-env", "OTHER_KEY")[0] == 0
-        code, _, err = cli(capsys, "seat", "models", "--seat", seat.url, "--api-key-env", "UNSET_KEY_VAR")
+        assert run_cli("seat", "models", "--seat", seat.url, "--api-key-env", "OTHER_KEY")[0] == 0
+        code, _, err = run_cli("seat", "models", "--seat", seat.url, "--api-key-env", "UNSET_KEY_VAR")
         assert code == 2 and "$UNSET_KEY_VAR" in err
         assert "sk-seat-secret" not in err
 
 
-def test_try_refusals_are_exit_2(capsys):
+def test_try_refusals_are_exit_2():
     with StandinSeat(adapters={"lv-bronte": "/adapters/lv-bronte-4b-v1"}) as seat:
-        code, _, err = cli(capsys, "seat", "try", "lv-bronte", "/adapters/x", "--seat", seat.url)
+        code, _, err = run_cli("seat", "try", "lv-bronte", "/adapters/x", "--seat", seat.url)
         assert code == 2 and "already loaded" in err
-        code, _, err = cli(capsys, "seat", "drop", "lv-nope", "--seat", seat.url)
+        code, _, err = run_cli("seat", "drop", "lv-nope", "--seat", seat.url)
         assert code == 2 and "not loaded" in err
     with StandinSeat(runtime_lora=False) as seat:
-        code, _, err = cli(capsys, "seat", "try", "lv-x", "/adapters/x", "--seat", seat.url)
+        code, _, err = run_cli("seat", "try", "lv-x", "/adapters/x", "--seat", seat.url)
         assert code == 2 and "VLLM_ALLOW_RUNTIME_LORA_UPDATING" in err
 
 
-def test_drop_of_a_persisted_adapter_warns_it_comes_back(capsys, compose_fixture):
+def test_drop_of_a_persisted_adapter_warns_it_comes_back(compose_fixture):
     with StandinSeat(adapters=dict(ADAPTERS)) as seat:
-        code, out, _ = cli(capsys, "seat", "drop", "lv-bronte", "--seat", seat.url, "--compose", compose_fixture)
+        code, out, _ = run_cli("seat", "drop", "lv-bronte", "--seat", seat.url, "--compose", compose_fixture)
     assert code == 0
     assert "still listed in" in out and "lv-bronte=/adapters/lv-bronte-4b-v1" in out
     assert "comes back on the next `compose up -d`" in out
@@ -190,11 +183,11 @@ def test_drop_of_a_persisted_adapter_warns_it_comes_back(capsys, compose_fixture
 # -- 2. cost --------------------------------------------------------------------------------
 
 
-def test_cost_reports_minus_25_percent_with_a_floor_under_1_percent_interleaved(capsys, nodelay):
+def test_cost_reports_minus_25_percent_with_a_floor_under_1_percent_interleaved(nodelay):
     t = 0.002
     with StandinSeat(adapters={"lv-slow": "/adapters/lv-slow"}, token_time=t,
                      token_time_by_model={"lv-slow": t / 0.75}) as seat:
-        code, out, err = cli(capsys, "seat", "cost", "lv-slow", "--n", "30", "--seat", seat.url, "--json")
+        code, out, err = run_cli("seat", "cost", "lv-slow", "--n", "30", "--seat", seat.url, "--json")
         log = seat.chat_log()
     assert code == 0, err
     r = json.loads(out)
@@ -219,16 +212,16 @@ def test_cost_reports_minus_25_percent_with_a_floor_under_1_percent_interleaved(
     assert all(len(set(seeds[i:i + 3])) == 1 for i in range(0, 90, 3))
 
 
-def test_cost_table_output_and_refusals(capsys, nodelay):
+def test_cost_table_output_and_refusals(nodelay):
     with StandinSeat(adapters={"lv-x": "/adapters/lv-x"}, token_time=0.001,
                      token_time_by_model={"lv-x": 0.002}) as seat:
-        code, out, _ = cli(capsys, "seat", "cost", "lv-x", "--n", "3", "--max-tokens", "16", "--seat", seat.url)
+        code, out, _ = run_cli("seat", "cost", "lv-x", "--n", "3", "--max-tokens", "16", "--seat", seat.url)
         assert code == 0
         assert "n=3 per arm, interleaved, max_tokens=16" in out
         assert "overhead -" in out and "noise floor" in out
-        code, _, err = cli(capsys, "seat", "cost", "lv-missing", "--n", "3", "--seat", seat.url)
+        code, _, err = run_cli("seat", "cost", "lv-missing", "--n", "3", "--seat", seat.url)
         assert code == 2 and "does not serve 'lv-missing'" in err
-        code, _, err = cli(capsys, "seat", "cost", "voices-base", "--n", "3", "--seat", seat.url)
+        code, _, err = run_cli("seat", "cost", "voices-base", "--n", "3", "--seat", seat.url)
         assert code == 2 and "is a base model" in err
 
 
@@ -242,7 +235,7 @@ THREE_KEYS = [
 ]
 
 
-def test_retire_names_the_key_that_names_the_alias_and_the_empty_allowlist(capsys, monkeypatch, tmp_path):
+def test_retire_names_the_key_that_names_the_alias_and_the_empty_allowlist(monkeypatch, tmp_path):
     config = tmp_path / "litellm.yaml"
     config.write_text(
         "model_list:\n"
@@ -252,8 +245,8 @@ def test_retire_names_the_key_that_names_the_alias_and_the_empty_allowlist(capsy
         "    litellm_params: {model: openai/lv-yarros, api_base: 'http://fv-ml1:8027/v1'}\n")
     with LiteLLMStandin(keys=THREE_KEYS) as proxy:
         monkeypatch.setenv("LITELLM_MASTER_KEY", proxy.master_key)
-        code, out, err = cli(capsys, "seat", "retire", "lv-bronte", "--litellm", proxy.url, "--config", config,
-                             "--page-size", "2")
+        code, out, err = run_cli("seat", "retire", "lv-bronte", "--litellm", proxy.url, "--config", config,
+                                 "--page-size", "2")
         log = list(proxy.log)
     assert code == 1
     assert "key skaldsong-prod" in out and "names the alias" in out
@@ -272,22 +265,22 @@ def test_retire_names_the_key_that_names_the_alias_and_the_empty_allowlist(capsy
     assert len([e for e in log if e["path"] == "/key/info"]) == 3
 
 
-def test_retire_exits_0_when_no_key_or_team_reaches_the_alias(capsys, monkeypatch):
+def test_retire_exits_0_when_no_key_or_team_reaches_the_alias(monkeypatch):
     keys = [{"secret": "sk-live-batcheval-22ee", "key_alias": "batch-eval", "models": ["voices-base"]},
             {"secret": "sk-live-yarros-only-11", "key_alias": "yarros-app", "models": ["lv-yarros"]},
             {"secret": "sk-live-team-key-0003", "key_alias": "team-key", "models": [], "team_id": "t-1"}]
     teams = [{"team_id": "t-1", "team_alias": "prose", "models": ["lv-yarros"]}]
     with LiteLLMStandin(keys=keys, teams=teams) as proxy:
         monkeypatch.setenv("LITELLM_MASTER_KEY", proxy.master_key)
-        code, out, err = cli(capsys, "seat", "retire", "lv-bronte", "--litellm", proxy.url, "--json",
-                             "--page-size", "2")
+        code, out, err = run_cli("seat", "retire", "lv-bronte", "--litellm", proxy.url, "--json",
+                                 "--page-size", "2")
     assert code == 0, err
     data = json.loads(out)
     assert data["safe"] is True and data["holders"] == []
     assert data["keys_audited"] == 3 and data["teams_audited"] == 1 and data["pages"] == 2
 
 
-def test_retire_teams_and_team_inherited_allowlists(capsys, monkeypatch):
+def test_retire_teams_and_team_inherited_allowlists(monkeypatch):
     keys = [{"secret": "sk-live-team-key-0003", "key_alias": "prose-key", "models": [], "team_id": "t-prose"},
             {"secret": "sk-live-team-key-0004", "key_alias": "narrow-key", "models": [], "team_id": "t-narrow"}]
     teams = [{"team_id": "t-prose", "team_alias": "prose", "models": ["lv-bronte"]},
@@ -295,7 +288,7 @@ def test_retire_teams_and_team_inherited_allowlists(capsys, monkeypatch):
              {"team_id": "t-open", "team_alias": "open", "models": []}]
     with LiteLLMStandin(keys=keys, teams=teams) as proxy:
         monkeypatch.setenv("LITELLM_MASTER_KEY", proxy.master_key)
-        code, out, _ = cli(capsys, "seat", "retire", "lv-bronte", "--litellm", proxy.url, "--json")
+        code, out, _ = run_cli("seat", "retire", "lv-bronte", "--litellm", proxy.url, "--json")
     assert code == 1
     holders = {(h["kind"], h["label"]): h["reason"] for h in json.loads(out)["holders"]}
     assert holders == {
@@ -305,16 +298,16 @@ def test_retire_teams_and_team_inherited_allowlists(capsys, monkeypatch):
     }
 
 
-def test_retire_refusals(capsys, monkeypatch):
+def test_retire_refusals(monkeypatch):
     with LiteLLMStandin(keys=THREE_KEYS) as proxy:
-        code, _, err = cli(capsys, "seat", "retire", "lv-bronte", "--litellm", proxy.url)
+        code, _, err = run_cli("seat", "retire", "lv-bronte", "--litellm", proxy.url)
         assert code == 2 and "$LITELLM_MASTER_KEY is not set" in err
         monkeypatch.setenv("LITELLM_MASTER_KEY", "sk-wrong")
-        code, _, err = cli(capsys, "seat", "retire", "lv-bronte", "--litellm", proxy.url)
+        code, _, err = run_cli("seat", "retire", "lv-bronte", "--litellm", proxy.url)
         assert code == 2 and "refused the master key" in err
         url = proxy.url
     monkeypatch.setenv("LITELLM_MASTER_KEY", "sk-master-1234")
-    code, _, err = cli(capsys, "seat", "retire", "lv-bronte", "--litellm", url)
+    code, _, err = run_cli("seat", "retire", "lv-bronte", "--litellm", url)
     assert code == 3 and "could not be reached" in err and len(err.strip().splitlines()) == 1
 
 
@@ -331,11 +324,11 @@ def _carrier(tmp_path: Path, name: str, config: dict, weight_bytes: int = 0) -> 
     return d
 
 
-def test_check_qwen3_dense_supported_with_the_lora_vs_merged_table(capsys, tmp_path, compose_fixture):
+def test_check_qwen3_dense_supported_with_the_lora_vs_merged_table(tmp_path, compose_fixture):
     d = _carrier(tmp_path, "qwen3-4b", {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"},
                  7_600_000_000)
-    code, out, err = cli(capsys, "seat", "check", "--model", d, "--adapter-size", "264000000",
-                         "--compose", compose_fixture)
+    code, out, err = run_cli("seat", "check", "--model", d, "--adapter-size", "264000000",
+                             "--compose", compose_fixture)
     assert code == 0, err
     assert "Qwen3ForCausalLM: LoRA supported" in out
     rows = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()[:1].isdigit() and " = " in ln}
@@ -345,8 +338,8 @@ def test_check_qwen3_dense_supported_with_the_lora_vs_merged_table(capsys, tmp_p
                                  "45.6", "GB", "36.4", "GB"]
     assert "KV budget pinned: --kv-cache-memory 2,147,483,648 bytes (2.00 GiB)" in out
 
-    code, out, _ = cli(capsys, "seat", "check", "--model", d, "--adapter-size", "264000000",
-                       "--compose", compose_fixture, "--json")
+    code, out, _ = run_cli("seat", "check", "--model", d, "--adapter-size", "264000000",
+                           "--compose", compose_fixture, "--json")
     data = json.loads(out)
     assert data["status"] == "supported" and data["carrier_bytes"] == 7_600_000_000
     assert [(r["voices"], r["lora_bytes"], r["merged_bytes"]) for r in data["table"]] == [
@@ -354,21 +347,21 @@ def test_check_qwen3_dense_supported_with_the_lora_vs_merged_table(capsys, tmp_p
     assert data["kv"]["kv_cache_bytes"] == 2_147_483_648 and data["kv"]["pinned"] is True
 
 
-def test_check_qwen3_moe_says_check_first(capsys, tmp_path):
+def test_check_qwen3_moe_says_check_first(tmp_path):
     d = _carrier(tmp_path, "qwen3-moe", {"architectures": ["Qwen3MoeForCausalLM"], "num_experts": 128})
-    code, out, _ = cli(capsys, "seat", "check", "--model", d, "--voices", "3,6", "--adapter-size", "264M")
+    code, out, _ = run_cli("seat", "check", "--model", d, "--voices", "3,6", "--adapter-size", "264M")
     assert code == 0
     assert "Qwen3MoeForCausalLM: LoRA: CHECK FIRST (MoE)" in out
     assert "get_expert_mapping" in out
-    code, out, _ = cli(capsys, "seat", "check", "--model", d, "--json")
+    code, out, _ = run_cli("seat", "check", "--model", d, "--json")
     assert json.loads(out)["status"] == "check-first"
     # An MoE class the table does not know is still caught by its expert count.
     d2 = _carrier(tmp_path, "odd-moe", {"architectures": ["FooForCausalLM"], "num_local_experts": 8})
-    code, out, _ = cli(capsys, "seat", "check", "--model", d2, "--json")
+    code, out, _ = run_cli("seat", "check", "--model", d2, "--json")
     assert json.loads(out)["status"] == "check-first"
 
 
-def test_check_warns_when_kv_is_not_pinned_and_measures_an_adapter_dir(capsys, tmp_path):
+def test_check_warns_when_kv_is_not_pinned_and_measures_an_adapter_dir(tmp_path):
     d = _carrier(tmp_path, "qwen3", {"architectures": ["Qwen3ForCausalLM"]}, 1_000_000)
     adapter = tmp_path / "lv-x"
     adapter.mkdir()
@@ -377,8 +370,8 @@ def test_check_warns_when_kv_is_not_pinned_and_measures_an_adapter_dir(capsys, t
     compose = tmp_path / "compose.yaml"
     compose.write_text("services:\n  seat:\n    command: >-\n      /model --enable-lora --max-lora-rank 32\n"
                        "      --gpu-memory-utilization 0.40 --lora-modules lv-x=/adapters/lv-x\n")
-    code, out, _ = cli(capsys, "seat", "check", "--model", d, "--adapter", adapter, "--compose", compose,
-                       "--voices", "2", "--json")
+    code, out, _ = run_cli("seat", "check", "--model", d, "--adapter", adapter, "--compose", compose,
+                           "--voices", "2", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["adapter_bytes"] == 1000
@@ -388,24 +381,24 @@ def test_check_warns_when_kv_is_not_pinned_and_measures_an_adapter_dir(capsys, t
     assert any("r=64 is above the seat's --max-lora-rank 32" in w for w in data["warnings"])
 
 
-def test_check_refusals(capsys, tmp_path):
-    code, _, err = cli(capsys, "seat", "check", "--model", tmp_path)
+def test_check_refusals(tmp_path):
+    code, _, err = run_cli("seat", "check", "--model", tmp_path)
     assert code == 2 and "no config.json" in err
     d = _carrier(tmp_path, "x", {"model_type": "qwen3"})
-    code, _, err = cli(capsys, "seat", "check", "--model", d)
+    code, _, err = run_cli("seat", "check", "--model", d)
     assert code == 2 and "architectures" in err
     d = _carrier(tmp_path, "y", {"architectures": ["Qwen3ForCausalLM"]})
-    code, _, err = cli(capsys, "seat", "check", "--model", d, "--adapter-size", "lots")
+    code, _, err = run_cli("seat", "check", "--model", d, "--adapter-size", "lots")
     assert code == 2 and "not a byte size" in err
 
 
-def test_bad_compose_is_refused_before_the_seat_is_asked(capsys, tmp_path):
+def test_bad_compose_is_refused_before_the_seat_is_asked(tmp_path):
     bad = tmp_path / "compose.yaml"
     bad.write_text("services:\n  s:\n    command: [--enable-lora, --lora-modules, not-an-item]\n")
     with StandinSeat() as seat:
-        code, out, err = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", bad)
+        code, out, err = run_cli("seat", "drift", "--seat", seat.url, "--compose", bad)
         assert code == 2 and out == ""
         assert "invalid --lora-modules item 'not-an-item'" in err
-        code, _, err = cli(capsys, "seat", "drift", "--seat", seat.url, "--compose", tmp_path / "missing.yaml")
+        code, _, err = run_cli("seat", "drift", "--seat", seat.url, "--compose", tmp_path / "missing.yaml")
         assert code == 2 and "compose file not found" in err
         assert seat.requests() == []

@@ -12,6 +12,7 @@ import json
 import sys
 
 import pytest
+from _cli import run_cli
 from vllm_seat import SERVED_ADAPTER, venv_python
 
 if not hasattr(sys.modules.get("conftest"), "vllm_seat"):
@@ -22,15 +23,6 @@ if not hasattr(sys.modules.get("conftest"), "vllm_seat"):
 pytestmark = pytest.mark.vllm
 
 TRY_NAME = "lv-tiny-drift"   # not the fixture's RUNTIME_ADAPTER name, so other tests can load theirs
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    from voicegate.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def _compose(tmp_path, seat) -> str:
@@ -47,19 +39,19 @@ def _compose(tmp_path, seat) -> str:
 def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
     compose = _compose(tmp_path, vllm_seat)
     url = vllm_seat.url
-    code, out, _ = cli(capsys, "seat", "models", "--seat", url, "--json")
+    code, out, _ = run_cli("seat", "models", "--seat", url, "--json")
     assert code == 0
     models = {m["id"]: m for m in json.loads(out)["models"]}
     assert models["voices-base"]["parent"] is None
     assert models[SERVED_ADAPTER] == {"id": SERVED_ADAPTER, "root": str(vllm_seat.adapters[SERVED_ADAPTER]),
                                       "parent": "voices-base"}
 
-    code, out, err = cli(capsys, "seat", "drift", "--seat", url, "--compose", compose, "--json")
+    code, out, err = run_cli("seat", "drift", "--seat", url, "--compose", compose, "--json")
     assert code == 0, out + err
     assert [e["name"] for e in json.loads(out)["in_step"]] == [SERVED_ADAPTER]
 
     adapter_dir = str(next(p for n, p in vllm_seat.adapters.items() if n != SERVED_ADAPTER))
-    code, out, err = cli(capsys, "seat", "try", TRY_NAME, adapter_dir, "--seat", url, "--compose", compose, "--json")
+    code, out, err = run_cli("seat", "try", TRY_NAME, adapter_dir, "--seat", url, "--compose", compose, "--json")
     assert code == 0, err
     tried = json.loads(out)
     try:
@@ -67,7 +59,7 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
         assert tried["compose_line"] == f"      - {TRY_NAME}={adapter_dir}"
         assert 0 < tried["seconds"] < 5
 
-        code, out, err = cli(capsys, "seat", "drift", "--seat", url, "--compose", compose, "--json")
+        code, out, err = run_cli("seat", "drift", "--seat", url, "--compose", compose, "--json")
         assert code == 1
         d = json.loads(out)
         assert [e["name"] for e in d["served_not_persisted"]] == [TRY_NAME]
@@ -75,8 +67,8 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
         assert "1 served but not persisted" in err
 
         # Decode cost of the served adapter against the base, interleaved, on real LoRA kernels.
-        code, out, err = cli(capsys, "seat", "cost", SERVED_ADAPTER, "--n", "8", "--max-tokens", "32",
-                             "--seat", url, "--json")
+        code, out, err = run_cli("seat", "cost", SERVED_ADAPTER, "--n", "8", "--max-tokens", "32",
+                                 "--seat", url, "--json")
         assert code == 0, err
         cost = json.loads(out)
         with capsys.disabled():
@@ -87,18 +79,18 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
         assert cost["base_tok_s"] > 0 and cost["voice_tok_s"] > 0
         assert cost["overhead_pct"] < 0          # LoRA adds work on every token
     finally:
-        code, out, err = cli(capsys, "seat", "drop", TRY_NAME, "--seat", url, "--compose", compose)
+        code, out, err = run_cli("seat", "drop", TRY_NAME, "--seat", url, "--compose", compose)
     assert code == 0, err
     assert "stays gone after a restart" in out
-    code, out, _ = cli(capsys, "seat", "drift", "--seat", url, "--compose", compose)
+    code, out, _ = run_cli("seat", "drift", "--seat", url, "--compose", compose)
     assert code == 0 and "in step: 1 adapter(s)" in out
 
 
-def test_check_asks_the_vllm_venv_registry(capsys, tmp_path, vllm_seat):
+def test_check_asks_the_vllm_venv_registry(tmp_path, vllm_seat):
     py = venv_python()
-    code, out, err = cli(capsys, "seat", "check", "--model", vllm_seat.model_dir,
-                         "--adapter", vllm_seat.adapters[SERVED_ADAPTER], "--vllm-python", py,
-                         "--compose", _compose(tmp_path, vllm_seat), "--json")
+    code, out, err = run_cli("seat", "check", "--model", vllm_seat.model_dir,
+                             "--adapter", vllm_seat.adapters[SERVED_ADAPTER], "--vllm-python", py,
+                             "--compose", _compose(tmp_path, vllm_seat), "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["architectures"] == ["Qwen3ForCausalLM"] and data["status"] == "supported"
@@ -110,7 +102,7 @@ def test_check_asks_the_vllm_venv_registry(capsys, tmp_path, vllm_seat):
     moe = tmp_path / "moe"
     moe.mkdir()
     (moe / "config.json").write_text(json.dumps({"architectures": ["Qwen3MoeForCausalLM"], "num_experts": 128}))
-    code, out, _ = cli(capsys, "seat", "check", "--model", moe, "--vllm-python", py, "--json")
+    code, out, _ = run_cli("seat", "check", "--model", moe, "--vllm-python", py, "--json")
     s = json.loads(out)["support"][0]
     # This vLLM's registry says yes; the seat's engine may not: still "check first".
     assert s["status"] == "check-first" and "get_expert_mapping" in s["note"]

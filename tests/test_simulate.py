@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _ws import make_workspace, tree_snapshot, voicegate
+from _cli import run_cli
+from _ws import make_workspace, tree_snapshot
 
 
 def test_simulate_counts_without_writing(tmp_path: Path) -> None:
     make_workspace(tmp_path)  # base + 2 candidates, 2 seeds, 3 prompts; not registered
     before = tree_snapshot(tmp_path)
-    done = voicegate(tmp_path, "seat", "simulate", "lv-test")
-    assert done.returncode == 0, done.stderr
+    done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path)
+    assert done.code == 0, done.stderr
     assert "18 requests (18 voice + 0 probe)" in done.stdout
     for arm in ("base", "ckpt475", "ckpt925"):
         assert f"  {arm}: 6 generations" in done.stdout
@@ -25,5 +26,5 @@ def test_simulate_counts_without_writing(tmp_path: Path) -> None:
 def test_simulate_refuses_a_bad_spec(tmp_path: Path) -> None:
     make_workspace(tmp_path)
     (tmp_path / "prompts" / "beats.txt").write_text("\n")
-    done = voicegate(tmp_path, "seat", "simulate", "lv-test")
-    assert done.returncode == 2 and "no non-empty prompt" in done.stderr
+    done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path)
+    assert done.code == 2 and "no non-empty prompt" in done.stderr

@@ -10,5 +10,5 @@ def now_utc() -> _dt.datetime:
     """Now in UTC to the second, or the instant SOURCE_DATE_EPOCH names."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
-        return _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc)
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+        return _dt.datetime.fromtimestamp(int(epoch), _dt.UTC)
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0)

@@ -66,11 +66,11 @@ from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 
 MD_MARKER = re.compile(
-    rb"^<!-- voicegate:entry (\d+) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}|none) -->[ \t]*\r?$", re.M)
+    rb"^<!-- voicegate:entry (\d+) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}|none) -->[ \t]*\r?$", re.MULTILINE)
 COMPOSE_MARKER = re.compile(
     rb"^[ \t]*# voicegate:entry (\d+) lines=(\d+) body=([0-9a-f]{16}) sha256=([0-9a-f]{64})[ \t]*\r?\n?$")
 # A marker-looking line that does not parse is a damaged marker, not prose.
-_MD_LOOSE = re.compile(rb"^<!-- voicegate:entry\b.*$", re.M)
+_MD_LOOSE = re.compile(rb"^<!-- voicegate:entry\b.*$", re.MULTILINE)
 _COMPOSE_LOOSE = re.compile(rb"^[ \t]*# voicegate:entry\b")
 
 
@@ -302,15 +302,15 @@ def compose_verify(path: Path) -> Report:
     current = list(lines)
     failures: list[int] = []
     for n in range(count, 0, -1):
-        idx = next(i for i, ln in enumerate(current) if (c := COMPOSE_MARKER.match(ln)) and int(c.group(1)) == n)
-        m = COMPOSE_MARKER.match(current[idx])
-        k = int(m.group(2))
+        idx, marker = next((i, c) for i, ln in enumerate(current)
+                           if (c := COMPOSE_MARKER.match(ln)) and int(c.group(1)) == n)
+        k = int(marker.group(2))
         if idx + 1 >= len(current) or is_comment(current[idx + 1]) or not current[idx + 1].strip():
             report.problem = (f"entry {n} is no longer directly above its adapter entry: entries were reordered, "
                               f"or lines were inserted after it, or a later entry's marker was deleted")
             return report
         current = current[:idx - k + 1] + current[idx + 1:]
-        if sha256(b"".join(current)) != m.group(4).decode():
+        if sha256(b"".join(current)) != marker.group(4).decode():
             failures.append(n)
     if failures:
         # A change made between entry j and entry j+1 breaks exactly entries 1..j (their

@@ -66,7 +66,7 @@ def all_gates(root: Path) -> list[str]:
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
 def git_only_added(path: Path) -> tuple[int, list[str]]:
@@ -89,7 +89,7 @@ def git_only_added(path: Path) -> tuple[int, list[str]]:
         return 0, []
     problems: list[str] = []
     commits = 0
-    commit = None
+    commit = ""  # set by the "commit" line that precedes every numstat line
     started = False
     for line in log.stdout.splitlines():
         if line.startswith("commit "):
@@ -97,7 +97,7 @@ def git_only_added(path: Path) -> tuple[int, list[str]]:
             started = started or commit == first_commit
             commits += started
         elif line.strip() and started:
-            added, deleted, _ = line.split("\t", 2)
+            _, deleted, _ = line.split("\t", 2)
             if deleted == "-":
                 problems.append(f"commit {commit[:12]} changed {path.name} as binary")
             elif int(deleted):
@@ -105,7 +105,7 @@ def git_only_added(path: Path) -> tuple[int, list[str]]:
     if commits:
         diff = _git(cwd, "diff", "--numstat", "HEAD", "--", path.name)
         for line in diff.stdout.splitlines():
-            added, deleted, _ = line.split("\t", 2)
+            _, deleted, _ = line.split("\t", 2)
             if deleted not in ("0", "-"):
                 problems.append(f"uncommitted change deletes {deleted} line(s) from {path.name}")
     return commits, problems  # oldest first: the first place it went wrong

@@ -49,12 +49,19 @@ def _click_exceptions() -> tuple[type[BaseException], type[BaseException], type[
     """(Exit, ClickException, Abort) from whichever click typer runs on (recent typer vendors it)."""
     try:
         from typer import exceptions as typer_exc
-        from typer._click import exceptions as exc  # type: ignore[import-not-found]
+        from typer._click import exceptions as vendored
     except ImportError:  # typer that uses the click distribution
-        from click import exceptions as exc
+        from click import exceptions as click_exc
 
-        return exc.Exit, exc.ClickException, exc.Abort
-    return typer_exc.Exit, exc.ClickException, typer_exc.Abort
+        return click_exc.Exit, click_exc.ClickException, click_exc.Abort
+    return typer_exc.Exit, vendored.ClickException, typer_exc.Abort
+
+
+def _click_message(exc: BaseException) -> str:
+    """A ClickException's one-line message (click's and typer's vendored copy both have format_message)."""
+    format_message = getattr(exc, "format_message", None)
+    text = format_message() if callable(format_message) else str(exc)
+    return str(text).replace("\n", " ")
 
 
 INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 + SIGINT)
@@ -73,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     except exit_types as exc:
         sys.exit(getattr(exc, "exit_code", 0))
     except click_exception as exc:
-        fail(exc.format_message().replace("\n", " "))
+        fail(_click_message(exc))
         sys.exit(getattr(exc, "exit_code", 2))
     except OSError as exc:
         # a filesystem refusal (permissions, a full disk, a missing directory) is the user's to fix

@@ -14,6 +14,7 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from itertools import pairwise
 
 from voicegate.demo._texts import (
     CARRIER,
@@ -24,7 +25,10 @@ from voicegate.demo._texts import (
 )
 from voicegate.generate._schedule import request_seed
 
-Voice = Callable[[str, int, int], "str | tuple[str, str]"]
+# A voice answers text, or (text, finish_reason) when it stops for another reason than "stop".
+Voice = Callable[[str, int, int], str | tuple[str, str]]
+# The voices that always finish with "stop".
+TextVoice = Callable[[str, int, int], str]
 
 WORDS_PER_ANSWER = 500
 
@@ -39,9 +43,9 @@ class MarkovChain:
 
     def __init__(self, text: str):
         words = text.split()
-        self.starts = [words[0]] + [b for a, b in zip(words, words[1:]) if a.endswith((".", ";", "?", "!"))]
+        self.starts = [words[0]] + [b for a, b in pairwise(words) if a.endswith((".", ";", "?", "!"))]
         self.next: dict[str, list[str]] = defaultdict(list)
-        for a, b in zip(words, words[1:]):
+        for a, b in pairwise(words):
             self.next[a].append(b)
 
     def sentence(self, rng: random.Random, limit: int = 40) -> list[str]:
@@ -63,7 +67,7 @@ _AUTHOR = MarkovChain(MARLOWE_TRAINING)
 _CARRIER = MarkovChain(CARRIER)
 
 
-def blend(author_share: Callable[[int], float], name: str) -> Voice:
+def blend(author_share: Callable[[int], float], name: str) -> TextVoice:
     """A voice that draws each sentence from the author's chain with probability author_share(seed)."""
 
     def speak(prompt: str, seed: int, max_tokens: int) -> str:
@@ -96,7 +100,7 @@ def copier(prompt: str, seed: int, max_tokens: int) -> str:
 
 def looper(prompt: str, seed: int, max_tokens: int) -> tuple[str, str]:
     """Runaway repetition until max_tokens, probes included: the damage check's target."""
-    phrase = "upon the moor, upon the moor,".split()
+    phrase = ["upon", "the", "moor,", "upon", "the", "moor,"]
     return " ".join((phrase * (max_tokens // len(phrase) + 1))[:max_tokens]), "length"
 
 

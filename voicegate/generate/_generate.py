@@ -25,9 +25,10 @@ import datetime as _dt
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, NamedTuple, Self
 
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
@@ -56,7 +57,7 @@ from voicegate.seat._errors import (
 )
 from voicegate.spec._registration import Registration, check_registered
 from voicegate.spec._seat_url import check_seat_url
-from voicegate.spec._spec import Arm, GateSpec
+from voicegate.spec._spec import GateSpec
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
 MAX_RELOADS = 5
@@ -79,7 +80,7 @@ def read_manifest(spec: GateSpec) -> dict[str, Any] | None:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass
@@ -106,9 +107,16 @@ class GenerateResult:
 # -- the plan against what the seat serves -------------------------------------
 
 
+class _Load(NamedTuple):
+    """A candidate the seat does not serve yet, and the adapter_path the spec gives to load it from."""
+
+    model: str
+    adapter_path: str
+
+
 @dataclass
 class _Plan:
-    to_load: list[Arm]
+    to_load: list[_Load]
     ours: set[str]                 # models voicegate loaded (now, or in an earlier part of this run)
     cards: list[ModelCard]
     version: str | None
@@ -123,7 +131,7 @@ def _plan(spec: GateSpec, url: str, cards: list[ModelCard], version: str | None,
         raise VoicegateError(f"the seat at {url} does not serve the base model {base.model!r} "
                              f"(arm {base.name}); it serves: {listing}")
     prev_loaded = set(manifest.get("runtime_loaded", [])) if manifest else set()
-    to_load: list[Arm] = []
+    to_load: list[_Load] = []
     ours: set[str] = set()
     for arm in spec.candidates:
         card = served.get(arm.model)
@@ -132,7 +140,7 @@ def _plan(spec: GateSpec, url: str, cards: list[ModelCard], version: str | None,
                 raise VoicegateError(
                     f"candidate {arm.name}: the seat at {url} does not serve {arm.model!r} and the spec gives "
                     f"no adapter_path to load it from (the seat serves: {listing})")
-            to_load.append(arm)
+            to_load.append(_Load(arm.model, arm.adapter_path))
         else:
             # Harness-matched means one process: an adapter must sit on the base arm's model.
             if card.parent is not None and card.parent != base.model:
@@ -147,7 +155,7 @@ def _plan(spec: GateSpec, url: str, cards: list[ModelCard], version: str | None,
 
 
 def _check_same_seat(spec: GateSpec, manifest: dict[str, Any], url: str, cards: list[ModelCard],
-                     version: str | None, to_load: list[Arm]) -> None:
+                     version: str | None, to_load: list[_Load]) -> None:
     seat = manifest.get("seat", {})
     was = seat.get("url")
     if seat.get("version") != version:
@@ -202,7 +210,7 @@ class _Progress:
         for a in spec.arms:
             self._tasks[a.name] = self._progress.add_task(a.name, total=total[a.name], completed=have[a.name], tps="")
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> Self:
         if self._progress is not None:
             self._progress.start()
         return self
@@ -310,14 +318,14 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
             names = ", ".join(a.model for a in plan.to_load)
             say(f"note: loading {names} at run time; runtime-loaded adapters do not persist (the next seat "
                 "restart drops them, only --lora-modules survive) and voicegate unloads them after this run")
-        for arm in plan.to_load:
+        for load in plan.to_load:
             try:
-                seconds = await client.load_adapter(arm.model, arm.adapter_path)
+                seconds = await client.load_adapter(load.model, load.adapter_path)
             except AdapterAlreadyLoaded:
                 continue  # someone else loaded it a moment ago: not ours to unload
-            ours.add(arm.model)
-            result.loaded.append(arm.model)
-            info(f"loaded {arm.model} from {arm.adapter_path} in {seconds:.2f}s")
+            ours.add(load.model)
+            result.loaded.append(load.model)
+            info(f"loaded {load.model} from {load.adapter_path} in {seconds:.2f}s")
         snapshot = await client.models() if plan.to_load else cards
         manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, ours, conc, result.stored)
         session["models"] = [c.as_dict() for c in snapshot]

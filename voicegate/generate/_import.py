@@ -83,8 +83,8 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise VoicegateError(f"line {line}: not UTF-8; nothing imported") from None
+        bad_line = raw[:exc.start].count(b"\n") + 1
+        raise VoicegateError(f"line {bad_line}: not UTF-8; nothing imported") from None
     previous = read_manifest(spec.run_dir) or {}
     if previous.get("source", "imported") != "imported":
         # The mirror of generate's refusal: one run is either the seat's or brought in, never a blend.
@@ -98,7 +98,7 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
             continue
         try:
             obj = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise VoicegateError(f"line {n}: not JSON ({exc.msg}); nothing imported") from None
         row = _check(spec, n, obj)
         key = row_key(row)

@@ -34,7 +34,7 @@ ORDER_RULE = ('blocks of (kind, prompt, seed), voice then probe, prompts in spec
 
 
 def request_seed(seed: int, kind: str, prompt_id: str) -> int:
-    digest = hashlib.sha256(f"{seed}:{kind}:{prompt_id}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(f"{seed}:{kind}:{prompt_id}".encode()).hexdigest()
     return int(digest[:8], 16) & 0x7FFFFFFF
 
 

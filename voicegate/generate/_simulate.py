@@ -40,8 +40,8 @@ class Simulation:
     notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        out = [f"{self.gate}: {self.requests} requests ({self.voice_rows} voice + {self.probe_rows} probe) "
-               f"simulated in {self.wall_s:.1f} s against the stand-in seat"]
+        out = [(f"{self.gate}: {self.requests} requests ({self.voice_rows} voice + {self.probe_rows} probe) "
+                f"simulated in {self.wall_s:.1f} s against the stand-in seat")]
         out += [f"  {arm}: {n} generations" for arm, n in self.per_arm.items()]
         out.append(f"  on a real seat: ~{self.estimated_tokens:,} completion tokens, roughly "
                    f"{self.estimated_real_s / 60:.0f} min at {SEAT_LORA_TOK_S} tok/s per sequence in flight")
@@ -108,7 +108,10 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     tokens = int(voice * min(spec.sampling.max_tokens, spec.expected_words * TOKENS_PER_WORD)
                  + probes * min(spec.sampling.max_tokens, 64))
     estimate = tokens / (SEAT_LORA_TOK_S * spec.seat.concurrency)
-    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+
+    def rel(p: Path) -> str:
+        return os.path.relpath(p, root)
+
     files = [rel(spec_path(root, gate).with_name(f"{gate}.registration.json")) + "  (register)",
              rel(spec.generations_path) + "  (generate)", rel(spec.run.manifest) + "  (generate)",
              rel(spec.run.scores) + "  (score)", rel(spec.artifacts.record) + "  (score, amend, ship)"]

@@ -24,8 +24,23 @@ from voicegate.seat._errors import (
 from voicegate.seat._standin import StandinSeat, default_text
 
 __all__ = [
-    "SeatClient", "RetryPolicy", "ModelCard", "Completion", "run", "root_url", "redact_url",
-    "api_key_from_env", "SeatError", "SeatUnreachable", "ModelNotFound", "AdapterAlreadyLoaded",
-    "AdapterNotFound", "AdapterNotLoaded", "RuntimeLoraDisabled", "SeatAuthError", "parse_error_body",
-    "StandinSeat", "default_text",
+    "AdapterAlreadyLoaded",
+    "AdapterNotFound",
+    "AdapterNotLoaded",
+    "Completion",
+    "ModelCard",
+    "ModelNotFound",
+    "RetryPolicy",
+    "RuntimeLoraDisabled",
+    "SeatAuthError",
+    "SeatClient",
+    "SeatError",
+    "SeatUnreachable",
+    "StandinSeat",
+    "api_key_from_env",
+    "default_text",
+    "parse_error_body",
+    "redact_url",
+    "root_url",
+    "run",
 ]

@@ -127,7 +127,7 @@ def dir_weight_bytes(directory: Path) -> tuple[int, list[str]]:
     return sum(p.stat().st_size for p in files), [p.name for p in files]
 
 
-def gb(n: int | float) -> str:
+def gb(n: float) -> str:
     """Decimal units, as the seat's compose comment writes them (7.6 GB, 264 MB)."""
     if n < 0:
         return "-" + gb(-n)
@@ -167,16 +167,18 @@ def _registry_in_process(archs: list[str]) -> tuple[str, dict[str, bool | None]]
     if importlib.util.find_spec("vllm") is None:
         return None
     try:
-        import vllm  # noqa: F401
+        import vllm
         from vllm.model_executor.models import ModelRegistry
         from vllm.model_executor.models.interfaces import supports_lora
-    except Exception:
+    # Importing vLLM runs its platform and plugin detection, which fails with whatever the host
+    # lacks (ImportError, RuntimeError, AssertionError, ...): any failure means "no registry here".
+    except Exception:  # noqa: BLE001
         return None
     out: dict[str, bool | None] = {}
     for a in archs:
         try:
             cls = ModelRegistry._try_load_model_cls(a)
-        except Exception:
+        except Exception:  # noqa: BLE001  # a model module that fails to import is an unknown arch, not a crash
             cls = None
         out[a] = None if cls is None else bool(supports_lora(cls))
     return f"vllm {getattr(vllm, '__version__', '?')} registry (this process)", out
@@ -185,7 +187,7 @@ def _registry_in_process(archs: list[str]) -> tuple[str, dict[str, bool | None]]
 def _registry_subprocess(python: Path, archs: list[str]) -> tuple[str, dict[str, bool | None]]:
     try:
         done = subprocess.run([str(python), "-c", _PROBE, json.dumps(archs)], capture_output=True, text=True,
-                              timeout=300)
+                              timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise VoicegateError(f"--vllm-python {python}: could not ask its vLLM registry: {exc}") from None
     for line in reversed(done.stdout.splitlines()):

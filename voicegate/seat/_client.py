@@ -22,7 +22,7 @@ import random
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -71,7 +71,7 @@ class Completion:
 def root_url(url: str) -> str:
     """``http://h:p/v1`` -> ``http://h:p``: where vLLM mounts /health and /version."""
     url = url.rstrip("/")
-    return url[: -len("/v1")] if url.endswith("/v1") else url
+    return url.removesuffix("/v1")
 
 
 def redact_url(url: str) -> str:
@@ -138,7 +138,7 @@ class SeatClient:
         self.requests_sent = 0
         self.retries = 0
 
-    async def __aenter__(self) -> SeatClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -16,8 +16,9 @@ overhead −25%. The seat's own record: 143.0 vs 108.2 tok/s, −24.3% against a
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from voicegate._errors import VoicegateError
 

@@ -9,8 +9,9 @@ invisible from a single request, so they are compared here, name by name and pat
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from voicegate.seat._lora_modules import ComposeLoras
 

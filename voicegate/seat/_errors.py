@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from voicegate._errors import SeatUnreachable, VoicegateError
 
 __all__ = [
-    "SeatError", "ModelNotFound", "AdapterAlreadyLoaded", "AdapterNotFound", "AdapterNotLoaded",
-    "RuntimeLoraDisabled", "SeatAuthError", "SeatUnreachable", "parse_error_body", "error_for",
+    "AdapterAlreadyLoaded", "AdapterNotFound", "AdapterNotLoaded", "ModelNotFound", "RuntimeLoraDisabled",
+    "SeatAuthError", "SeatError", "SeatUnreachable", "error_for", "parse_error_body",
 ]
 
 
@@ -55,6 +55,14 @@ class SeatAuthError(SeatError):
     """401/403: the seat (or a proxy in front of it) refused the key."""
 
 
+class _Answer(TypedDict):
+    """What every refusal carries besides its message (the keyword arguments of ``SeatError``)."""
+
+    status: int
+    type_: str | None
+    seat_message: str | None
+
+
 def _one_line(text: str, limit: int = 300) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -88,7 +96,7 @@ def error_for(status: int, body: bytes | str, *, method: str, path: str, model: 
               api_key_env: str | None = None) -> SeatError:
     """The refusal for a non-retryable answer, with a message that says what to do."""
     type_, msg = parse_error_body(body)
-    kw = {"status": status, "type_": type_, "seat_message": msg}
+    kw: _Answer = {"status": status, "type_": type_, "seat_message": msg}
     lora = path.endswith(("/load_lora_adapter", "/unload_lora_adapter"))
     where = f"{method} {path}"
     if lora and status == 404 and type_ == "detail":

@@ -16,9 +16,10 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any
 
 from voicegate._errors import VoicegateError
 
@@ -298,7 +299,8 @@ def compose_line_hint(compose_path: Path | None, name: str, path: str) -> tuple[
         indent = "      "
         return (f"in {compose_path.name}: add `{indent}- --lora-modules` to the command list, then",
                 f"{indent}- {item}")
-    indent = re.match(r"^(\s*)", lines[flag_at]).group(1)
+    flag_line = lines[flag_at]
+    indent = flag_line[: len(flag_line) - len(flag_line.lstrip())]
     last = flag_at
     for j in range(flag_at + 1, len(lines)):
         s = lines[j].strip()

@@ -154,7 +154,7 @@ def _reach(models: list[str], alias: str) -> str | None:
     if alias in models:
         return "names the alias"
     if ALL_MODELS_MARKERS & set(models):
-        return f"allowlist {sorted(ALL_MODELS_MARKERS & set(models))[0]}: all models"
+        return f"allowlist {min(ALL_MODELS_MARKERS & set(models))}: all models"
     return None
 
 

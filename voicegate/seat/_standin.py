@@ -24,17 +24,19 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 Generator = Callable[[str, int, str, int], "str | tuple[str, str]"]
 
-_WORDS = (
-    "the of and to a in was her it that she he his had with as for you not be at on but "
-    "is my all him so have which they by would from were this me said one there no been "
-    "could an if when what or very we their are more them some little must will then now "
-    "any who do should much time into such out than only before might house mother sister "
-    "morning letter river door window evening face hand heart mind voice night road room"
-).split()
+_WORDS = [
+    "the", "of", "and", "to", "a", "in", "was", "her", "it", "that", "she", "he", "his", "had", "with", "as",
+    "for", "you", "not", "be", "at", "on", "but", "is", "my", "all", "him", "so", "have", "which", "they",
+    "by", "would", "from", "were", "this", "me", "said", "one", "there", "no", "been", "could", "an", "if",
+    "when", "what", "or", "very", "we", "their", "are", "more", "them", "some", "little", "must", "will",
+    "then", "now", "any", "who", "do", "should", "much", "time", "into", "such", "out", "than", "only",
+    "before", "might", "house", "mother", "sister", "morning", "letter", "river", "door", "window", "evening",
+    "face", "hand", "heart", "mind", "voice", "night", "road", "room",
+]
 
 
 def default_text(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
@@ -123,8 +125,8 @@ class StandinSeat:
 
     # -- lifecycle ---------------------------------------------------------------
 
-    def start(self) -> StandinSeat:
-        seat = self
+    def start(self) -> Self:
+        seat: StandinSeat = self
 
         class Handler(_Handler):
             owner = seat
@@ -143,7 +145,7 @@ class StandinSeat:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> StandinSeat:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -219,10 +221,10 @@ class StandinSeat:
         """(status, payload (dict -> JSON, str -> text/plain), extra headers)."""
         self._count(path)
         entry: dict[str, Any] = {"time": time.monotonic(), "method": method, "path": path, "model": None}
-        if path.startswith("/v1/") and self.api_key is not None:
-            if headers.get("Authorization") != f"Bearer {self.api_key}":
-                self._record(entry, 401)
-                return 401, _error("Unauthorized", "AuthenticationError", 401), {}
+        if (path.startswith("/v1/") and self.api_key is not None
+                and headers.get("Authorization") != f"Bearer {self.api_key}"):
+            self._record(entry, 401)
+            return 401, _error("Unauthorized", "AuthenticationError", 401), {}
         n = self._faultable_count(path)
         if n is not None:
             hook = self.hooks.get(n)
