@@ -68,7 +68,7 @@ def cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: floa
     """Run the real CLI as a user would, from the workspace."""
     full = {k: v for k, v in os.environ.items() if k not in drop_env}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, check=False, capture_output=True,
                           text=True, env=full, timeout=timeout)
 
 

@@ -76,7 +76,7 @@ def make_workspace(root: Path, spec: dict[str, Any] | None = None, *, git_init: 
 def voicegate(root: Path, *args: str, env: dict[str, str] | None = None,
               timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the real CLI as a user would, in the workspace."""
-    return subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, check=False, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=timeout)
 
 

@@ -19,7 +19,7 @@ import hashlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -50,7 +50,7 @@ class LiteLLMStandin:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> LiteLLMStandin:
+    def __enter__(self) -> Self:
         owner = self
 
         class Handler(_Handler):

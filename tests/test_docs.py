@@ -31,10 +31,10 @@ def _cli() -> dict[str, set[str]]:
 
 
 def _documented() -> dict[str, set[str]]:
-    sections = re.split(r"^### `voicegate ([a-z ]+)`$", REFERENCE, flags=re.M)
+    sections = re.split(r"^### `voicegate ([a-z ]+)`$", REFERENCE, flags=re.MULTILINE)
     docs: dict[str, set[str]] = {}
     for name, body in zip(sections[1::2], sections[2::2]):
-        options = re.search(r"^Options:(.*?)(?:\n\n|\Z)", body, flags=re.M | re.S)
+        options = re.search(r"^Options:(.*?)(?:\n\n|\Z)", body, flags=re.MULTILINE | re.DOTALL)
         assert options, f"no Options line for {name}"
         docs[name] = set(re.findall(r"`(--[a-z-]+)`", options.group(1)))
     return docs
@@ -54,7 +54,7 @@ def test_every_documented_spec_key_exists_and_every_key_is_documented() -> None:
     schema = {k if not section else f"{section}.{k}"
               for section, keys in SCHEMA.items() for k in keys}
     spec_table = REFERENCE.split("## Spec keys", 1)[1].split("## `voicegate score --json`", 1)[0]
-    documented = set(re.findall(r"^\| `([a-z_\[\].]+)` \|", spec_table, flags=re.M))
+    documented = set(re.findall(r"^\| `([a-z_\[\].]+)` \|", spec_table, flags=re.MULTILINE))
     assert documented == schema
 
 

@@ -50,7 +50,7 @@ def screenshot(html: Path, png: Path, width: int, height: int, profile: Path) ->
            "--disable-extensions", "--hide-scrollbars", "--force-device-scale-factor=1",
            f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
            f"--screenshot={png}", f"--window-size={width},{height}", html.resolve().as_uri()]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert png.is_file(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"
     return [line for line in done.stderr.splitlines() if CONSOLE.search(line)]
 

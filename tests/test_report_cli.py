@@ -71,7 +71,7 @@ def _stored(root: Path) -> dict:
 
 def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VOICEGATE_WORKSPACE", "VOICEGATE_DATA_DIR")}
-    return subprocess.run([sys.executable, "-m", "voicegate", "report", *args], cwd=root, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "voicegate", "report", *args], cwd=root, check=False, capture_output=True,
                           text=True, env=env, timeout=120)
 
 
@@ -106,7 +106,7 @@ def test_report_writes_default_path_from_stored_results(workspace: Path):
     assert 'class="notice"' not in page
     # The registration shown is this workspace's: its spec hash and the commit that registered it.
     reg = json.loads((workspace / "preregistrations" / f"{GATE}.registration.json").read_text())
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, check=False, capture_output=True, text=True).stdout.strip()
     assert reg["spec_sha256"] in page and head in page
     # Prompts come from the registered prompt file.
     assert PROMPTS[3] in page
@@ -118,7 +118,7 @@ def test_report_out_option_and_workspace_flag(workspace: Path, tmp_path: Path):
     write_run(workspace / "runs" / GATE, _stored(workspace))
     target = tmp_path / "mail" / "bronte.html"
     done = subprocess.run([sys.executable, "-m", "voicegate", "report", GATE, "-C", str(workspace),
-                           "--out", str(target), "--samples", "2"], capture_output=True, text=True, timeout=120,
+                           "--out", str(target), "--samples", "2"], check=False, capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     page = target.read_text(encoding="utf-8")
@@ -159,7 +159,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("demo") / "ws"
     env = {k: v for k, v in os.environ.items() if k not in ("VOICEGATE_WORKSPACE", "VOICEGATE_DATA_DIR",
                                                             "VOICEGATE_SEAT_URL")}
-    done = subprocess.run([sys.executable, "-m", "voicegate", "demo", str(root)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "voicegate", "demo", str(root)], check=False, capture_output=True, text=True,
                           env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return root

@@ -22,7 +22,7 @@ from test_scoring_workspace import (
 def vg(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
     return subprocess.run([sys.executable, "-m", "voicegate", *args, "-C", str(root)],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          check=False, capture_output=True, text=True, env=env, timeout=300)
 
 
 def author_like(tag):  # the held-out author's style

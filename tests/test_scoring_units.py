@@ -48,7 +48,7 @@ def test_tokenizer_does_not_import_all_of_nltk():
     code = ("import sys; from voicegate.scoring import tokenize; t = tokenize('Hello there'); "
             "assert 'nltk' not in sys.modules and 'sklearn' not in sys.modules, sorted(sys.modules); "
             "import nltk; from nltk.tokenize import RegexpTokenizer; print(t, nltk.__version__ != '')")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['hello', 'there'] True"
 

@@ -68,7 +68,7 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
         for args in steps(seat.url):
             echo(f"\n$ voicegate {' '.join(_quote(a) for a in args)}")
             done = subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, env=env,
-                                  capture_output=True, text=True)
+                                  check=False, capture_output=True, text=True)
             for stream in (done.stdout, done.stderr):
                 if stream.strip():
                     echo(stream.rstrip("\n"))
