@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voicegate.cli._score import result_json
+from voicegate.scoring import result_text as result_json
 from voicegate.report._table import make_console, print_score, ratio_text
 from voicegate.scoring import decide
 from voicegate.spec._rules import RULES
