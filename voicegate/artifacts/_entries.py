@@ -210,7 +210,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
                       "commit": getattr(registration, "commit", None) or reg.get("commit")}
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
-        ctx["spans"] = _spans(result)
+        ctx.update(spans=_spans(result))
         said = _append_all(spec, "score", ctx, compose_required=False)
         _save_current(spec, state, result, "score", when)
     return said

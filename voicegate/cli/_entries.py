@@ -71,5 +71,5 @@ def import_cmd(gate: Gate, file: Annotated[Path, typer.Argument(help="JSONL: one
     manifest = import_file(spec, file)
     counts = manifest["counts"]
     typer.echo(f"imported {manifest['imports'][-1]['rows']} generations into {spec.generations_path} "
-               f"({counts['rows']} stored: {counts['voice']} voice, {counts['probe']} probe)")
+               f"({counts['rows']} stored: {counts['voice']} voice, {counts['probe']} probe)")  # not-a-result: run.json
     typer.echo(f"  source {manifest['imports'][-1]['file']}, sha256 {manifest['imports'][-1]['sha256']}")
