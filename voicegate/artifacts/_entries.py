@@ -7,6 +7,9 @@ the shipped or recommended one first). All three are appended under one gate
 lock, so a `ship` and an `amend` run at the same moment produce their entries
 one after the other in every artifact.
 
+The policy of an amendment (which rule, which generations) is `voicegate.gate`'s;
+this module only renders entries and appends them.
+
 What was last recorded lives in `<run_dir>/recorded.json`: the current result
 (the last score or amendment), and the sha256 of the result recorded under
 each rule. Re-scoring the same generations under the same rule gives the same
