@@ -171,6 +171,11 @@ def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *, encode=None)
     return dist, pool, mid
 
 
+def _degeneration(d: dict[str, Any]) -> Degeneration:
+    return Degeneration(rate=rnd(d["rate"]), empty=rnd(d["empty"]), repetition=rnd(d["repetition"]),
+                        truncated=rnd(d["truncated"]), rows=int(d["rows"]))
+
+
 class _Copy(NamedTuple):
     overlap: float
     ngrams: int
@@ -257,12 +262,12 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
     for arm in spec.arms:
         v = voices[arm.name]
         c = copy[arm.name]
-        common = dict(name=arm.name, role=arm.role, model=arm.model, distances=v.distances,
-                      mean_distance=v.mean_distance, spread=v.spread, overlap=rnd(c.overlap), ngrams=c.ngrams,
-                      longest_run=c.longest_run, spans=c.spans,
-                      degeneration=Degeneration(**{k: (rnd(x) if k != "rows" else x)
-                                                   for k, x in degen[arm.name].items()}),
-                      probe_pass_rate=rnd(passed[arm.name]), generations=len(cells.arm_rows(arm.name)))
+        common: dict[str, Any] = {
+            "name": arm.name, "role": arm.role, "model": arm.model, "distances": v.distances,
+            "mean_distance": v.mean_distance, "spread": v.spread, "overlap": rnd(c.overlap), "ngrams": c.ngrams,
+            "longest_run": c.longest_run, "spans": c.spans,
+            "degeneration": _degeneration(degen[arm.name]),
+            "probe_pass_rate": rnd(passed[arm.name]), "generations": len(cells.arm_rows(arm.name))}
         if not isinstance(v, CandidateVoice):
             arms_out.append(ArmResult(**common))
             continue
