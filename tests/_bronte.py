@@ -90,20 +90,28 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def result(rule: str, generations_sha256: str = "0" * 64) -> dict[str, Any]:
-    """A full score result for the reference case, through the scoring core's verdict seam."""
+def result(rule: str, generations_sha256: str = "0" * 64) -> Any:
+    """A full score result (a GateResult) for the reference case, through the scoring core's verdict seam."""
     from voicegate.scoring import decide
+    from voicegate.scoring._result import ArmResult, CandidateResult, Control, Degeneration, GateResult
 
     cands = ("ckpt475", "ckpt925")
     out = decide(DISTANCES, "base", cands, rule=rule, copying={c: "NOT-COPIED" for c in cands},
                  damage={c: "NO-DAMAGE" for c in cands})
-    for arm in out["arms"]:
-        arm.update(overlap=0.0, longest_run=0, spans=[], probe_pass_rate=None, model=arm["name"],
-                   degeneration={"rate": 0.0, "empty": 0.0, "repetition": 0.0, "truncated": 0.0})
+    stats: dict[str, Any] = dict(overlap=0.0, longest_run=0, spans=(), probe_pass_rate=None,
+                                 degeneration=Degeneration(rate=0.0, empty=0.0, repetition=0.0, truncated=0.0))
+    b = out.base
+    arms: list[ArmResult] = [ArmResult(name=b.name, role=b.role, model=b.name, distances=b.distances,
+                                       mean_distance=b.mean_distance, spread=b.spread, **stats)]
+    for c in out.candidates:
+        arms.append(CandidateResult(name=c.name, role=c.role, model=c.name, distances=c.distances,
+                                    mean_distance=c.mean_distance, spread=c.spread, delta_cb=c.delta_cb,
+                                    floors=c.floors, voice=c.voice, ratios=c.ratios, ratio=c.ratio,
+                                    disagree=c.disagree, copying=c.copying, damage=c.damage, **stats))
     sig = {"generations_sha256": generations_sha256, "rules": {"global-max-spread": "global-max-spread@1",
                                                                "pairwise-max-spread": "pairwise-max-spread@1"}}
-    return {"gate": "lv-bronte", **out, "control": {"arm": "base", "overlap": 0.0}, "signature": sig,
-            "signature_text": f"view:stylometric|mfw:50|rule:{rule}@1"}
+    return GateResult(gate="lv-bronte", rule=out.rule, ships=out.ships, control=Control(arm="base", overlap=0.0),
+                      arms=tuple(arms), signature=sig, signature_text=f"view:stylometric|mfw:50|rule:{rule}@1")
 
 
 def marker_count(data: bytes) -> int:
@@ -153,7 +161,8 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:
     """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library."""
-    from voicegate.artifacts import record_amendment, record_score, record_ship
+    from voicegate.artifacts import record_score, record_ship
+    from voicegate.gate import amend_spec
     from voicegate.generate._import import import_file
     from voicegate.run._store import generations_hash, read_rows
     from voicegate.spec._registration import check_registered
@@ -167,6 +176,6 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
     if ship:
         record_ship(spec, "ckpt475", "additive, reversible and safety-clean")
     if amend:
-        record_amendment(spec, "pairwise-max-spread", "the global floor let an unshipped arm fail the shipped one",
-                         score=lambda spec, rows, *, cache_dir, rule: result(rule, gh))
+        amend_spec(spec, "pairwise-max-spread", "the global floor let an unshipped arm fail the shipped one",
+                   scorer=lambda spec, rows, *, rule: result(rule, gh))
     return root

@@ -22,7 +22,7 @@ from test_scoring_workspace import (
     voice_rows,
 )
 
-from voicegate.cli._score import result_json
+from voicegate.scoring import result_text as result_json
 from voicegate.scoring import score_gate
 from voicegate.scoring._embedding import chunk_words
 from voicegate.spec._registration import check_registered

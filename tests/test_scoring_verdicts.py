@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voicegate.cli._score import result_json
 from voicegate.report._table import make_console, print_score, ratio_text
-from voicegate.scoring import decide
+from voicegate.scoring import GateResult, decide
+from voicegate.scoring import result_text as result_json
+from voicegate.scoring._verdicts import decision_result
 from voicegate.spec._rules import RULES
 
 # Constructed per-seed distances for lv-bronte (DESIGN.md §3): base and ckpt475
@@ -26,44 +28,44 @@ OK = {"ckpt475": "NOT-COPIED", "ckpt925": "NOT-COPIED"}
 CLEAN = {"ckpt475": "NO-DAMAGE", "ckpt925": "NO-DAMAGE"}
 
 
-def _result(rule: str) -> dict:
+def _result(rule: str) -> GateResult:
     out = decide(DIST, "base", ["ckpt475", "ckpt925"], rule=rule, copying=OK, damage=CLEAN)
-    return {"gate": "lv-bronte", **out}
+    return decision_result(out, "lv-bronte")
 
 
-def _arm(result: dict, name: str) -> dict:
-    return next(a for a in result["arms"] if a["name"] == name)
+def _arm(result: GateResult, name: str) -> Any:
+    return result.arm(name)
 
 
 def test_reference_case_under_global_max_spread_both_fail():
     r = _result("global-max-spread")
     a475, a925 = _arm(r, "ckpt475"), _arm(r, "ckpt925")
-    assert a475["delta_cb"] == 0.193 and a925["delta_cb"] == 0.21
-    assert a475["spread"] == 0.091 and a925["spread"] == 0.251 and _arm(r, "base")["spread"] == 0.06
-    assert a475["floors"]["global-max-spread"] == 0.251 == a925["floors"]["global-max-spread"]
-    assert a475["voice"]["global-max-spread"] == "FAIL" and a925["voice"]["global-max-spread"] == "FAIL"
-    assert r["ships"] is None  # lv-bronte shipped ckpt475 by a person's decision, not by the rule
-    assert a475["ratio"] == pytest.approx(0.193 / 0.251, abs=1e-6)
+    assert a475.delta_cb == 0.193 and a925.delta_cb == 0.21
+    assert a475.spread == 0.091 and a925.spread == 0.251 and _arm(r, "base").spread == 0.06
+    assert a475.floors["global-max-spread"] == 0.251 == a925.floors["global-max-spread"]
+    assert a475.voice["global-max-spread"] == "FAIL" and a925.voice["global-max-spread"] == "FAIL"
+    assert r.ships is None  # lv-bronte shipped ckpt475 by a person's decision, not by the rule
+    assert a475.ratio == pytest.approx(0.193 / 0.251, abs=1e-6)
 
 
 def test_reference_case_under_pairwise_max_spread_ckpt475_passes_2_1x():
     r = _result("pairwise-max-spread")
     a475, a925 = _arm(r, "ckpt475"), _arm(r, "ckpt925")
-    assert a475["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
-    assert a925["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251}
-    assert a475["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"}
-    assert a925["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "FAIL"}
-    assert a475["ratio"] == 2.120879 and ratio_text(a475["ratio"]) == "2.1x"
-    assert a475["disagree"] is True and a925["disagree"] is False
-    assert r["ships"] == "ckpt475"
+    assert a475.floors == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    assert a925.floors == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251}
+    assert a475.voice == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"}
+    assert a925.voice == {"global-max-spread": "FAIL", "pairwise-max-spread": "FAIL"}
+    assert a475.ratio == 2.120879 and ratio_text(a475.ratio) == "2.1x"
+    assert a475.disagree is True and a925.disagree is False
+    assert r.ships == "ckpt475"
 
 
 def test_disagree_is_rule_independent_and_both_floors_always_present():
     for rule in RULES:
         r = _result(rule)
-        assert [a["disagree"] for a in r["arms"][1:]] == [True, False]
-        for arm in r["arms"][1:]:
-            assert set(arm["floors"]) == set(RULES) == set(arm["voice"]) == set(arm["ratios"])
+        assert [a.disagree for a in r.arms[1:]] == [True, False]
+        for arm in r.arms[1:]:
+            assert set(arm.floors) == set(RULES) == set(arm.voice) == set(arm.ratios)
 
 
 def test_table_and_json_show_both_floors(capsys):
@@ -77,7 +79,7 @@ def test_table_and_json_show_both_floors(capsys):
     assert row475.count("PASS") == 1 and row475.count("FAIL") == 1
     assert "ships: ckpt475 (VOICE PASS 2.1x under pairwise-max-spread" in out
     data = json.loads(result_json(r))
-    assert _arm(data, "ckpt475")["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    assert next(a for a in data["arms"] if a["name"] == "ckpt475")["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
 
 
 def test_ship_needs_all_three_axes_and_follows_preference():
@@ -86,24 +88,24 @@ def test_ship_needs_all_three_axes_and_follows_preference():
     clean = {"a": "NO-DAMAGE", "b": "NO-DAMAGE"}
     # zero floors: ratio is undefined (None), PASS is still delta > 0
     r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean)
-    assert r["arms"][1]["ratio"] is None and r["ships"] == "a"
+    assert r.arms[1].ratio is None and r.ships == "a"
     dist = {"base": {1: 0.9, 2: 0.95}, "a": {1: 0.5, 2: 0.52}, "b": {1: 0.6, 2: 0.61}}
     r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean)
-    assert r["arms"][1]["ratio"] == 8.3 and r["arms"][2]["ratio"] == 6.4
-    assert r["ships"] == "a"  # the largest ratio
+    assert r.arms[1].ratio == 8.3 and r.arms[2].ratio == 6.4
+    assert r.ships == "a"  # the largest ratio
     r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean, prefer=["b"])
-    assert r["ships"] == "b"
+    assert r.ships == "b"
     r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread",
                copying={"a": "COPIED", "b": "NOT-COPIED"}, damage={"a": "NO-DAMAGE", "b": "DAMAGE"})
-    assert r["ships"] is None
+    assert r.ships is None
     # an axis with no verdict cannot ship
-    assert decide(dist, "base", ["a"], rule="pairwise-max-spread")["ships"] is None
+    assert decide(dist, "base", ["a"], rule="pairwise-max-spread").ships is None
 
 
 def test_equality_is_fail():
     dist = {"base": {1: 0.5, 2: 0.6}, "a": {1: 0.4, 2: 0.5}}  # delta 0.1 == spread 0.1 (float noise aside)
     r = decide(dist, "base", ["a"], rule="pairwise-max-spread", copying={"a": "NOT-COPIED"}, damage={"a": "NO-DAMAGE"})
-    assert r["arms"][1]["voice"]["pairwise-max-spread"] == "FAIL"
+    assert r.arms[1].voice["pairwise-max-spread"] == "FAIL"
 
 
 seeds = st.lists(st.integers(0, 10**6), min_size=2, max_size=5, unique=True)
@@ -123,7 +125,7 @@ def test_pairwise_floor_ignores_other_candidates(data, seed_list):
                    copying=copying, damage=damage)
     one = decide({"base": base, "a": a}, "base", ["a"], rule="pairwise-max-spread", copying=copying, damage=damage)
     for key in ("floors", "voice", "ratios", "delta_cb"):
-        pw = lambda r: r["arms"][1][key] if key == "delta_cb" else r["arms"][1][key]["pairwise-max-spread"]  # noqa: E731
+        pw = lambda r: getattr(r.arms[1], key) if key == "delta_cb" else getattr(r.arms[1], key)["pairwise-max-spread"]
         assert pw(one) == pw(two) == pw(three)
     # the global floor, by contrast, is the max over every arm present
-    assert three["arms"][1]["floors"]["global-max-spread"] >= two["arms"][1]["floors"]["global-max-spread"]
+    assert three.arms[1].floors["global-max-spread"] >= two.arms[1].floors["global-max-spread"]

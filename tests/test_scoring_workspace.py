@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from voicegate.cli._score import result_json
+from voicegate.scoring import result_text as result_json
 from voicegate.run._store import append_rows
 from voicegate.scoring import score_gate
 from voicegate.spec._registration import check_registered, register

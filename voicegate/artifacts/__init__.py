@@ -1,12 +1,12 @@
 """Append-only artifacts: the gate record, the adapter README and the compose comment.
 
-Public surface, used by the CLI:
+Public surface, used by the use cases in `voicegate.gate`:
 
 - `record_score(spec, registration, result, run)` — `voicegate score` appends
   its verdicts (or says the record is current);
 - `record_ship(spec, arm, reason)` — a person's shipping decision;
-- `record_amendment(spec, rule, reason, score=...)` — a re-score under another
-  registered rule;
+- `record_amendment(spec, old, new, changes, ...)` — render and append an
+  amendment that `voicegate.gate.amend` has already checked (the policy lives there);
 - `verify_gates(root, gate)` / `describe(...)` — the chain and git checks.
 
 The discipline itself (markers, atomic writes, locks) lives in `_chain`.
@@ -26,9 +26,10 @@ from voicegate.artifacts._entries import (
 )
 from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._verify import describe, verify_gates
+from voicegate.scoring._result import GateResult
 
 
-def record_score(spec: Any, registration: Any, result: dict[str, Any], run: dict[str, Any] | None) -> list[str]:
+def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str, Any] | None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
     return _record_score(spec, registration, result, run)
 

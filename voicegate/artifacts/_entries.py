@@ -7,6 +7,9 @@ the shipped or recommended one first). All three are appended under one gate
 lock, so a `ship` and an `amend` run at the same moment produce their entries
 one after the other in every artifact.
 
+The policy of an amendment (which rule, which generations) is `voicegate.gate`'s;
+this module only renders entries and appends them.
+
 What was last recorded lives in `<run_dir>/recorded.json`: the current result
 (the last score or amendment), and the sha256 of the result recorded under
 each rule. Re-scoring the same generations under the same rule gives the same
@@ -19,9 +22,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
-from collections.abc import Callable
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +34,8 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate.artifacts import _chain, _compose
 from voicegate.artifacts._format import candidates, one_line, render, stamp
-from voicegate.run._store import append_rows, generations_hash, read_rows
-from voicegate.spec._rules import get_rule
+from voicegate.run._store import append_rows, read_rows
+from voicegate.scoring._result import GateResult
 from voicegate.spec._workspace import shown_path
 
 # -- state ---------------------------------------------------------------------------
@@ -68,22 +72,23 @@ def amendments(spec: Any) -> list[dict[str, Any]]:
     return _jsonl(spec.run.amendments)
 
 
-def result_sha256(result: dict[str, Any]) -> str:
-    return sha256_json(result)
+def result_sha256(result: GateResult) -> str:
+    return sha256_json(result.to_json())
 
 
-def _gate_lock(spec: Any):
+def gate_lock(spec: Any) -> AbstractContextManager[None]:
+    """One lock per gate: every entry, and the policy checks an amendment makes, run under it."""
     return _chain.locked(spec.run.recorded)
 
 
 # -- writing all three ---------------------------------------------------------------
 
 
-def _featured(spec: Any, result: dict[str, Any]) -> tuple[str | None, str]:
+def _featured(spec: Any, result: GateResult) -> tuple[str | None, str]:
     shipped = decisions(spec)
     if shipped:
         return shipped[-1]["arm"], "shipped"
-    return result.get("ships"), "recommended"
+    return result.ships, "recommended"
 
 
 def _preflight(spec: Any, compose_lines: list[str], *, compose_required: bool) -> str | None:
@@ -145,7 +150,7 @@ def _append_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: 
     return said
 
 
-def _base_ctx(spec: Any, result: dict[str, Any], when: _dt.datetime) -> dict[str, Any]:
+def _base_ctx(spec: Any, result: GateResult, when: _dt.datetime) -> dict[str, Any]:
     featured, featured_as = _featured(spec, result)
     return {
         "gate": spec.gate, "author": spec.author, "spec_path": _display(spec, spec.path),
@@ -153,14 +158,8 @@ def _base_ctx(spec: Any, result: dict[str, Any], when: _dt.datetime) -> dict[str
         "record": _display(spec, spec.artifacts.record),
         "result": result, "result_sha256": result_sha256(result),
         "candidates": candidates(result, featured), "featured": featured, "featured_as": featured_as,
-        "rules": _rules(result),
+        "rules": result.rule_ids(),
     }
-
-
-def _rules(result: dict[str, Any]) -> list[str]:
-    from voicegate.artifacts._format import rule_ids
-
-    return rule_ids(result)
 
 
 def _run_ctx(spec: Any, run: dict[str, Any] | None) -> dict[str, Any]:
@@ -184,12 +183,12 @@ def _run_ctx(spec: Any, run: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _spans(result: dict[str, Any]) -> list[dict[str, Any]]:
+def _spans(result: GateResult) -> list[dict[str, Any]]:
     out = []
-    for arm in result["arms"]:
-        for span in (arm.get("spans") or [])[:3]:
-            text = " ".join(str(span.get("text", "")).split())
-            out.append({"arm": arm["name"], "tokens": span.get("tokens", "?"),
+    for arm in result.arms:
+        for span in arm.spans[:3]:
+            text = " ".join(span.text.split())
+            out.append({"arm": arm.name, "tokens": "?" if span.tokens is None else span.tokens,
                         "text": text if len(text) <= 120 else text[:117] + "..."})
     return out
 
@@ -197,40 +196,45 @@ def _spans(result: dict[str, Any]) -> list[dict[str, Any]]:
 # -- score ---------------------------------------------------------------------------
 
 
-def record_score(spec: Any, registration: Any, result: dict[str, Any], run: dict[str, Any] | None,
+def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str, Any] | None,
                  *, now: _dt.datetime | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded."""
     when = now or now_utc()
     digest = result_sha256(result)
-    with _gate_lock(spec):
+    with gate_lock(spec):
         state = load_state(spec) or {"results": {}}
-        if state["results"].get(result["rule"]) == digest:
+        if state["results"].get(result.rule) == digest:
             return [f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
-                    f"same rule {result['rule']}); nothing appended"]
+                    f"same rule {result.rule}); nothing appended"]
         ctx = _base_ctx(spec, result, when)
         reg = getattr(registration, "data", registration) or {}
         ctx["reg"] = {"spec_path": reg.get("spec_path", ctx["spec_path"]), "spec_sha256": reg.get("spec_sha256", "?"),
                       "registered_at": reg.get("registered_at", "?"),
                       "commit": getattr(registration, "commit", None) or reg.get("commit")}
         ctx["run"] = _run_ctx(spec, run)
-        ctx["generations_sha256"] = result.get("signature", {}).get("generations_sha256", "?")
-        ctx["spans"] = _spans(result)
+        ctx["generations_sha256"] = result.generations_sha256 or "?"
+        ctx.update(spans=_spans(result))
         said = _append_all(spec, "score", ctx, compose_required=False)
-        state["results"][result["rule"]] = digest
-        state.update(current=result, current_kind="score", time=stamp(when))
-        _save_state(spec, state)
+        _save_current(spec, state, result, "score", when)
     return said
+
+
+def _save_current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> None:
+    state["results"][result.rule] = result_sha256(result)
+    state.update(current=result.to_json(), current_kind=kind, time=stamp(when))
+    _save_state(spec, state)
 
 
 # -- ship ----------------------------------------------------------------------------
 
 
-def _require_state(spec: Any, what: str) -> dict[str, Any]:
+def current_state(spec: Any, what: str) -> tuple[dict[str, Any], GateResult]:
+    """The recorded state and the result now in force; refuses when nothing was scored yet."""
     state = load_state(spec)
     if not state or "current" not in state:
         raise VoicegateError(f"nothing to {what}: no score is recorded for {spec.gate} "
                              f"(run `voicegate score {spec.gate}` first)")
-    return state
+    return state, GateResult.from_json(state["current"])
 
 
 def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:
@@ -242,16 +246,19 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
     if chosen.is_base:
         raise VoicegateError(f"{arm} is the base carrier, not an adapter: only a candidate can ship as {spec.gate}")
     when = now or now_utc()
-    with _gate_lock(spec):
-        state = _require_state(spec, "ship")
-        result = state["current"]
-        entry = next(a for a in result["arms"] if a["name"] == arm)
+    with gate_lock(spec):
+        _, result = current_state(spec, "ship")
+        entry = result.candidate(arm)
+        if entry is None:
+            raise VoicegateError(f"{arm} has no verdicts in the recorded result for {spec.gate}")
         decision = {"time": stamp(when), "arm": arm, "model": chosen.model, "reason": reason,
-                    "rule": result["rule"], "recommendation": result.get("ships"),
-                    "verdicts": {"voice": entry["voice"], "copying": entry["copying"], "damage": entry["damage"]},
+                    "rule": result.rule, "recommendation": result.ships,
+                    "verdicts": {"voice": {r: str(v) for r, v in entry.voice.items()},
+                                 "copying": None if entry.copying is None else str(entry.copying),
+                                 "damage": None if entry.damage is None else str(entry.damage)},
                     "result_sha256": result_sha256(result)}
         ctx = _base_ctx(spec, result, when)
-        ctx.update(arm={**entry, "model": chosen.model}, reason=reason, featured=arm, featured_as="shipped",
+        ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
         said = _append_all(spec, "ship", ctx, compose_required=True)
         append_rows(spec.run.decisions, [decision])
@@ -260,81 +267,45 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
 
 # -- amend ---------------------------------------------------------------------------
 
-Scorer = Callable[..., dict[str, Any]]
+
+@dataclass(frozen=True, kw_only=True)
+class AmendmentChange:
+    """What an amendment did to one candidate's voice verdict (the policy that allows it is `gate._amend`)."""
+
+    arm: str
+    delta_cb: float | None
+    floors: Mapping[str, float | None]
+    before: str
+    after: str
+    before_ratio: float | None
+    after_ratio: float | None
+    disagree: bool
+    copying: str | None
+    damage: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"arm": self.arm, "delta_cb": self.delta_cb, "before": self.before, "after": self.after,
+                "floors": dict(self.floors), "copying": self.copying, "damage": self.damage}
 
 
-def _same(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return math.isclose(a, b, rel_tol=0.0, abs_tol=1e-9)
+def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[AmendmentChange], *,
+                     reason: str, rule_registered: str, generations_sha256: str, state: dict[str, Any],
+                     when: _dt.datetime) -> list[str]:
+    """Render an amendment already allowed by `gate._amend` and append it everywhere.
 
-
-def record_amendment(spec: Any, rule_id: str, reason: str, *, score: Scorer, cache_dir: Path | None = None,
-                     now: _dt.datetime | None = None) -> list[str]:
-    """Re-score the SAME stored generations under rule_id and append the correction everywhere."""
-    reason = one_line(reason or "")
-    if not reason:
-        raise VoicegateError("an amendment needs --reason: say why the rule changes, in a sentence")
-    when = now or now_utc()
-    rule = get_rule(rule_id)
-    if not rule.registered < when.date():
-        raise VoicegateError(f"rule {rule.signature} was registered {rule.registered.isoformat()}, which does not "
-                             f"precede this amendment ({when.date().isoformat()}): a rule must exist before it is applied")
-    with _gate_lock(spec):
-        state = _require_state(spec, "amend")
-        old = state["current"]
-        if old["rule"] == rule_id:
-            raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
-        rows = read_rows(spec.generations_path)
-        recorded = old.get("signature", {}).get("generations_sha256")
-        now_hash = generations_hash(rows)
-        if recorded != now_hash:
-            raise VoicegateError(f"the stored generations changed since they were scored (sha256 {now_hash[:12]}..., "
-                                 f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
-        new = score(spec, rows, cache_dir=cache_dir, rule=rule_id)
-        if new.get("signature", {}).get("generations_sha256") not in (None, recorded):
-            raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
-        old_arms = {a["name"]: a for a in old["arms"]}
-        changes = []
-        for arm in new["arms"]:
-            if arm.get("role") != "candidate":
-                continue
-            before = old_arms.get(arm["name"])
-            if before is None or not _same(before["delta_cb"], arm["delta_cb"]):
-                raise VoicegateError(f"delta_cb of {arm['name']} changed on re-scoring the same generations "
-                                     f"({before and before['delta_cb']} -> {arm['delta_cb']}); amendment refused")
-            changes.append({
-                "arm": arm["name"], "delta_cb": arm["delta_cb"], "floors": arm["floors"],
-                "before": old_arms[arm["name"]]["voice"][old["rule"]], "after": arm["voice"][rule_id],
-                "before_ratio": _ratio(before, old["rule"]), "after_ratio": _ratio(arm, rule_id),
-                "disagree": arm.get("disagree", False),
-                "copying": arm["copying"], "damage": arm["damage"],
-                "copying_before": before["copying"], "damage_before": before["damage"],
-            })
-        for c in changes:
-            if (c["copying"], c["damage"]) != (c["copying_before"], c["damage_before"]):
-                raise VoicegateError(f"COPYING/DAMAGE of {c['arm']} changed on re-scoring the same generations; "
-                                     "amendment refused")
-        shipped = decisions(spec)
-        ctx = _base_ctx(spec, new, when)
-        ctx.update(rule_from=old["rule"], rule_to=rule_id, rule_to_registered=rule.registered.isoformat(),
-                   reason=reason, changes=sorted(changes, key=lambda c: c["arm"] != ctx["featured"]),
-                   decision=shipped[-1] if shipped else None, ships_before=old.get("ships"),
-                   ships_after=new.get("ships"), generations_sha256=now_hash,
-                   rules=[old["rule"], rule_id] + [r for r in ctx["rules"] if r not in (old["rule"], rule_id)])
-        said = _append_all(spec, "amend", ctx, compose_required=False)
-        append_rows(spec.run.amendments, [{
-            "time": stamp(when), "rule_from": old["rule"], "rule_to": rule_id, "reason": reason,
-            "result": new, "changes": [{k: c[k] for k in ("arm", "delta_cb", "before", "after", "floors",
-                                                          "copying", "damage")} for c in changes],
-        }])
-        state["results"][rule_id] = result_sha256(new)
-        state.update(current=new, current_kind="amend", time=stamp(when))
-        _save_state(spec, state)
+    The caller holds `gate_lock(spec)` and passes the state it read under it.
+    """
+    shipped = decisions(spec)
+    ctx = _base_ctx(spec, new, when)
+    ctx.update(rule_from=old.rule, rule_to=new.rule, rule_to_registered=rule_registered,
+               reason=reason, changes=sorted(changes, key=lambda c: c.arm != ctx["featured"]),
+               decision=shipped[-1] if shipped else None, ships_before=old.ships,
+               ships_after=new.ships, generations_sha256=generations_sha256,
+               rules=[old.rule, new.rule] + [r for r in ctx["rules"] if r not in (old.rule, new.rule)])
+    said = _append_all(spec, "amend", ctx, compose_required=False)
+    append_rows(spec.run.amendments, [{
+        "time": stamp(when), "rule_from": old.rule, "rule_to": new.rule, "reason": reason,
+        "result": new.to_json(), "changes": [c.to_json() for c in changes],
+    }])
+    _save_current(spec, state, new, "amend", when)
     return said
-
-
-def _ratio(arm: dict[str, Any], rule_id: str) -> float | None:
-    from voicegate.artifacts._format import ratio_of
-
-    return ratio_of(arm, rule_id)

@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from voicegate.scoring._result import CandidateResult, GateResult
 from voicegate.spec._rules import RULES
 
 
@@ -53,46 +54,38 @@ def rule_sig(rule_id: str) -> str:
     return f"{rule_id}@{rule.version}" if rule else rule_id
 
 
-def rule_ids(result: dict[str, Any]) -> list[str]:
-    """The deciding rule first, then every other rule the result carries."""
-    deciding = result["rule"]
-    seen = {r for arm in result["arms"] for r in arm.get("floors", {})}
-    return [deciding] + sorted(seen - {deciding})
-
-
-def ratio_of(arm: dict[str, Any], rule_id: str) -> float | None:
-    ratios = arm.get("ratios") or {}
-    if rule_id in ratios:
-        return ratios[rule_id]
-    floor = (arm.get("floors") or {}).get(rule_id)
-    if floor is None or arm.get("delta_cb") is None:
+def ratio_of(arm: CandidateResult, rule_id: str) -> float | None:
+    """The result's own ratio under `rule_id`; else delta_cb / floor, a zero floor being infinitely clear."""
+    if rule_id in arm.ratios:
+        return arm.ratios[rule_id]
+    floor = arm.floors.get(rule_id)
+    if floor is None or arm.delta_cb is None:
         return None
-    return math.inf if floor == 0 else arm["delta_cb"] / floor
+    return math.inf if floor == 0 else arm.delta_cb / floor
 
 
-def voice_phrase(arm: dict[str, Any], deciding: str) -> str:
+def voice_phrase(arm: CandidateResult, deciding: str) -> str:
     """'VOICE FAIL (rule: +0.193 vs floor 0.251, 0.8x; other would PASS 2.1x: DISAGREE)'."""
-    verdict = arm["voice"][deciding]
-    parts = [f"{deciding}: {signed(arm['delta_cb'])} vs floor {num(arm['floors'][deciding])}, "
+    verdict = arm.voice[deciding]
+    parts = [f"{deciding}: {signed(arm.delta_cb)} vs floor {num(arm.floors[deciding])}, "
              f"{ratio_text(ratio_of(arm, deciding))}"]
-    for other in sorted(set(arm["floors"]) - {deciding}):
-        v = arm["voice"][other]
+    for other in sorted(set(arm.floors) - {deciding}):
+        v = arm.voice[other]
         if v != verdict:
             parts.append(f"{other} would {v} {ratio_text(ratio_of(arm, other))} "
-                         f"(floor {num(arm['floors'][other])}): DISAGREE")
+                         f"(floor {num(arm.floors[other])}): DISAGREE")
         else:
-            parts.append(f"{other}: {v} {ratio_text(ratio_of(arm, other))} (floor {num(arm['floors'][other])})")
+            parts.append(f"{other}: {v} {ratio_text(ratio_of(arm, other))} (floor {num(arm.floors[other])})")
     return f"VOICE {verdict} ({'; '.join(parts)})"
 
 
-def verdict_line(arm: dict[str, Any], deciding: str) -> str:
-    return f"{voice_phrase(arm, deciding)} · {arm['copying']} · {arm['damage']}"
+def verdict_line(arm: CandidateResult, deciding: str) -> str:
+    return f"{voice_phrase(arm, deciding)} · {arm.copying} · {arm.damage}"
 
 
-def candidates(result: dict[str, Any], featured: str | None = None) -> list[dict[str, Any]]:
+def candidates(result: GateResult, featured: str | None = None) -> list[CandidateResult]:
     """Candidate arms, the featured (shipped or recommended) one first."""
-    arms = [a for a in result["arms"] if a.get("role") == "candidate"]
-    return sorted(arms, key=lambda a: a["name"] != featured)
+    return sorted(result.candidates, key=lambda a: a.name != featured)
 
 
 @lru_cache(maxsize=1)

@@ -9,16 +9,10 @@ import typer
 
 from voicegate._errors import GateFailed
 from voicegate.cli._app import Gate, Workspace, app
-from voicegate.spec._registration import check_registered
 from voicegate.spec._spec import load_spec
 from voicegate.spec._workspace import shown_path, workspace_root
 
 Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.")]
-
-
-def _cache_dir(spec):  # type: ignore[no-untyped-def]
-    """The scoring cache `voicegate score` uses, so an amendment reuses the same corpus-side work."""
-    return spec.run.cache
 
 
 @app.command("amend")
@@ -29,20 +23,9 @@ def amend_cmd(
     workspace: Workspace = None,
 ) -> None:
     """Re-score the SAME stored generations under another registered rule; append the amendment everywhere."""
-    from voicegate.artifacts import record_amendment
-    from voicegate.spec._rules import get_rule
+    from voicegate.gate import amend
 
-    get_rule(rule)  # an unknown rule is refused before anything is read
-    spec = load_spec(workspace_root(workspace), gate)
-    check_registered(spec)
-
-    def score(spec, rows, *, cache_dir, rule):  # type: ignore[no-untyped-def]
-        from voicegate.scoring import score_gate
-
-        # Read-only cache: a refused amendment must leave no byte behind, not even a cache entry.
-        return score_gate(spec, rows, cache_dir=cache_dir, rule=rule, write_cache=False)
-
-    for line in record_amendment(spec, rule, reason, score=score, cache_dir=_cache_dir(spec)):
+    for line in amend(workspace, gate, rule, reason):
         typer.echo(line)
 
 
@@ -50,11 +33,9 @@ def amend_cmd(
 def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(help="The candidate arm a person ships.")],
              reason: Reason = "", workspace: Workspace = None) -> None:
     """Record a person's shipping decision beside (never over) the verdicts."""
-    from voicegate.artifacts import record_ship
+    from voicegate.gate import ship
 
-    spec = load_spec(workspace_root(workspace), gate)
-    check_registered(spec)
-    for line in record_ship(spec, arm, reason):
+    for line in ship(workspace, gate, arm, reason):
         typer.echo(line)
 
 
@@ -90,5 +71,5 @@ def import_cmd(gate: Gate, file: Annotated[Path, typer.Argument(help="JSONL: one
     manifest = import_file(spec, file)
     counts = manifest["counts"]
     typer.echo(f"imported {manifest['imports'][-1]['rows']} generations into {spec.generations_path} "
-               f"({counts['rows']} stored: {counts['voice']} voice, {counts['probe']} probe)")
+               f"({counts['rows']} stored: {counts['voice']} voice, {counts['probe']} probe)")  # not-a-result: run.json
     typer.echo(f"  source {manifest['imports'][-1]['file']}, sha256 {manifest['imports'][-1]['sha256']}")

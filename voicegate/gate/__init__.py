@@ -1,1 +1,15 @@
-"""The use cases: what a user (or the CLI) does to a gate, one function each."""
+"""The use cases: what a user (or the CLI) does to a gate, one function each.
+
+    from voicegate.gate import score, amend, ship
+    outcome = score(root, "lv-bronte", dry_run=True)   # ScoreOutcome: .result is a GateResult
+    ship(root, "lv-bronte", "ckpt475", "additive, reversible and safety-clean")
+    amend(root, "lv-bronte", "pairwise-max-spread", "why the rule changes")
+
+Each returns what was said about the artifacts it touched; the CLI prints it.
+"""
+
+from voicegate.gate._amend import amend, amend_spec
+from voicegate.gate._score import ScoreOutcome, load_generations, score
+from voicegate.gate._ship import ship
+
+__all__ = ["ScoreOutcome", "amend", "amend_spec", "load_generations", "score", "ship"]

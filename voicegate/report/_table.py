@@ -1,6 +1,6 @@
 """The score table (rich): both floors side by side, DISAGREE, copying, damage, ship line, signature.
 
-Rendered from a score result dict (DESIGN.md §6) and nothing else, so `score`,
+Rendered from a `GateResult` (DESIGN.md §6) and nothing else, so `score`,
 `amend` and the demo print the same thing for the same numbers. Neither floor
 is ever shown without the other; the deciding rule is marked with `*`.
 """
@@ -13,6 +13,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from voicegate.scoring._result import CandidateResult, GateResult
 from voicegate.spec._rules import RULES
 
 
@@ -38,9 +39,9 @@ def _short(rule_id: str) -> str:
     return rule_id.removesuffix("-max-spread")
 
 
-def voice_table(result: dict[str, Any]) -> Table:
-    rule = result["rule"]
-    t = Table(title=f"{result['gate']}: voice (deciding rule: {rule}, marked *)", title_justify="left",
+def voice_table(result: GateResult) -> Table:
+    rule = result.rule
+    t = Table(title=f"{result.gate}: voice (deciding rule: {rule}, marked *)", title_justify="left",
               caption="floor and VOICE under every registered rule: " +
                       ", ".join(f"{_short(r)} = {r}" for r in RULES), caption_justify="left")
     t.add_column("arm", no_wrap=True)
@@ -53,83 +54,84 @@ def voice_table(result: dict[str, Any]) -> Table:
     for rid in RULES:
         t.add_column(f"VOICE\n{_short(rid)}{' *' if rid == rule else ''}", no_wrap=True)
     t.add_column("DISAGREE", no_wrap=True)
-    for arm in result["arms"]:
-        per_seed = " ".join(f"{d:.3f}" for d in arm["distances"].values())
-        name = f"{arm['name']} (base)" if arm["role"] == "base" else arm["name"]
-        row: list[Any] = [name, per_seed, _num(arm["spread"])]
-        if arm["role"] == "base":
+    for arm in result.arms:
+        per_seed = " ".join(f"{d:.3f}" for d in arm.distances.values())
+        name = f"{arm.name} (base)" if arm.is_base else arm.name
+        row: list[Any] = [name, per_seed, _num(arm.spread)]
+        if not isinstance(arm, CandidateResult):
             row += ["-"] + ["-"] * len(RULES) + ["-"] + ["-"] * len(RULES) + [""]
         else:
-            row.append(_num(arm["delta_cb"], signed=True))
-            row += [f"{_num(arm['floors'][rid])} ({ratio_text(arm['ratios'][rid])})" for rid in RULES]
-            row.append(ratio_text(arm["ratio"]))
-            row += [_verdict(arm["voice"][rid]) for rid in RULES]
-            row.append(Text("DISAGREE", style="bold yellow") if arm["disagree"] else "")
+            row.append(_num(arm.delta_cb, signed=True))
+            row += [f"{_num(arm.floors[rid])} ({ratio_text(arm.ratios[rid])})" for rid in RULES]
+            row.append(ratio_text(arm.ratio))
+            row += [_verdict(arm.voice[rid]) for rid in RULES]
+            row.append(Text("DISAGREE", style="bold yellow") if arm.disagree else "")
         t.add_row(*row)
     return t
 
 
-def safety_table(result: dict[str, Any]) -> Table:
-    control = result.get("control") or {}
-    t = Table(title=f"copying (control: {control.get('arm', '-')}) and damage", title_justify="left")
+def safety_table(result: GateResult) -> Table:
+    control = result.control
+    t = Table(title=f"copying (control: {control.arm or '-'}) and damage", title_justify="left")
     for name, just in (("arm", "left"), ("overlap", "right"), ("vs control", "right"), ("longest run", "right"),
                        ("COPYING", "left"), ("degeneration", "right"), ("truncated", "right"),
                        ("probes passed", "right"), ("DAMAGE", "left")):
         t.add_column(name, justify=just)  # type: ignore[arg-type]
-    for arm in result["arms"]:
-        overlap = arm.get("overlap")
-        vs = (_num(overlap - control["overlap"], 4, signed=True)
-              if overlap is not None and control.get("overlap") is not None else "-")
-        deg = arm.get("degeneration") or {}
-        t.add_row(arm["name"], _num(overlap, 4), "control" if arm["role"] == "base" else vs,
-                  "-" if arm.get("longest_run") is None else str(arm["longest_run"]),
-                  _verdict(arm.get("copying")) if arm["role"] != "base" else "",
-                  _num(deg.get("rate")), _num(deg.get("truncated")),
-                  _num(arm.get("probe_pass_rate")),
-                  _verdict(arm.get("damage")) if arm["role"] != "base" else "")
+    for arm in result.arms:
+        overlap = arm.overlap
+        vs = (_num(overlap - control.overlap, 4, signed=True)
+              if overlap is not None and control.overlap is not None else "-")
+        cand = arm if isinstance(arm, CandidateResult) else None
+        t.add_row(arm.name, _num(overlap, 4), "control" if arm.is_base else vs,
+                  "-" if arm.longest_run is None else str(arm.longest_run),
+                  _verdict(cand.copying) if cand is not None else "",
+                  _num(arm.degeneration.rate), _num(arm.degeneration.truncated),
+                  _num(arm.probe_pass_rate),
+                  _verdict(cand.damage) if cand is not None else "")
     return t
 
 
-def ship_line(result: dict[str, Any]) -> str:
-    if result.get("ships"):
-        arm = next(a for a in result["arms"] if a["name"] == result["ships"])
-        return (f"ships: {result['ships']} (VOICE PASS {ratio_text(arm['ratio'])} under {result['rule']}, "
-                f"{arm['copying']}, {arm['damage']})")
-    return f"ships: none (no candidate passes VOICE, COPYING and DAMAGE under {result['rule']})"
+def ship_line(result: GateResult) -> str:
+    arm = result.candidate(result.ships) if result.ships else None
+    if arm is not None:
+        return (f"ships: {result.ships} (VOICE PASS {ratio_text(arm.ratio)} under {result.rule}, "
+                f"{arm.copying}, {arm.damage})")
+    return f"ships: none (no candidate passes VOICE, COPYING and DAMAGE under {result.rule})"
 
 
-def notes(result: dict[str, Any]) -> list[str]:
+def notes(result: GateResult) -> list[str]:
     lines = []
-    for arm in result["arms"]:
-        boot = arm.get("bootstrap")
+    for cand in result.candidates:
+        boot = cand.bootstrap
         if boot:
-            lines.append(f"  {arm['name']}: delta_cb {_num(arm['delta_cb'], signed=True)}, "
-                         f"{boot['level']:.0%} prompt-bootstrap [{_num(boot['low'], signed=True)}, "
-                         f"{_num(boot['high'], signed=True)}] (informational, not deciding)")
-    for arm in result["arms"]:
-        for span in (arm.get("spans") or [])[:3]:
-            lines.append(f"  {arm['name']}: {span['tokens']}-token run from {span['source']} "
-                         f"@{span['offset']}: \"{span['text'][:120]}\"")
+            lines.append(f"  {cand.name}: delta_cb {_num(cand.delta_cb, signed=True)}, "
+                         f"{boot.level or 0:.0%} prompt-bootstrap [{_num(boot.low, signed=True)}, "
+                         f"{_num(boot.high, signed=True)}] (informational, not deciding)")
+    for arm in result.arms:
+        for span in arm.spans[:3]:
+            lines.append(f"  {arm.name}: {span.tokens}-token run from {span.source} "
+                         f"@{span.offset}: \"{span.text[:120]}\"")
     return lines
 
 
-def renderables(result: dict[str, Any]) -> Group:
+def renderables(result: GateResult) -> Group:
     parts: list[Any] = [voice_table(result)]
-    if "arms" in result and any("overlap" in a for a in result["arms"]):
+    # A result always carries copying statistics now; older hand-made ones had none to show.
+    if any(a.overlap is not None for a in result.arms):
         parts.append(safety_table(result))
     parts.append(Text(ship_line(result), style="bold"))
     parts += [Text(line) for line in notes(result)]
-    for w in result.get("warnings") or []:
+    for w in result.warnings:
         parts.append(Text(f"warning: {w}", style="yellow"))
     return Group(*parts)
 
 
-def print_score(result: dict[str, Any], console: Console | None = None) -> None:
+def print_score(result: GateResult, console: Console | None = None) -> None:
     console = console or make_console()
     console.print(renderables(result))
-    if result.get("signature_text"):
+    if result.signature_text:
         # One unbroken line, however wide: it is copied, not read.
-        console.print(f"signature: {result['signature_text']}", style="dim", soft_wrap=True)
+        console.print(f"signature: {result.signature_text}", style="dim", soft_wrap=True)
 
 
 def make_console(file: Any = None) -> Console:

@@ -15,6 +15,7 @@ part it implements:
 - `_bootstrap`     the informational prompt-clustered interval
 - `_signature`     what shaped the numbers
 - `_score`         `score_gate`: a spec and its rows in, the result out
+- `_result`        the result as types (`GateResult`, verdict enums) and its one JSON form
 """
 
 from voicegate.scoring._cache import Cache
@@ -32,6 +33,15 @@ from voicegate.scoring._damage import (
     is_runaway,
 )
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
+from voicegate.scoring._result import (
+    ArmResult,
+    CandidateResult,
+    Copying,
+    Damage,
+    GateResult,
+    Voice,
+    result_text,
+)
 from voicegate.scoring._score import check_rows, score_gate
 from voicegate.scoring._stylometric import (
     Reference,
@@ -44,8 +54,34 @@ from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
 from voicegate.scoring._verdicts import decide
 
 __all__ = [
-    "TOKENIZER_NAME", "Cache", "NgramIndex", "Reference", "TokenDoc", "build_index", "build_reference",
-    "check_probe", "check_rows", "copy_stats", "copying_verdict", "cosine_delta", "count_matrix", "damage_verdict",
-    "decide", "degeneration", "doc_from_text", "doc_from_tokens", "is_runaway", "score_gate", "token_hashes", "tokenize",
+    "TOKENIZER_NAME",
+    "ArmResult",
+    "Cache",
+    "CandidateResult",
+    "Copying",
+    "Damage",
+    "GateResult",
+    "NgramIndex",
+    "Reference",
+    "TokenDoc",
+    "Voice",
+    "build_index",
+    "build_reference",
+    "check_probe",
+    "check_rows",
+    "copy_stats",
+    "copying_verdict",
+    "cosine_delta",
+    "count_matrix",
+    "damage_verdict",
+    "decide",
+    "degeneration",
+    "doc_from_text",
+    "doc_from_tokens",
+    "is_runaway",
+    "result_text",
+    "score_gate",
+    "token_hashes",
+    "tokenize",
     "word_counts",
 ]

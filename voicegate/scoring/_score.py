@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,8 +22,18 @@ from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
 from voicegate.scoring._harness import identical_to_base
+from voicegate.scoring._result import (
+    ArmResult,
+    Bootstrap,
+    CandidateResult,
+    Control,
+    Counts,
+    Degeneration,
+    GateResult,
+    Span,
+)
 from voicegate.scoring._signature import signature, signature_text
-from voicegate.scoring._verdicts import decide, rnd
+from voicegate.scoring._verdicts import ArmVoice, CandidateVoice, decide, rnd
 from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
 from voicegate.spec._rules import get_rule
 from voicegate.spec._spec import GateSpec
@@ -161,20 +171,32 @@ def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *, encode=None)
     return dist, pool, mid
 
 
-def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats, index) -> list[dict[str, Any]]:
+def _degeneration(d: dict[str, Any]) -> Degeneration:
+    return Degeneration(rate=rnd(d["rate"]), empty=rnd(d["empty"]), repetition=rnd(d["repetition"]),
+                        truncated=rnd(d["truncated"]), rows=int(d["rows"]))
+
+
+class _Copy(NamedTuple):
+    overlap: float
+    ngrams: int
+    longest_run: int
+    spans: tuple[Span, ...]
+
+
+def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats, index) -> tuple[Span, ...]:
     out = []
     for run in stats.runs:
         row = cells.rows[arm_rows[run.generation]]
         text = " ".join(cells.tokens(arm_rows[run.generation], run.start, run.start + run.length))
         f, offset = index.source(run.source_offset)
-        out.append({"text": text if len(text) <= SPAN_CHARS else text[:SPAN_CHARS - 1] + "…",
-                    "tokens": run.length, "source": _display(spec, spec.corpora.training[f]), "offset": offset,
-                    "seed": int(row["seed"]), "prompt_id": str(row["prompt_id"])})
-    return out
+        out.append(Span(text=text if len(text) <= SPAN_CHARS else text[:SPAN_CHARS - 1] + "…",
+                        tokens=run.length, source=_display(spec, spec.corpora.training[f]), offset=offset,
+                        seed=int(row["seed"]), prompt_id=str(row["prompt_id"])))
+    return tuple(out)
 
 
 def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
-               write_cache: bool = True, encode=None) -> dict[str, Any]:
+               write_cache: bool = True, encode=None) -> GateResult:
     """Score stored generations under `rule` (default: the spec's registered rule).
 
     `encode` replaces the embedding model (tests); `write_cache=False` keeps the
@@ -207,14 +229,14 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
     # -- copying ---------------------------------------------------------------
     index = cache.index(spec.corpora.training, n=spec.copying.n)
     hashes = vocab_hashes(cells.vocab)
-    copy: dict[str, dict[str, Any]] = {}
+    copy: dict[str, _Copy] = {}
     for arm in spec.arms:
         arm_rows = cells.arm_rows(arm.name)
         stats = copy_stats(index, [hashes[cells.ids[i]] for i in arm_rows], top=SPANS)
-        copy[arm.name] = {"overlap": stats.overlap, "ngrams": stats.ngrams, "longest_run": stats.longest_run,
-                          "spans": _spans(spec, cells, arm_rows, stats, index)}
-    control = copy[base]["overlap"]
-    copying = {a: copying_verdict(copy[a]["overlap"], control, copy[a]["longest_run"],
+        copy[arm.name] = _Copy(stats.overlap, stats.ngrams, stats.longest_run,
+                               _spans(spec, cells, arm_rows, stats, index))
+    control = copy[base].overlap
+    copying = {a: copying_verdict(copy[a].overlap, control, copy[a].longest_run,
                                   tolerance=spec.copying.tolerance, max_run=spec.copying.max_run)
                for a in cand_names}
 
@@ -232,43 +254,37 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
                                         base_pass=passed[base], pass_rate=passed[a],
                                         tolerance=spec.damage.tolerance) for a in cand_names}
 
-    # -- verdicts --------------------------------------------------------------
+    # -- verdicts ----------------------------------------------------------------
     decided = decide(dist, base, cand_names, rule=rule_id, copying=copying, damage=damage, prefer=spec.prefer)
-    by_name = {e["name"]: e for e in decided["arms"]}
+    voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
 
-    arms_out = []
+    arms_out: list[ArmResult] = []
     for arm in spec.arms:
-        e = by_name[arm.name]
-        out: dict[str, Any] = {"name": arm.name, "role": arm.role, "model": arm.model,
-                               "distances": e["distances"], "mean_distance": e["mean_distance"],
-                               "spread": e["spread"]}
-        if not arm.is_base:
-            for k in ("delta_cb", "floors", "voice", "ratios", "ratio", "disagree"):
-                out[k] = e[k]
-        out.update({
-            "overlap": rnd(copy[arm.name]["overlap"]), "ngrams": copy[arm.name]["ngrams"],
-            "longest_run": copy[arm.name]["longest_run"], "spans": copy[arm.name]["spans"],
-            "degeneration": {k: (rnd(v) if k != "rows" else v) for k, v in degen[arm.name].items()},
-            "probe_pass_rate": rnd(passed[arm.name]),
-            "generations": len(cells.arm_rows(arm.name)),
-        })
-        if not arm.is_base:
-            prompts = cells.aligned([base, arm.name], list(spec.seeds))
-            boot = paired_interval({s: pool(base, s, prompts) for s in spec.seeds},
-                                   {s: pool(arm.name, s, prompts) for s in spec.seeds}, len(prompts))
-            out.update({"copying": copying[arm.name], "damage": damage[arm.name],
-                        "bootstrap": None if boot is None else
-                        {**boot, "low": rnd(boot["low"]), "high": rnd(boot["high"]), "bias": rnd(boot["bias"])}})
-        arms_out.append(out)
-
-    for out in arms_out:
-        if out["role"] == "candidate":
-            same = identical_to_base(voice_rows, base, out["name"])
-            out["identical_to_base"] = same
-            if same:
-                warnings.append(f"{out['name']}: {same} voice generation(s) are byte-identical to the base's under "
-                                "the same seed and prompt: the seat may not have applied the adapter to them "
-                                "(seen on vLLM CPU with mixed batches); check the seat before trusting delta_cb")
+        v = voices[arm.name]
+        c = copy[arm.name]
+        common: dict[str, Any] = {
+            "name": arm.name, "role": arm.role, "model": arm.model, "distances": v.distances,
+            "mean_distance": v.mean_distance, "spread": v.spread, "overlap": rnd(c.overlap), "ngrams": c.ngrams,
+            "longest_run": c.longest_run, "spans": c.spans,
+            "degeneration": _degeneration(degen[arm.name]),
+            "probe_pass_rate": rnd(passed[arm.name]), "generations": len(cells.arm_rows(arm.name))}
+        if not isinstance(v, CandidateVoice):
+            arms_out.append(ArmResult(**common))
+            continue
+        prompts = cells.aligned([base, arm.name], list(spec.seeds))
+        boot = paired_interval({s: pool(base, s, prompts) for s in spec.seeds},
+                               {s: pool(arm.name, s, prompts) for s in spec.seeds}, len(prompts))
+        same = identical_to_base(voice_rows, base, arm.name) if arm.role == "candidate" else None
+        if same:
+            warnings.append(f"{arm.name}: {same} voice generation(s) are byte-identical to the base's under "
+                            "the same seed and prompt: the seat may not have applied the adapter to them "
+                            "(seen on vLLM CPU with mixed batches); check the seat before trusting delta_cb")
+        arms_out.append(CandidateResult(
+            **common, delta_cb=v.delta_cb, floors=v.floors, voice=v.voice, ratios=v.ratios, ratio=v.ratio,
+            disagree=v.disagree, copying=v.copying, damage=v.damage, identical_to_base=same,
+            bootstrap=None if boot is None else Bootstrap(**{**boot, "low": rnd(boot["low"]),
+                                                              "high": rnd(boot["high"]),
+                                                              "bias": rnd(boot["bias"])})))
 
     expected = len(spec.arms) * len(spec.seeds) * len(spec.prompts)
     if len(voice_rows) < expected:
@@ -286,14 +302,7 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
         embedding_revision=spec.voice.revision if spec.voice.view == "embedding" else None,
         rule=rule_id, spec_sha256=spec_sha256(spec), generations_sha256=generations_hash(rows),
         corpus_sha256=corpus)
-    return {
-        "gate": spec.gate,
-        "rule": rule_id,
-        "ships": decided["ships"],
-        "control": {"arm": base, "overlap": rnd(control)},
-        "arms": arms_out,
-        "counts": {"voice": len(voice_rows), "probe": len(probe_rows), "expected_voice": expected},
-        "warnings": warnings,
-        "signature": sig,
-        "signature_text": signature_text(sig),
-    }
+    return GateResult(gate=spec.gate, rule=rule_id, ships=decided.ships, control=Control(arm=base, overlap=rnd(control)),
+                      arms=tuple(arms_out),
+                      counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
+                      warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig))

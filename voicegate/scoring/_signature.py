@@ -57,7 +57,7 @@ def signature_text(sig: dict[str, Any]) -> str:
         f"n:{sig['n']}", f"tol:{sig['copying_tolerance']}", f"maxrun:{sig['max_run']}",
         f"dmg:{sig['damage_tolerance']}{'+trunc' if sig['truncation_decides'] else ''}",
         f"tok:{sig['tokenizer']}", f"rule:{sig['rule']}", f"rules:{','.join(sig['rules'].values())}",
-        f"boot:{sig['bootstrap']}",
+        f"boot:{sig['bootstrap']}",  # not-a-result: the signature's own key
         f"version:{sig['voicegate']}", f"numpy:{sig['numpy']}", f"scipy:{sig['scipy']}",
         f"spec:{sig['spec_sha256'][:12]}", f"gens:{sig['generations_sha256'][:12]}",
         f"corpus:{sig['corpus_sha256'][:12]}",

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
 
+from voicegate.scoring._result import ArmResult, CandidateResult, Control, Copying, Damage, GateResult, Voice
 from voicegate.spec._rules import RULES, get_rule, spread
 
 DIGITS = 6
+V = TypeVar("V", bound=StrEnum)
 
 
 def rnd(x: float | None) -> float | None:
@@ -35,30 +39,71 @@ def passes(delta: float, floor: float) -> bool:
     return round(delta, 12) > round(floor, 12)
 
 
-def ship_pick(candidates: Sequence[dict[str, Any]], prefer: Sequence[str] = ()) -> str | None:
+@dataclass(frozen=True, kw_only=True)
+class ArmVoice:
+    """One arm's voice distances: what every arm, the base included, has."""
+
+    name: str
+    role: str
+    distances: dict[str, float | None]
+    mean_distance: float | None
+    spread: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidateVoice(ArmVoice):
+    """A candidate's voice axis under every registered rule, plus the two verdicts decided elsewhere."""
+
+    delta_cb: float | None
+    floors: dict[str, float | None]
+    voice: dict[str, Voice]
+    ratios: dict[str, float | None]
+    ratio: float | None
+    disagree: bool
+    voice_decides: Voice
+    copying: Copying | None
+    damage: Damage | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    rule: str
+    ships: str | None
+    base: ArmVoice
+    candidates: tuple[CandidateVoice, ...]
+
+    @property
+    def arms(self) -> tuple[ArmVoice, ...]:
+        return (self.base, *self.candidates)
+
+
+def ship_pick(candidates: Sequence[CandidateVoice], prefer: Sequence[str] = ()) -> str | None:
     """Among candidates passing all three axes: the spec's preference order, else the largest ratio."""
     ok = [c for c in candidates
-          if c.get("voice_decides") == "PASS" and c.get("copying") == "NOT-COPIED" and c.get("damage") == "NO-DAMAGE"]
+          if c.voice_decides == Voice.PASS and c.copying == Copying.NOT_COPIED and c.damage == Damage.NO_DAMAGE]
     if not ok:
         return None
     rank = {name: i for i, name in enumerate(prefer)}
 
-    def key(c: dict[str, Any]) -> tuple[int, float, str]:
-        ratio = c["ratio"] if c["ratio"] is not None else float("inf")  # floor 0 and PASS: infinitely clear
-        return (rank.get(c["name"], len(rank)), -ratio, c["name"])
+    def key(c: CandidateVoice) -> tuple[int, float, str]:
+        ratio = c.ratio if c.ratio is not None else float("inf")  # floor 0 and PASS: infinitely clear
+        return (rank.get(c.name, len(rank)), -ratio, c.name)
 
-    return min(ok, key=key)["name"]
+    return min(ok, key=key).name
+
+
+def _verdict(kind: type[V], value: str | None) -> V | None:
+    return None if value is None else kind(value)
 
 
 def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: Sequence[str], *,
            rule: str, copying: Mapping[str, str] | None = None, damage: Mapping[str, str] | None = None,
-           prefer: Sequence[str] = ()) -> dict[str, Any]:
+           prefer: Sequence[str] = ()) -> Decision:
     """Verdicts from per-seed distances.
 
     distances: arm -> seed -> d(arm, seed), for the base and every candidate.
     copying / damage: candidate -> verdict string, decided elsewhere from their
     own statistics; a candidate without one cannot ship.
-    Returns {"rule", "ships", "arms": [base entry, candidate entries...]}.
     """
     deciding = get_rule(rule)
     dist = {arm: dict(per_seed) for arm, per_seed in distances.items()}
@@ -67,31 +112,36 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
             raise ValueError(f"no distances for arm {arm!r}")
     base_mean = _mean(list(dist[base].values()))
 
-    def entry(arm: str, role: str) -> dict[str, Any]:
+    def stats(arm: str) -> dict[str, Any]:
         per_seed = dist[arm]
-        return {"name": arm, "role": role,
-                "distances": {str(s): rnd(d) for s, d in sorted(per_seed.items(), key=lambda kv: int(kv[0]))},
-                "mean_distance": rnd(_mean(list(per_seed.values()))),
-                "spread": rnd(spread(per_seed))}
+        return {"distances": {str(s): rnd(d) for s, d in sorted(per_seed.items(), key=lambda kv: int(kv[0]))},
+                "mean_distance": rnd(_mean(list(per_seed.values()))), "spread": rnd(spread(per_seed))}
 
-    arms = [entry(base, "base")]
+    out: list[CandidateVoice] = []
     for arm in candidates:
-        e = entry(arm, "candidate")
         delta = base_mean - _mean(list(dist[arm].values()))
         floors = {rid: r.floor(dist, base, arm) for rid, r in RULES.items()}
-        voice = {rid: "PASS" if passes(delta, f) else "FAIL" for rid, f in floors.items()}
+        voice = {rid: Voice.PASS if passes(delta, f) else Voice.FAIL for rid, f in floors.items()}
         ratios = {rid: (delta / f if f > 0 else None) for rid, f in floors.items()}
-        e.update({
-            "delta_cb": rnd(delta),
-            "floors": {rid: rnd(f) for rid, f in floors.items()},
-            "voice": voice,
-            "ratios": {rid: rnd(x) for rid, x in ratios.items()},
-            "ratio": rnd(ratios[deciding.id]),
-            "disagree": len(set(voice.values())) > 1,
-            "voice_decides": voice[deciding.id],
-            "copying": (copying or {}).get(arm),
-            "damage": (damage or {}).get(arm),
-        })
-        arms.append(e)
-    ships = ship_pick(arms[1:], prefer)
-    return {"rule": deciding.id, "ships": ships, "arms": arms}
+        out.append(CandidateVoice(
+            name=arm, role="candidate", **stats(arm),
+            delta_cb=rnd(delta), floors={rid: rnd(f) for rid, f in floors.items()}, voice=voice,
+            ratios={rid: rnd(x) for rid, x in ratios.items()}, ratio=rnd(ratios[deciding.id]),
+            disagree=len(set(voice.values())) > 1, voice_decides=voice[deciding.id],
+            copying=_verdict(Copying, (copying or {}).get(arm)), damage=_verdict(Damage, (damage or {}).get(arm))))
+    return Decision(rule=deciding.id, ships=ship_pick(out, prefer), base=ArmVoice(name=base, role="base", **stats(base)),
+                    candidates=tuple(out))
+
+
+def decision_result(decision: Decision, gate: str) -> GateResult:
+    """A decision alone as a GateResult (no copying or damage statistics): the verdict seam, printable."""
+    def stats(a: ArmVoice) -> dict[str, Any]:
+        return {"name": a.name, "role": a.role, "model": a.name, "distances": a.distances,
+                "mean_distance": a.mean_distance, "spread": a.spread}
+
+    arms: list[ArmResult] = [ArmResult(**stats(decision.base))]
+    arms += [CandidateResult(**stats(c), delta_cb=c.delta_cb, floors=c.floors, voice=c.voice, ratios=c.ratios,
+                             ratio=c.ratio, disagree=c.disagree, copying=c.copying, damage=c.damage)
+             for c in decision.candidates]
+    return GateResult(gate=gate, rule=decision.rule, ships=decision.ships,
+                      control=Control(arm=decision.base.name, overlap=None), arms=tuple(arms))

@@ -1,0 +1,134 @@
+"""`amend`: re-score the SAME stored generations under another registered rule.
+
+The amendment policy lives here, not in the artifact writer, because it is what
+makes an amendment honest (DESIGN.md §3, §6b):
+
+- the rule must have been registered before the amendment (a rule invented
+  after seeing the numbers is not a correction);
+- it must differ from the rule the recorded verdicts are under;
+- the stored generations must be the very ones that were scored (same sha256),
+  and re-scoring them must reproduce every delta_cb, COPYING and DAMAGE:
+  only the floor may change.
+
+Every check runs under the gate lock and before the first byte is written; the
+re-score keeps the cache read-only, so a refused amendment leaves nothing behind.
+`voicegate.artifacts` then only renders and appends.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from voicegate._clock import now_utc
+from voicegate._errors import VoicegateError
+from voicegate.scoring._result import CandidateResult, GateResult
+from voicegate.spec._spec import GateSpec
+
+if TYPE_CHECKING:
+    from voicegate.artifacts._entries import AmendmentChange
+
+
+class Scorer(Protocol):
+    """How the stored rows are re-scored under a rule (tests pass a constructed result)."""
+
+    def __call__(self, spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str) -> GateResult: ...
+
+
+def rescore(spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str) -> GateResult:
+    """The real re-score: the cache `voicegate score` filled, read-only."""
+    from voicegate.scoring._score import score_gate
+
+    return score_gate(spec, rows, cache_dir=spec.run.cache, rule=rule, write_cache=False)
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=0.0, abs_tol=1e-9)
+
+
+def _ratio(arm: CandidateResult, rule_id: str) -> float | None:
+    from voicegate.artifacts._format import ratio_of
+
+    return ratio_of(arm, rule_id)
+
+
+def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _dt.datetime | None = None,
+          scorer: Scorer = rescore) -> list[str]:
+    """Load the registered gate and amend it; returns one line per artifact touched.
+
+    `root` None means $VOICEGATE_WORKSPACE or the current directory, as on the command line.
+    """
+    from voicegate.spec._registration import check_registered
+    from voicegate.spec._rules import get_rule
+    from voicegate.spec._spec import load_spec
+    from voicegate.spec._workspace import workspace_root
+
+    get_rule(rule)  # an unknown rule is refused before anything is read
+    spec = load_spec(workspace_root(root), gate)
+    check_registered(spec)
+    return amend_spec(spec, rule, reason, now=now, scorer=scorer)
+
+
+def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime | None = None,
+               scorer: Scorer = rescore) -> list[str]:
+    """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
+    from voicegate.artifacts._entries import current_state, gate_lock, record_amendment
+    from voicegate.artifacts._format import one_line
+    from voicegate.run._store import generations_hash, read_rows
+    from voicegate.spec._rules import get_rule
+
+    reason = one_line(reason or "")
+    if not reason:
+        raise VoicegateError("an amendment needs --reason: say why the rule changes, in a sentence")
+    when = now or now_utc()
+    rule = get_rule(rule_id)
+    if not rule.registered < when.date():
+        raise VoicegateError(f"rule {rule.signature} was registered {rule.registered.isoformat()}, which does not "
+                             f"precede this amendment ({when.date().isoformat()}): a rule must exist before it is applied")
+    with gate_lock(spec):
+        state, old = current_state(spec, "amend")
+        if old.rule == rule_id:
+            raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
+        rows = read_rows(spec.generations_path)
+        recorded = old.generations_sha256
+        now_hash = generations_hash(rows)
+        if recorded != now_hash:
+            raise VoicegateError(f"the stored generations changed since they were scored (sha256 {now_hash[:12]}..., "
+                                 f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
+        new = scorer(spec, rows, rule=rule_id)
+        if new.generations_sha256 not in (None, recorded):
+            raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
+        changes = _changes(old, new)
+        return record_amendment(spec, old, new, changes, reason=reason, rule_registered=rule.registered.isoformat(),
+                                generations_sha256=now_hash, state=state, when=when)
+
+
+def _changes(old: GateResult, new: GateResult) -> list[AmendmentChange]:
+    """Per candidate: the verdict before and after; refuses if anything but the floor moved."""
+    from voicegate.artifacts._entries import AmendmentChange
+
+    pairs: list[tuple[CandidateResult, CandidateResult]] = []
+    for arm in new.candidates:
+        before = old.candidate(arm.name)
+        if before is None or not _same(before.delta_cb, arm.delta_cb):
+            raise VoicegateError(f"delta_cb of {arm.name} changed on re-scoring the same generations "
+                                 f"({before and before.delta_cb} -> {arm.delta_cb}); amendment refused")
+        pairs.append((before, arm))
+    for before, arm in pairs:  # every delta_cb first: the number an amendment must never move
+        if (arm.copying, arm.damage) != (before.copying, before.damage):
+            raise VoicegateError(f"COPYING/DAMAGE of {arm.name} changed on re-scoring the same generations; "
+                                 "amendment refused")
+    changes: list[AmendmentChange] = []
+    for before, arm in pairs:
+        changes.append(AmendmentChange(
+            arm=arm.name, delta_cb=arm.delta_cb, floors=arm.floors,
+            before=str(before.voice[old.rule]), after=str(arm.voice[new.rule]),
+            before_ratio=_ratio(before, old.rule), after_ratio=_ratio(arm, new.rule), disagree=arm.disagree,
+            copying=None if arm.copying is None else str(arm.copying),
+            damage=None if arm.damage is None else str(arm.damage)))
+    return changes

@@ -1,0 +1,70 @@
+"""`score`: a registered gate's stored generations scored, saved and appended to its artifacts.
+
+The workflow `voicegate score` runs, as a function a Python user can call: the
+CLI only chooses how to print. Nothing is written under `dry_run`, not even a
+cache entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voicegate._atomic import write_atomic
+from voicegate._errors import VoicegateError
+from voicegate.run._manifest import read_manifest
+from voicegate.run._store import read_rows
+from voicegate.scoring._result import GateResult, result_text
+from voicegate.spec._registration import check_registered
+from voicegate.spec._spec import GateSpec, load_spec
+from voicegate.spec._workspace import workspace_root
+
+
+@dataclass(frozen=True)
+class ScoreOutcome:
+    spec: GateSpec
+    result: GateResult
+    # One line per artifact touched (or "the record is current"); empty under dry_run.
+    recorded: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The JSON bytes written to scores.json and printed by `score --json`."""
+        return result_text(self.result)
+
+
+def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
+    """The stored generations; refuses an unreadable file or an empty one with what to run next."""
+    try:
+        rows = read_rows(spec.generations_path)
+    except ValueError as exc:
+        raise VoicegateError(f"{spec.generations_path}: a row is not valid JSON ({exc})") from None
+    if not rows:
+        raise VoicegateError(f"no generations for {spec.gate} at {spec.generations_path} "
+                             f"(run `voicegate generate {spec.gate}` or `voicegate import`)")
+    return rows
+
+
+def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
+          on_scored: Callable[[GateResult], None] | None = None) -> ScoreOutcome:
+    """Score `gate` under its registered rule; save scores.json and append the verdicts unless `dry_run`.
+
+    `on_scored` sees the result before anything is written, so a caller shows
+    the numbers even when recording them is then refused (a read-only README).
+    """
+    from voicegate.artifacts import record_score
+    from voicegate.scoring._score import score_gate  # numpy and the cache: only when scoring
+
+    spec = load_spec(workspace_root(root), gate)
+    registration = check_registered(spec)
+    rows = load_generations(spec)
+    result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=not dry_run)
+    if on_scored is not None:
+        on_scored(result)
+    recorded: list[str] = []
+    if not dry_run:
+        write_atomic(spec.run.scores, result_text(result))
+        recorded = record_score(spec, registration, result, read_manifest(spec.run_dir) or {})
+    return ScoreOutcome(spec=spec, result=result, recorded=tuple(recorded))

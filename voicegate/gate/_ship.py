@@ -1,0 +1,24 @@
+"""`ship`: record a person's shipping decision beside (never over) the verdicts."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+from voicegate.spec._registration import check_registered
+from voicegate.spec._spec import load_spec
+from voicegate.spec._workspace import workspace_root
+
+
+def ship(root: Path | str | None, gate: str, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:
+    """Append the decision to all three artifacts; returns one line per artifact touched.
+
+    Refused (nothing written) without a reason, for the base carrier, before any
+    score is recorded, or when compose cannot take the entry: a shipped adapter
+    must be listed for deploy.
+    """
+    from voicegate.artifacts import record_ship
+
+    spec = load_spec(workspace_root(root), gate)
+    check_registered(spec)
+    return record_ship(spec, arm, reason, now=now)

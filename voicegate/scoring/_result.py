@@ -1,0 +1,360 @@
+"""The score result as types: what `score_gate` returns and every reader reads.
+
+A result used to be a nested dict read back by string key in a dozen modules; a
+misspelt key was a blank in a record or a KeyError at the worst moment. Here it
+is frozen dataclasses and str-valued verdict enums, and this module is the ONE
+place that knows the JSON key names: `to_json()` / `from_json()`.
+
+`to_json()` must give the exact dict `score_gate` has always written (key order
+included): scores.json, `--json`, recorded.json and the result sha256 in every
+record are its bytes, and `tests/golden/` pins them. So the key order below is
+the historical order, not alphabetical, and fields a base arm never had are not
+emitted for it.
+
+`from_json()` also reads results written by hand or by older versions (the
+report renders whatever is on disk): a missing field is None or empty, never an
+error, and an unknown verdict string is kept as a plain str.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypeVar
+
+JSON = dict[str, Any]
+
+
+class Voice(StrEnum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+
+
+class Copying(StrEnum):
+    NOT_COPIED = "NOT-COPIED"
+    COPIED = "COPIED"
+
+
+class Damage(StrEnum):
+    NO_DAMAGE = "NO-DAMAGE"
+    DAMAGE = "DAMAGE"
+
+
+class Role(StrEnum):
+    BASE = "base"
+    CANDIDATE = "candidate"
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def _enum(kind: type[E], value: Any) -> E | str | None:
+    """A verdict as its enum; a string this version does not know stays a string (hand-made data)."""
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        return str(value)
+
+
+def _plain(value: Any) -> Any:
+    # Enums leave as their plain string, so the JSON (and its sha256) is what it always was.
+    return value.value if isinstance(value, StrEnum) else value
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Span:
+    """A verbatim run shared with the training text."""
+
+    text: str
+    tokens: int | None
+    source: str | None
+    offset: int | None
+    seed: int | None
+    prompt_id: str | None
+    # Only hand-made results carry a context excerpt; score_gate never writes one.
+    excerpt: str | None = None
+
+    def to_json(self) -> JSON:
+        out: JSON = {"text": self.text, "tokens": self.tokens, "source": self.source, "offset": self.offset,
+                     "seed": self.seed, "prompt_id": self.prompt_id}
+        if self.excerpt is not None:
+            out["excerpt"] = self.excerpt
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Span:
+        return cls(text=str(d.get("text", "")), tokens=d.get("tokens"), source=d.get("source"),
+                   offset=d.get("offset"), seed=d.get("seed"),
+                   prompt_id=None if d.get("prompt_id") is None else str(d.get("prompt_id")),
+                   excerpt=d.get("excerpt") or d.get("context"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Degeneration:
+    """Rates over one arm's voice generations (DESIGN.md §6b)."""
+
+    rate: float | None = None
+    empty: float | None = None
+    repetition: float | None = None
+    truncated: float | None = None
+    rows: int | None = None
+
+    def to_json(self) -> JSON:
+        out: JSON = {"rate": self.rate, "empty": self.empty, "repetition": self.repetition,
+                     "truncated": self.truncated}
+        if self.rows is not None:
+            out["rows"] = self.rows
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Degeneration:
+        return cls(rate=d.get("rate"), empty=d.get("empty"), repetition=d.get("repetition"),
+                   truncated=d.get("truncated"), rows=d.get("rows"))
+
+
+_BOOT_KEYS = ("low", "high", "level", "resamples", "bias", "method", "unit", "deciding")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bootstrap:
+    """The informational prompt-clustered interval of delta_cb; never decides."""
+
+    low: float | None = None
+    high: float | None = None
+    level: float | None = None
+    resamples: int | None = None
+    bias: float | None = None
+    method: str | None = None
+    unit: str | None = None
+    deciding: bool = False
+
+    def to_json(self) -> JSON:
+        return {k: getattr(self, k) for k in _BOOT_KEYS}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Bootstrap:
+        return cls(**{k: d[k] for k in _BOOT_KEYS if k in d})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmResult:
+    """Every arm, the base carrier included: its distances and its copying and damage statistics."""
+
+    name: str
+    role: str
+    model: str | None = None
+    distances: Mapping[str, float | None] = field(default_factory=dict)
+    mean_distance: float | None = None
+    spread: float | None = None
+    overlap: float | None = None
+    ngrams: int | None = None
+    longest_run: int | None = None
+    spans: tuple[Span, ...] = ()
+    degeneration: Degeneration = field(default_factory=Degeneration)
+    probe_pass_rate: float | None = None
+    generations: int | None = None
+
+    @property
+    def is_base(self) -> bool:
+        return self.role == Role.BASE
+
+    def _head(self) -> JSON:
+        return {"name": self.name, "role": self.role, "model": self.model, "distances": dict(self.distances),
+                "mean_distance": self.mean_distance, "spread": self.spread}
+
+    def _stats(self) -> JSON:
+        return {"overlap": self.overlap, "ngrams": self.ngrams, "longest_run": self.longest_run,
+                "spans": [s.to_json() for s in self.spans], "degeneration": self.degeneration.to_json(),
+                "probe_pass_rate": self.probe_pass_rate, "generations": self.generations}
+
+    def to_json(self) -> JSON:
+        return {**self._head(), **self._stats()}
+
+    @staticmethod
+    def _common(d: Mapping[str, Any]) -> JSON:
+        return {"name": str(d.get("name")), "role": str(d.get("role", "")), "model": d.get("model"),
+                "distances": {str(k): v for k, v in _mapping(d.get("distances")).items()},
+                "mean_distance": d.get("mean_distance"), "spread": d.get("spread"),
+                "overlap": d.get("overlap"), "ngrams": d.get("ngrams"), "longest_run": d.get("longest_run"),
+                "spans": tuple(Span.from_json(s) for s in d.get("spans") or () if isinstance(s, Mapping)),
+                "degeneration": Degeneration.from_json(_mapping(d.get("degeneration"))),
+                "probe_pass_rate": d.get("probe_pass_rate"), "generations": d.get("generations")}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ArmResult:
+        if str(d.get("role")) == Role.BASE:
+            return ArmResult(**ArmResult._common(d))
+        return CandidateResult.from_json(d)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidateResult(ArmResult):
+    """A candidate arm: the voice axis under every registered rule, and the other two verdicts."""
+
+    delta_cb: float | None = None
+    floors: Mapping[str, float | None] = field(default_factory=dict)
+    voice: Mapping[str, Voice | str] = field(default_factory=dict)
+    ratios: Mapping[str, float | None] = field(default_factory=dict)
+    ratio: float | None = None
+    disagree: bool = False
+    copying: Copying | str | None = None
+    damage: Damage | str | None = None
+    bootstrap: Bootstrap | None = None
+    identical_to_base: int | None = None
+
+    def to_json(self) -> JSON:
+        out = self._head()
+        out.update({"delta_cb": self.delta_cb, "floors": dict(self.floors),
+                    "voice": {k: _plain(v) for k, v in self.voice.items()}, "ratios": dict(self.ratios),
+                    "ratio": self.ratio, "disagree": self.disagree})
+        out.update(self._stats())
+        out.update({"copying": _plain(self.copying), "damage": _plain(self.damage),
+                    "bootstrap": None if self.bootstrap is None else self.bootstrap.to_json()})
+        if self.identical_to_base is not None:
+            out["identical_to_base"] = self.identical_to_base
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> CandidateResult:
+        boot = d.get("bootstrap")
+        voice: dict[str, Voice | str] = {}
+        for k, v in _mapping(d.get("voice")).items():
+            verdict = _enum(Voice, v)
+            if verdict is not None:
+                voice[str(k)] = verdict
+        return cls(**ArmResult._common(d), delta_cb=d.get("delta_cb"), floors=_mapping(d.get("floors")),
+                   voice=voice, ratios=_mapping(d.get("ratios")), ratio=d.get("ratio"),
+                   disagree=bool(d.get("disagree", False)), copying=_enum(Copying, d.get("copying")),
+                   damage=_enum(Damage, d.get("damage")),
+                   bootstrap=Bootstrap.from_json(boot) if isinstance(boot, Mapping) else None,
+                   identical_to_base=d.get("identical_to_base"))
+
+    def voice_under(self, rule: str) -> Voice | str | None:
+        return self.voice.get(rule)
+
+    def floor_under(self, rule: str) -> float | None:
+        return self.floors.get(rule)
+
+    def ratio_under(self, rule: str) -> float | None:
+        """delta_cb / floor under `rule`: the result's own number, else computed (None for a zero floor)."""
+        if rule in self.ratios:
+            return self.ratios[rule]
+        floor = self.floors.get(rule)
+        if floor is None or self.delta_cb is None or floor == 0:
+            return None
+        return self.delta_cb / floor
+
+
+@dataclass(frozen=True, kw_only=True)
+class Control:
+    """The never-saw-it control for copying: the base carrier and its overlap."""
+
+    arm: str | None
+    overlap: float | None
+
+    def to_json(self) -> JSON:
+        return {"arm": self.arm, "overlap": self.overlap}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Counts:
+    voice: int
+    probe: int
+    expected_voice: int
+
+    def to_json(self) -> JSON:
+        return {"voice": self.voice, "probe": self.probe, "expected_voice": self.expected_voice}
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateResult:
+    """One scoring of one gate's generations under one deciding rule (DESIGN.md §6)."""
+
+    gate: str
+    rule: str
+    ships: str | None
+    control: Control
+    arms: tuple[ArmResult, ...]
+    counts: Counts | None = None
+    warnings: tuple[str, ...] = ()
+    # What shaped the numbers (`_signature`): a flat record of parameters and hashes, kept as data.
+    signature: Mapping[str, Any] = field(default_factory=dict)
+    signature_text: str | None = None
+
+    @property
+    def candidates(self) -> tuple[CandidateResult, ...]:
+        return tuple(a for a in self.arms if isinstance(a, CandidateResult))
+
+    @property
+    def base(self) -> ArmResult | None:
+        return next((a for a in self.arms if a.is_base), None)
+
+    def arm(self, name: str) -> ArmResult | None:
+        return next((a for a in self.arms if a.name == name), None)
+
+    def candidate(self, name: str) -> CandidateResult | None:
+        return next((a for a in self.candidates if a.name == name), None)
+
+    @property
+    def generations_sha256(self) -> str | None:
+        value = self.signature.get("generations_sha256")
+        return None if value is None else str(value)
+
+    @property
+    def spec_sha256(self) -> str | None:
+        value = self.signature.get("spec_sha256")
+        return None if value is None else str(value)
+
+    @property
+    def version(self) -> str:
+        return str(self.signature.get("voicegate", ""))
+
+    def rule_ids(self) -> list[str]:
+        """The deciding rule first, then every other rule the result carries."""
+        seen = {r for arm in self.candidates for r in arm.floors}
+        return [self.rule] + sorted(seen - {self.rule})
+
+    def to_json(self) -> JSON:
+        out: JSON = {"gate": self.gate, "rule": self.rule, "ships": self.ships, "control": self.control.to_json(),
+                     "arms": [a.to_json() for a in self.arms]}
+        if self.counts is not None:
+            out["counts"] = self.counts.to_json()
+        out.update({"warnings": list(self.warnings), "signature": dict(self.signature),
+                    "signature_text": self.signature_text})
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> GateResult:
+        arms = tuple(ArmResult.from_json(a) for a in d.get("arms") or () if isinstance(a, Mapping))
+        control = _mapping(d.get("control"))
+        base = next((a.name for a in arms if a.is_base), None)
+        counts = d.get("counts")
+        return cls(gate=str(d.get("gate", "")), rule=str(d.get("rule", "")), ships=d.get("ships"),
+                   control=Control(arm=control.get("arm", base), overlap=control.get("overlap")), arms=arms,
+                   counts=Counts(**{k: int(counts.get(k, 0)) for k in ("voice", "probe", "expected_voice")})
+                   if isinstance(counts, Mapping) else None,
+                   warnings=tuple(str(w) for w in d.get("warnings") or ()),
+                   signature=_mapping(d.get("signature")), signature_text=d.get("signature_text"))
+
+
+def is_result(d: Any) -> bool:
+    """Whether stored JSON looks like a score result at all (the report refuses anything else)."""
+    return isinstance(d, Mapping) and isinstance(d.get("arms"), list)
+
+
+def results(items: Sequence[Mapping[str, Any]]) -> list[GateResult]:
+    return [GateResult.from_json(i) for i in items]
+
+
+def result_text(result: GateResult) -> str:
+    """The bytes of scores.json and of `score --json`: same result, same bytes."""
+    import json
+
+    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
