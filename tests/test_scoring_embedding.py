@@ -22,7 +22,12 @@ from test_scoring_workspace import (
     voice_rows,
 )
 
-from voicegate.scoring import result_text as result_json
+from voicegate.scoring import GateResult, result_text
+
+
+def result_json(data: dict) -> str:
+    """The JSON bytes, through one from_json/to_json round trip (which must not change them)."""
+    return result_text(GateResult.from_json(data))
 from voicegate.scoring import score_gate
 from voicegate.scoring._embedding import chunk_words
 from voicegate.spec._registration import check_registered
@@ -104,7 +109,7 @@ def encode_counter(monkeypatch):
 def _score(root: Path, rows, **kw):
     spec = load_spec(root, GATE)
     check_registered(spec)
-    return spec, score_gate(spec, rows, cache_dir=root / "runs" / ".cache", **kw)
+    return spec, score_gate(spec, rows, cache_dir=root / "runs" / ".cache", **kw).to_json()  # the §6 JSON contract
 
 
 def test_embedding_distance_is_centroid_cosine_and_cached(tmp_path, tiny_model, encode_counter):

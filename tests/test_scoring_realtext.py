@@ -67,13 +67,13 @@ def run_configs(corpus: Path, cache: Cache) -> list[dict]:
             verdicts = decide(dist, "base", ["cand", "third"], rule="pairwise-max-spread",
                               copying={"cand": "NOT-COPIED", "third": "NOT-COPIED"},
                               damage={"cand": "NO-DAMAGE", "third": "NO-DAMAGE"})
-            cand_e, third_e = verdicts["arms"][1], verdicts["arms"][2]
+            cand_e, third_e = verdicts.arms[1], verdicts.arms[2]
             results.append({"target": target, "held": held.stem, "cand": cand.stem, "third": third,
-                            "delta": cand_e["delta_cb"], "third_delta": third_e["delta_cb"],
-                            "floor": cand_e["floors"]["pairwise-max-spread"],
-                            "clear": cand_e["delta_cb"] - third_e["delta_cb"] > max(cand_e["floors"]["pairwise-max-spread"], third_e["floors"]["pairwise-max-spread"]),
-                            "pass": cand_e["voice"]["pairwise-max-spread"] == "PASS",
-                            "right": cand_e["delta_cb"] > 0 and cand_e["delta_cb"] > third_e["delta_cb"]})
+                            "delta": cand_e.delta_cb, "third_delta": third_e.delta_cb,
+                            "floor": cand_e.floors["pairwise-max-spread"],
+                            "clear": cand_e.delta_cb - third_e.delta_cb > max(cand_e.floors["pairwise-max-spread"], third_e.floors["pairwise-max-spread"]),
+                            "pass": cand_e.voice["pairwise-max-spread"] == "PASS",
+                            "right": cand_e.delta_cb > 0 and cand_e.delta_cb > third_e.delta_cb})
             k += 1
     return results
 
@@ -146,7 +146,7 @@ def test_embedding_view_ranks_the_right_author(corpus_dir, tmp_path_factory):
                     mid, _excerpts([words[p] for p in srcs], random.Random(f"emb/{k}/{arm}/{seed}")), encode), h)
                       for seed in SEEDS} for arm, srcs in sources.items()}
         v = decide(dist, "base", ["cand", "third"], rule="pairwise-max-spread")
-        delta, third_delta = v["arms"][1]["delta_cb"], v["arms"][2]["delta_cb"]
+        delta, third_delta = v.arms[1].delta_cb, v.arms[2].delta_cb
         print(f"embedding {target:10} delta {delta:+.4f} third {third_delta:+.4f}")
         right.append(delta > 0 and delta > third_delta)
         assert all(0.0 <= d <= 2.0 and math.isfinite(d) for arm in dist.values() for d in arm.values())

@@ -18,7 +18,12 @@ from typing import Any
 import pytest
 import yaml
 
-from voicegate.scoring import result_text as result_json
+from voicegate.scoring import GateResult, result_text
+
+
+def result_json(data: dict) -> str:
+    """The JSON bytes, through one from_json/to_json round trip (which must not change them)."""
+    return result_text(GateResult.from_json(data))
 from voicegate.run._store import append_rows
 from voicegate.scoring import score_gate
 from voicegate.spec._registration import check_registered, register
@@ -120,12 +125,12 @@ def unrelated(tag: str):
 def _score(root: Path, rows: list[dict], **kw) -> dict:
     spec = load_spec(root, GATE)
     check_registered(spec)
-    return score_gate(spec, rows, cache_dir=root / "runs" / ".cache", **kw)
+    return score_gate(spec, rows, cache_dir=root / "runs" / ".cache", **kw).to_json()  # the §6 JSON contract
 
 
 def test_verbatim_training_excerpts_are_copied_with_their_span(tmp_path):
     root = make_workspace(tmp_path / "ws")
-    start = lambda seed, p: 100 * p + 7 * seed % 50  # noqa: E731
+    start = lambda seed, p: 100 * p + 7 * seed % 50
 
     rows = voice_rows({"base": unrelated("b"), "other": unrelated("o"),
                        "cand": lambda seed, p: " ".join(TRAIN[start(seed, p):start(seed, p) + 80])})
@@ -145,7 +150,7 @@ def test_verbatim_training_excerpts_are_copied_with_their_span(tmp_path):
 def test_overlap_above_control_is_copied_even_without_a_long_run(tmp_path):
     root = make_workspace(tmp_path / "ws")
     # 140 unrelated words + a 20-token training snippet: 13 of 153 8-grams hit, longest run 20 < 50
-    snippet = lambda seed, p: text(140, f"c/{seed}/{p}") + " " + " ".join(TRAIN[300 * p:300 * p + 20])  # noqa: E731
+    snippet = lambda seed, p: text(140, f"c/{seed}/{p}") + " " + " ".join(TRAIN[300 * p:300 * p + 20])
     rows = voice_rows({"base": unrelated("b"), "other": unrelated("o"), "cand": snippet})
     r = _score(root, rows)
     cand = arm(r, "cand")
@@ -157,7 +162,7 @@ def test_overlap_above_control_is_copied_even_without_a_long_run(tmp_path):
 
 def test_runaway_repetition_is_damage_and_truncation_only_reported(tmp_path):
     root = make_workspace(tmp_path / "ws")
-    loop = lambda seed, p: text(30, f"c/{seed}/{p}") + " and then the rain came down" * 30  # noqa: E731
+    loop = lambda seed, p: text(30, f"c/{seed}/{p}") + " and then the rain came down" * 30
     rows = voice_rows({"base": unrelated("b"), "cand": loop, "other": unrelated("o")},
                       finish={"other": "length"})
     r = _score(root, rows)
@@ -231,7 +236,7 @@ def test_rows_outside_the_spec_are_refused(tmp_path):
 
 def test_scoring_twice_is_byte_identical_and_order_independent(tmp_path):
     root = make_workspace(tmp_path / "ws")
-    near = lambda seed, p: text(150, f"n/{seed}/{p}")  # noqa: E731
+    near = lambda seed, p: text(150, f"n/{seed}/{p}")
     rows = voice_rows({"base": unrelated("b"), "cand": near, "other": unrelated("o")})
     first = result_json(_score(root, rows))
     # a fresh process-level cache and the reverse row order: same bytes
@@ -279,7 +284,7 @@ def test_generations_identical_to_the_base_are_counted_and_warned(tmp_path):
     root = make_workspace(tmp_path / "ws")
     base = unrelated("b")
     # 'cand' got the carrier's answer on prompts 0 and 1 of every seed (4 rows); 'other' never did
-    cand = lambda seed, p: base(seed, p) if p < 2 else text(160, f"c/{seed}/{p}", 0)  # noqa: E731
+    cand = lambda seed, p: base(seed, p) if p < 2 else text(160, f"c/{seed}/{p}", 0)
     rows = voice_rows({"base": base, "cand": cand, "other": unrelated("o")})
     r = _score(root, rows)
     assert arm(r, "cand")["identical_to_base"] == 4
