@@ -98,8 +98,8 @@ def result(rule: str, generations_sha256: str = "0" * 64) -> Any:
     cands = ("ckpt475", "ckpt925")
     out = decide(DISTANCES, "base", cands, rule=rule, copying={c: "NOT-COPIED" for c in cands},
                  damage={c: "NO-DAMAGE" for c in cands})
-    stats: dict[str, Any] = dict(overlap=0.0, longest_run=0, spans=(), probe_pass_rate=None,
-                                 degeneration=Degeneration(rate=0.0, empty=0.0, repetition=0.0, truncated=0.0))
+    stats: dict[str, Any] = {"overlap": 0.0, "longest_run": 0, "spans": (), "probe_pass_rate": None,
+                                 "degeneration": Degeneration(rate=0.0, empty=0.0, repetition=0.0, truncated=0.0)}
     b = out.base
     arms: list[ArmResult] = [ArmResult(name=b.name, role=b.role, model=b.name, distances=b.distances,
                                        mean_distance=b.mean_distance, spread=b.spread, **stats)]

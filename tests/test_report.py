@@ -37,7 +37,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 
 class Node:
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: "Node | None"):
+    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None):
         self.tag, self.attrs, self.parent = tag, attrs, parent
         self.children: list[Node | str] = []
 
@@ -51,7 +51,7 @@ class Node:
             if isinstance(c, Node):
                 yield from c.iter()
 
-    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list["Node"]:
+    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
         out = []
         for n in self.iter():
             if tag is not None and n.tag != tag:
@@ -63,7 +63,7 @@ class Node:
             out.append(n)
         return out
 
-    def find(self, *args: Any, **kwargs: Any) -> "Node":
+    def find(self, *args: Any, **kwargs: Any) -> Node:
         found = self.find_all(*args, **kwargs)
         assert found, f"no element {args} {kwargs}"
         return found[0]

@@ -106,13 +106,7 @@ def make_result(rule: str, *, distances: dict[str, dict[int, float]] | None = No
             "control": {"arm": base, "overlap": overlaps.get(base, 0.0)}, "arms": arms}
 
 
-_WORDS = ("the wind moaned about the house and I sat by the window with my work, thinking of him; "
-          "it was a grey day, and the moor beyond the garden wall lay cold and silent under a low sky. "
-          "I had resolved to say nothing, yet my heart would not be still. "
-          "Mrs Fairfax came in with a candle and a letter, and I knew the hand before I broke the seal. "
-          "Reader, there are hours in which the soul is very quiet, and this was not one of them. "
-          "He had written but three lines, and I read them twice, and then a third time, slowly. "
-          "Outside the rooks were going home across the pale field, and the lamp was not yet lit.").split(". ")
+_WORDS = ["the wind moaned about the house and I sat by the window with my work, thinking of him; it was a grey day, and the moor beyond the garden wall lay cold and silent under a low sky", "I had resolved to say nothing, yet my heart would not be still", "Mrs Fairfax came in with a candle and a letter, and I knew the hand before I broke the seal", "Reader, there are hours in which the soul is very quiet, and this was not one of them", "He had written but three lines, and I read them twice, and then a third time, slowly", "Outside the rooks were going home across the pale field, and the lamp was not yet lit."]
 
 
 def make_generations() -> list[dict[str, Any]]:
@@ -186,17 +180,14 @@ def write_run(run_dir: Path, data: dict[str, Any], *, scores: bool = True) -> No
     """Lay the reference data out as the producers store it in `<run_dir>`."""
     run_dir.mkdir(parents=True, exist_ok=True)
     with open(run_dir / "generations.jsonl", "w", encoding="utf-8") as fh:
-        for r in data["generations"]:
-            fh.write(json.dumps(r, sort_keys=True) + "\n")
+        fh.writelines(json.dumps(r, sort_keys=True) + "\n" for r in data["generations"])
     (run_dir / "run.json").write_text(json.dumps(data["run"]), encoding="utf-8")
     if scores:
         (run_dir / "scores.json").write_text(json.dumps(data["score"]), encoding="utf-8")
         with open(run_dir / "amendments.jsonl", "w", encoding="utf-8") as fh:
-            for a in data["amendments"]:
-                fh.write(json.dumps(a) + "\n")
+            fh.writelines(json.dumps(a) + "\n" for a in data["amendments"])
         with open(run_dir / "decisions.jsonl", "w", encoding="utf-8") as fh:
-            for d in data["decisions"]:
-                fh.write(json.dumps(d) + "\n")
+            fh.writelines(json.dumps(d) + "\n" for d in data["decisions"])
 
 
 # -- the builders reproduce the reference case -----------------------------------------

@@ -81,7 +81,7 @@ def test_reference_and_cosine_delta_match_a_hand_computation():
     np.testing.assert_allclose(ref.sd, sd, rtol=1e-12)
 
     gen = [rng.choice(vocab) for _ in range(300)]
-    z = lambda toks: [((toks.count(w) / len(toks)) - m) / s if s else 0.0 for w, m, s in zip(words, mean, sd)]  # noqa
+    z = lambda toks: [((toks.count(w) / len(toks)) - m) / s if s else 0.0 for w, m, s in zip(words, mean, sd)]
     a, b = z(gen), z(held)
     cos = sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     got = cosine_delta(ref, word_counts(ref.index(), doc_from_tokens(gen)), len(gen))
@@ -157,7 +157,7 @@ def test_bootstrap_is_seeded_and_brackets_a_clear_difference():
     base = {s: rng.normal(1.0, 0.05, 30) for s in (1, 2)}
     cand = {s: rng.normal(0.6, 0.05, 30) for s in (1, 2)}
     # d(arm, seed) of a resampled pool: the weighted mean of per-prompt values
-    pool = lambda v: (lambda w: (w @ v) / w.sum(axis=1))  # noqa: E731
+    pool = lambda v: (lambda w: (w @ v) / w.sum(axis=1))
     a = paired_interval({s: pool(v) for s, v in base.items()}, {s: pool(v) for s, v in cand.items()}, 30)
     b = paired_interval({s: pool(v) for s, v in base.items()}, {s: pool(v) for s, v in cand.items()}, 30)
     assert a == b and a["deciding"] is False

@@ -125,7 +125,7 @@ def test_pairwise_floor_ignores_other_candidates(data, seed_list):
                    copying=copying, damage=damage)
     one = decide({"base": base, "a": a}, "base", ["a"], rule="pairwise-max-spread", copying=copying, damage=damage)
     for key in ("floors", "voice", "ratios", "delta_cb"):
-        pw = lambda r: getattr(r.arms[1], key) if key == "delta_cb" else getattr(r.arms[1], key)["pairwise-max-spread"]
+        pw = lambda r, key=key: getattr(r.arms[1], key) if key == "delta_cb" else getattr(r.arms[1], key)["pairwise-max-spread"]
         assert pw(one) == pw(two) == pw(three)
     # the global floor, by contrast, is the max over every arm present
     assert three.arms[1].floors["global-max-spread"] >= two.arms[1].floors["global-max-spread"]

@@ -290,9 +290,9 @@ def test_generations_identical_to_the_base_are_counted_and_warned(tmp_path):
     assert arm(r, "cand")["identical_to_base"] == 4
     assert arm(r, "other")["identical_to_base"] == 0
     assert [w for w in r["warnings"] if "byte-identical" in w] == [
-        "cand: 4 voice generation(s) are byte-identical to the base's under the same seed and prompt: the seat "
+        ("cand: 4 voice generation(s) are byte-identical to the base's under the same seed and prompt: the seat "
         "may not have applied the adapter to them (seen on vLLM CPU with mixed batches); check the seat before "
-        "trusting delta_cb"]
+        "trusting delta_cb")]
 
 
 def test_short_identical_answers_are_not_a_harness_fault(tmp_path):

@@ -34,5 +34,14 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
     return _record_score(spec, registration, result, run)
 
 
-__all__ = ["record_score", "record_ship", "record_amendment", "verify_gates", "describe", "load_state",
-           "decisions", "amendments", "result_sha256"]
+__all__ = [
+    "amendments",
+    "decisions",
+    "describe",
+    "load_state",
+    "record_amendment",
+    "record_score",
+    "record_ship",
+    "result_sha256",
+    "verify_gates",
+]

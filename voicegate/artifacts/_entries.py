@@ -204,8 +204,8 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
     with gate_lock(spec):
         state = load_state(spec) or {"results": {}}
         if state["results"].get(result.rule) == digest:
-            return [f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
-                    f"same rule {result.rule}); nothing appended"]
+            return [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
+                    f"same rule {result.rule}); nothing appended")]
         ctx = _base_ctx(spec, result, when)
         reg = getattr(registration, "data", registration) or {}
         ctx["reg"] = {"spec_path": reg.get("spec_path", ctx["spec_path"]), "spec_sha256": reg.get("spec_sha256", "?"),

@@ -67,8 +67,8 @@ def ratio_of(arm: CandidateResult, rule_id: str) -> float | None:
 def voice_phrase(arm: CandidateResult, deciding: str) -> str:
     """'VOICE FAIL (rule: +0.193 vs floor 0.251, 0.8x; other would PASS 2.1x: DISAGREE)'."""
     verdict = arm.voice[deciding]
-    parts = [f"{deciding}: {signed(arm.delta_cb)} vs floor {num(arm.floors[deciding])}, "
-             f"{ratio_text(ratio_of(arm, deciding))}"]
+    parts = [(f"{deciding}: {signed(arm.delta_cb)} vs floor {num(arm.floors[deciding])}, "
+             f"{ratio_text(ratio_of(arm, deciding))}")]
     for other in sorted(set(arm.floors) - {deciding}):
         v = arm.voice[other]
         if v != verdict:

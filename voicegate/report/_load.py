@@ -65,7 +65,7 @@ def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | No
         except VoicegateError as exc:
             notices.append(f"DEVIATION: {exc}")
     current = amendments[-1].get("result") if amendments and amendments[-1].get("result") else score
-    sig = current.get("signature") or {}
+    sig = (current or {}).get("signature") or {}
     if reg is not None and sig.get("spec_sha256") and sig["spec_sha256"] != reg.spec_sha256:
         notices.append(f"DEVIATION: the scores were computed under spec sha256 {sig['spec_sha256'][:12]}, "
                        f"not the registered {reg.spec_sha256[:12]}.")

@@ -214,7 +214,7 @@ def _decision_view(decision: Mapping[str, Any], results_at: Mapping[str, Any]) -
     `ship` records those verdicts in the decision itself (rule, recommendation,
     verdicts); older or hand-made rows fall back to the result in force at its time.
     """
-    arm = next((a for a in results_at.get("arms", []) if a.get("name") == decision.get("arm")), {})
+    arm: Mapping[str, Any] = next((a for a in results_at.get("arms", []) if a.get("name") == decision.get("arm")), {})
     own = decision.get("verdicts") if isinstance(decision.get("verdicts"), Mapping) else None
     rule = decision.get("rule") or results_at.get("rule")
     if own is not None:

@@ -37,7 +37,7 @@ def span_tokens(span: Mapping[str, Any]) -> tuple[list[str], int]:
     """
     text = str(span.get("text", "")).rstrip()
     words = [t for t, _, _ in tokens_with_offsets(text)]
-    truncated = text.endswith("…") or text.endswith("...")
+    truncated = text.endswith(("…", "..."))
     if truncated and len(words) > 1:
         words = words[:-1]
     try:

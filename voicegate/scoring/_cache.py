@@ -20,6 +20,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class Cache:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays)
+                np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub takes **arrays for its allow_pickle flag
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -185,7 +186,7 @@ class Cache:
         """
         digest = hashlib.sha256("\n".join(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts).encode())
         name = "gentokens-" + _key("gentokens", digest.hexdigest())
-        data = self._memo.get(name) or self._load(name)
+        data = cast("dict[str, np.ndarray] | None", self._memo.get(name)) or self._load(name)
         if data is not None:
             self.hits += 1
             vocab, flat, offsets = tuple(data["vocab"].tolist()), data["ids"], data["offsets"]

@@ -35,11 +35,13 @@ def chunk_words(text: str, words: int) -> list[str]:
 def normalize_rows(e: np.ndarray) -> np.ndarray:
     e = np.asarray(e, dtype=np.float64)
     norms = np.linalg.norm(e, axis=-1, keepdims=True)
-    return e / np.where(norms > 0, norms, 1.0)
+    out: np.ndarray = e / np.where(norms > 0, norms, 1.0)
+    return out
 
 
 def centroid(e: np.ndarray) -> np.ndarray:
-    return normalize_rows(e).mean(axis=0)
+    out: np.ndarray = normalize_rows(e).mean(axis=0)
+    return out
 
 
 def centroid_distance(generations: np.ndarray, target: np.ndarray) -> float:

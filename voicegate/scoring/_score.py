@@ -8,7 +8,7 @@ bytes every time (DESIGN.md §6 for the keys).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,6 +40,10 @@ from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import shown_path
 
 Row = dict[str, Any]
+Distances = dict[str, dict[int, float]]
+Pool = Callable[[np.ndarray], np.ndarray]  # prompt weights (B x P) -> B distances
+PoolOf = Callable[[str, int, Sequence[str]], Pool]
+Encoder = Callable[[list[str]], np.ndarray]
 SPANS = 5
 SPAN_CHARS = 400
 
@@ -86,10 +90,10 @@ def check_rows(spec: GateSpec, rows: Iterable[Row]) -> tuple[list[Row], list[Row
             probe.append(row)
         else:
             raise VoicegateError(f"{where}: kind must be 'voice' or 'probe', got {kind!r}")
-        key = row_key(row)
-        if key in seen:
-            raise VoicegateError(f"{where}: duplicate generation for {key}")
-        seen.add(key)
+        cell = row_key(row)
+        if cell in seen:
+            raise VoicegateError(f"{where}: duplicate generation for {cell}")
+        seen.add(cell)
     voice.sort(key=lambda r: (arms[r["arm"]], int(r["seed"]), prompt_order[str(r["prompt_id"])]))
     probe.sort(key=lambda r: (arms[r["arm"]], int(r["seed"]), probe_order[str(r["prompt_id"])]))
     if not voice:
@@ -136,23 +140,24 @@ class _Cells:
         return per_row[[at[p] for p in prompts]]
 
 
-def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells):
+def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells) -> tuple[Distances, PoolOf]:
     v = spec.voice
     ref = cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=v.mfw, chunk=v.chunk)
     counts = _stylometric.count_matrix(ref.index(), cells.vocab, cells.ids)
     totals = cells.lengths
-    dist = {}
+    dist: Distances = {}
     for (arm, seed), rows in cells.by_cell.items():
         dist.setdefault(arm, {})[seed] = float(_stylometric.cosine_delta(ref, counts[rows].sum(0), totals[rows].sum()))
 
-    def pool(arm: str, seed: int, prompts: Sequence[str]):
+    def pool(arm: str, seed: int, prompts: Sequence[str]) -> Pool:
         return _stylometric.pooled_delta(ref, cells.cell_matrix(arm, seed, prompts, counts),
                                          cells.cell_matrix(arm, seed, prompts, totals))
 
     return dist, pool
 
 
-def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *, encode=None):
+def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *,
+                    encode: Encoder | None = None) -> tuple[Distances, PoolOf, str]:
     v = spec.voice
     mid, local = _embedding.model_id(v.model or "", v.revision, spec.root)
     encode = encode or _embedding.loader(v.model or "", v.revision, local)
@@ -160,11 +165,11 @@ def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *, encode=None)
                 for c in _embedding.chunk_words(cache.read_text(p), spec.expected_words)]
     target = _embedding.centroid(cache.embeddings(mid, h_chunks, encode))
     emb = _embedding.normalize_rows(cache.embeddings(mid, [r["text"] for r in cells.rows], encode))
-    dist = {}
+    dist: Distances = {}
     for (arm, seed), rows in cells.by_cell.items():
         dist.setdefault(arm, {})[seed] = _embedding.centroid_distance(emb[rows], target)
 
-    def pool(arm: str, seed: int, prompts: Sequence[str]):
+    def pool(arm: str, seed: int, prompts: Sequence[str]) -> Pool:
         x = cells.cell_matrix(arm, seed, prompts, emb)
         return lambda w: np.atleast_1d(_stylometric.cosine_distance(w @ x, target))
 
@@ -183,7 +188,7 @@ class _Copy(NamedTuple):
     spans: tuple[Span, ...]
 
 
-def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats, index) -> tuple[Span, ...]:
+def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats: Any, index: Any) -> tuple[Span, ...]:
     out = []
     for run in stats.runs:
         row = cells.rows[arm_rows[run.generation]]
@@ -196,7 +201,7 @@ def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats, index) -> 
 
 
 def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
-               write_cache: bool = True, encode=None) -> GateResult:
+               write_cache: bool = True, encode: Encoder | None = None) -> GateResult:
     """Score stored generations under `rule` (default: the spec's registered rule).
 
     `encode` replaces the embedding model (tests); `write_cache=False` keeps the

@@ -18,7 +18,7 @@ generations: an arm must not move the ruler that measures the other arms.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,7 +128,8 @@ def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """1 - cos(a, b) along the last axis (a zero vector is at distance 1 from everything)."""
     num = (a * b).sum(axis=-1)
     den = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
-    return 1.0 - np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+    out: np.ndarray = 1.0 - np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+    return out
 
 
 def cosine_delta(ref: Reference, counts: np.ndarray, total: float | np.ndarray) -> np.ndarray | float:
@@ -137,7 +138,7 @@ def cosine_delta(ref: Reference, counts: np.ndarray, total: float | np.ndarray) 
     return float(d) if np.ndim(d) == 0 else d
 
 
-def pooled_delta(ref: Reference, counts: np.ndarray, totals: np.ndarray):
+def pooled_delta(ref: Reference, counts: np.ndarray, totals: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """d(w) for many weightings w of the same generations, without building each profile.
 
     counts: (P x MFW) per-generation MFW counts, totals: (P,) token counts. For
@@ -163,6 +164,7 @@ def pooled_delta(ref: Reference, counts: np.ndarray, totals: np.ndarray):
         dot = (w @ a) / t - c1
         sq = np.einsum("bp,bp->b", w @ g, w) / t ** 2 - 2 * (w @ b) / t + c2
         norm = np.sqrt(np.maximum(sq, 0.0)) * target_norm
-        return 1.0 - np.divide(dot, norm, out=np.zeros_like(dot), where=norm > 0)
+        out: np.ndarray = 1.0 - np.divide(dot, norm, out=np.zeros_like(dot), where=norm > 0)
+        return out
 
     return d

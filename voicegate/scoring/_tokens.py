@@ -20,6 +20,8 @@ import re
 import sys
 import types
 import unicodedata
+from collections.abc import Iterator
+from typing import Any
 
 # [^\W\d_] is "a word character that is neither a digit nor '_'": a letter.
 PATTERN = r"[^\W\d_]+(?:'[^\W\d_]+)*"
@@ -34,7 +36,7 @@ BLOCK_CHARS = 1 << 18
 _tokenizer = None
 
 
-def _regexp_tokenizer_class() -> type:
+def _regexp_tokenizer_class() -> Any:
     """nltk's RegexpTokenizer, without paying for `import nltk` (~1 s: it pulls in sklearn and scipy).
 
     `nltk/__init__.py` imports most of the toolkit; `nltk.tokenize.regexp` needs
@@ -57,10 +59,10 @@ def _regexp_tokenizer_class() -> type:
     try:
         for name, path in (("nltk", root), ("nltk.tokenize", [os.path.join(p, "tokenize") for p in root])):
             stub = types.ModuleType(name)
-            stub.__path__ = path  # type: ignore[attr-defined]
+            stub.__path__ = path
             sys.modules[name] = stub
         return importlib.import_module("nltk.tokenize.regexp").RegexpTokenizer
-    except Exception:
+    except Exception:  # noqa: BLE001 - a partial nltk fails in many ways; the plain import below reports it
         for name in set(sys.modules) - before:
             del sys.modules[name]
         from nltk.tokenize import RegexpTokenizer
@@ -71,7 +73,7 @@ def _regexp_tokenizer_class() -> type:
             del sys.modules[name]
 
 
-def _get_tokenizer():
+def _get_tokenizer() -> Any:
     global _tokenizer
     if _tokenizer is None:
         base = _regexp_tokenizer_class()
@@ -89,7 +91,7 @@ def _get_tokenizer():
             """
 
             def _check_regexp(self) -> None:
-                if self._regexp is None:
+                if self._regexp is None:  # type: ignore[has-type]  # set by nltk's untyped base
                     self._regexp = re.compile(self._pattern, self._flags)
 
         _tokenizer = StdlibRegexpTokenizer(PATTERN)
@@ -100,7 +102,7 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).replace("\u2019", "'").casefold()
 
 
-def _blocks(text: str):
+def _blocks(text: str) -> Iterator[str]:
     start = 0
     while start < len(text):
         end = start + BLOCK_CHARS
@@ -116,7 +118,8 @@ def tokenize(text: str) -> list[str]:
     tok = _get_tokenizer()
     text = normalize(text)
     if len(text) <= BLOCK_CHARS:
-        return tok.tokenize(text)
+        words: list[str] = tok.tokenize(text)
+        return words
     out: list[str] = []
     for block in _blocks(text):
         out += tok.tokenize(block)
