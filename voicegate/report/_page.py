@@ -29,6 +29,7 @@ from voicegate.report import _svg
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import segments
 from voicegate.spec._rules import RULES
+from voicegate.spec._schema import SPEC_SCHEMA
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE = "report.html.j2"
@@ -60,7 +61,7 @@ def _number(template: str) -> Any:
 
 f3 = _number("{:.3f}")
 signed = _number("{:+.3f}")
-# Overlaps: the tolerance is 0.005, so a fourth decimal is where copying first shows.
+# Overlaps: the default tolerance is half a percent, so a fourth decimal is where copying first shows.
 f4 = _number("{:.4f}")
 ratio = _number("{:.1f}x")
 
@@ -249,8 +250,10 @@ def build_view(data: Mapping[str, Any]) -> dict[str, Any]:
     arms = list(current.get("arms", []))
     base = next((a["name"] for a in arms if a.get("role") == "base"), (current.get("control") or {}).get("arm"))
     control = current.get("control") or {"arm": base, "overlap": None}
-    copying = {"n": 8, "tolerance": 0.005, "max_run": 50, **(data.get("copying") or {})}
-    damage = {"tolerance": 0.05, **(data.get("damage") or {})}
+    # Hand-made report data may omit the settings: the schema's defaults fill in, never a restated number.
+    copying = {k: SPEC_SCHEMA.default(f"copying.{k}") for k in ("n", "tolerance", "max_run")}
+    copying.update(data.get("copying") or {})
+    damage = {"tolerance": SPEC_SCHEMA.default("damage.tolerance"), **(data.get("damage") or {})}
     candidates = _verdict_rows(current, rules)
 
     # Copied spans: an anchor per span, listed per arm; samples link to them.
