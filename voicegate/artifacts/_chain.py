@@ -54,16 +54,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
-
 from voicegate._atomic import write_atomic
-from voicegate._errors import VoicegateError
+from voicegate._locks import lock_for, locked  # noqa: F401 -- writers and tests lock through here
 
 MD_MARKER = re.compile(
     rb"^<!-- voicegate:entry (\d+) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}|none) -->[ \t]*\r?$", re.MULTILINE)
@@ -78,31 +73,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-# -- locks and atomic writes ---------------------------------------------------
-
-
-def _lock_dir() -> Path:
-    base = os.environ.get("VOICEGATE_LOCK_DIR") or os.path.join(tempfile.gettempdir(), f"voicegate-locks-{os.getuid()}")
-    path = Path(base)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def lock_for(path: Path) -> FileLock:
-    """One lock per artifact (by its real path), shared by every voicegate process on the machine."""
-    key = sha256(str(Path(path).resolve()).encode("utf-8"))[:32]
-    return FileLock(str(_lock_dir() / f"{key}.lock"), timeout=120)
-
-
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    from filelock import Timeout
-
-    try:
-        with lock_for(path):
-            yield
-    except Timeout:
-        raise VoicegateError(f"{path}: another voicegate process has held its lock for 120 s; try again") from None
+# -- atomic writes ---------------------------------------------------------------
 
 
 def _replace(src: str, dst: str) -> None:
@@ -139,13 +110,11 @@ def md_markers(data: bytes) -> list[Marker]:
             for m in MD_MARKER.finditer(data)]
 
 
-def md_append(path: Path, body: str, *, header: str = "") -> int:
-    """Append body (a markdown entry) and its marker; returns the entry number.
+def md_appended(data: bytes, body: str, *, header: str = "") -> tuple[bytes, int, str]:
+    """(data with body and its marker appended, the entry number, the marker's hash); writes nothing.
 
-    The caller holds `locked(path)`. A missing or empty file starts with `header`.
+    An empty `data` (a missing or emptied file) starts with `header`.
     """
-    path = Path(path)
-    data = path.read_bytes() if path.exists() else b""
     if not data:
         data = header.encode("utf-8")
     nl = newline_of(data) if data else b"\n"
@@ -158,8 +127,16 @@ def md_append(path: Path, body: str, *, header: str = "") -> int:
     # A blank line before the entry keeps markdown from gluing it to the text above.
     sep = b"" if not data or data.endswith(nl + nl) else nl
     new = data + sep + text.replace("\n", nl.decode()).encode("utf-8") + nl + nl
-    marker = f"<!-- voicegate:entry {number} sha256={sha256(new)} prev={prev} -->".encode() + nl
-    atomic_write(path, new + marker)
+    digest = sha256(new)
+    marker = f"<!-- voicegate:entry {number} sha256={digest} prev={prev} -->".encode() + nl
+    return new + marker, number, digest
+
+
+def md_append(path: Path, body: str, *, header: str = "") -> int:
+    """Append body (a markdown entry) and its marker; returns the entry number (caller holds `locked(path)`)."""
+    path = Path(path)
+    new, number, _ = md_appended(path.read_bytes() if path.exists() else b"", body, header=header)
+    atomic_write(path, new)
     return number
 
 

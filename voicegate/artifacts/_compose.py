@@ -128,8 +128,14 @@ def plan(path: Path, original: bytes, gate: str, body_lines: list[str]) -> tuple
     return new, item
 
 
+def entry_message(path: Path, body_lines: list[str], item: bytes) -> str:
+    """What to tell the user about a compose entry (it is comment-only: nothing to redeploy)."""
+    return (f"{path}: {len(body_lines) + 1} comment lines above {item.strip().decode()[:60]} — "
+            "comment-only, the YAML data are unchanged: no redeploy needed (it rides with the next deploy)")
+
+
 def annotate(path: Path, gate: str, body_lines: list[str]) -> str:
-    """Insert an entry above the gate's item; returns what to tell the user."""
+    """Insert an entry above the gate's item on its own (verdicts go through `_transaction`)."""
     path = Path(path)
     if not path.is_file():
         raise VoicegateError(f"{path}: compose file not found")
@@ -145,5 +151,4 @@ def annotate(path: Path, gate: str, body_lines: list[str]) -> str:
         if not same:
             _chain.atomic_write(path, original)
             raise VoicegateError(f"{path}: the written file parsed differently; the original was restored")
-    return (f"{path}: {len(body_lines) + 1} comment lines above {item.strip().decode()[:60]} — "
-            "comment-only, the YAML data are unchanged: no redeploy needed (it rides with the next deploy)")
+    return entry_message(path, body_lines, item)

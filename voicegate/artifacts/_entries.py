@@ -3,9 +3,11 @@
 One event (a score, a person's shipping decision, an amendment) becomes one
 entry in the gate record (every arm, every number), one in the adapter README
 and one comment block in compose.yaml (short: the candidates' verdict lines,
-the shipped or recommended one first). All three are appended under one gate
-lock, so a `ship` and an `amend` run at the same moment produce their entries
-one after the other in every artifact.
+the shipped or recommended one first). All three, with the run's own state,
+are written as one `_transaction` under the gate lock and every artifact's
+lock, taken before the first byte is written: a `ship` and an `amend` run at
+the same moment produce their entries one after the other in every artifact,
+and a kill leaves every file with all of the entry or none of it.
 
 The policy of an amendment (which rule, which generations) is `voicegate.gate`'s;
 this module only renders entries and appends them.
@@ -23,8 +25,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,9 +34,11 @@ from typing import Any
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
-from voicegate.artifacts import _chain, _compose
+from voicegate._locks import gate_lock as _gate_lock
+from voicegate.artifacts import _chain, _compose, _transaction
 from voicegate.artifacts._format import candidates, one_line, render, stamp
-from voicegate.run._store import append_rows, read_rows
+from voicegate.artifacts._transaction import Write, read_or_none
+from voicegate.run._store import read_rows
 from voicegate.scoring._result import GateResult
 from voicegate.spec._workspace import shown_path
 
@@ -55,9 +59,19 @@ def load_state(spec: Any) -> dict[str, Any] | None:
         raise VoicegateError(f"{path}: unreadable ({exc})") from None
 
 
-def _save_state(spec: Any, state: dict[str, Any]) -> None:
-    _chain.atomic_write(spec.run.recorded,
-                        (json.dumps(state, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+def _state_write(spec: Any, state: dict[str, Any]) -> Write:
+    path = spec.run.recorded
+    data = (json.dumps(state, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    return Write(path, read_or_none(path), data)
+
+
+def _row_appended(path: Path, row: dict[str, Any]) -> Write:
+    """A JSON-lines file with one more row, as a transaction's write."""
+    before = read_or_none(path)
+    head = before or b""
+    if head and not head.endswith(b"\n"):
+        head += b"\n"
+    return Write(path, before, head + (json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -76,9 +90,23 @@ def result_sha256(result: GateResult) -> str:
     return sha256_json(result.to_json())
 
 
-def gate_lock(spec: Any) -> AbstractContextManager[None]:
-    """One lock per gate: every entry, and the policy checks an amendment makes, run under it."""
-    return _chain.locked(spec.run.recorded)
+def _artifact_paths(spec: Any) -> list[Path]:
+    return [p for p in (spec.artifacts.record, spec.artifacts.readme, spec.artifacts.compose) if p is not None]
+
+
+@contextmanager
+def verdict_lock(spec: Any, command: str) -> Iterator[list[str]]:
+    """The gate's lock and every artifact's, all taken before anything is read or written.
+
+    An unfinished entry left by a killed command is completed first; the lines
+    yielded say so (empty when there was none).
+    """
+    with _gate_lock(spec.run_dir, spec.gate, command), ExitStack() as stack:
+        # One order for everyone (real paths, sorted): two gates sharing compose.yaml cannot deadlock.
+        for path in sorted({os.path.realpath(p) for p in _artifact_paths(spec)}):
+            stack.enter_context(_chain.locked(Path(path)))
+        note = _transaction.complete(spec.run)
+        yield [note] if note else []
 
 
 # -- writing all three ---------------------------------------------------------------
@@ -121,33 +149,58 @@ def _preflight(spec: Any, compose_lines: list[str], *, compose_required: bool) -
     return None
 
 
-def _append_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: bool) -> list[str]:
-    # Everything is rendered and checked before the first byte goes anywhere: a refusal
-    # (or a template bug) must not leave the record with an entry the README lacks.
+@dataclass
+class _Entry:
+    """One verdict's writes, and what to tell the user about them."""
+
+    writes: list[Write]
+    ledger: list[dict[str, Any]]
+    said: list[str]
+
+
+def _md_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry: _Entry, header: str = "") -> None:
+    before = read_or_none(path)
+    new, number, digest = _chain.md_appended(before or b"", body, header=header)
+    entry.writes.append(Write(path, before, new))
+    entry.ledger.append({"artifact": artifact, "path": _display(spec, path), "number": number, "sha256": digest})
+    entry.said.append(f"{_display(spec, path)}: appended entry {number} ({kind})")
+
+
+def _render_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: bool) -> _Entry:
+    """Every artifact's new bytes, rendered and checked in memory (the caller holds `verdict_lock`)."""
     header = render("record_header.md.j2", **ctx)
     record_text = render(f"record_{kind}.md.j2", **ctx)
     readme_text = render(f"readme_{kind}.md.j2", **ctx)
     lines = render(f"compose_{kind}.j2", **ctx).rstrip("\n").split("\n")
     no_compose = _preflight(spec, lines, compose_required=compose_required)
-    said: list[str] = []
-    record = spec.artifacts.record
-    with _chain.locked(record):
-        n = _chain.md_append(record, record_text, header=header)
-    said.append(f"{_display(spec, record)}: appended entry {n} ({kind})")
+    entry = _Entry([], [], [])
+    _md_write(spec, "record", spec.artifacts.record, record_text, kind, entry, header)
     if spec.artifacts.readme is not None:
-        readme = spec.artifacts.readme
-        with _chain.locked(readme):
-            n = _chain.md_append(readme, readme_text)
-        said.append(f"{_display(spec, readme)}: appended entry {n} ({kind})")
-    if spec.artifacts.compose is not None:
-        if no_compose is None:
-            said.append(_compose.annotate(spec.artifacts.compose, spec.gate, lines).replace(
-                str(spec.artifacts.compose), _display(spec, spec.artifacts.compose), 1))
-        else:
-            said.append(f"{_display(spec, spec.artifacts.compose)}: compose comment not written — "
-                        f"{no_compose.replace(str(spec.artifacts.compose) + ': ', '')} "
-                        "(the record and README carry the entry)")
-    return said
+        _md_write(spec, "readme", spec.artifacts.readme, readme_text, kind, entry)
+    compose = spec.artifacts.compose
+    if compose is not None and no_compose is None:
+        before = compose.read_bytes()
+        new, item = _compose.plan(compose, before, spec.gate, lines)
+        marker = _chain.compose_markers(new.splitlines(keepends=True))
+        newest = max(marker, key=lambda m: m.number)
+        entry.writes.append(Write(compose, before, new))
+        entry.ledger.append({"artifact": "compose", "path": _display(spec, compose), "number": newest.number,
+                             "sha256": newest.sha256, "body": newest.body})
+        entry.said.append(_compose.entry_message(Path(_display(spec, compose)), lines, item))
+    elif compose is not None:
+        entry.said.append(f"{_display(spec, compose)}: compose comment not written — "
+                          f"{str(no_compose).replace(str(compose) + ': ', '')} "
+                          "(the record and README carry the entry)")
+    return entry
+
+
+def _commit(spec: Any, kind: str, when: _dt.datetime, entry: _Entry, state_writes: list[Write],
+            result: GateResult) -> list[str]:
+    """The artifacts, the run's state and the ledger line, as one transaction."""
+    ledger = _row_appended(spec.run.ledger, {"kind": kind, "time": stamp(when), "gate": spec.gate,
+                                             "result_sha256": result_sha256(result), "entries": entry.ledger})
+    _transaction.commit(spec.run, kind, stamp(when), entry.writes + state_writes + [ledger])
+    return entry.said
 
 
 def _base_ctx(spec: Any, result: GateResult, when: _dt.datetime) -> dict[str, Any]:
@@ -201,11 +254,11 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded."""
     when = now or now_utc()
     digest = result_sha256(result)
-    with gate_lock(spec):
+    with verdict_lock(spec, "score") as said:
         state = load_state(spec) or {"results": {}}
         if state["results"].get(result.rule) == digest:
-            return [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
-                    f"same rule {result.rule}); nothing appended")]
+            return said + [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
+                            f"same rule {result.rule}); nothing appended")]
         ctx = _base_ctx(spec, result, when)
         reg = getattr(registration, "data", registration) or {}
         ctx["reg"] = {"spec_path": reg.get("spec_path", ctx["spec_path"]), "spec_sha256": reg.get("spec_sha256", "?"),
@@ -214,15 +267,15 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
         ctx.update(spans=_spans(result))
-        said = _append_all(spec, "score", ctx, compose_required=False)
-        _save_current(spec, state, result, "score", when)
-    return said
+        entry = _render_all(spec, "score", ctx, compose_required=False)
+        return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 
 
-def _save_current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> None:
+def _current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> Write:
+    """recorded.json with `result` as the one now in force."""
     state["results"][result.rule] = result_sha256(result)
     state.update(current=result.to_json(), current_kind=kind, time=stamp(when))
-    _save_state(spec, state)
+    return _state_write(spec, state)
 
 
 # -- ship ----------------------------------------------------------------------------
@@ -246,7 +299,7 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
     if chosen.is_base:
         raise VoicegateError(f"{arm} is the base carrier, not an adapter: only a candidate can ship as {spec.gate}")
     when = now or now_utc()
-    with gate_lock(spec):
+    with verdict_lock(spec, "ship") as said:
         _, result = current_state(spec, "ship")
         entry = result.candidate(arm)
         if entry is None:
@@ -260,9 +313,8 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         ctx = _base_ctx(spec, result, when)
         ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
-        said = _append_all(spec, "ship", ctx, compose_required=True)
-        append_rows(spec.run.decisions, [decision])
-    return said
+        rendered = _render_all(spec, "ship", ctx, compose_required=True)
+        return said + _commit(spec, "ship", when, rendered, [_row_appended(spec.run.decisions, decision)], result)
 
 
 # -- amend ---------------------------------------------------------------------------
@@ -293,7 +345,7 @@ def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[
                      when: _dt.datetime) -> list[str]:
     """Render an amendment already allowed by `gate._amend` and append it everywhere.
 
-    The caller holds `gate_lock(spec)` and passes the state it read under it.
+    The caller holds `verdict_lock(spec, "amend")` and passes the state it read under it.
     """
     shipped = decisions(spec)
     ctx = _base_ctx(spec, new, when)
@@ -302,10 +354,9 @@ def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[
                decision=shipped[-1] if shipped else None, ships_before=old.ships,
                ships_after=new.ships, generations_sha256=generations_sha256,
                rules=[old.rule, new.rule] + [r for r in ctx["rules"] if r not in (old.rule, new.rule)])
-    said = _append_all(spec, "amend", ctx, compose_required=False)
-    append_rows(spec.run.amendments, [{
+    entry = _render_all(spec, "amend", ctx, compose_required=False)
+    amendment = _row_appended(spec.run.amendments, {
         "time": stamp(when), "rule_from": old.rule, "rule_to": new.rule, "reason": reason,
         "result": new.to_json(), "changes": [c.to_json() for c in changes],
-    }])
-    _save_current(spec, state, new, "amend", when)
-    return said
+    })
+    return _commit(spec, "amend", when, entry, [amendment, _current(spec, state, new, "amend", when)], new)

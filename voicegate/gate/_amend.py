@@ -77,7 +77,7 @@ def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _d
 def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime | None = None,
                scorer: Scorer = rescore) -> list[str]:
     """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
-    from voicegate.artifacts._entries import current_state, gate_lock, record_amendment
+    from voicegate.artifacts._entries import current_state, record_amendment, verdict_lock
     from voicegate.artifacts._format import one_line
     from voicegate.run._store import generations_hash, read_rows
     from voicegate.spec._rules import get_rule
@@ -90,7 +90,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
     if not rule.registered < when.date():
         raise VoicegateError(f"rule {rule.signature} was registered {rule.registered.isoformat()}, which does not "
                              f"precede this amendment ({when.date().isoformat()}): a rule must exist before it is applied")
-    with gate_lock(spec):
+    with verdict_lock(spec, "amend") as completed:
         state, old = current_state(spec, "amend")
         if old.rule == rule_id:
             raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
@@ -104,8 +104,9 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         if new.generations_sha256 not in (None, recorded):
             raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
         changes = _changes(old, new)
-        return record_amendment(spec, old, new, changes, reason=reason, rule_registered=rule.registered.isoformat(),
-                                generations_sha256=now_hash, state=state, when=when)
+        return completed + record_amendment(spec, old, new, changes, reason=reason,
+                                            rule_registered=rule.registered.isoformat(),
+                                            generations_sha256=now_hash, state=state, when=when)
 
 
 def _changes(old: GateResult, new: GateResult) -> list[AmendmentChange]:

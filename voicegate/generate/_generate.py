@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, Self
 
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
+from voicegate._locks import gate_lock
 from voicegate._version import __version__
 from voicegate.generate._schedule import (
     ORDER_RULE,
@@ -236,8 +237,6 @@ def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | 
              quiet: bool = False, retry: RetryPolicy | None = None,
              say: Say | None = None) -> GenerateResult:
     """Make every registered generation not yet stored. Raises VoicegateError / SeatUnreachable."""
-    from filelock import FileLock, Timeout
-
     reg = check_registered(spec)
     url = resolve_seat_url(spec, seat_url)
     api_key = api_key_from_env(spec.seat.api_key_env)
@@ -245,49 +244,42 @@ def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | 
     if conc < 1:
         raise VoicegateError(f"--concurrency must be at least 1, got {conc}")
     jobs = build_schedule(spec)
+    with gate_lock(spec.run_dir, spec.gate, "generate"):
+        return _generate_locked(spec, reg, url, api_key, conc, jobs, quiet, retry, say or (lambda line: None))
+
+
+def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int, jobs: list[Job],
+                     quiet: bool, retry: RetryPolicy | None, say: Say) -> GenerateResult:
     manifest = read_manifest(spec)
     if manifest is not None and manifest.get("source") != "generated":
         raise VoicegateError(f"{spec.gate}: its generations were imported ({manifest_path(spec)}); "
                              "generate will not mix a seat's generations into an imported set")
-
-    say = say or (lambda line: None)
     created = [d for d in (spec.run_dir, *spec.run_dir.parents) if not d.exists()]
     spec.run_dir.mkdir(parents=True, exist_ok=True)
-    lock_path = spec.run.generate_lock
-    lock = FileLock(str(lock_path))
+    path = spec.generations_path
+    repair_tail(path)
+    rows = read_rows(path)
+    if any(r.get("imported") for r in rows):
+        raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
+    done = {row_key(r) for r in rows}
+    wanted = {j.key for j in jobs}
+    pending = [j for j in jobs if j.key not in done]
+    stored = len(wanted & done)
+    result = GenerateResult(spec.gate, len(jobs), stored, 0, path)
+    if not pending:
+        return result
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise VoicegateError(f"another `voicegate generate {spec.gate}` is already running on this gate "
-                             f"(it holds {lock_path}); wait for it to finish") from None
-    try:
-        path = spec.generations_path
-        repair_tail(path)
-        rows = read_rows(path)
-        if any(r.get("imported") for r in rows):
-            raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
-        done = {row_key(r) for r in rows}
-        wanted = {j.key for j in jobs}
-        pending = [j for j in jobs if j.key not in done]
-        stored = len(wanted & done)
-        result = GenerateResult(spec.gate, len(jobs), stored, 0, path)
-        if not pending:
-            return result
-        try:
-            return asyncio.run(_run(spec, reg, url, api_key, conc, jobs, pending, done, manifest, result,
-                                    quiet, retry, say))
-        except VoicegateError:
-            if created and not path.exists() and not manifest_path(spec).exists():
-                # A refusal on a first run writes nothing: take back the directories made for the lock.
-                _remove_quietly(lock_path, created)
-            raise
-    finally:
-        lock.release()
+        return asyncio.run(_run(spec, reg, url, api_key, conc, jobs, pending, done, manifest, result,
+                                quiet, retry, say))
+    except VoicegateError:
+        if created and not path.exists() and not manifest_path(spec).exists():
+            # A refusal on a first run writes nothing: take back the directories it made.
+            _remove_quietly(created)
+        raise
 
 
-def _remove_quietly(lock_path: Path, dirs: list[Path]) -> None:
+def _remove_quietly(dirs: list[Path]) -> None:
     try:
-        lock_path.unlink()
         for d in dirs:  # deepest first
             d.rmdir()
     except OSError:

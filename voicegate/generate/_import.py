@@ -66,11 +66,11 @@ def _check(spec: GateSpec, n: int, obj: Any) -> dict[str, Any]:
 
 def import_file(spec: GateSpec, source: Path, *, now: _dt.datetime | None = None) -> dict[str, Any]:
     """Validate every line of source, then append its rows and write run.json; returns the manifest."""
-    from voicegate.artifacts._chain import locked
+    from voicegate._locks import gate_lock
 
     check_registered(spec)
-    # Two imports at once would both see a key as new and store it twice: one at a time.
-    with locked(spec.generations_path):
+    # An import beside another import or a generate would store some keys twice: one writer per gate.
+    with gate_lock(spec.run_dir, spec.gate, "import"):
         return _import(spec, Path(source), now)
 
 

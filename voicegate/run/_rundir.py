@@ -44,8 +44,14 @@ class RunDir:
         return self.path / "amendments.jsonl"
 
     @property
-    def generate_lock(self) -> Path:
-        return self.path / ".generate.lock"
+    def intent(self) -> Path:
+        """An unfinished verdict: what it will write where (see `artifacts._transaction`)."""
+        return self.path / "pending-entry.json"
+
+    @property
+    def ledger(self) -> Path:
+        """Every artifact entry this gate ever wrote, with its marker hash: what `verify` expects to find."""
+        return self.path / "entries.jsonl"
 
     @property
     def cache(self) -> Path:
