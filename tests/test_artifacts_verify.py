@@ -142,7 +142,28 @@ def test_git_check_catches_a_commit_that_removed_the_newest_entry(tmp_path: Path
     done = run_cli("verify", "lv-bronte", cwd=root)
     assert done.code == 1
     assert re.search(r"git: commit [0-9a-f]{12} deleted \d+ line\(s\) from lv-bronte\.md", done.stdout), done.stdout
-    assert "entry 2" in done.stdout and "entry 3" not in done.stdout.split("lv-bronte.md")[1].split("README")[0]
+    record_part = done.stdout.split("lv-bronte.md")[1].split("README")[0]
+    assert "entry 2 (" in record_part and "  entry 3 (" not in record_part
+    # The run's ledger saw it too, git or not: entry 3 was written and is gone.
+    assert "BROKEN: entry 3 (written by `amend`" in record_part
+
+
+def test_the_ledger_catches_the_newest_entry_cut_off_without_git(tmp_path: Path, pristine: dict[str, bytes]) -> None:
+    root = _workspace(tmp_path, pristine)
+    for name in ARTIFACTS.values():
+        path = root / name
+        data = path.read_bytes()
+        if name.endswith(".md"):
+            path.write_bytes(data[:_entries_md(data)[-1][0]])
+        else:  # compose: take the newest comment block out whole
+            lines = data.splitlines(keepends=True)
+            idx = max(i for i, ln in enumerate(lines) if b"voicegate:entry 3 " in ln)
+            k = int(re.search(rb"lines=(\d+)", lines[idx]).group(1))
+            path.write_bytes(b"".join(lines[:idx - k + 1] + lines[idx + 1:]))
+        done = run_cli("verify", "lv-bronte", cwd=root, env={"GIT_DIR": str(tmp_path / "no-git")})
+        assert done.code == 1, done.stdout
+        assert f"{name}: entry 3 (written by `amend`" in done.stderr, done.stderr
+        path.write_bytes(data)
 
 
 def test_appending_commits_pass_the_git_check(tmp_path: Path, pristine: dict[str, bytes]) -> None:

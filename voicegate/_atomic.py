@@ -39,7 +39,7 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def write_atomic(path: Path, data: str | bytes, *, fixed_tmp: bool = False,
-                 replace: Callable[[str, str], None] = os.replace) -> None:
+                 replace: Callable[[str, str], None] | None = None) -> None:
     """Replace `path` with `data`, all or nothing, keeping its mode; a symlink's target is updated.
 
     `fixed_tmp` (for callers that hold the file's lock) reuses one temp name, so a
@@ -64,7 +64,8 @@ def write_atomic(path: Path, data: str | bytes, *, fixed_tmp: bool = False,
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-        replace(tmp, str(path))
+        # os.replace looked up at call time: the crash tests kill the process at this step.
+        (replace or os.replace)(tmp, str(path))
     except BaseException as exc:
         try:
             os.unlink(tmp)

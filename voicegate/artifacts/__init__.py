@@ -29,9 +29,10 @@ from voicegate.artifacts._verify import describe, verify_gates
 from voicegate.scoring._result import GateResult
 
 
-def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str, Any] | None) -> list[str]:
+def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str, Any] | None,
+                 *, scores: str | None = None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
-    return _record_score(spec, registration, result, run)
+    return _record_score(spec, registration, result, run, scores=scores)
 
 
 __all__ = [

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from voicegate._atomic import write_atomic
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
@@ -250,11 +251,16 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 
 
 def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str, Any] | None,
-                 *, now: _dt.datetime | None = None) -> list[str]:
-    """Append a score's verdicts to all three artifacts, unless this very result is already recorded."""
+                 *, now: _dt.datetime | None = None, scores: str | None = None) -> list[str]:
+    """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
+
+    `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock.
+    """
     when = now or now_utc()
     digest = result_sha256(result)
     with verdict_lock(spec, "score") as said:
+        if scores is not None:
+            write_atomic(spec.run.scores, scores)
         state = load_state(spec) or {"results": {}}
         if state["results"].get(result.rule) == digest:
             return said + [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "

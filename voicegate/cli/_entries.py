@@ -56,8 +56,7 @@ def verify_cmd(
         typer.echo(line)
     if not ok:
         broken = next(c for c in checks if not c.ok)
-        problem = broken.report.problem if broken.report and broken.report.problem else broken.git_problems[0]
-        raise GateFailed(f"{shown_path(root, broken.path)}: {problem}")
+        raise GateFailed(f"{shown_path(root, broken.path)}: {broken.problem}")
     typer.echo("every chain holds")
 
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 from voicegate.run._manifest import read_manifest
 from voicegate.run._store import read_rows
@@ -65,6 +64,6 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         on_scored(result)
     recorded: list[str] = []
     if not dry_run:
-        write_atomic(spec.run.scores, result_text(result))
-        recorded = record_score(spec, registration, result, read_manifest(spec.run_dir) or {})
+        recorded = record_score(spec, registration, result, read_manifest(spec.run_dir) or {},
+                                scores=result_text(result))
     return ScoreOutcome(spec=spec, result=result, recorded=tuple(recorded))
