@@ -38,6 +38,23 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def fixed_tmp_path(path: Path) -> Path:
+    """The one temp name a locked writer uses beside `path` (what a killed writer leaves behind)."""
+    path = Path(os.path.realpath(path))
+    return path.with_name(f".{path.name}.voicegate-tmp")
+
+
+def sweep_fixed_tmp(paths: list[Path]) -> None:
+    """Remove temps a killed writer left beside `paths` (the caller holds their locks: no writer is live)."""
+    for path in paths:
+        try:
+            fixed_tmp_path(path).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            pass  # a read-only directory: nothing we could have written there either
+
+
 def write_atomic(path: Path, data: str | bytes, *, fixed_tmp: bool = False,
                  replace: Callable[[str, str], None] | None = None) -> None:
     """Replace `path` with `data`, all or nothing, keeping its mode; a symlink's target is updated.
@@ -52,7 +69,7 @@ def write_atomic(path: Path, data: str | bytes, *, fixed_tmp: bool = False,
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = _mode_for(path)
         if fixed_tmp:
-            tmp = str(path.with_name(f".{path.name}.voicegate-tmp"))
+            tmp = str(fixed_tmp_path(path))
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         else:
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from voicegate._atomic import write_atomic
+from voicegate._atomic import sweep_fixed_tmp, write_atomic
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
@@ -106,6 +106,8 @@ def verdict_lock(spec: Any, command: str) -> Iterator[list[str]]:
         # One order for everyone (real paths, sorted): two gates sharing compose.yaml cannot deadlock.
         for path in sorted({os.path.realpath(p) for p in _artifact_paths(spec)}):
             stack.enter_context(_chain.locked(Path(path)))
+        # A writer killed mid-write left its temp beside the file (beside the weights, for a README).
+        sweep_fixed_tmp([*_artifact_paths(spec), *spec.run.state_files])
         note = _transaction.complete(spec.run)
         yield [note] if note else []
 
@@ -260,7 +262,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
     digest = result_sha256(result)
     with verdict_lock(spec, "score") as said:
         if scores is not None:
-            write_atomic(spec.run.scores, scores)
+            write_atomic(spec.run.scores, scores, fixed_tmp=True)
         state = load_state(spec) or {"results": {}}
         if state["results"].get(result.rule) == digest:
             return said + [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
@@ -310,6 +312,12 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         entry = result.candidate(arm)
         if entry is None:
             raise VoicegateError(f"{arm} has no verdicts in the recorded result for {spec.gate}")
+        newest = (decisions(spec) or [None])[-1]
+        if newest and (newest.get("arm"), newest.get("reason"), newest.get("result_sha256")) == (
+                arm, reason, result_sha256(result)):
+            # A re-run after a kill (or a double click): the very decision is already in every artifact.
+            return said + [f"{_display(spec, spec.artifacts.record)}: this decision (ship {arm}, same reason, "
+                           f"same verdicts) is already recorded at {newest.get('time')}; nothing appended"]
         decision = {"time": stamp(when), "arm": arm, "model": chosen.model, "reason": reason,
                     "rule": result.rule, "recommendation": result.ships,
                     "verdicts": {"voice": {r: str(v) for r, v in entry.voice.items()},

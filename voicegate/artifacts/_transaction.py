@@ -144,7 +144,7 @@ def commit(run: RunDir, kind: str, time: str, writes: list[Write]) -> None:
     for w in writes:
         if read_or_none(w.path) != w.before:
             raise VoicegateError(f"{w.path}: changed while the entry was being prepared; nothing written")
-    write_atomic(run.intent, _encode(kind, time, writes))
+    write_atomic(run.intent, _encode(kind, time, writes), fixed_tmp=True)
     for w in writes:
         _chain.atomic_write(w.path, w.after)
     run.intent.unlink()

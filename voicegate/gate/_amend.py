@@ -77,7 +77,7 @@ def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _d
 def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime | None = None,
                scorer: Scorer = rescore) -> list[str]:
     """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
-    from voicegate.artifacts._entries import current_state, record_amendment, verdict_lock
+    from voicegate.artifacts._entries import amendments, current_state, record_amendment, verdict_lock
     from voicegate.artifacts._format import one_line
     from voicegate.run._store import generations_hash, read_rows
     from voicegate.spec._rules import get_rule
@@ -93,6 +93,11 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
     with verdict_lock(spec, "amend") as completed:
         state, old = current_state(spec, "amend")
         if old.rule == rule_id:
+            newest = (amendments(spec) or [None])[-1]
+            if newest and (newest.get("rule_to"), newest.get("reason")) == (rule_id, reason):
+                # A re-run after a kill: this very amendment is already in every artifact.
+                return completed + [f"{spec.gate}: this amendment (to {rule.signature}, same reason) is already "
+                                    f"recorded at {newest.get('time')}; nothing appended"]
             raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
         rows = read_rows(spec.generations_path)
         recorded = old.generations_sha256

@@ -59,6 +59,11 @@ class RunDir:
         return self.data_dir / ".cache"
 
     @property
+    def state_files(self) -> tuple[Path, ...]:
+        """The files a verdict's transaction writes here (their temps are swept under the gate lock)."""
+        return (self.scores, self.recorded, self.decisions, self.amendments, self.intent, self.ledger)
+
+    @property
     def results(self) -> tuple[Path, ...]:
         """Files whose existence means numbers exist (registration is refused after them)."""
         return (self.generations, self.scores)

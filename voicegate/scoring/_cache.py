@@ -39,6 +39,20 @@ def _key(*parts: object) -> str:
 
 
 
+def _orphan_watch(parent: int) -> None:
+    """A pool worker exits when `score` is killed: `kill -9` runs no shutdown, and a worker
+    blocked on its queue would otherwise live on, holding the terminal's pipes open."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="voicegate-orphan-watch", daemon=True).start()
+
+
 def _doc_of_file(path: str) -> TokenDoc:
     """A pool worker's job: one corpus file, read and tokenized."""
     return doc_from_text(Path(path).read_bytes().decode("utf-8"))
@@ -125,7 +139,8 @@ class Cache:
         # biggest first, so the last file to start is a small one
         missing.sort(key=lambda p: p.stat().st_size, reverse=True)
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_orphan_watch,
+                                 initargs=(os.getpid(),)) as pool:
             for path, doc in zip(missing, pool.map(_doc_of_file, [str(p) for p in missing])):
                 self.misses += 1
                 self._save(self._doc_name(path), vocab=np.asarray(doc.vocab, dtype=str), ids=doc.ids)
