@@ -32,6 +32,7 @@ from test_report_data import (
 
 from voicegate.report import render_report
 from voicegate.report._spans import segments
+from voicegate.scoring._result import Span
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -328,7 +329,7 @@ def test_copied_span_is_highlighted_and_linked_to_its_training_source(tree):
 
 
 def test_span_matching_is_by_word_tokens():
-    spans = [{"text": "reader i married him"}, {"text": "don't go"}]
+    spans = [Span.from_json({"text": "reader i married him"}), Span.from_json({"text": "don't go"})]
     segs = segments("“READER, I married — him!” Then: Don’t go. reader i marry him", spans)
     marked = [(s.text, s.span) for s in segs if s.span is not None]
     assert marked == [("READER, I married — him", 0), ("Don’t go", 1)]
@@ -507,7 +508,7 @@ def test_render_is_deterministic():
 def test_truncated_span_is_highlighted_to_its_full_token_count():
     # The scorer shortens long span texts with "…"; the cut word is not searched for, and the
     # highlight covers the span's `tokens`.
-    span = {"text": "upon the hill there stood a thorn bent all one way by the wea…", "tokens": 14}
+    span = Span.from_json({"text": "upon the hill there stood a thorn bent all one way by the wea…", "tokens": 14})
     segs = segments("And upon the hill there stood a thorn, bent all one way by the weather; and I", [span])
     assert [(s.text, s.span) for s in segs] == [
         ("And ", None), ("upon the hill there stood a thorn, bent all one way by the weather", 0), ("; and I", None)]
