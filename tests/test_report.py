@@ -581,3 +581,27 @@ def test_score_warnings_reach_the_page_as_notices() -> None:
     context = build_view(data)
     assert "Warning (not deciding): ckpt475: 3 voice generation(s) are byte-identical to the base's" in \
         context["notices"]
+
+
+def test_page_is_drawn_from_typed_data() -> None:
+    # Plain data is read once, into typed results; the page is the same either way.
+    from voicegate.report import ReportData
+    from voicegate.scoring._result import CandidateResult, GateResult, Verdicts, Voice
+
+    data = reference_data()
+    typed = ReportData.from_plain(data)
+    assert isinstance(typed.score, GateResult) and isinstance(typed.current, GateResult)
+    assert typed.current.rule == "pairwise-max-spread" and typed.current is typed.amendments[-1].result
+    assert render_report(typed) == render_report(data)
+    from voicegate.report._page import build_view
+
+    context = build_view(typed)
+    assert all(isinstance(c, CandidateResult) for c in context["candidates"])
+    # Ratios under every rule on the page, the result's own where it gave one.
+    assert {c.name: round(c.ratios["pairwise-max-spread"] or 0, 1) for c in context["candidates"]} == {
+        "ckpt475": 2.1, "ckpt925": 0.8}
+    # A decision's recorded verdicts are read by type too (per rule, or one verdict in older rows).
+    v = Verdicts.from_json({"voice": {"global-max-spread": "FAIL"}, "copying": "NOT-COPIED", "damage": None})
+    assert v.voice_under("global-max-spread") is Voice.FAIL and v.voice_under("pairwise-max-spread") is None
+    assert Verdicts.from_json({"voice": "PASS"}).voice_under("any-rule") is Voice.PASS
+    assert v.to_json() == {"voice": {"global-max-spread": "FAIL"}, "copying": "NOT-COPIED", "damage": None}

@@ -71,10 +71,10 @@ class Decision:
                    verdicts=Verdicts.from_json(verdicts) if isinstance(verdicts, Mapping) else None)
 
 
-def _settings(kind: type[Any], given: Any, names: Sequence[str]) -> Any:
-    # The spec's section as given; what it leaves out comes from the spec schema's defaults.
+def _section(given: Any, names: Sequence[str]) -> dict[str, Any]:
+    # The keys of a spec section the page shows, as given; what it leaves out the spec schema's defaults fill in.
     given = given if isinstance(given, Mapping) else {}
-    return kind(**{k: given[k] for k in names if k in given})
+    return {k: given[k] for k in names if k in given}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,8 +116,10 @@ class ReportData:
             notices=tuple(str(n) for n in data.get("notices") or ()),
             seeds=tuple(str(s) for s in data.get("seeds") or ()),
             prompts={str(k): v for k, v in (data.get("prompts") or {}).items()},
-            copying=_settings(Copying, data.get("copying"), ("n", "tolerance", "max_run")),  # not-a-result: spec
-            damage=_settings(Damage, data.get("damage"), ("tolerance", "truncation_decides")),  # not-a-result: spec
+            copying=Copying(**_section(
+                data.get("copying"), ("n", "tolerance", "max_run"))),  # not-a-result: the spec's copying section
+            damage=Damage(**_section(
+                data.get("damage"), ("tolerance", "truncation_decides"))),  # not-a-result: the spec's damage section
             generations=list(data.get("generations") or ()),
             max_samples=int(data.get("max_samples", DEFAULT_SAMPLES)),
             rendered_at=_text(data.get("rendered_at")),

@@ -1,10 +1,16 @@
-"""Render the report: plain data in, one self-contained HTML page out.
+"""Render the report: typed data in, one self-contained HTML page out.
 
 `render_report(data)` is pure: it reads nothing and calls nothing but jinja2
-and the plot functions. The template is rendered with autoescaping ON, so every
-string from a result file or a generation is escaped; the only markup that
-reaches the page unescaped is the SVG this package builds itself (through
-`_svg.el`, which escapes every value it is given).
+and the plot functions. It draws from a `ReportData` (results as `GateResult`,
+read by attribute); plain JSON-like data is turned into one first. The template
+and the plots get typed objects too: the results' own arms, and the small view
+dataclasses below for what the page derives (an amendment's before and after,
+a decision beside the verdicts that stood, samples and spans).
+
+The template is rendered with autoescaping ON, so every string from a result
+file or a generation is escaped; the only markup that reaches the page
+unescaped is the SVG this package builds itself (through `_svg.el`, which
+escapes every value it is given).
 
 The page loads nothing: no script, no external style, font or image. A
 Content-Security-Policy in the page says so to the browser as well
