@@ -32,6 +32,7 @@ from test_report_data import (
 
 from voicegate.report import render_report
 from voicegate.report._spans import segments
+from voicegate.scoring._result import Span
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -328,7 +329,7 @@ def test_copied_span_is_highlighted_and_linked_to_its_training_source(tree):
 
 
 def test_span_matching_is_by_word_tokens():
-    spans = [{"text": "reader i married him"}, {"text": "don't go"}]
+    spans = [Span.from_json({"text": "reader i married him"}), Span.from_json({"text": "don't go"})]
     segs = segments("“READER, I married — him!” Then: Don’t go. reader i marry him", spans)
     marked = [(s.text, s.span) for s in segs if s.span is not None]
     assert marked == [("READER, I married — him", 0), ("Don’t go", 1)]
@@ -507,7 +508,7 @@ def test_render_is_deterministic():
 def test_truncated_span_is_highlighted_to_its_full_token_count():
     # The scorer shortens long span texts with "…"; the cut word is not searched for, and the
     # highlight covers the span's `tokens`.
-    span = {"text": "upon the hill there stood a thorn bent all one way by the wea…", "tokens": 14}
+    span = Span.from_json({"text": "upon the hill there stood a thorn bent all one way by the wea…", "tokens": 14})
     segs = segments("And upon the hill there stood a thorn, bent all one way by the weather; and I", [span])
     assert [(s.text, s.span) for s in segs] == [
         ("And ", None), ("upon the hill there stood a thorn, bent all one way by the weather", 0), ("; and I", None)]
@@ -580,3 +581,27 @@ def test_score_warnings_reach_the_page_as_notices() -> None:
     context = build_view(data)
     assert "Warning (not deciding): ckpt475: 3 voice generation(s) are byte-identical to the base's" in \
         context["notices"]
+
+
+def test_page_is_drawn_from_typed_data() -> None:
+    # Plain data is read once, into typed results; the page is the same either way.
+    from voicegate.report import ReportData
+    from voicegate.scoring._result import CandidateResult, GateResult, Verdicts, Voice
+
+    data = reference_data()
+    typed = ReportData.from_plain(data)
+    assert isinstance(typed.score, GateResult) and isinstance(typed.current, GateResult)
+    assert typed.current.rule == "pairwise-max-spread" and typed.current is typed.amendments[-1].result
+    assert render_report(typed) == render_report(data)
+    from voicegate.report._page import build_view
+
+    context = build_view(typed)
+    assert all(isinstance(c, CandidateResult) for c in context["candidates"])
+    # Ratios under every rule on the page, the result's own where it gave one.
+    assert {c.name: round(c.ratios["pairwise-max-spread"] or 0, 1) for c in context["candidates"]} == {
+        "ckpt475": 2.1, "ckpt925": 0.8}
+    # A decision's recorded verdicts are read by type too (per rule, or one verdict in older rows).
+    v = Verdicts.from_json({"voice": {"global-max-spread": "FAIL"}, "copying": "NOT-COPIED", "damage": None})
+    assert v.voice_under("global-max-spread") is Voice.FAIL and v.voice_under("pairwise-max-spread") is None
+    assert Verdicts.from_json({"voice": "PASS"}).voice_under("any-rule") is Voice.PASS
+    assert v.to_json() == {"voice": {"global-max-spread": "FAIL"}, "copying": "NOT-COPIED", "damage": None}

@@ -198,3 +198,20 @@ def test_report_draws_what_the_producers_stored(demo_run: Path):
         assert root.find_all("tr", id=link.attrs["href"][1:])
     # Self-contained, even with a seat URL in the run manifest (shown as text only).
     assert _external_references(page) == []
+
+
+def test_report_data_is_loaded_as_typed_results(workspace: Path):
+    import datetime as dt
+
+    from voicegate.report import load_report_data, render_report
+    from voicegate.scoring._result import GateResult
+
+    write_run(workspace / "runs" / GATE, _stored(workspace))
+    data = load_report_data(load_spec(workspace, GATE), now=dt.datetime(2026, 9, 18, 10, 15, tzinfo=dt.UTC))
+    assert isinstance(data.score, GateResult) and data.score.rule == "global-max-spread"
+    assert [a.rule_to for a in data.amendments] == ["pairwise-max-spread"]
+    assert isinstance(data.amendments[0].result, GateResult) and data.current.rule == "pairwise-max-spread"
+    assert [d.arm for d in data.decisions] == ["ckpt475"] and data.notices == ()
+    assert data.copying.tolerance == 0.005 and data.damage.tolerance == 0.05
+    page = render_report(data)
+    assert "rendered 2026-09-18T10:15:00Z" in page and "Amendment 1" in page

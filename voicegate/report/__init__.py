@@ -1,7 +1,7 @@
 """The reviewer's report: one self-contained HTML page drawn from a gate's stored results.
 
-    data = load_report_data(spec)      # reads scores, amendments, decisions, run, generations
-    html = render_report(data)         # pure: plain data in, a page out
+    data = load_report_data(spec)      # a ReportData: typed results (GateResult), records, settings
+    html = render_report(data)         # pure: data in (a ReportData, or the same as plain data), a page out
     path = write_report(spec)          # both, written atomically (default <run_dir>/report.html)
 """
 
@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from voicegate._atomic import write_atomic
+from voicegate.report._data import DEFAULT_SAMPLES, ReportData
 from voicegate.report._load import default_out, load_report_data
-from voicegate.report._page import DEFAULT_SAMPLES, build_view, render_report
+from voicegate.report._page import build_view, render_report
 from voicegate.spec._spec import GateSpec
 
-__all__ = ["DEFAULT_SAMPLES", "build_view", "default_out", "load_report_data", "render_report", "write_report"]
+__all__ = ["DEFAULT_SAMPLES", "ReportData", "build_view", "default_out", "load_report_data", "render_report", "write_report"]
 
 
 def write_report(spec: GateSpec, out: Path | None = None, *, samples: int = DEFAULT_SAMPLES) -> Path:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
+from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, ReportData
 from voicegate.run._manifest import read_manifest
 from voicegate.run._store import generations_hash, read_rows
+from voicegate.scoring._result import GateResult, is_result
 from voicegate.spec._registration import check_registered, load_registration
 from voicegate.spec._spec import GateSpec
 
@@ -34,18 +37,20 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
         raise VoicegateError(f"{path}: unreadable ({exc})") from None
 
 
-def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Everything `render_report` needs, as plain data. Refuses when the gate has no scores yet."""
+def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt.datetime | None = None
+                     ) -> ReportData:
+    """Everything `render_report` needs, typed. Refuses when the gate has no scores yet."""
     run_dir = spec.run_dir
     scores_path = spec.run.scores
     if not scores_path.is_file():
         raise VoicegateError(f"{spec.gate} has no scores yet ({scores_path} missing): "
                              f"run `voicegate score {spec.gate}` first")
-    score = _json(scores_path)
-    if not isinstance(score, dict) or not isinstance(score.get("arms"), list):
+    stored = _json(scores_path)
+    if not is_result(stored):
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
-    amendments = _jsonl(spec.run.amendments)
-    decisions = _jsonl(spec.run.decisions)
+    score = GateResult.from_json(stored)
+    amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
+    decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
     run = read_manifest(run_dir)
     rows = read_rows(spec.generations_path)
 
@@ -64,32 +69,20 @@ def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | No
             check_registered(spec)
         except VoicegateError as exc:
             notices.append(f"DEVIATION: {exc}")
-    current = amendments[-1].get("result") if amendments and amendments[-1].get("result") else score
-    sig = (current or {}).get("signature") or {}
-    if reg is not None and sig.get("spec_sha256") and sig["spec_sha256"] != reg.spec_sha256:
-        notices.append(f"DEVIATION: the scores were computed under spec sha256 {sig['spec_sha256'][:12]}, "
+    data = ReportData(
+        score=score, amendments=amendments, decisions=decisions, gate=spec.gate, author=spec.author,
+        run=run or {}, registration=registration, seeds=tuple(str(s) for s in spec.seeds),
+        prompts={p.id: p.text for p in spec.prompts}, copying=spec.copying, damage=spec.damage,
+        generations=rows, max_samples=samples, rendered_at=(now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+    current = data.current
+    if reg is not None and current.spec_sha256 and current.spec_sha256 != reg.spec_sha256:
+        notices.append(f"DEVIATION: the scores were computed under spec sha256 {current.spec_sha256[:12]}, "
                        f"not the registered {reg.spec_sha256[:12]}.")
-    if sig.get("generations_sha256") and rows and generations_hash(rows) != sig["generations_sha256"]:
+    if current.generations_sha256 and rows and generations_hash(rows) != current.generations_sha256:
         notices.append("The stored generations have changed since they were scored: "
                        "the numbers below describe the generations as they were then.")
-
-    return {
-        "gate": spec.gate,
-        "author": spec.author,
-        "score": score,
-        "amendments": amendments,
-        "decisions": decisions,
-        "run": run,
-        "registration": registration,
-        "notices": notices,
-        "seeds": [str(s) for s in spec.seeds],
-        "prompts": {p.id: p.text for p in spec.prompts},
-        "copying": {"n": spec.copying.n, "tolerance": spec.copying.tolerance, "max_run": spec.copying.max_run},
-        "damage": {"tolerance": spec.damage.tolerance, "truncation_decides": spec.damage.truncation_decides},
-        "generations": rows,
-        "max_samples": samples,
-        "rendered_at": (now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
+    return replace(data, notices=tuple(notices))
 
 
 def default_out(spec: GateSpec) -> Path:

@@ -1,10 +1,16 @@
-"""Render the report: plain data in, one self-contained HTML page out.
+"""Render the report: typed data in, one self-contained HTML page out.
 
 `render_report(data)` is pure: it reads nothing and calls nothing but jinja2
-and the plot functions. The template is rendered with autoescaping ON, so every
-string from a result file or a generation is escaped; the only markup that
-reaches the page unescaped is the SVG this package builds itself (through
-`_svg.el`, which escapes every value it is given).
+and the plot functions. It draws from a `ReportData` (results as `GateResult`,
+read by attribute); plain JSON-like data is turned into one first. The template
+and the plots get typed objects too: the results' own arms, and the small view
+dataclasses below for what the page derives (an amendment's before and after,
+a decision beside the verdicts that stood, samples and spans).
+
+The template is rendered with autoescaping ON, so every string from a result
+file or a generation is escaped; the only markup that reaches the page
+unescaped is the SVG this package builds itself (through `_svg.el`, which
+escapes every value it is given).
 
 The page loads nothing: no script, no external style, font or image. A
 Content-Security-Policy in the page says so to the browser as well
@@ -18,6 +24,7 @@ import base64
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -26,14 +33,14 @@ import jinja2
 from markupsafe import Markup, escape
 
 from voicegate.report import _svg
+from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
-from voicegate.report._spans import segments
+from voicegate.report._spans import Segment, segments
+from voicegate.scoring._result import CandidateResult, Copying, Damage, GateResult, Span, Voice
 from voicegate.spec._rules import RULES
-from voicegate.spec._schema import SPEC_SCHEMA
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE = "report.html.j2"
-DEFAULT_SAMPLES = 4
 
 
 # -- number formats: fixed decimals, so columns line up when right-aligned ------------
@@ -95,179 +102,246 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-# -- the view: what the template draws, computed from the data --------------------------
+# -- the view: what the template draws, computed from the typed data ------------------------
 
 
-def rule_order(*results: Mapping[str, Any]) -> list[str]:
+def rule_order(*results: GateResult) -> list[str]:
     """Registered rules first (global, then pairwise), then any other rule a result names."""
     seen = list(RULES)
     for res in results:
-        for arm in res.get("arms", []):
-            for rule in (arm.get("floors") or {}):
+        for arm in res.candidates:
+            for rule in arm.floors:
                 if rule not in seen:
                     seen.append(rule)
     return seen
 
 
-def _candidates(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [a for a in result.get("arms", []) if a.get("role") != "base"]
-
-
-def _seeds(result: Mapping[str, Any], registered: Sequence[Any] | None) -> list[str]:
+def _seeds(result: GateResult, registered: Sequence[str]) -> list[str]:
     if registered:
-        return [str(s) for s in registered]
+        return list(registered)
     seen: list[str] = []
-    for arm in result.get("arms", []):
-        for s in (arm.get("distances") or {}):
-            if str(s) not in seen:
-                seen.append(str(s))
+    for arm in result.arms:
+        for s in arm.distances:
+            if s not in seen:
+                seen.append(s)
     return seen
 
 
-def _ratios(arm: Mapping[str, Any], rules: Sequence[str]) -> dict[str, float | None]:
+def _ratios(arm: CandidateResult, rules: Sequence[str]) -> dict[str, float | None]:
     """Ratio under every rule: the result's own when given, else delta_cb / floor."""
-    given = dict(arm.get("ratios") or {})
     out: dict[str, float | None] = {}
     for rule in rules:
-        if rule in given:
-            out[rule] = _finite(given[rule])
+        if rule in arm.ratios:
+            out[rule] = _finite(arm.ratios[rule])
             continue
-        d, f = _finite(arm.get("delta_cb")), _finite((arm.get("floors") or {}).get(rule))
+        d, f = _finite(arm.delta_cb), _finite(arm.floor_under(rule))
         out[rule] = d / f if d is not None and f else None
     return out
 
 
-def _verdict_rows(result: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, Any]]:
-    rows = []
-    for arm in _candidates(result):
-        rows.append({**arm, "ratios": _ratios(arm, rules), "floors": dict(arm.get("floors") or {}),
-                     "voice": dict(arm.get("voice") or {})})
-    return rows
+def _shown(result: GateResult, rules: Sequence[str]) -> list[CandidateResult]:
+    """The candidates as the page shows them: each with its ratio under every rule on the page."""
+    return [replace(arm, ratios=_ratios(arm, rules)) for arm in result.candidates]
 
 
-def _amendment_view(amendment: Mapping[str, Any], before: Mapping[str, Any] | None,
-                    rules: Sequence[str]) -> dict[str, Any]:
+# An amendment or decision row without a result of its own: nothing was in force.
+_NO_RESULT = GateResult.from_json({})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AmendmentRow:
+    """One candidate in an amendment's table: the verdict under the old and the new rule, the axes before."""
+
+    name: str
+    delta_cb: float | None
+    delta_before: float | None
+    floor_from: float | None
+    floor_to: float | None
+    voice_from: Voice | str | None
+    voice_to: Voice | str | None
+    ratio_from: float | None
+    ratio_to: float | None
+    disagree: bool
+    copying: Copying | str | None
+    copying_before: Copying | str | None
+    damage: Damage | str | None
+    damage_before: Damage | str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AmendmentView:
+    time: str | None
+    rule_from: str | None
+    rule_to: str | None
+    reason: str | None
+    rows: list[AmendmentRow]
+    summary: list[str]
+    ships_before: str | None
+    ships_after: str | None
+    changes_list: list[Any] | None
+    changes_map: Mapping[str, Any] | None
+    changes_text: str | None
+
+
+def _amendment_view(amendment: Amendment, before: GateResult, rules: Sequence[str]) -> AmendmentView:
     """What one amendment changed, per candidate, from its own re-scored result.
 
     The result carries every rule's floor and verdict, so old-rule and new-rule
     columns come from the same numbers; delta_cb is compared with the result
     before the amendment, so a reader sees it did not move.
     """
-    result = amendment.get("result") or {}
-    rule_from, rule_to = amendment.get("rule_from"), amendment.get("rule_to")
-    prev = {a.get("name"): a for a in (before or {}).get("arms", [])}
+    result = amendment.result or _NO_RESULT
+    rule_from, rule_to = amendment.rule_from, amendment.rule_to
+    prev = {a.name: a for a in before.candidates}
     rows = []
-    for arm in _verdict_rows(result, rules):
-        old = prev.get(arm.get("name"), {})
-        rows.append({
-            "name": arm.get("name"),
-            "delta_cb": arm.get("delta_cb"),
-            "delta_before": old.get("delta_cb"),
-            "floor_from": arm["floors"].get(rule_from), "floor_to": arm["floors"].get(rule_to),
-            "voice_from": arm["voice"].get(rule_from), "voice_to": arm["voice"].get(rule_to),
-            "ratio_from": arm["ratios"].get(rule_from), "ratio_to": arm["ratios"].get(rule_to),
-            "floors": arm["floors"], "voice": arm["voice"], "disagree": arm.get("disagree"),
-            "copying": arm.get("copying"), "copying_before": old.get("copying"),
-            "damage": arm.get("damage"), "damage_before": old.get("damage"),
-        })
+    for arm in _shown(result, rules):
+        old = prev.get(arm.name)
+        rows.append(AmendmentRow(
+            name=arm.name, delta_cb=arm.delta_cb, delta_before=old.delta_cb if old else None,
+            floor_from=arm.floors.get(rule_from) if rule_from is not None else None,
+            floor_to=arm.floors.get(rule_to) if rule_to is not None else None,
+            voice_from=arm.voice.get(rule_from) if rule_from is not None else None,
+            voice_to=arm.voice.get(rule_to) if rule_to is not None else None,
+            ratio_from=arm.ratios.get(rule_from) if rule_from is not None else None,
+            ratio_to=arm.ratios.get(rule_to) if rule_to is not None else None,
+            disagree=arm.disagree, copying=arm.copying, copying_before=old.copying if old else None,
+            damage=arm.damage, damage_before=old.damage if old else None,
+        ))
     summary = []
     for r in rows:
-        before_d, after_d = _finite(r["delta_before"]), _finite(r["delta_cb"])
+        before_d, after_d = _finite(r.delta_before), _finite(r.delta_cb)
         moved = before_d is not None and after_d is not None and abs(before_d - after_d) > 1e-9
-        floors = f"floor {f3(r['floor_from'])} → {f3(r['floor_to'])}"
-        if r["voice_from"] != r["voice_to"]:
-            line = (f"{r['name']}: VOICE {r['voice_from']} → {r['voice_to']} ({floors}, "
-                    f"ratio {ratio(r['ratio_from'])} → {ratio(r['ratio_to'])})")
+        floors = f"floor {f3(r.floor_from)} → {f3(r.floor_to)}"
+        if r.voice_from != r.voice_to:
+            line = (f"{r.name}: VOICE {r.voice_from} → {r.voice_to} ({floors}, "
+                    f"ratio {ratio(r.ratio_from)} → {ratio(r.ratio_to)})")
         else:
-            line = f"{r['name']}: still {r['voice_to']} ({floors})"
+            line = f"{r.name}: still {r.voice_to} ({floors})"
         line += (f"; delta_cb MOVED {signed(before_d)} → {signed(after_d)}" if moved
                  else f"; delta_cb {signed(after_d)} unchanged")
         summary.append(line)
-    same_axes = all((r["copying_before"] in (None, r["copying"])) and (r["damage_before"] in (None, r["damage"]))
-                    for r in rows)
+    same_axes = all((r.copying_before in (None, r.copying)) and (r.damage_before in (None, r.damage)) for r in rows)
     if rows and same_axes:
         summary.append("COPYING and DAMAGE unchanged for every candidate")
-    ships_before = (before or {}).get("ships")
-    if ships_before != result.get("ships"):
-        summary.append(f"rule's recommendation: {ships_before or 'none'} → {result.get('ships') or 'none'}")
+    if before.ships != result.ships:
+        summary.append(f"rule's recommendation: {before.ships or 'none'} → {result.ships or 'none'}")
     else:
-        summary.append(f"rule's recommendation unchanged: {result.get('ships') or 'none'}")
-    changes = amendment.get("changes")
+        summary.append(f"rule's recommendation unchanged: {result.ships or 'none'}")
+    changes = amendment.changes
     # Structured per-arm changes (what `amend` stores) are the table above; only prose is listed.
     if isinstance(changes, list):
         changes = [c for c in changes if isinstance(c, str)] or None
     elif isinstance(changes, Mapping) and not all(isinstance(v, str) for v in changes.values()):
         changes = None
-    return {
-        "summary": summary,
-        "time": amendment.get("time"), "rule_from": rule_from, "rule_to": rule_to,
-        "reason": amendment.get("reason"), "rows": rows,
-        "ships_before": (before or {}).get("ships"), "ships_after": result.get("ships"),
-        "changes_list": changes if isinstance(changes, list) else None,
-        "changes_map": changes if isinstance(changes, Mapping) else None,
-        "changes_text": changes if isinstance(changes, str) else None,
-    }
+    return AmendmentView(
+        time=amendment.time, rule_from=rule_from, rule_to=rule_to, reason=amendment.reason, rows=rows,
+        summary=summary, ships_before=before.ships, ships_after=result.ships,
+        changes_list=changes if isinstance(changes, list) else None,
+        changes_map=changes if isinstance(changes, Mapping) else None,
+        changes_text=changes if isinstance(changes, str) else None,
+    )
 
 
-def _decision_view(decision: Mapping[str, Any], results_at: Mapping[str, Any]) -> dict[str, Any]:
-    """A decision beside the verdicts that stood when it was taken.
+@dataclass(frozen=True, kw_only=True)
+class DecisionView:
+    """A decision beside the verdicts that stood when it was taken."""
 
-    `ship` records those verdicts in the decision itself (rule, recommendation,
+    time: str | None
+    arm: str | None
+    reason: str | None
+    rule: str | None
+    voice: Voice | str | None
+    copying: Copying | str | None
+    damage: Damage | str | None
+    recommended: str | None
+
+
+def _decision_view(decision: Decision, results_at: GateResult) -> DecisionView:
+    """`ship` records those verdicts in the decision itself (rule, recommendation,
     verdicts); older or hand-made rows fall back to the result in force at its time.
     """
-    arm: Mapping[str, Any] = next((a for a in results_at.get("arms", []) if a.get("name") == decision.get("arm")), {})
-    own = decision.get("verdicts") if isinstance(decision.get("verdicts"), Mapping) else None
-    rule = decision.get("rule") or results_at.get("rule")
+    rule = decision.rule or results_at.rule
+    own = decision.verdicts
     if own is not None:
-        voice = own.get("voice")
-        voice = voice.get(rule) if isinstance(voice, Mapping) else voice
-        copying, damage = own.get("copying"), own.get("damage")
+        voice, copying, damage = own.voice_under(rule), own.copying, own.damage
     else:
-        voice = (arm.get("voice") or {}).get(rule)
-        copying, damage = arm.get("copying"), arm.get("damage")
-    recommended = decision["recommendation"] if "recommendation" in decision else results_at.get("ships")
-    return {**decision, "rule": rule, "voice": voice, "copying": copying, "damage": damage,
-            "recommended": recommended}
+        arm = next((a for a in results_at.arms if a.name == decision.arm), None)
+        cand = arm if isinstance(arm, CandidateResult) else None
+        voice = cand.voice_under(rule) if cand is not None else None
+        copying = cand.copying if cand is not None else None
+        damage = cand.damage if cand is not None else None
+    recommended = decision.recommendation if decision.recorded else results_at.ships
+    return DecisionView(time=decision.time, arm=decision.arm, reason=decision.reason, rule=rule, voice=voice,
+                        copying=copying, damage=damage, recommended=recommended)
 
 
-def _result_in_force(score: Mapping[str, Any], amendments: Sequence[Mapping[str, Any]], time: str | None
-                     ) -> Mapping[str, Any]:
+def _result_in_force(score: GateResult, amendments: Sequence[Amendment], time: str | None) -> GateResult:
     """The result that stood when a decision was taken: the last amendment before it, else the score."""
     current = score
     for a in amendments:
-        if time is not None and a.get("time") is not None and str(a["time"]) > str(time):
+        if time is not None and a.time is not None and a.time > time:
             break
-        current = a.get("result") or current
+        current = a.result or current
     return current
 
 
-def build_view(data: Mapping[str, Any]) -> dict[str, Any]:
-    score: Mapping[str, Any] = data["score"]
-    amendments: list[Mapping[str, Any]] = list(data.get("amendments") or [])
-    current = (amendments[-1].get("result") or score) if amendments else score
-    rules = rule_order(score, *(a.get("result") or {} for a in amendments))
-    seeds = _seeds(current, data.get("seeds"))
-    arms = list(current.get("arms", []))
-    base = next((a["name"] for a in arms if a.get("role") == "base"), (current.get("control") or {}).get("arm"))
-    control = current.get("control") or {"arm": base, "overlap": None}
-    # Hand-made report data may omit the settings: the schema's defaults fill in, never a restated number.
-    copying = {k: SPEC_SCHEMA.default(f"copying.{k}") for k in ("n", "tolerance", "max_run")}
-    copying.update(data.get("copying") or {})
-    damage = {"tolerance": SPEC_SCHEMA.default("damage.tolerance"), **(data.get("damage") or {})}
-    candidates = _verdict_rows(current, rules)
+@dataclass(frozen=True, kw_only=True)
+class CellView:
+    """One arm's generation in a sample, cut into plain and copied pieces."""
+
+    arm: str
+    arm_index: int
+    segments: list[Segment]
+    finish_reason: Any
+    tokens: Any
+    words: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SampleView:
+    index: int
+    prompt_id: str
+    seed: str
+    prompt: str | None
+    cells: list[CellView]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpanView:
+    """A copied span in the spans table: the result's span, its anchor, and the samples that show it."""
+
+    arm: str
+    arm_index: int
+    i: int
+    span: Span
+    samples: list[int]
+
+
+def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
+    """The template's context. `data` is a `ReportData`, or the same as plain JSON-like data."""
+    if not isinstance(data, ReportData):
+        data = ReportData.from_plain(data)
+    score, amendments = data.score, data.amendments
+    current = data.current
+    rules = rule_order(score, *(a.result for a in amendments if a.result is not None))
+    seeds = _seeds(current, data.seeds)
+    arms = list(current.arms)
+    base_arm = current.base
+    base = base_arm.name if base_arm is not None else current.control.arm
+    control = current.control
+    copying, damage = data.copying, data.damage
+    candidates = _shown(current, rules)
 
     # Copied spans: an anchor per span, listed per arm; samples link to them.
-    spans_by_arm = {a["name"]: list(a.get("spans") or []) for a in arms}
-    arm_index = {a["name"]: i for i, a in enumerate(arms)}
-    arm_names = [a["name"] for a in arms]
-    samples = pick_samples(data.get("generations") or [], arm_names, seeds, spans_by_arm,
-                           int(data.get("max_samples", DEFAULT_SAMPLES)))
-    prompts = {str(k): v for k, v in (data.get("prompts") or {}).items()}
+    spans_by_arm = {a.name: list(a.spans) for a in arms}
+    arm_index = {a.name: i for i, a in enumerate(arms)}
+    arm_names = [a.name for a in arms]
+    samples = pick_samples(data.generations, arm_names, seeds, spans_by_arm, data.max_samples)
     span_seen: dict[tuple[str, int], list[int]] = {}
     sample_views = []
     for k, s in enumerate(samples):
         cells = []
-        for row in s["rows"]:
+        for row in s.rows:
             arm = str(row.get("arm"))
             segs = segments(str(row.get("text", "")), spans_by_arm.get(arm, []))
             for seg in segs:
@@ -276,60 +350,48 @@ def build_view(data: Mapping[str, Any]) -> dict[str, Any]:
                     if k not in span_seen[(arm, seg.span)]:
                         span_seen[(arm, seg.span)].append(k)
             usage = row.get("usage") or {}
-            cells.append({"arm": arm, "arm_index": arm_index.get(arm, 0), "segments": segs,
-                          "finish_reason": row.get("finish_reason"),
-                          "tokens": usage.get("completion_tokens"),
-                          "words": len(str(row.get("text", "")).split())})
-        sample_views.append({"index": k, "prompt_id": s["prompt_id"], "seed": s["seed"],
-                             "prompt": prompts.get(s["prompt_id"]), "cells": cells})
-    span_views = []
-    for a in arms:
-        for i, sp in enumerate(spans_by_arm[a["name"]]):
-            span_views.append({"arm": a["name"], "arm_index": arm_index[a["name"]], "i": i,
-                               "text": sp.get("text"), "tokens": sp.get("tokens"), "source": sp.get("source"),
-                               "offset": sp.get("offset"),
-                               "excerpt": sp.get("excerpt") or sp.get("context"),
-                               "prompt_id": sp.get("prompt_id"), "seed": sp.get("seed"),
-                               "samples": span_seen.get((a["name"], i), [])})
+            cells.append(CellView(arm=arm, arm_index=arm_index.get(arm, 0), segments=segs,
+                                  finish_reason=row.get("finish_reason"), tokens=usage.get("completion_tokens"),
+                                  words=len(str(row.get("text", "")).split())))
+        sample_views.append(SampleView(index=k, prompt_id=s.prompt_id, seed=s.seed,
+                                       prompt=data.prompts.get(s.prompt_id), cells=cells))
+    span_views = [SpanView(arm=a.name, arm_index=arm_index[a.name], i=i, span=sp,
+                           samples=span_seen.get((a.name, i), []))
+                  for a in arms for i, sp in enumerate(spans_by_arm[a.name])]
 
     amendment_views = []
-    before: Mapping[str, Any] = score
+    before = score
     for a in amendments:
         amendment_views.append(_amendment_view(a, before, rules))
-        before = a.get("result") or before
-    decisions = [_decision_view(d, _result_in_force(score, amendments, d.get("time")))
-                 for d in data.get("decisions") or []]
+        before = a.result or before
+    decisions = [_decision_view(d, _result_in_force(score, amendments, d.time)) for d in data.decisions]
 
-    damage_arms = [{"name": a["name"], "probe_pass_rate": a.get("probe_pass_rate"),
-                    "degeneration_rate": (a.get("degeneration") or {}).get("rate")} for a in arms]
     plots = {
         "distances": _svg.distances_plot(arms, seeds),
-        "delta": _svg.delta_plot(candidates, rules, current.get("rule", "")),
-        "overlap": _svg.overlap_plot(arms, str(control.get("arm")), float(_finite(control.get("overlap")) or 0.0),
-                                     float(copying["tolerance"]), int(copying["n"])),
-        "damage": _svg.damage_plot(damage_arms, str(base), float(damage["tolerance"])),
+        "delta": _svg.delta_plot(candidates, rules, current.rule),
+        "overlap": _svg.overlap_plot(arms, str(control.arm), float(_finite(control.overlap) or 0.0),
+                                     float(copying.tolerance), int(copying.n)),
+        "damage": _svg.damage_plot(arms, str(base), float(damage.tolerance)),
         "defs": _svg.defs(),
     }
-    signature = current.get("signature") or {}
     return {
-        "run_view": _run_view(data.get("run") or {}),
-        "any_excerpt": any(v["excerpt"] for v in span_views),
-        "gate": data.get("gate") or current.get("gate"),
-        "author": data.get("author"),
-        "rendered_at": data.get("rendered_at"),
-        "notices": [*(data.get("notices") or []),
-                    *(f"Warning (not deciding): {w}" for w in current.get("warnings") or [])],
-        "registration": data.get("registration"),
-        "run": data.get("run"),
+        "run_view": _run_view(data.run),
+        "any_excerpt": any(v.span.excerpt for v in span_views),
+        "gate": data.gate or current.gate,
+        "author": data.author,
+        "rendered_at": data.rendered_at,
+        "notices": [*data.notices, *(f"Warning (not deciding): {w}" for w in current.warnings)],
+        "registration": data.registration,
+        "run": data.run,
         "score": score, "current": current, "amended": bool(amendments),
-        "rules": rules, "deciding": current.get("rule"), "original_rule": score.get("rule"),
+        "rules": rules, "deciding": current.rule, "original_rule": score.rule,
         "seeds": seeds, "arms": arms, "base": base, "control": control, "candidates": candidates,
         "copying": copying, "damage": damage,
         "samples": sample_views, "spans": span_views,
         "amendments": amendment_views, "decisions": decisions,
-        "signature": signature, "signature_text": current.get("signature_text"),
+        "signature": current.signature, "signature_text": current.signature_text,
         "plots": plots,
-        "counts": _counts(data.get("generations") or []),
+        "counts": _counts(data.generations),
     }
 
 
@@ -371,7 +433,7 @@ def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
             "imported": sum(1 for r in rows if r.get("imported"))}
 
 
-def render_report(data: Mapping[str, Any]) -> str:
-    """The whole page as one string. `data` is plain JSON-like data; see `voicegate.report.load`."""
+def render_report(data: ReportData | Mapping[str, Any]) -> str:
+    """The whole page as one string, from a `ReportData` (`load_report_data`) or the same as plain data."""
     view = build_view(data)
     return _environment().get_template(TEMPLATE).render(**view, Markup=Markup)

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from voicegate.report._spans import contains_span
+from voicegate.scoring._result import Span
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sample:
+    """One (prompt, seed) group: every arm's stored generation row, in arm order."""
+
+    prompt_id: str
+    seed: str
+    rows: tuple[Mapping[str, Any], ...]
 
 
 def _prompt_key(pid: str) -> tuple[int, int | str]:
@@ -14,7 +25,7 @@ def _prompt_key(pid: str) -> tuple[int, int | str]:
 
 
 def pick_samples(rows: Sequence[Mapping[str, Any]], arms: Sequence[str], seeds: Sequence[str],
-                 spans: Mapping[str, Sequence[Mapping[str, Any]]], limit: int) -> list[dict[str, Any]]:
+                 spans: Mapping[str, Sequence[Span]], limit: int) -> list[Sample]:
     """Up to `limit` (prompt, seed) groups in which every arm answered.
 
     Groups where some arm's text contains one of that arm's copied spans come first
@@ -39,8 +50,8 @@ def pick_samples(rows: Sequence[Mapping[str, Any]], arms: Sequence[str], seeds: 
     # Where the scorer says a span was found (its seed and prompt_id), round-robin over
     # arms so each copying arm gets shown; then groups whose text contains a span.
     named: list[tuple[str, str]] = []
-    per_arm = [[(str(sp.get("prompt_id")), str(sp.get("seed"))) for sp in spans.get(a) or []
-                if sp.get("prompt_id") is not None and sp.get("seed") is not None] for a in arms]
+    per_arm = [[(str(sp.prompt_id), str(sp.seed)) for sp in spans.get(a) or []
+                if sp.prompt_id is not None and sp.seed is not None] for a in arms]
     for i in range(max((len(x) for x in per_arm), default=0)):
         for keys in per_arm:
             if i < len(keys) and keys[i] not in named:
@@ -62,4 +73,4 @@ def pick_samples(rows: Sequence[Mapping[str, Any]], arms: Sequence[str], seeds: 
             break
         if kg not in chosen:
             chosen.append(kg)
-    return [{"prompt_id": k[0], "seed": k[1], "rows": [g[a] for a in arms]} for k, g in chosen]
+    return [Sample(prompt_id=k[0], seed=k[1], rows=tuple(g[a] for a in arms)) for k, g in chosen]

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from voicegate.scoring._result import Span
 
 # A run of letters with internal apostrophes kept ("don't", "o'er"); digits and punctuation dropped.
 _TOKEN = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
@@ -28,20 +29,20 @@ def tokens_with_offsets(text: str) -> list[tuple[str, int, int]]:
     return [(_norm(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
-def span_tokens(span: Mapping[str, Any]) -> tuple[list[str], int]:
+def span_tokens(span: Span) -> tuple[list[str], int]:
     """(the tokens to search for, how many tokens the span covers).
 
     The scorer shortens a long span's text with a trailing "…"; its last word may
     then be cut, so it is not searched for, and the highlight is extended to the
     span's full token count instead.
     """
-    text = str(span.get("text", "")).rstrip()
+    text = span.text.rstrip()
     words = [t for t, _, _ in tokens_with_offsets(text)]
     truncated = text.endswith(("…", "..."))
     if truncated and len(words) > 1:
         words = words[:-1]
     try:
-        length = int(span.get("tokens") or 0)
+        length = int(span.tokens or 0)
     except (TypeError, ValueError):
         length = 0
     return words, max(len(words), length if truncated else len(words))
@@ -62,7 +63,7 @@ def _find(seq: Sequence[str], sub: Sequence[str]) -> list[int]:
     return [i for i in range(len(seq) - n + 1) if seq[i] == first and list(seq[i:i + n]) == list(sub)]
 
 
-def segments(text: str, spans: Sequence[Mapping[str, Any]]) -> list[Segment]:
+def segments(text: str, spans: Sequence[Span]) -> list[Segment]:
     """Cut `text` into plain and highlighted pieces; overlapping matches merge into the first span."""
     toks = tokens_with_offsets(text)
     words = [t for t, _, _ in toks]
@@ -92,5 +93,5 @@ def segments(text: str, spans: Sequence[Mapping[str, Any]]) -> list[Segment]:
     return out
 
 
-def contains_span(text: str, spans: Sequence[Mapping[str, Any]]) -> bool:
+def contains_span(text: str, spans: Sequence[Span]) -> bool:
     return any(s.span is not None for s in segments(text, spans))

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup, escape
+
+from voicegate.scoring._result import ArmResult, CandidateResult
 
 INK = "#1a1a1a"
 MID = "#6b6b6b"
@@ -170,15 +172,16 @@ def seed_shape(i: int) -> tuple[str, bool]:
 # -- (1) per-arm, per-seed voice distances ------------------------------------------
 
 
-def distances_plot(arms: Sequence[Mapping[str, Any]], seeds: Sequence[str]) -> Markup:
+def distances_plot(arms: Sequence[ArmResult], seeds: Sequence[str]) -> Markup:
     """One mark per (arm, seed) on a distance axis, each arm's mean as a bar and its spread as a bracket.
 
-    `arms`: [{"name", "role", "distances": {seed: d}, "mean_distance", "spread"}]. Dots at the same
+    Each arm's `distances` ({seed: d}), `mean_distance` and `spread` are drawn. Dots at the same
     distance are nudged vertically by seed so an outlier and a tie both stay visible.
     """
     W, left, right, top, row = 760, 120, 190, 44, 46
     H = top + row * len(arms) + 46
-    values = [float(d) for a in arms for d in a["distances"].values()]
+    # A seed without a distance (a hand-made result) has no mark.
+    values = [float(d) for a in arms for d in a.distances.values() if d is not None]
     sc = Scale(*padded(values), left, W - right)
     parts: list[Markup] = [text(left, 16, "voice distance to the held-out author (lower = closer)", size=12,
                                 fill=MID)]
@@ -200,22 +203,22 @@ def distances_plot(arms: Sequence[Mapping[str, Any]], seeds: Sequence[str]) -> M
         y = body_top + row * r + row / 2
         if r % 2 == 0:
             parts.append(el("rect", {"x": 0, "y": y - row / 2, "width": W, "height": row, "fill": "#f7f7f7"}))
-        role = "base" if a.get("role") == "base" else "candidate"
-        parts.append(text(left - 10, y - 2, a["name"], anchor="end", weight="bold"))
+        role = "base" if a.is_base else "candidate"
+        parts.append(text(left - 10, y - 2, a.name, anchor="end", weight="bold"))
         parts.append(text(left - 10, y + 13, role, anchor="end", size=11, fill=MID))
-        ds = {str(k): float(v) for k, v in a["distances"].items()}
+        ds = {str(k): float(v) for k, v in a.distances.items() if v is not None}
         if ds:
             lo, hi = min(ds.values()), max(ds.values())
             # Spread bracket under the dots: the number the floors are made of.
             parts.append(el("path", {"d": f"M{_fmt_attr(sc(lo))} {_fmt_attr(y + 12)} v6 H{_fmt_attr(sc(hi))} v-6",
                                      "fill": "none", "stroke": MID, "class": "spread",
-                                     "data-arm": a["name"]},
-                            title(f"{a['name']}: spread {a.get('spread', hi - lo):.3f}")))
-        mean = a.get("mean_distance")
+                                     "data-arm": a.name},
+                            title(f"{a.name}: spread {a.spread if a.spread is not None else hi - lo:.3f}")))
+        mean = a.mean_distance
         if mean is not None:
             parts.append(el("line", {"x1": sc(mean), "y1": y - 15, "x2": sc(mean), "y2": y + 11, "stroke": INK,
-                                     "stroke-width": 3, "class": "mean", "data-arm": a["name"]},
-                            title(f"{a['name']}: mean distance {float(mean):.3f}")))
+                                     "stroke-width": 3, "class": "mean", "data-arm": a.name},
+                            title(f"{a.name}: mean distance {float(mean):.3f}")))
         n = len(seeds)
         for i, seed in enumerate(seeds):
             if seed not in ds:
@@ -224,13 +227,13 @@ def distances_plot(arms: Sequence[Mapping[str, Any]], seeds: Sequence[str]) -> M
             dy = (i - (n - 1) / 2) * min(5.0, 16.0 / max(n, 1))
             parts.append(shape(kind, sc(ds[seed]), y + dy, 5, {
                 "fill": "#ffffff" if hollow else INK, "fill-opacity": None if hollow else 0.85,
-                "stroke": "#ffffff" if not hollow else INK, "class": "dot", "data-arm": a["name"],
-                "data-seed": seed}, title(f"{a['name']}, seed {seed}: d = {ds[seed]:.3f}")))
+                "stroke": "#ffffff" if not hollow else INK, "class": "dot", "data-arm": a.name,
+                "data-seed": seed}, title(f"{a.name}, seed {seed}: d = {ds[seed]:.3f}")))
         summary = []
         if mean is not None:
             summary.append(f"mean {float(mean):.3f}")
-        if a.get("spread") is not None:
-            summary.append(f"spread {float(a['spread']):.3f}")
+        if a.spread is not None:
+            summary.append(f"spread {float(a.spread):.3f}")
         parts.append(text(W - right + 12, y + 4, " · ".join(summary), size=12))
     axis_y = body_top + row * len(arms) + 4
     parts.append(axis(sc, axis_y, decimals=2, grid_top=body_top))
@@ -251,17 +254,17 @@ def _floor_style(rule: str, i: int) -> tuple[str, str | None]:
     return FLOOR_STYLE.get(rule, (rule[:1].upper() or str(i), "2 2"))
 
 
-def delta_plot(candidates: Sequence[Mapping[str, Any]], rule_order: Sequence[str], deciding: str) -> Markup:
+def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str], deciding: str) -> Markup:
     """delta_cb per candidate as a bar; every floor drawn as a labelled mark on the same axis.
 
-    `candidates`: [{"name", "delta_cb", "floors": {rule: f}, "voice": {rule: verdict},
-    "ratios": {rule: r}, "disagree"}]. The bar is solid when the deciding rule passes and
-    hatched when it fails.
+    Each candidate's `delta_cb`, `floors`, `voice` and `ratios` ({rule: ...}, the ratios under
+    every rule in `rule_order`) and `disagree` are drawn. The bar is solid when the deciding
+    rule passes and hatched when it fails.
     """
     W, left, right, top, row = 760, 120, 24, 50, 78
     H = top + row * len(candidates) + 46
-    vals = [float(c["delta_cb"]) for c in candidates if c.get("delta_cb") is not None]
-    vals += [float(f) for c in candidates for f in (c.get("floors") or {}).values() if f is not None]
+    vals = [float(c.delta_cb) for c in candidates if c.delta_cb is not None]
+    vals += [float(f) for c in candidates for f in c.floors.values() if f is not None]
     lo, hi = padded(vals, include=(0.0,), pad=0.1)
     sc = Scale(min(lo, 0.0), hi, left, W - right)
     parts: list[Markup] = [text(left, 16, "delta_cb = mean d(base) - mean d(candidate); PASS needs the bar "
@@ -287,16 +290,16 @@ def delta_plot(candidates: Sequence[Mapping[str, Any]], rule_order: Sequence[str
         bar_y, bar_h = y0 + 16, 20
         if r % 2 == 0:
             parts.append(el("rect", {"x": 0, "y": y0, "width": W, "height": row, "fill": "#f7f7f7"}))
-        parts.append(text(left - 10, bar_y + 15, c["name"], anchor="end", weight="bold"))
-        delta = c.get("delta_cb")
-        verdict = (c.get("voice") or {}).get(deciding)
+        parts.append(text(left - 10, bar_y + 15, c.name, anchor="end", weight="bold"))
+        delta = c.delta_cb
+        verdict = c.voice_under(deciding)
         if delta is not None:
             x1, x2 = sorted((zero, sc(float(delta))))
             parts.append(el("rect", {"x": x1, "y": bar_y, "width": max(x2 - x1, 1.0), "height": bar_h,
                                      "fill": INK if verdict == "PASS" else "url(#vg-hatch)", "stroke": INK,
-                                     "class": "delta-bar", "data-arm": c["name"], "data-verdict": verdict},
-                            title(f"{c['name']}: delta_cb {float(delta):+.3f}, {verdict} under {deciding}")))
-        floors = c.get("floors") or {}
+                                     "class": "delta-bar", "data-arm": c.name, "data-verdict": verdict},
+                            title(f"{c.name}: delta_cb {float(delta):+.3f}, {verdict} under {deciding}")))
+        floors = c.floors
         marks = []
         for i, rule in enumerate(rule_order):
             f = floors.get(rule)
@@ -307,9 +310,9 @@ def delta_plot(candidates: Sequence[Mapping[str, Any]], rule_order: Sequence[str
             marks.append((x, letter))
             parts.append(el("line", {"x1": x, "y1": bar_y - 8, "x2": x, "y2": bar_y + bar_h + 8,
                                      "stroke": INK, "stroke-width": 3 if rule == deciding else 2,
-                                     "stroke-dasharray": dash, "class": "floor-mark", "data-arm": c["name"],
+                                     "stroke-dasharray": dash, "class": "floor-mark", "data-arm": c.name,
                                      "data-rule": rule},
-                            title(f"{c['name']}: {rule} floor {float(f):.3f}")))
+                            title(f"{c.name}: {rule} floor {float(f):.3f}")))
         # Letters right of their marks, left to right, never on top of each other (two floors at
         # the same place, like ckpt925's 0.251 under both rules, read "G P").
         groups: list[tuple[float, str]] = []
@@ -327,14 +330,14 @@ def delta_plot(candidates: Sequence[Mapping[str, Any]], rule_order: Sequence[str
         bits = [f"{float(delta):+.3f}" if delta is not None else "n/a"]
         for rule in rule_order:
             f = floors.get(rule)
-            v = (c.get("voice") or {}).get(rule, "?")
-            rt = (c.get("ratios") or {}).get(rule)
+            v = c.voice.get(rule, "?")
+            rt = c.ratios.get(rule)
             letter = _floor_style(rule, 0)[0]
             ratio = f" {float(rt):.1f}x" if rt is not None else ""
             bits.append(f"{letter} {float(f):.3f} {v}{ratio}" if f is not None else f"{letter} n/a")
         line = el("text", {"x": left, "y": bar_y + bar_h + 24, "font-size": 12, "fill": INK},
                   " · ".join(bits),
-                  el("tspan", {"font-weight": "bold", "dx": 8}, "· DISAGREE") if c.get("disagree") else None)
+                  el("tspan", {"font-weight": "bold", "dx": 8}, "· DISAGREE") if c.disagree else None)
         parts.append(line)
     parts.append(el("line", {"x1": zero, "y1": top, "x2": zero, "y2": top + row * len(candidates),
                              "stroke": MID}))
@@ -345,13 +348,13 @@ def delta_plot(candidates: Sequence[Mapping[str, Any]], rule_order: Sequence[str
 # -- (3) 8-gram overlap per arm vs the control --------------------------------------
 
 
-def overlap_plot(arms: Sequence[Mapping[str, Any]], control_arm: str, control: float, tolerance: float,
+def overlap_plot(arms: Sequence[ArmResult], control_arm: str, control: float, tolerance: float,
                  n: int) -> Markup:
     """Overlap per arm as a bar; the control's overlap and control + tolerance as marked lines."""
     W, left, right, top, row = 760, 120, 200, 50, 36
     H = top + row * len(arms) + 46
     limit = control + tolerance
-    vals = [float(a["overlap"]) for a in arms if a.get("overlap") is not None]
+    vals = [float(a.overlap) for a in arms if a.overlap is not None]
     hi = max([*vals, limit, 0.0]) * 1.25 or 0.01
     sc = Scale(0.0, max(hi, 0.01), left, W - right)
     parts: list[Markup] = [text(left, 16, f"fraction of word {n}-grams found in the adapter's training text",
@@ -366,19 +369,19 @@ def overlap_plot(arms: Sequence[Mapping[str, Any]], control_arm: str, control: f
         y0 = top + row * r
         if r % 2 == 0:
             parts.append(el("rect", {"x": 0, "y": y0, "width": W, "height": row, "fill": "#f7f7f7"}))
-        parts.append(text(left - 10, y0 + 23, a["name"], anchor="end", weight="bold"))
-        ov = a.get("overlap")
+        parts.append(text(left - 10, y0 + 23, a.name, anchor="end", weight="bold"))
+        ov = a.overlap
         over = ov is not None and float(ov) > limit + 1e-12
         if ov is not None:
             parts.append(el("rect", {"x": left, "y": y0 + 9, "width": max(sc(float(ov)) - left, 1.5),
                                      "height": 18, "fill": "url(#vg-hatch)" if over else MID, "stroke": INK,
-                                     "class": "overlap-bar", "data-arm": a["name"]},
-                            title(f"{a['name']}: overlap {float(ov):.4f}")))
+                                     "class": "overlap-bar", "data-arm": a.name},
+                            title(f"{a.name}: overlap {float(ov):.4f}")))
         label = "n/a" if ov is None else f"{float(ov):.4f}"
-        if a["name"] == control_arm:
+        if a.name == control_arm:
             label += " (control)"
-        elif a.get("copying"):
-            label += f" · {a['copying']}"
+        elif isinstance(a, CandidateResult) and a.copying:
+            label += f" · {a.copying}"
         parts.append(text(W - right + 12, y0 + 23, label, size=12, weight="bold" if over else None))
     bottom = top + row * len(arms)
     cx, tx = sc(control), sc(limit)
@@ -397,43 +400,52 @@ def overlap_plot(arms: Sequence[Mapping[str, Any]], control_arm: str, control: f
 # -- (4) damage: probe pass rates and degeneration ------------------------------------
 
 
-def damage_plot(arms: Sequence[Mapping[str, Any]], base: str, tolerance: float) -> Markup:
+def _probe_pass_rate(a: ArmResult) -> float | None:
+    return a.probe_pass_rate
+
+
+def _degeneration_rate(a: ArmResult) -> float | None:
+    return a.degeneration.rate
+
+
+def damage_plot(arms: Sequence[ArmResult], base: str, tolerance: float) -> Markup:
     """Two panels on a 0..1 axis: probe pass rate (limit = base - tolerance) and degeneration
     rate on the voice prompts (limit = base + tolerance)."""
     W, left, right, row = 760, 120, 200, 28
-    by = {a["name"]: a for a in arms}
-    base_row = by.get(base, {})
-    panels = [
-        ("probe pass rate (higher is better)", "probe_pass_rate", -1),
-        ("degeneration rate on voice prompts (lower is better)", "degeneration_rate", +1),
+    by = {a.name: a for a in arms}
+    base_arm = by.get(base)
+    # (label, metric as named in the marks' data-metric, how to read it off an arm, which way is worse)
+    panels: list[tuple[str, str, Callable[[ArmResult], float | None], int]] = [
+        ("probe pass rate (higher is better)", "probe_pass_rate", _probe_pass_rate, -1),
+        ("degeneration rate on voice prompts (lower is better)", "degeneration_rate", _degeneration_rate, +1),
     ]
     panel_h = 30 + row * len(arms) + 40
     H = panel_h * len(panels) + 10
     sc = Scale(0.0, 1.0, left, W - right)
     parts: list[Markup] = []
-    for p, (label, key, sign) in enumerate(panels):
+    for p, (label, key, metric, sign) in enumerate(panels):
         y0 = p * panel_h
         parts.append(text(left, y0 + 16, label, size=12, fill=MID))
-        ref = base_row.get(key)
+        ref = metric(base_arm) if base_arm is not None else None
         top = y0 + 26
         for r, a in enumerate(arms):
             y = top + row * r
             if r % 2 == 0:
                 parts.append(el("rect", {"x": 0, "y": y, "width": W, "height": row, "fill": "#f7f7f7"}))
-            parts.append(text(left - 10, y + 19, a["name"], anchor="end", weight="bold"))
-            v = a.get(key)
-            if v is None:
+            parts.append(text(left - 10, y + 19, a.name, anchor="end", weight="bold"))
+            value = metric(a)
+            if value is None:
                 parts.append(text(left + 4, y + 19, "no probe set registered" if key == "probe_pass_rate"
                                   else "n/a", size=12, fill=MID))
                 parts.append(text(W - right + 12, y + 19, "n/a", size=12))
                 continue
-            v = float(v)
-            worse = ref is not None and a["name"] != base and (
+            v = float(value)
+            worse = ref is not None and a.name != base and (
                 v < float(ref) - tolerance - 1e-12 if sign < 0 else v > float(ref) + tolerance + 1e-12)
             parts.append(el("rect", {"x": left, "y": y + 6, "width": max(sc(v) - left, 1.5), "height": 16,
                                      "fill": "url(#vg-hatch)" if worse else MID, "stroke": INK,
-                                     "class": "damage-bar", "data-arm": a["name"], "data-metric": key},
-                            title(f"{a['name']}: {key.replace('_', ' ')} {v:.3f}")))
+                                     "class": "damage-bar", "data-arm": a.name, "data-metric": key},
+                            title(f"{a.name}: {key.replace('_', ' ')} {v:.3f}")))
             parts.append(text(W - right + 12, y + 19, f"{v:.3f}" + (" · worse than base" if worse else ""),
                               size=12, weight="bold" if worse else None))
         bottom = top + row * len(arms)

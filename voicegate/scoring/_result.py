@@ -253,6 +253,36 @@ class CandidateResult(ArmResult):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Verdicts:
+    """One candidate's three verdicts as a ship decision recorded them (`decisions.jsonl`'s `verdicts`).
+
+    `voice` is per rule, as `ship` writes it; an older or hand-made row may give a
+    single verdict instead, which then stands under whatever rule is asked for.
+    """
+
+    voice: Mapping[str, Voice | str | None] | Voice | str | None = None
+    copying: Copying | str | None = None
+    damage: Damage | str | None = None
+
+    def voice_under(self, rule: str | None) -> Voice | str | None:
+        if isinstance(self.voice, Mapping):
+            return self.voice.get(rule) if rule is not None else None
+        return self.voice
+
+    def to_json(self) -> JSON:
+        voice = ({k: _plain(v) for k, v in self.voice.items()} if isinstance(self.voice, Mapping)
+                 else _plain(self.voice))
+        return {"voice": voice, "copying": _plain(self.copying), "damage": _plain(self.damage)}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Verdicts:
+        voice = d.get("voice")
+        return cls(voice={str(k): _enum(Voice, v) for k, v in voice.items()} if isinstance(voice, Mapping)
+                   else _enum(Voice, voice),
+                   copying=_enum(Copying, d.get("copying")), damage=_enum(Damage, d.get("damage")))
+
+
+@dataclass(frozen=True, kw_only=True)
 class Control:
     """The never-saw-it control for copying: the base carrier and its overlap."""
 
