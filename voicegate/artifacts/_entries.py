@@ -316,8 +316,8 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         if newest and (newest.get("arm"), newest.get("reason"), newest.get("result_sha256")) == (
                 arm, reason, result_sha256(result)):
             # A re-run after a kill (or a double click): the very decision is already in every artifact.
-            return said + [f"{_display(spec, spec.artifacts.record)}: this decision (ship {arm}, same reason, "
-                           f"same verdicts) is already recorded at {newest.get('time')}; nothing appended"]
+            return said + [(f"{_display(spec, spec.artifacts.record)}: this decision (ship {arm}, same reason, "
+                           f"same verdicts) is already recorded at {newest.get('time')}; nothing appended")]
         decision = {"time": stamp(when), "arm": arm, "model": chosen.model, "reason": reason,
                     "rule": result.rule, "recommendation": result.ships,
                     "verdicts": {"voice": {r: str(v) for r, v in entry.voice.items()},

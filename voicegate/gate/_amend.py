@@ -96,8 +96,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
             newest = (amendments(spec) or [None])[-1]
             if newest and (newest.get("rule_to"), newest.get("reason")) == (rule_id, reason):
                 # A re-run after a kill: this very amendment is already in every artifact.
-                return completed + [f"{spec.gate}: this amendment (to {rule.signature}, same reason) is already "
-                                    f"recorded at {newest.get('time')}; nothing appended"]
+                return completed + [(f"{spec.gate}: this amendment (to {rule.signature}, same reason) is already "
+                                    f"recorded at {newest.get('time')}; nothing appended")]
             raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
         rows = read_rows(spec.generations_path)
         recorded = old.generations_sha256
