@@ -312,7 +312,7 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         entry = result.candidate(arm)
         if entry is None:
             raise VoicegateError(f"{arm} has no verdicts in the recorded result for {spec.gate}")
-        newest = (decisions(spec) or [None])[-1]
+        newest = next(reversed(decisions(spec)), None)
         if newest and (newest.get("arm"), newest.get("reason"), newest.get("result_sha256")) == (
                 arm, reason, result_sha256(result)):
             # A re-run after a kill (or a double click): the very decision is already in every artifact.

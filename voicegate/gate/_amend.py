@@ -93,7 +93,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
     with verdict_lock(spec, "amend") as completed:
         state, old = current_state(spec, "amend")
         if old.rule == rule_id:
-            newest = (amendments(spec) or [None])[-1]
+            newest = next(reversed(amendments(spec)), None)
             if newest and (newest.get("rule_to"), newest.get("reason")) == (rule_id, reason):
                 # A re-run after a kill: this very amendment is already in every artifact.
                 return completed + [(f"{spec.gate}: this amendment (to {rule.signature}, same reason) is already "
