@@ -195,6 +195,11 @@ def md_verify(path: Path) -> Report:
         report.ok.append(f"entry {i}{_title(data[prev_end:m.start], heading=True)}")
         prev = m.sha256
         prev_end = data.find(b"\n", m.start) + 1
+    if markers and prev_end == 0:
+        # Every marker is written with its line ending: a file ending inside the newest
+        # marker's line was cut short (the hashes cover only the bytes before a marker).
+        report.ok.pop()
+        report.problem = f"entry {len(markers)}'s marker line was cut short: the file was truncated"
     return report
 
 
