@@ -232,6 +232,45 @@ def test_second_generate_on_the_same_gate_is_locked_out(tmp_path):
     assert len(rows(root, GATE)) == 18 and len(set(_keys(rows(root, GATE)))) == 18
 
 
+def test_import_while_generate_runs_is_refused_and_nothing_is_duplicated(tmp_path):
+    """Issue 12, defect 4: generate and import on one gate once both ran (750 rows, 375 duplicates)."""
+    with _seat(token_time=0.02, slots=1) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=1))
+        outside = root / "outside.jsonl"
+        outside.write_text(json.dumps({"arm": "base", "model": "voices-base", "seed": 101, "prompt_id": "p1",
+                                       "text": "an outside row", "finish_reason": "stop"}) + "\n", encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
+        first = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet"],
+                                 cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        path = root / "runs" / GATE / "generations.jsonl"
+        deadline = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = cli(root, "import", GATE, str(outside))
+        _, err = first.communicate(timeout=120)
+    assert second.returncode == 2, second.stderr
+    assert second.stderr.strip().startswith(f"voicegate: another `voicegate generate {GATE}` is already running")
+    assert len(second.stderr.strip().splitlines()) == 1
+    assert first.returncode == 0, err
+    got = rows(root, GATE)
+    assert len(got) == 18 and len(set(_keys(got))) == 18 and all(r.get("source") != "import" for r in got)
+    assert "an outside row" not in path.read_text(encoding="utf-8")
+
+
+def test_generate_while_an_import_holds_the_gate_is_refused(tmp_path):
+    from voicegate._locks import gate_lock
+
+    with _seat() as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
+        spec = load_spec(root, GATE)
+        with gate_lock(spec.run_dir, GATE, "import"):
+            done = cli(root, "generate", GATE, "--quiet")
+        assert seat.chat_log() == []
+    assert done.returncode == 2
+    assert f"another `voicegate import {GATE}` is already running on this gate" in done.stderr
+    assert not (root / "runs" / GATE / "generations.jsonl").exists()
+
+
 def test_resume_against_a_different_seat_is_refused(tmp_path):
     with _seat() as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
