@@ -392,3 +392,58 @@ def test_ctrl_c_says_interrupted_keeps_rows_and_unloads(tmp_path):
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert 6 <= len(rows) < 27 and len(set(_keys(rows))) == len(rows)
     assert RUNTIME not in served_after
+
+
+def test_sigterm_stops_cleanly_keeps_rows_and_unloads(tmp_path):
+    """Issue 12, defect 10: SIGTERM (docker stop, a CI timeout) used to leave the adapter loaded."""
+    with _seat(token_time=0.01, slots=2) as seat:
+        spec = gate_spec(GATE, url=seat.url, seeds=[101, 202, 303], concurrency=2)
+        root = registered_workspace(tmp_path / "ws", spec)
+        path = root / "runs" / GATE / "generations.jsonl"
+        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
+        proc = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet", *FAST],
+                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 6):
+            time.sleep(0.02)
+        assert RUNTIME in seat.served()
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        served_after = seat.served()
+    assert proc.returncode == 143, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("voicegate: terminated (SIGTERM);") and f"unloaded {RUNTIME}" in last
+    assert "Traceback" not in err
+    kept = [json.loads(line) for line in path.read_text().splitlines()]
+    assert 6 <= len(kept) < 27 and len(set(_keys(kept))) == len(kept)
+    assert RUNTIME not in served_after and SERVED in served_after
+    assert manifest(root, GATE)["runtime_loaded"] == [] and manifest(root, GATE)["sessions"][-1]["status"] == "stopped"
+    assert not (root / "runs" / GATE / "adapters.json").exists()
+
+
+def test_an_adapter_loaded_by_a_run_killed_before_its_manifest_is_still_ours(tmp_path):
+    """Issue 12, defect 10: a kill between the runtime load and the first manifest write.
+
+    What such a kill leaves: the adapter loaded on the seat, no run.json, and the
+    tracking file voicegate writes before every load request. The next run must
+    call the adapter runtime-loaded (not served by the fleet) and unload it.
+    """
+    import httpx
+
+    with _seat() as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
+        spec = load_spec(root, GATE)
+        loaded = httpx.post(f"{seat.url}/load_lora_adapter", json={"lora_name": RUNTIME,
+                                                                   "lora_path": f"/adapters/{GATE}/ckpt925"})
+        assert loaded.status_code == 200
+        spec.run.path.mkdir(parents=True)
+        spec.run.adapters.write_text(json.dumps({"models": [RUNTIME]}), encoding="utf-8")
+        done = cli(root, "generate", GATE, "--quiet")
+        served_after = seat.served()
+        loads = [e for e in seat.requests() if e["path"] == "/v1/load_lora_adapter"]
+    assert done.returncode == 0, done.stderr
+    arms = {a["model"]: a["served_as"] for a in manifest(root, GATE)["arms"]}
+    assert arms[RUNTIME] == "runtime-loaded" and arms[SERVED] == "served"
+    assert len(loads) == 1  # only the killed run's: the seat already served it, no second load
+    assert RUNTIME not in served_after and SERVED in served_after
+    assert not spec.run.adapters.exists()

@@ -12,7 +12,8 @@ The order of events is the guarantee:
    not to persist); the run manifest ``run.json`` records the seat;
 5. up to N requests are kept in flight in schedule order; each finished
    generation is appended whole and fsync'd before the next is counted;
-6. whatever voicegate loaded is unloaded, and nothing else.
+6. whatever voicegate loaded is unloaded, and nothing else — also on SIGTERM
+   (`seat._adapters` writes each name down before its load request).
 
 A crash at any point loses at most the generations in flight; the next run
 skips every stored key and cuts a torn last line.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import os
+import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -43,6 +45,7 @@ from voicegate.generate._schedule import (
 )
 from voicegate.run import _manifest as manifest_file
 from voicegate.run._store import append_rows, read_rows, repair_tail, row_key
+from voicegate.seat._adapters import RuntimeAdapters, tracked
 from voicegate.seat._client import (
     ModelCard,
     RetryPolicy,
@@ -50,18 +53,19 @@ from voicegate.seat._client import (
     api_key_from_env,
     redact_url,
 )
-from voicegate.seat._errors import (
-    AdapterAlreadyLoaded,
-    AdapterNotLoaded,
-    ModelNotFound,
-    SeatError,
-)
+from voicegate.seat._errors import ModelNotFound, SeatError
 from voicegate.spec._registration import Registration, check_registered
 from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
-MAX_RELOADS = 5
+TERMINATED = 143  # 128 + SIGTERM, the shell's convention
+
+
+class Terminated(VoicegateError):
+    """SIGTERM (a `docker stop`, a CI timeout): the run stopped cleanly, adapters unloaded."""
+
+    exit_code = TERMINATED
 
 Say = Callable[[str], None]
 
@@ -124,14 +128,17 @@ class _Plan:
 
 
 def _plan(spec: GateSpec, url: str, cards: list[ModelCard], version: str | None,
-          manifest: dict[str, Any] | None) -> _Plan:
+          manifest: dict[str, Any] | None, loaded_before: set[str]) -> _Plan:
     served = {c.id: c for c in cards}
     listing = ", ".join(sorted(served)) or "nothing"
     base = spec.base
     if base.model not in served:
         raise VoicegateError(f"the seat at {url} does not serve the base model {base.model!r} "
                              f"(arm {base.name}); it serves: {listing}")
+    # Loaded by an earlier part of this run: in its manifest, or only in the tracking file when
+    # it was killed between the load and the manifest's first write.
     prev_loaded = set(manifest.get("runtime_loaded", [])) if manifest else set()
+    prev_loaded |= loaded_before
     to_load: list[_Load] = []
     ours: set[str] = set()
     for arm in spec.candidates:
@@ -268,9 +275,16 @@ def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str |
     result = GenerateResult(spec.gate, len(jobs), stored, 0, path)
     if not pending:
         return result
+    terminated: list[int] = []
     try:
         return asyncio.run(_run(spec, reg, url, api_key, conc, jobs, pending, done, manifest, result,
-                                quiet, retry, say))
+                                quiet, retry, say, terminated))
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+        unloaded = f"; unloaded {', '.join(result.unloaded)}" if result.unloaded else ""
+        raise Terminated(f"terminated (SIGTERM); {result.stored}/{result.total} generations are saved in "
+                         f"{result.path}{unloaded}; run `voicegate generate {spec.gate}` again to resume") from None
     except VoicegateError:
         if created and not path.exists() and not manifest_path(spec).exists():
             # A refusal on a first run writes nothing: take back the directories it made.
@@ -288,7 +302,8 @@ def _remove_quietly(dirs: list[Path]) -> None:
 
 async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int,
                jobs: list[Job], pending: list[Job], done: set, manifest: dict[str, Any] | None,
-               result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say) -> GenerateResult:
+               result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say,
+               terminated: list[int]) -> GenerateResult:
     recorded_url = redact_url(url)
     # Notes that change what a user should expect always print; routine steps only without --quiet.
     info: Say = (lambda line: None) if quiet else say
@@ -296,7 +311,10 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     retry_note = (lambda line: progress.say(f"voicegate: retrying {line}")) if not quiet else None
     client = SeatClient(url, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
                         max_connections=conc + 4, api_key_env=spec.seat.api_key_env, on_retry=retry_note)
-    ours: set[str] = set()
+    adapters = RuntimeAdapters(client, spec.run.adapters,
+                               {a.model: a.adapter_path for a in spec.candidates if a.adapter_path},
+                               say=say, info=info)
+    _on_sigterm(terminated)
     wrote_manifest = False
     session: dict[str, Any] = {"started": _now(), "seat_url": recorded_url, "concurrency": conc,
                                "voicegate_version": __version__}
@@ -304,28 +322,24 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     try:
         cards = await client.models()
         version = await client.version()
-        plan = _plan(spec, url, cards, version, manifest)   # every refusal happens here, before any generation
-        ours |= plan.ours
+        # every refusal happens here, before any generation
+        plan = _plan(spec, url, cards, version, manifest, tracked(spec.run.adapters))
+        adapters.adopt(plan.ours)
         if plan.to_load:
             names = ", ".join(a.model for a in plan.to_load)
             say(f"note: loading {names} at run time; runtime-loaded adapters do not persist (the next seat "
                 "restart drops them, only --lora-modules survive) and voicegate unloads them after this run")
         for load in plan.to_load:
-            try:
-                seconds = await client.load_adapter(load.model, load.adapter_path)
-            except AdapterAlreadyLoaded:
-                continue  # someone else loaded it a moment ago: not ours to unload
-            ours.add(load.model)
-            result.loaded.append(load.model)
-            info(f"loaded {load.model} from {load.adapter_path} in {seconds:.2f}s")
+            await adapters.load(load.model, load.adapter_path)
         snapshot = await client.models() if plan.to_load else cards
-        manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, ours, conc, result.stored)
+        manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, adapters.ours, conc,
+                             result.stored)
         session["models"] = [c.as_dict() for c in snapshot]
         manifest["sessions"].append(session)
         manifest_file.write_manifest(spec.run_dir, manifest)
         wrote_manifest = True
 
-        runner = _Runner(spec, client, recorded_url, ours, result, progress, say, info)
+        runner = _Runner(spec, client, recorded_url, adapters, result, progress)
         with progress:
             await runner.run(pending, conc)
         session["status"] = "complete"
@@ -339,7 +353,8 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     finally:
         result.wall_s = time.monotonic() - t0
         result.completion_tokens = progress.tokens
-        await _unload(client, ours, result, say, info, session.get("status") == "complete")
+        await adapters.unload_all(complete=session.get("status") == "complete")
+        result.loaded, result.unloaded, result.reloads = adapters.loaded, adapters.unloaded, adapters.reloads
         await client.aclose()
         if wrote_manifest and manifest is not None:
             session.setdefault("status", "stopped")
@@ -351,20 +366,20 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     return result
 
 
-async def _unload(client: SeatClient, ours: set[str], result: GenerateResult, say: Say, info: Say,
-                  complete: bool) -> None:
-    """Unload what voicegate loaded and nothing else; after a failure, try once and move on."""
-    quick = RetryPolicy(attempts=1 if not complete else 4, base_s=0.2, budget_s=5.0 if not complete else 30.0)
-    for model in sorted(ours):
-        try:
-            await client.unload_adapter(model, retry=quick)
-        except AdapterNotLoaded:
-            result.unloaded.append(model)  # already gone (e.g. the seat restarted): nothing left to undo
-        except (SeatError, SeatUnreachable) as exc:
-            say(f"warning: could not unload {model}: {exc}")
-        else:
-            result.unloaded.append(model)
-            info(f"unloaded {model}")
+def _on_sigterm(terminated: list[int]) -> None:
+    """SIGTERM cancels the run like Ctrl-C does, so its `finally` unloads the adapters and saves the manifest."""
+    task = asyncio.current_task()
+    if task is None:
+        return
+
+    def stop() -> None:
+        terminated.append(signal.SIGTERM)
+        task.cancel()
+
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
+    except (NotImplementedError, RuntimeError, ValueError):
+        pass  # not the main thread (a library caller's worker) or no signals here: the default applies
 
 
 def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, cards: list[ModelCard],
@@ -408,20 +423,14 @@ def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, 
 class _Runner:
     """N workers take jobs in schedule order; each finished generation is stored before it is counted."""
 
-    def __init__(self, spec: GateSpec, client: SeatClient, url: str, ours: set[str], result: GenerateResult,
-                 progress: _Progress, say: Say, info: Say):
+    def __init__(self, spec: GateSpec, client: SeatClient, url: str, adapters: RuntimeAdapters,
+                 result: GenerateResult, progress: _Progress):
         self.spec = spec
-        self.info = info
         self.client = client
         self.url = url
-        self.ours = ours
+        self.adapters = adapters
         self.result = result
         self.progress = progress
-        self.say = say
-        self.adapter_paths = {a.model: a.adapter_path for a in spec.candidates if a.adapter_path}
-        self._reload_locks: dict[str, asyncio.Lock] = {}
-        self._epoch: dict[str, int] = {}
-        self._said_restart = False
 
     async def run(self, pending: list[Job], conc: int) -> None:
         self._finished: asyncio.Queue = asyncio.Queue()
@@ -482,33 +491,12 @@ class _Runner:
 
     async def _chat(self, job: Job):
         while True:
-            epoch = self._epoch.get(job.model, 0)
+            epoch = self.adapters.epoch(job.model)
             try:
                 return await self.client.chat(job.model, job.prompt, seed=job.request_seed,
                                               sampling=self.spec.sampling)
             except ModelNotFound:
-                if job.model not in self.ours:
+                if job.model not in self.adapters.ours:
                     raise SeatError(f"the seat stopped serving {job.model!r} (arm {job.arm}) mid-run; it was "
                                     "served when the run started and voicegate did not load it") from None
-                await self._reload(job, epoch)
-
-    async def _reload(self, job: Job, epoch: int) -> None:
-        """A runtime-loaded adapter answering 404: the seat restarted. Load it again, once per restart."""
-        lock = self._reload_locks.setdefault(job.model, asyncio.Lock())
-        async with lock:
-            if self._epoch.get(job.model, 0) != epoch:
-                return  # another worker already reloaded it since this request was sent
-            if self.result.reloads >= MAX_RELOADS * max(1, len(self.ours)):
-                raise SeatError(f"{job.model!r} keeps disappearing from the seat ({self.result.reloads} reloads); "
-                                "is something unloading it or restarting the seat?")
-            if not self._said_restart:
-                self.say(f"note: {job.model} answered 404 — the seat restarted and dropped its runtime-loaded "
-                         "adapters; reloading and continuing")
-                self._said_restart = True
-            try:
-                await self.client.load_adapter(job.model, self.adapter_paths[job.model])
-            except AdapterAlreadyLoaded:
-                pass
-            self.result.reloads += 1
-            self._epoch[job.model] = epoch + 1
-            self.info(f"reloaded {job.model}")
+                await self.adapters.reload(job.model, job.arm, epoch)

@@ -54,6 +54,11 @@ class RunDir:
         return self.path / "entries.jsonl"
 
     @property
+    def adapters(self) -> Path:
+        """Adapters a run loaded on the seat and has not unloaded yet (see `seat._adapters`)."""
+        return self.path / "adapters.json"
+
+    @property
     def cache(self) -> Path:
         """The content-addressed scoring cache, shared by every gate of the data directory."""
         return self.data_dir / ".cache"
