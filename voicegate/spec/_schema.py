@@ -34,10 +34,14 @@ from voicegate.spec._types import (
     Records,
     SeatUrl,
     Section,
+    Subset,
     Text,
 )
 
 ROLES = ("base", "candidate")
+# The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
+# workspace's own, in git).
+MAY_BE_OUTSIDE = ("readme", "compose")
 VIEWS = ("stylometric", "embedding")
 
 
@@ -167,6 +171,9 @@ SPEC_SCHEMA = Schema((
     Key("artifacts.record", Line("path"), "the gate record, e.g. `gates/<gate>.md`", required=True),
     Key("artifacts.readme", Line("path"), "the adapter directory's `README.md`"),
     Key("artifacts.compose", Line("path"), "the seat's `compose.yaml`"),
+    Key("artifacts.outside_workspace", Subset(MAY_BE_OUTSIDE), "the artifacts meant to be outside the workspace "
+        "(an adapter directory on a mounted volume); any other artifact that resolves outside it, through a "
+        "symlink too, is refused", default=()),
     Key("data_dir", Line("path"), "where generations and scores go (`$VOICEGATE_DATA_DIR` beats it)",
         default="runs"),
 ))

@@ -237,6 +237,27 @@ class Names(Kind):
 
 
 @dataclass(frozen=True)
+class Subset(Kind):
+    """Some of `options`: one of them or a list of distinct ones (an empty list: none)."""
+
+    options: tuple[str, ...]
+
+    def check(self, value: Any) -> tuple[str, ...]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise Problem(f"must be a list of: {', '.join(self.options)}")
+        for i, item in enumerate(items):
+            if not isinstance(item, str) or item not in self.options:
+                raise Problem(f"{item!r} is not one of {', '.join(self.options)}", f"[{i}]")
+        if len(set(items)) != len(items):
+            raise Problem("names one twice")
+        return tuple(items)
+
+    def describe(self) -> str:
+        return "list of " + ", ".join(f"`{o}`" for o in self.options)
+
+
+@dataclass(frozen=True)
 class IntList(Kind):
     """A non-empty list of unique integers within [lo, hi]."""
 
