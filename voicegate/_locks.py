@@ -29,9 +29,14 @@ ARTIFACT_WAIT = 120.0
 LONG_COMMANDS = frozenset({"generate", "import"})
 
 
+def lock_root() -> Path:
+    """Where the lock files live (not created here)."""
+    return Path(os.environ.get("VOICEGATE_LOCK_DIR")
+                or os.path.join(tempfile.gettempdir(), f"voicegate-locks-{os.getuid()}"))
+
+
 def lock_dir() -> Path:
-    base = os.environ.get("VOICEGATE_LOCK_DIR") or os.path.join(tempfile.gettempdir(), f"voicegate-locks-{os.getuid()}")
-    path = Path(base)
+    path = lock_root()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -110,20 +110,31 @@ def md_markers(data: bytes) -> list[Marker]:
             for m in MD_MARKER.finditer(data)]
 
 
+# A line of an entry's text that looks like a marker (to `verify`, or to a reader) is written
+# with its "<" as "&lt;": it reads the same once rendered, and only `md_appended` writes markers.
+_MD_MARKER_LIKE = re.compile(r"^([ \t]*)<(!--[ \t]*voicegate:entry)", re.MULTILINE)
+
+
+def md_inert(text: str) -> str:
+    """`text` with every marker-looking line made inert: an entry's body can never forge a marker."""
+    return _MD_MARKER_LIKE.sub(r"\1&lt;\2", text)
+
+
 def md_appended(data: bytes, body: str, *, header: str = "") -> tuple[bytes, int, str]:
     """(data with body and its marker appended, the entry number, the marker's hash); writes nothing.
 
-    An empty `data` (a missing or emptied file) starts with `header`.
+    An empty `data` (a missing or emptied file) starts with `header`. Neither the body nor the
+    header can add a marker of its own (`md_inert`): the one marker line is the one written here.
     """
     if not data:
-        data = header.encode("utf-8")
+        data = md_inert(header).encode("utf-8")
     nl = newline_of(data) if data else b"\n"
     if data and not data.endswith(b"\n"):
         data += nl  # only ever adds: the earlier bytes stay as they were
     markers = md_markers(data)
     number = markers[-1].number + 1 if markers else 1
     prev = markers[-1].sha256 if markers else "none"
-    text = body.replace("\r\n", "\n").strip("\n")
+    text = md_inert(body.replace("\r\n", "\n").replace("\r", "\n").strip("\n"))
     # A blank line before the entry keeps markdown from gluing it to the text above.
     sep = b"" if not data or data.endswith(nl + nl) else nl
     new = data + sep + text.replace("\n", nl.decode()).encode("utf-8") + nl + nl
@@ -240,8 +251,13 @@ _NOT_IN_COMMENT = re.compile("[^\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd
 
 
 def comment_safe(text: str) -> str:
-    """One comment line's text: anything YAML would read as a line break or refuse becomes a space."""
-    return _NOT_IN_COMMENT.sub(" ", text)
+    """One comment line's text: anything YAML would read as a line break or refuse becomes a space.
+
+    Text that would make the line read as a marker gets a backslash (`voicegate\\:entry`):
+    only `compose_entry` writes markers.
+    """
+    text = _NOT_IN_COMMENT.sub(" ", text)
+    return "voicegate\\:entry" + text[len("voicegate:entry"):] if text.startswith("voicegate:entry") else text
 
 
 def compose_entry(data: bytes, index: int, body_lines: list[str], indent: str, nl: bytes) -> bytes:

@@ -41,6 +41,7 @@ from voicegate.artifacts._format import candidates, one_line, render, stamp
 from voicegate.artifacts._transaction import Write, read_or_none
 from voicegate.run._store import read_rows
 from voicegate.scoring._result import GateResult
+from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._workspace import shown_path
 
 # -- state ---------------------------------------------------------------------------
@@ -106,6 +107,8 @@ def verdict_lock(spec: Any, command: str) -> Iterator[list[str]]:
         # One order for everyone (real paths, sorted): two gates sharing compose.yaml cannot deadlock.
         for path in sorted({os.path.realpath(p) for p in _artifact_paths(spec)}):
             stack.enter_context(_chain.locked(Path(path)))
+        # Again, under the locks: since register, an artifact may have been swapped for a symlink.
+        check_artifact_paths(spec)
         # A writer killed mid-write left its temp beside the file (beside the weights, for a README).
         sweep_fixed_tmp([*_artifact_paths(spec), *spec.run.state_files])
         note = _transaction.complete(spec.run)

@@ -1,15 +1,29 @@
-"""How verdict numbers read in every artifact: one formatter, one jinja environment.
+"""How verdict numbers read in every artifact: one formatter, one jinja environment per kind of file.
 
 The same phrases ("VOICE FAIL (global-max-spread: +0.193 vs floor 0.251, 0.8x;
 pairwise-max-spread would PASS 2.1x: DISAGREE)") appear in the record, the
 README and the compose comment, so they are built here once. Both floors are
 always printed beside each other (DESIGN.md §3): neither can be quoted alone.
+
+**Nothing from outside reaches an artifact raw.** Every value a template prints
+(`{{ ... }}`) passes through the environment's `finalize`, so no template can
+forget it: in the markdown files (`*.md.j2`) a value becomes one line of inert
+text (`md_text`: no line break, so no heading, list, marker or block of its own;
+HTML and markdown punctuation escaped, so it renders as exactly the characters
+it had); a value meant for a code span goes through the `code` filter, which
+makes the span itself (or falls back to inert text when the value could end
+it). In the compose comment (`compose_*.j2`) a value becomes one line
+(`one_line`), which `_chain.comment_safe` then keeps a YAML comment. Markers are
+written only by `_chain`, which also makes any marker-looking line of an entry
+inert.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -23,12 +37,61 @@ def stamp(when: _dt.datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def one_line(text: str) -> str:
-    """A person's text (a --reason) as one line: no line break can forge a marker or end a comment."""
-    import unicodedata
+_NOT_PRINTED = ("Cc", "Cf", "Zl", "Zp", "Cs", "Cn")
+_SPACES = re.compile(r"\s+")
 
-    cleaned = "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Cn") else c for c in text)
-    return " ".join(cleaned.split())
+
+def flat(text: str) -> str:
+    """`text` on one line: every control, format or separator character (line breaks included) and every
+    run of white space becomes one space. Edges are kept, so a template's ", " stays ", "."""
+    return _SPACES.sub(" ", "".join(" " if unicodedata.category(c) in _NOT_PRINTED else c for c in text))
+
+
+def one_line(text: str) -> str:
+    """A person's text (a --reason) as one trimmed line: no line break can forge a marker, start a
+    heading or end a comment."""
+    return flat(text).strip()
+
+
+class Safe(str):
+    """Text already made safe for the place it lands (a code span built by `code`): `finalize` keeps it."""
+
+
+# What markdown (CommonMark + GitHub's tables and strikethrough) would read as structure inside a
+# line: backslash escapes, code spans, emphasis, links and images, headings, table cells, raw HTML,
+# entity references and "~~" strikethrough. `<`, `>` and `&` become entities (so no raw HTML is in
+# the file at all); the rest get a backslash. Everything renders as the characters it was.
+_MD_ACTIVE = re.compile(r"[\\`*_\[\]#|<>]|&(?=#?[0-9A-Za-z]+;)|~(?=~)|(?<=~)~")
+_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def md_text(value: Any) -> str:
+    """Any value as one line of inert markdown text."""
+    return _MD_ACTIVE.sub(lambda m: _ENTITIES.get(m.group(), "\\" + m.group()), flat(str(value)))
+
+
+_ENDS_CODE_SPAN = re.compile(r"[`<>]")
+
+
+def code(value: Any) -> Safe:
+    """A value as a markdown code span (`value`); a value that could end the span, or carries HTML,
+    is inert text instead (a code span shows backslashes and entities literally)."""
+    text = flat(str(value))
+    if not text.strip() or text != text.strip() or _ENDS_CODE_SPAN.search(text):
+        return Safe(md_text(text))
+    return Safe(f"`{text}`")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _md_finalize(value: Any) -> Any:
+    return value if isinstance(value, Safe) or _is_number(value) else md_text(value)
+
+
+def _line_finalize(value: Any) -> Any:
+    return value if _is_number(value) else flat(str(value))
 
 
 def num(x: Any, digits: int = 3) -> str:
@@ -88,8 +151,9 @@ def candidates(result: GateResult, featured: str | None = None) -> list[Candidat
     return sorted(result.candidates, key=lambda a: a.name != featured)
 
 
-@lru_cache(maxsize=1)
-def env() -> jinja2.Environment:
+@lru_cache(maxsize=2)
+def env(markdown: bool = True) -> jinja2.Environment:
+    """The environment for markdown templates (values escaped by `md_text`) or for compose comments."""
     e = jinja2.Environment(
         loader=jinja2.PackageLoader("voicegate", "templates"),
         undefined=jinja2.StrictUndefined,  # a missing field is a bug, never a blank in a record
@@ -97,11 +161,13 @@ def env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        finalize=_md_finalize if markdown else _line_finalize,
     )
-    e.filters.update(num=num, signed=signed, ratio=ratio_text, rule_sig=rule_sig)
+    e.filters.update(num=num, signed=signed, ratio=ratio_text, rule_sig=rule_sig, code=code)
     e.globals.update(voice_phrase=voice_phrase, verdict_line=verdict_line, ratio_of=ratio_of)
     return e
 
 
 def render(name: str, **ctx: Any) -> str:
-    return env().get_template(name).render(**ctx)
+    """Template `name` rendered; `*.md.j2` escapes every value for markdown, the others keep each on one line."""
+    return env(markdown=name.endswith(".md.j2")).get_template(name).render(**ctx)

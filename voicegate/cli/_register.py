@@ -34,10 +34,10 @@ def register_cmd(
 ) -> None:
     """Pre-register preregistrations/GATE.yaml: hash it and its files, and commit them."""
     spec = load_spec(workspace_root(workspace), gate)
-    warning = words_warning(spec)
-    if warning:
-        fail(warning)
     reg = register(spec, supersede=supersede)
+    warning = words_warning(spec)
+    if warning:  # after: a refused registration says one thing, why it was refused
+        fail(warning)
     typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256}")
     typer.echo(f"  {len(reg.data['files'])} files hashed, deciding rule {spec.floor_rule}")
     if reg.data["supersedes"]:

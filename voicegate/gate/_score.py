@@ -16,6 +16,7 @@ from voicegate._errors import VoicegateError
 from voicegate.run._manifest import read_manifest
 from voicegate.run._store import read_rows
 from voicegate.scoring._result import GateResult, result_text
+from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._registration import check_registered
 from voicegate.spec._spec import GateSpec, load_spec
 from voicegate.spec._workspace import workspace_root
@@ -58,6 +59,8 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
 
     spec = load_spec(workspace_root(root), gate)
     registration = check_registered(spec)
+    if not dry_run:
+        check_artifact_paths(spec)  # before the cache or scores.json is written; again under the locks
     rows = load_generations(spec)
     result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=not dry_run)
     if on_scored is not None:

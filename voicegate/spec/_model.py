@@ -98,6 +98,12 @@ class Artifacts:
     record: Path
     readme: Path | None
     compose: Path | None
+    outside_workspace: tuple[str, ...] = ()  # the artifacts the spec says are meant to be outside the workspace
+
+    def named(self) -> dict[str, Path]:
+        """The artifacts the spec names, by key (`record`, `readme`, `compose`)."""
+        paths = {"record": self.record, "readme": self.readme, "compose": self.compose}
+        return {k: p for k, p in paths.items() if p is not None}
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._version import __version__
+from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._rules import RULES
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import (
@@ -86,6 +87,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     root = spec.root
     if not is_git_worktree(root):
         raise VoicegateError(f"{root} is not a git work tree: registration is a commit (run `git init` or `voicegate init`)")
+    check_artifact_paths(spec)  # appending to an input, or through a symlink out of the workspace, breaks the gate
     results = existing_results(spec)
     if results:
         raise VoicegateError(

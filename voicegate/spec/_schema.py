@@ -25,6 +25,7 @@ from voicegate.spec._types import (
     Integer,
     IntList,
     Kind,
+    Line,
     Names,
     Number,
     Pattern,
@@ -33,10 +34,14 @@ from voicegate.spec._types import (
     Records,
     SeatUrl,
     Section,
+    Subset,
     Text,
 )
 
 ROLES = ("base", "candidate")
+# The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
+# workspace's own, in git).
+MAY_BE_OUTSIDE = ("readme", "compose")
 VIEWS = ("stylometric", "embedding")
 
 
@@ -109,12 +114,12 @@ _ARM_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
 SPEC_SCHEMA = Schema((
     Key("gate", Text("name"), "the adapter name that will ship; must match the name pattern", required=True),
-    Key("author", Text(), "the author whose voice the adapter imitates", required=True),
+    Key("author", Line(), "the author whose voice the adapter imitates", required=True),
     Key("description", Text("text"), "free text"),
     Key("seat", Section(), "where generations come from", required=True),
     Key("seat.url", SeatUrl(), "the seat's OpenAI base URL, e.g. `http://127.0.0.1:8027/v1`",
         required=True),
-    Key("seat.base_model", Text(), "the carrier's served name", required=True),
+    Key("seat.base_model", Line(), "the carrier's served name", required=True),
     Key("seat.api_key_env", Pattern(_ENV_NAME, "must name an environment variable (the key itself never goes "
                                     "in a file)", "variable name"),
         "the NAME of the environment variable holding the API key"),
@@ -124,9 +129,9 @@ SPEC_SCHEMA = Schema((
     Key("arms[].name", Pattern(_ARM_NAME, "{value!r}: use letters, digits, '.', '_' or '-'",
                                "letters, digits, `.`, `_`, `-`"),
         "the arm's name in tables and artifacts", required=True),
-    Key("arms[].model", Text(), "the `model` field sent to the seat", required=True),
+    Key("arms[].model", Line(), "the `model` field sent to the seat", required=True),
     Key("arms[].role", Choice(ROLES), "whether the arm is the base or a candidate", required=True),
-    Key("arms[].adapter_path", Text("path"), "where the seat can load the adapter from, if it does not serve it"),
+    Key("arms[].adapter_path", Line("path"), "where the seat can load the adapter from, if it does not serve it"),
     Key("prompts", Prompts(), "a `.txt` file (one prompt a line; ids are 0-based indices of non-empty lines), "
         "a `.jsonl` file with `id` and `text`, or an inline list", required=True),
     Key("seeds", IntList(0, MAX_SEED, "seeds"), "the seeds every (arm, prompt) is generated under", required=True),
@@ -145,16 +150,16 @@ SPEC_SCHEMA = Schema((
     Key("voice.view", Choice(VIEWS), "how voice distance is measured", default="stylometric"),
     Key("voice.mfw", Integer(10, 100_000), "most frequent words", default=1000),
     Key("voice.chunk", Integer(50, 1_000_000), "reference chunk size in tokens", default=2500),
-    Key("voice.model", Text("path or hub name"), "a local sentence-transformers directory (hashed at "
+    Key("voice.model", Line("path or hub name"), "a local sentence-transformers directory (hashed at "
         "registration) or a hub name", when="for the embedding view"),
-    Key("voice.revision", Text(), "the pinned revision", when="for a hub model"),
+    Key("voice.revision", Line(), "the pinned revision", when="for a hub model"),
     Key("copying", Section(), "the copying check"),
     Key("copying.n", Integer(2, 64), "n-gram length", default=8),
     Key("copying.tolerance", Number(0.0, 1.0), "allowed overlap above the control", default=0.005),
     Key("copying.max_run", Integer(2, 1_000_000), "verbatim run length, in tokens, that counts as copying "
         "(at least `copying.n`)", default=50),
     Key("damage", Section(), "the damage check"),
-    Key("damage.probes", Text("path"), "a probes YAML file (see below)"),
+    Key("damage.probes", Line("path"), "a probes YAML file (see below)"),
     Key("damage.tolerance", Number(0.0, 1.0), "allowed drop in pass rate / rise in degeneration", default=0.05),
     Key("damage.truncation_decides", Flag(), "count truncation at `max_tokens` as degeneration", default=False),
     Key("floor", Section(), "the deciding floor rule", required=True),
@@ -163,10 +168,13 @@ SPEC_SCHEMA = Schema((
     Key("prefer", Names("must list candidate arm names, most preferred first"), "candidate names in order of "
         "preference among those that pass (none: the largest ratio ships)", default=()),
     Key("artifacts", Section(), "where verdicts are appended", required=True),
-    Key("artifacts.record", Text("path"), "the gate record, e.g. `gates/<gate>.md`", required=True),
-    Key("artifacts.readme", Text("path"), "the adapter directory's `README.md`"),
-    Key("artifacts.compose", Text("path"), "the seat's `compose.yaml`"),
-    Key("data_dir", Text("path"), "where generations and scores go (`$VOICEGATE_DATA_DIR` beats it)",
+    Key("artifacts.record", Line("path"), "the gate record, e.g. `gates/<gate>.md`", required=True),
+    Key("artifacts.readme", Line("path"), "the adapter directory's `README.md`"),
+    Key("artifacts.compose", Line("path"), "the seat's `compose.yaml`"),
+    Key("artifacts.outside_workspace", Subset(MAY_BE_OUTSIDE), "the artifacts meant to be outside the workspace "
+        "(an adapter directory on a mounted volume); any other artifact that resolves outside it, through a "
+        "symlink too, is refused", default=()),
+    Key("data_dir", Line("path"), "where generations and scores go (`$VOICEGATE_DATA_DIR` beats it)",
         default="runs"),
 ))
 

@@ -62,6 +62,32 @@ class Text(Kind):
         return self.shown
 
 
+# What no one-line value may hold: C0/C1 controls (tab, CR, LF, NEL, ...), the Unicode line and
+# paragraph separators, lone surrogates, and the bidirectional overrides that make a line read
+# differently from its bytes. A value with one of them would become two lines (or a lie) in an artifact.
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def line_problem(text: str) -> str | None:
+    """Why `text` is not one line of text (None when it is)."""
+    bad = _NOT_ONE_LINE.search(text)
+    if bad is None:
+        return None
+    return f"must be one line of text: it contains a line break or control character (U+{ord(bad.group()):04X})"
+
+
+@dataclass(frozen=True)
+class Line(Text):
+    """A non-empty string on one line: a name, a path, a model id (it lands in artifacts and paths)."""
+
+    def check(self, value: Any) -> str:
+        text = super().check(value)
+        problem = line_problem(text)
+        if problem is not None:
+            raise Problem(problem)
+        return text
+
+
 @dataclass(frozen=True)
 class Pattern(Kind):
     """A string that must match `regex` in full; `problem` may use {value!r}."""
@@ -185,6 +211,9 @@ class Globs(Kind):
         for i, item in enumerate(items):
             if not isinstance(item, str) or not item.strip():
                 raise Problem("must be a non-empty string", f"[{i}]")
+            problem = line_problem(item)
+            if problem is not None:
+                raise Problem(problem, f"[{i}]")
         return tuple(items)
 
     def describe(self) -> str:
@@ -205,6 +234,27 @@ class Names(Kind):
 
     def describe(self) -> str:
         return "name or list of names"
+
+
+@dataclass(frozen=True)
+class Subset(Kind):
+    """Some of `options`: one of them or a list of distinct ones (an empty list: none)."""
+
+    options: tuple[str, ...]
+
+    def check(self, value: Any) -> tuple[str, ...]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise Problem(f"must be a list of: {', '.join(self.options)}")
+        for i, item in enumerate(items):
+            if not isinstance(item, str) or item not in self.options:
+                raise Problem(f"{item!r} is not one of {', '.join(self.options)}", f"[{i}]")
+        if len(set(items)) != len(items):
+            raise Problem("names one twice")
+        return tuple(items)
+
+    def describe(self) -> str:
+        return "list of " + ", ".join(f"`{o}`" for o in self.options)
 
 
 @dataclass(frozen=True)
@@ -242,7 +292,7 @@ class Prompts(Kind):
 
     def check(self, value: Any) -> str | tuple[tuple[str, str], ...]:
         if isinstance(value, str):
-            return Text().check(value)
+            return Line().check(value)
         if not isinstance(value, list):
             raise Problem("must be a file path or a list of prompts")
         out: list[tuple[str, str]] = []
