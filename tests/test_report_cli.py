@@ -126,6 +126,27 @@ def test_report_out_option_and_workspace_flag(workspace: Path, tmp_path: Path):
     assert not (workspace / "runs" / GATE / "report.html").exists()
 
 
+@pytest.mark.parametrize("target", ["gates/lv-bronte.md", "preregistrations/lv-bronte.yaml", "corpora/held/villette.txt",
+                                    "runs/lv-bronte/scores.json", "runs/lv-bronte/generations.jsonl"])
+def test_report_out_over_a_file_voicegate_keeps_or_reads_is_refused(workspace: Path, target: str):
+    """Issue 12, defect 1: `report --out gates/<gate>.md` overwrote the record and verify still passed."""
+    write_run(workspace / "runs" / GATE, _stored(workspace))
+    (workspace / "gates").mkdir(exist_ok=True)
+    (workspace / "gates" / f"{GATE}.md").write_text("# the record, with its entries\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file() and ".git" not in p.parts}
+    done = run_cli(workspace, GATE, "--out", target)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"voicegate: --out {target} is ") and "write the report elsewhere" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file() and ".git" not in p.parts} == before
+
+
+def test_report_out_may_name_the_default_place(workspace: Path):
+    write_run(workspace / "runs" / GATE, _stored(workspace))
+    done = run_cli(workspace, GATE, "--out", "runs/lv-bronte/report.html")
+    assert done.returncode == 0, done.stderr
+
+
 def test_report_flags_generations_changed_since_scoring(workspace: Path):
     run_dir = workspace / "runs" / GATE
     write_run(run_dir, _stored(workspace))

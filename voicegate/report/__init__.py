@@ -19,7 +19,15 @@ __all__ = ["DEFAULT_SAMPLES", "ReportData", "build_view", "default_out", "load_r
 
 
 def write_report(spec: GateSpec, out: Path | None = None, *, samples: int = DEFAULT_SAMPLES) -> Path:
-    """Render the gate's report and write it; nothing is written when the gate cannot be reported."""
+    """Render the gate's report and write it; nothing is written when the gate cannot be reported.
+
+    `out` may not name a file voicegate appends to or reads (the gate record, a README, compose.yaml,
+    the spec, a corpus, the run's state): a report written over the record would erase its entries.
+    """
+    from voicegate.spec._artifact_paths import check_output_path
+
+    if out is not None:
+        check_output_path(spec, out, "--out", allowed=default_out(spec))
     html = render_report(load_report_data(spec, samples=samples))
     path = out if out is not None else default_out(spec)
     write_atomic(path, html)

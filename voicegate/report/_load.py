@@ -87,4 +87,4 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
 
 def default_out(spec: GateSpec) -> Path:
     """Beside the data it is drawn from: a report is derived and re-renderable, not a record."""
-    return spec.run_dir / "report.html"
+    return spec.run.report

@@ -44,6 +44,11 @@ class RunDir:
         return self.path / "amendments.jsonl"
 
     @property
+    def report(self) -> Path:
+        """The reviewer's page, by default (derived and re-renderable, not a record)."""
+        return self.path / "report.html"
+
+    @property
     def intent(self) -> Path:
         """An unfinished verdict: what it will write where (see `artifacts._transaction`)."""
         return self.path / "pending-entry.json"

@@ -28,6 +28,7 @@ import json
 import os
 from pathlib import Path
 
+from voicegate._errors import VoicegateError
 from voicegate._locks import lock_root
 from voicegate.spec._check import failer
 from voicegate.spec._model import GateSpec
@@ -155,3 +156,29 @@ def check_artifact_paths(spec: GateSpec) -> None:
             raise fail(k, f"{shown}{where} is outside the workspace {spec.root}; if that is meant (an adapter "
                           f"directory on a mounted volume), say so: artifacts.outside_workspace: [{key}]")
 
+
+
+def check_output_path(spec: GateSpec, path: Path, flag: str, *, allowed: Path | None = None) -> None:
+    """Refuse a file a command would overwrite whole (`report --out`) when voicegate owns or reads it.
+
+    Overwriting the gate record with a report page once left `verify` nothing to check; `allowed`
+    is the command's own default place (the report's in the run directory).
+    """
+    if allowed is not None and _same(path, allowed):
+        return
+    shown = _shown(spec.root, path)
+    why = f"{flag} {shown}"
+    for key, artifact in spec.artifacts.named().items():
+        if _same(path, artifact):
+            raise VoicegateError(f"{why} is {_OTHER_NAMES[key]} of {spec.gate}: voicegate only appends to it; "
+                                 "write the report elsewhere")
+    for gate, key, artifact in _other_gates(spec):
+        if _same(path, artifact):
+            raise VoicegateError(f"{why} is {_OTHER_NAMES[key]} of {gate}: voicegate only appends to it; "
+                                 "write the report elsewhere")
+    for other, what in _inputs(spec):
+        if _same(path, other):
+            raise VoicegateError(f"{why} is {what} of {spec.gate}: voicegate reads it; write the report elsewhere")
+    for directory, what in _owned_dirs(spec):
+        if _inside(path, directory):
+            raise VoicegateError(f"{why} is {what}; write the report elsewhere")
