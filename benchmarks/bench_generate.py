@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from _workspace_helpers import gate_spec, registered_workspace  # noqa: E402
+from _workspace import gate_spec, registered_workspace  # noqa: E402
 
 from voicegate.generate._generate import generate  # noqa: E402
 from voicegate.spec._spec import load_spec  # noqa: E402

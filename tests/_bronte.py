@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from _ws import base_spec, git, make_workspace, voicegate
+from _workspace import base_spec, git, make_workspace, voicegate
 
 SEEDS = (101, 202, 303)
 DISTANCES: dict[str, dict[int, float]] = {
@@ -140,23 +140,6 @@ def patch_scoring(monkeypatch: Any = None) -> None:
     else:
         S._stylometric_view = view
         S.paired_interval = no_interval
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    """The real CLI in this process (so a monkeypatched seam applies): (exit code, stdout, stderr)."""
-    import contextlib
-    import io
-
-    from voicegate.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
 
 
 def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:

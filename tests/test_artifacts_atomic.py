@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from _bronte import as_shipped, scored_workspace
-from _ws import voicegate
+from _workspace import voicegate
 
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 from _bronte import as_shipped, scored_workspace
-from _cli import run_cli
-from _ws import git
+from _workspace import git, run_cli
 
 ARTIFACTS = {"record": "gates/lv-bronte.md", "readme": "adapters/lv-bronte-4b-v1/README.md",
              "compose": "deploy/compose.yaml"}

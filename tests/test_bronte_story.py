@@ -21,16 +21,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _bronte import (
-    ITEM,
-    README,
-    as_shipped,
-    bronte_workspace,
-    generations,
-    patch_scoring,
-    run_cli,
-    write_jsonl,
-)
+from _bronte import ITEM, README, as_shipped, bronte_workspace, generations, patch_scoring, write_jsonl
+from _workspace import run_cli
 
 from voicegate._hashing import sha256_file
 

@@ -6,17 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from _bronte import (
-    as_shipped,
-    bronte_workspace,
-    generations,
-    patch_scoring,
-    result,
-    run_cli,
-    scored_workspace,
-    write_jsonl,
-)
-from _ws import tree_snapshot, voicegate
+from _bronte import as_shipped, bronte_workspace, generations, patch_scoring, result, scored_workspace, write_jsonl
+from _workspace import run_cli, tree_snapshot, voicegate
 
 from voicegate._hashing import sha256_file
 

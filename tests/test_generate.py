@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
+from _workspace import gate_spec, manifest, registered_workspace, rows, voicegate
 
 from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.seat import StandinSeat
@@ -46,7 +46,7 @@ def _keys(rs):
 def test_generate_makes_every_row_interleaved_with_recorded_seeds(tmp_path):
     with _seat(token_time=0.003, slots=8) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, probes=True))
-        done = cli(root, "generate", GATE, "--concurrency", "3", "--quiet")
+        done = voicegate(root, "generate", GATE, "--concurrency", "3", "--quiet")
         assert done.returncode == 0, done.stderr
         assert "generated 30 (30/30 stored" in done.stdout
         log = seat.chat_log()
@@ -120,7 +120,7 @@ def test_kill_mid_run_with_faults_then_resume_gives_one_row_per_key(tmp_path):
             fh.write(b'{"arm": "base", "kind": "voice", "prompt_id": "2", "se')
         assert seat.served().get(RUNTIME)  # the killed run left its adapter loaded
 
-        again = cli(root, "generate", GATE, "--quiet", *FAST)
+        again = voicegate(root, "generate", GATE, "--quiet", *FAST)
         assert again.returncode == 0, again.stderr
         assert f"generated {27 - before} (27/27 stored" in again.stdout
         statuses = Counter(e["status"] for e in seat.chat_log())
@@ -142,7 +142,7 @@ def test_seat_restart_mid_run_reloads_the_runtime_adapter(tmp_path):
     with _seat(token_time=0.002) as seat:
         seat.hooks = {9: StandinSeat.restart}
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
-        done = cli(root, "generate", GATE, "--quiet", *FAST)
+        done = voicegate(root, "generate", GATE, "--quiet", *FAST)
         assert done.returncode == 0, done.stderr
         loads = [e for e in seat.requests() if e["path"] == "/v1/load_lora_adapter"]
         missed = [e for e in seat.chat_log() if e["status"] == 404]
@@ -163,10 +163,10 @@ def test_api_key_reaches_the_seat_and_no_file(tmp_path):
     with _seat(api_key=key) as seat:
         spec = gate_spec(GATE, url=seat.url, api_key_env="VOICES_API_KEY")
         root = registered_workspace(tmp_path / "ws", spec)
-        done = cli(root, "generate", GATE, "--quiet", env={"VOICES_API_KEY": key})
+        done = voicegate(root, "generate", GATE, "--quiet", env={"VOICES_API_KEY": key})
         assert done.returncode == 0, done.stderr
         assert all(e["status"] == 200 for e in seat.chat_log())
-        unset = cli(root, "generate", GATE, "--quiet", drop_env=("VOICES_API_KEY", "VOICEGATE_SEAT_URL"))
+        unset = voicegate(root, "generate", GATE, "--quiet")  # conftest cleared VOICES_API_KEY
     assert len(rows(root, GATE)) == 18
     hits = [p for p in root.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
     assert hits == []
@@ -178,7 +178,7 @@ def test_unreachable_seat_exits_3_with_one_line(tmp_path):
     """Acceptance 6, first half."""
     root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=f"http://127.0.0.1:{_closed_port()}/v1"))
     t0 = time.monotonic()
-    done = cli(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "2")
+    done = voicegate(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "2")
     assert done.returncode == 3
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr
@@ -196,7 +196,7 @@ def test_unservable_candidate_is_refused_before_any_request(tmp_path):
             {"name": "ckpt925", "model": RUNTIME, "role": "candidate"},   # no adapter_path
         ])
         root = registered_workspace(tmp_path / "ws", spec)
-        done = cli(root, "generate", GATE, "--quiet")
+        done = voicegate(root, "generate", GATE, "--quiet")
         sent = [e["path"] for e in seat.requests()]
     assert done.returncode == 2
     assert done.stderr.strip() == (
@@ -209,7 +209,7 @@ def test_unservable_candidate_is_refused_before_any_request(tmp_path):
 def test_base_not_served_is_refused(tmp_path):
     with StandinSeat(base="other-base") as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
-        done = cli(root, "generate", GATE, "--quiet")
+        done = voicegate(root, "generate", GATE, "--quiet")
         assert seat.chat_log() == []
     assert done.returncode == 2 and "does not serve the base model 'voices-base'" in done.stderr
 
@@ -224,7 +224,7 @@ def test_second_generate_on_the_same_gate_is_locked_out(tmp_path):
         deadline = time.monotonic() + 60
         while not path.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
-        second = cli(root, "generate", GATE, "--quiet")
+        second = voicegate(root, "generate", GATE, "--quiet")
         _, err = first.communicate(timeout=120)
     assert second.returncode == 2
     assert f"another `voicegate generate {GATE}` is already running" in second.stderr
@@ -246,7 +246,7 @@ def test_import_while_generate_runs_is_refused_and_nothing_is_duplicated(tmp_pat
         deadline = time.monotonic() + 60
         while not path.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
-        second = cli(root, "import", GATE, str(outside))
+        second = voicegate(root, "import", GATE, str(outside))
         _, err = first.communicate(timeout=120)
     assert second.returncode == 2, second.stderr
     assert second.stderr.strip().startswith(f"voicegate: another `voicegate generate {GATE}` is already running")
@@ -264,7 +264,7 @@ def test_generate_while_an_import_holds_the_gate_is_refused(tmp_path):
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
         spec = load_spec(root, GATE)
         with gate_lock(spec.run_dir, GATE, "import"):
-            done = cli(root, "generate", GATE, "--quiet")
+            done = voicegate(root, "generate", GATE, "--quiet")
         assert seat.chat_log() == []
     assert done.returncode == 2
     assert f"another `voicegate import {GATE}` is already running on this gate" in done.stderr
@@ -274,17 +274,17 @@ def test_generate_while_an_import_holds_the_gate_is_refused(tmp_path):
 def test_resume_against_a_different_seat_is_refused(tmp_path):
     with _seat() as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
-        assert cli(root, "generate", GATE, "--quiet").returncode == 0
+        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
     path = root / "runs" / GATE / "generations.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:5]))                 # as if the run had stopped after five rows
     with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, version="0.33.0") as newer:
-        done = cli(root, "generate", GATE, "--quiet", "--seat", newer.url)
+        done = voicegate(root, "generate", GATE, "--quiet", "--seat", newer.url)
         assert newer.chat_log() == []
     assert done.returncode == 2
     assert "refusing to continue lv-gen" in done.stderr and "'0.32.0+standin'" in done.stderr
     with StandinSeat(adapters={SERVED: "/elsewhere/ckpt475"}, version="0.32.0+standin") as moved:
-        done = cli(root, "generate", GATE, "--quiet", "--seat", moved.url)
+        done = voicegate(root, "generate", GATE, "--quiet", "--seat", moved.url)
     assert done.returncode == 2 and "/elsewhere/ckpt475" in done.stderr
     assert len(path.read_bytes().splitlines()) == 5
 
@@ -293,10 +293,10 @@ def test_seat_url_precedence_flag_then_env_then_spec(tmp_path):
     dead = f"http://127.0.0.1:{_closed_port()}/v1"
     with _seat() as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=dead))
-        via_env = cli(root, "generate", GATE, "--quiet", env={"VOICEGATE_SEAT_URL": seat.url})
+        via_env = voicegate(root, "generate", GATE, "--quiet", env={"VOICEGATE_SEAT_URL": seat.url})
         assert via_env.returncode == 0, via_env.stderr
         (root / "runs").rename(tmp_path / "runs-1")
-        via_flag = cli(root, "generate", GATE, "--quiet", "--seat", seat.url, env={"VOICEGATE_SEAT_URL": dead})
+        via_flag = voicegate(root, "generate", GATE, "--quiet", "--seat", seat.url, env={"VOICEGATE_SEAT_URL": dead})
         assert via_flag.returncode == 0, via_flag.stderr
     assert len(rows(root, GATE)) == 18
 
@@ -306,7 +306,7 @@ def test_changed_spec_is_refused_before_the_seat_is_called(tmp_path):
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
         spec_file = root / "preregistrations" / f"{GATE}.yaml"
         spec_file.write_text(spec_file.read_text().replace("- 202", "- 203"))
-        done = cli(root, "generate", GATE, "--quiet")
+        done = voicegate(root, "generate", GATE, "--quiet")
         assert seat.requests() == []
     assert done.returncode == 2 and "differs from its registration" in done.stderr
 
@@ -341,11 +341,11 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
             s.fail_every = 1               # from now on every request 500s: the seat is gone
         seat.hooks = {8: go_down}
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
-        lost = cli(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "1")
+        lost = voicegate(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "1")
         saved = rows(root, GATE)
         ok_before = sum(1 for e in seat.chat_log() if e["status"] == 200)
         seat.fail_every = None
-        back = cli(root, "generate", GATE, "--quiet")
+        back = voicegate(root, "generate", GATE, "--quiet")
     assert lost.returncode == 3, lost.stderr
     line = [ln for ln in lost.stderr.strip().splitlines() if "do not persist" not in ln]
     assert len(line) == 1 and "unreachable" in line[0] and "500" in line[0], lost.stderr
@@ -362,7 +362,7 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
 def test_runtime_loading_disabled_on_the_seat_is_refused_before_generating(tmp_path):
     with _seat(runtime_lora=False) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
-        done = cli(root, "generate", GATE, "--quiet")
+        done = voicegate(root, "generate", GATE, "--quiet")
         assert seat.chat_log() == []
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith(
@@ -438,7 +438,7 @@ def test_an_adapter_loaded_by_a_run_killed_before_its_manifest_is_still_ours(tmp
         assert loaded.status_code == 200
         spec.run.path.mkdir(parents=True)
         spec.run.adapters.write_text(json.dumps({"models": [RUNTIME]}), encoding="utf-8")
-        done = cli(root, "generate", GATE, "--quiet")
+        done = voicegate(root, "generate", GATE, "--quiet")
         served_after = seat.served()
         loads = [e for e in seat.requests() if e["path"] == "/v1/load_lora_adapter"]
     assert done.returncode == 0, done.stderr

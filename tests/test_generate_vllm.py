@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from _workspace_helpers import cli, gate_spec, manifest, registered_workspace, rows
+from _workspace import gate_spec, manifest, registered_workspace, rows, voicegate
 
 from voicegate.generate._generate import generate
 from voicegate.generate._schedule import request_seed
@@ -59,7 +59,7 @@ def test_generate_against_real_vllm(vllm_seat, tmp_path):
     _fresh(seat)
     root = registered_workspace(tmp_path / "ws", _spec(seat))
     t0 = time.monotonic()
-    done = cli(root, "generate", GATE, "--quiet")
+    done = voicegate(root, "generate", GATE, "--quiet")
     wall = time.monotonic() - t0
     assert done.returncode == 0, done.stderr
     assert "runtime-loaded adapters do not persist" in done.stderr
@@ -94,7 +94,7 @@ def test_generate_against_real_vllm(vllm_seat, tmp_path):
     texts = []
     for name in ("seq1", "seq2"):
         ws = registered_workspace(tmp_path / name, _spec(seat))
-        assert cli(ws, "generate", GATE, "--quiet", "--concurrency", "1").returncode == 0
+        assert voicegate(ws, "generate", GATE, "--quiet", "--concurrency", "1").returncode == 0
         texts.append({(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in rows(ws, GATE)})
     assert texts[0] == texts[1] and len(texts[0]) == 18
     by_key = texts[0]
@@ -159,7 +159,7 @@ def test_real_vllm_unservable_candidate_is_refused(vllm_seat, tmp_path):
         {"name": "ghost", "model": "lv-tiny-ghost", "role": "candidate"},
     ])
     root = registered_workspace(tmp_path / "ws", spec)
-    done = cli(root, "generate", GATE, "--quiet")
+    done = voicegate(root, "generate", GATE, "--quiet")
     assert done.returncode == 2
     assert "candidate ghost: the seat at" in done.stderr and "no adapter_path" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

@@ -17,14 +17,8 @@ import re
 from pathlib import Path
 
 import pytest
-from _bronte import (
-    as_shipped,
-    bronte_workspace,
-    generations,
-    patch_scoring,
-    run_cli,
-    write_jsonl,
-)
+from _bronte import as_shipped, bronte_workspace, generations, patch_scoring, write_jsonl
+from _workspace import run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
 FILES = {"record.md": "gates/lv-bronte.md", "README.md": "adapters/lv-bronte-4b-v1/README.md",

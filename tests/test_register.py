@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from _ws import git, make_workspace, tree_snapshot, voicegate
+from _workspace import git, make_workspace, tree_snapshot, voicegate
 
 from voicegate._hashing import sha256_json
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from _bronte import README, as_shipped, scored_workspace
-from _cli import run_cli
+from _workspace import run_cli
 from conftest import COMPOSE_FIXTURE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

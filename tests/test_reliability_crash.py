@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from _bronte import as_shipped, bronte_workspace, marker_count, patch_scoring, scored_workspace, write_jsonl
 from _bronte import generations as bronte_rows
-from _cli import run_cli
+from _workspace import run_cli
 from conftest import COMPOSE_FIXTURE, REPO
 
 TRIALS = 30

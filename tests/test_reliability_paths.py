@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from _bronte import README, as_shipped, bronte_spec, bronte_workspace, generations, patch_scoring, write_jsonl
-from _cli import Result, run_cli
-from _ws import git, tree_snapshot
+from _workspace import Result, git, run_cli, tree_snapshot
 
 REASON = "additive, reversible and safety-clean"
 

@@ -10,15 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _workspace import make_workspace, voicegate
 from test_report_data import GATE, PROMPTS, SEEDS, reference_data, write_run
 
 from voicegate.run._store import generations_hash, read_rows
 from voicegate.spec._registration import register, spec_sha256
 from voicegate.spec._spec import load_spec
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
 def _spec() -> dict:
@@ -43,18 +40,11 @@ def _spec() -> dict:
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
-    root.mkdir()
-    _git(root, "init", "-q")
-    _git(root, "config", "user.email", "t@t")
-    _git(root, "config", "user.name", "t")
-    files = {"prompts/bronte.txt": "\n".join(PROMPTS) + "\n",
-             "corpora/held/villette.txt": "The moor lay grey beneath a sky of iron. " * 50,
-             "corpora/train/jane-eyre.txt": "Reader, I married him. A quiet wedding we had. " * 50,
-             "corpora/back/pickwick.txt": "Mr. Pickwick laughed heartily at the notion. " * 50,
-             f"preregistrations/{GATE}.yaml": yaml.safe_dump(_spec(), sort_keys=False)}
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    make_workspace(root, _spec(), corpora={
+        "prompts/bronte.txt": "\n".join(PROMPTS) + "\n",
+        "corpora/held/villette.txt": "The moor lay grey beneath a sky of iron. " * 50,
+        "corpora/train/jane-eyre.txt": "Reader, I married him. A quiet wedding we had. " * 50,
+        "corpora/back/pickwick.txt": "Mr. Pickwick laughed heartily at the notion. " * 50})
     register(load_spec(root, GATE))
     return root
 
@@ -70,9 +60,7 @@ def _stored(root: Path) -> dict:
 
 
 def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VOICEGATE_WORKSPACE", "VOICEGATE_DATA_DIR")}
-    return subprocess.run([sys.executable, "-m", "voicegate", "report", *args], cwd=root, check=False, capture_output=True,
-                          text=True, env=env, timeout=120)
+    return voicegate(root, "report", *args, timeout=120)
 
 
 def test_report_refuses_without_scores_and_writes_nothing(workspace: Path):

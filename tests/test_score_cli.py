@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _workspace import run_cli, voicegate
 from test_scoring_workspace import (
     GATE,
     TRAIN,
@@ -20,9 +19,7 @@ from test_scoring_workspace import (
 
 
 def vg(root: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
-    return subprocess.run([sys.executable, "-m", "voicegate", *args, "-C", str(root)],
-                          check=False, capture_output=True, text=True, env=env, timeout=300)
+    return voicegate(root, *args, "-C", str(root))
 
 
 def author_like(tag):  # the held-out author's style
@@ -123,19 +120,7 @@ def test_unknown_arm_in_generations_is_refused(tmp_path):
     assert not (root / "runs" / GATE / "scores.json").exists()
 
 
-def _cli(capsys, *args: str) -> tuple[int, str, str]:
-    from voicegate.cli import main
-
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch, capsys):
+def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch):
     """Acceptance 1 end to end: the per-(arm, seed) distances are the lv-bronte ones (two seeds here),
     injected at the view seam; everything after them — floors, verdicts, DISAGREE, table, JSON — is the CLI's."""
     import voicegate.scoring._score as S
@@ -147,7 +132,7 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch, capsy
     monkeypatch.setattr(S, "paired_interval", lambda *a, **k: None)
     monkeypatch.delenv("VOICEGATE_DATA_DIR", raising=False)
 
-    code, out, err = _cli(capsys, "score", GATE, "-C", str(ws), "--dry-run")
+    code, out, err = run_cli("score", GATE, "-C", str(ws), "--dry-run")
     assert code == 0, err
     cand = next(line for line in out.splitlines() if line.startswith("│ cand "))
     other = next(line for line in out.splitlines() if line.startswith("│ other ") and "+0.210" in line)
@@ -155,7 +140,7 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch, capsy
     assert cand.index("FAIL") < cand.index("PASS")  # global column first: FAIL; pairwise: PASS
     assert "0.251 (0.8x)" in other and other.count("FAIL") == 2 and "DISAGREE" not in other
 
-    code, out, err = _cli(capsys, "score", GATE, "-C", str(ws), "--dry-run", "--json")
+    code, out, err = run_cli("score", GATE, "-C", str(ws), "--dry-run", "--json")
     data = json.loads(out)
     c = next(a for a in data["arms"] if a["name"] == "cand")
     o = next(a for a in data["arms"] if a["name"] == "other")

@@ -9,12 +9,12 @@ whatever generations a test writes.
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import _workspace as workspace
 import pytest
 import yaml
 
@@ -58,15 +58,7 @@ TRAIN = words(6000, "train")
 
 def make_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict | None = None,
                    extra: dict | None = None) -> Path:
-    """A registered workspace under `root` (no generations yet); returns root."""
-    root.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    for sub in ("corpora/held", "corpora/train", "corpora/bg", "preregistrations"):
-        (root / sub).mkdir(parents=True, exist_ok=True)
-    (root / "corpora/held/held.txt").write_text(text(3000, "held", 0), encoding="utf-8")
-    (root / "corpora/train/train.txt").write_text(" ".join(TRAIN), encoding="utf-8")
-    (root / "corpora/bg/bg1.txt").write_text(text(3000, "bg1", 1), encoding="utf-8")
-    (root / "corpora/bg/bg2.txt").write_text(text(3000, "bg2", 2), encoding="utf-8")
+    """A registered workspace under `root` (no generations yet) over the constructed corpora; returns root."""
     spec: dict[str, Any] = {
         "gate": GATE, "author": "Test Author",
         "seat": {"url": "http://127.0.0.1:9/v1", "base_model": "base"},
@@ -85,17 +77,13 @@ def make_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict 
         "expected_words": 120,
         **(extra or {}),
     }
+    corpora = {"corpora/held/held.txt": text(3000, "held", 0), "corpora/train/train.txt": " ".join(TRAIN),
+               "corpora/bg/bg1.txt": text(3000, "bg1", 1), "corpora/bg/bg2.txt": text(3000, "bg2", 2)}
     if probes is not None:
-        (root / "probes.yaml").write_text(yaml.safe_dump({"probes": probes}), encoding="utf-8")
+        corpora["probes.yaml"] = yaml.safe_dump({"probes": probes})
         spec["damage"] = {"probes": "probes.yaml", "tolerance": 0.05}
-    (root / "preregistrations" / f"{GATE}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    env_keep = os.environ.get("VOICEGATE_DATA_DIR")
-    os.environ.pop("VOICEGATE_DATA_DIR", None)
-    try:
-        register(load_spec(root, GATE))
-    finally:
-        if env_keep is not None:
-            os.environ["VOICEGATE_DATA_DIR"] = env_keep
+    workspace.make_workspace(root, spec, corpora=corpora)
+    register(load_spec(root, GATE))
     return root
 
 

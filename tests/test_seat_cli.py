@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from _cli import run_cli
+from _workspace import run_cli
 from litellm_standin import LiteLLMStandin
 
 from voicegate.seat import StandinSeat

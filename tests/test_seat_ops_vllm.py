@@ -12,7 +12,7 @@ import json
 import sys
 
 import pytest
-from _cli import run_cli
+from _workspace import run_cli
 from vllm_seat import SERVED_ADAPTER, venv_python
 
 if not hasattr(sys.modules.get("conftest"), "vllm_seat"):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _cli import run_cli
-from _ws import make_workspace, tree_snapshot
+from _workspace import make_workspace, run_cli, tree_snapshot
 
 
 def test_simulate_counts_without_writing(tmp_path: Path) -> None:

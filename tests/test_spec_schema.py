@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from _ws import base_spec, make_workspace, tree_snapshot, voicegate
+from _workspace import base_spec, make_workspace, tree_snapshot, voicegate
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _ws import base_spec, make_workspace, tree_snapshot, voicegate
+from _workspace import base_spec, make_workspace, tree_snapshot, voicegate
 
 Spec = dict[str, Any]
 
