@@ -69,7 +69,9 @@ def _raw_spec(root: Path, gate: str) -> dict[str, object]:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise VoicegateError(f"{path}: no such spec") from None
+        from voicegate.spec._spec import no_such_spec
+
+        raise VoicegateError(no_such_spec(root, gate)) from None
     except (OSError, yaml.YAMLError) as exc:
         raise VoicegateError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
     if not isinstance(raw, dict):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from voicegate._errors import GateFailed
+from voicegate._errors import GateFailed, VoicegateError
 from voicegate.cli._app import Gate, Workspace, app
 from voicegate.spec._spec import load_spec
 from voicegate.spec._workspace import shown_path, workspace_root
@@ -48,6 +48,10 @@ def verify_cmd(
     from voicegate.artifacts import describe, verify_gates
 
     root = workspace_root(workspace)
+    if not (root / "preregistrations").is_dir():
+        # "every chain holds" about a directory that holds no gate would be a false all-clear.
+        raise VoicegateError(f"{root} is not a voicegate workspace (no preregistrations/); run `verify` in one "
+                             "or give -C DIR")
     checks = verify_gates(root, gate)
     lines, ok = describe(root, checks)
     if not checks:

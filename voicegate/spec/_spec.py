@@ -63,11 +63,28 @@ def spec_path(root: Path, gate: str) -> Path:
     return root / "preregistrations" / f"{check_gate_name(gate)}.yaml"
 
 
+def no_such_spec(root: Path, gate: str) -> str:
+    """What to say for a gate with no spec: the gate meant, when one is close; else how to start one."""
+    import difflib
+
+    path = spec_path(root, gate)
+    if not (root / "preregistrations").is_dir():
+        return (f"{root} is not a voicegate workspace (no preregistrations/); run in one, give -C DIR, "
+                "or start one with `voicegate init`")
+    gates = sorted(p.stem for p in (root / "preregistrations").glob("*.yaml")
+                   if not p.name.endswith(".registration.yaml"))
+    close = difflib.get_close_matches(gate, gates, n=1, cutoff=0.6)
+    if close:
+        return f"{path}: no such spec; did you mean {close[0]}?"
+    known = f" (the gates here: {', '.join(gates)})" if gates else ""
+    return f"{path}: no such spec{known}; write it, then `voicegate register {gate}`"
+
+
 def load_spec(root: Path, gate: str) -> GateSpec:
     """Load, check and resolve `preregistrations/<gate>.yaml` under the workspace root."""
     path = spec_path(root, gate)
     if not path.is_file():
-        raise VoicegateError(f"{path}: no such spec (write it, then `voicegate register {gate}`)")
+        raise VoicegateError(no_such_spec(root, gate))
     spec = parse_spec(path, root)
     if spec.gate != gate:
         raise failer(path)("gate", f"names {spec.gate!r} but the file is for {gate!r}")
