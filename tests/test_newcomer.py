@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from _bronte import as_shipped, bronte_workspace, generations, patch_scoring, write_jsonl
 from _workspace import base_spec, make_workspace, run_cli, tree_snapshot
+from conftest import COMPOSE_FIXTURE
 
 
 def test_verify_outside_a_workspace_is_refused_not_an_all_clear(tmp_path: Path) -> None:
@@ -42,3 +45,28 @@ def test_an_unknown_gate_lists_the_gates_there_are(tmp_path: Path) -> None:
 def test_a_gate_outside_any_workspace_says_so(tmp_path: Path) -> None:
     done = run_cli("score", "lv-bronte", cwd=tmp_path)
     assert done.code == 2 and "is not a voicegate workspace (no preregistrations/)" in done.stderr
+
+
+def test_score_after_amend_shows_the_amended_decision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14: after `amend`, `score` printed the old rule and "ships: none" while the record said ckpt475."""
+    if not COMPOSE_FIXTURE.is_file():
+        pytest.skip(f"fleet compose fixture not present at {COMPOSE_FIXTURE}")
+    patch_scoring(monkeypatch)
+    root = bronte_workspace(tmp_path / "ws", as_shipped(COMPOSE_FIXTURE))
+    source = write_jsonl(tmp_path / "g.jsonl", generations())
+    for command in (("import", "lv-bronte", str(source)), ("score", "lv-bronte"),
+                    ("ship", "lv-bronte", "ckpt475", "--reason", "additive, reversible and safety-clean"),
+                    ("amend", "lv-bronte", "--rule", "pairwise-max-spread", "--reason", "the global floor misled")):
+        assert run_cli(*command, cwd=root).code == 0, command
+    record = (root / "gates" / "lv-bronte.md").read_bytes()
+    done = run_cli("score", "lv-bronte", cwd=root)
+    assert done.code == 0, done.stderr
+    assert "note: as amended " in done.stdout
+    assert "global-max-spread -> pairwise-max-spread on these same generations" in done.stdout
+    assert "ships: ckpt475 (VOICE PASS 2.1x under pairwise-max-spread" in done.stdout
+    assert "ships: none" not in done.stdout
+    assert (root / "gates" / "lv-bronte.md").read_bytes() == record  # nothing new to append
+    quiet = run_cli("score", "lv-bronte", "--quiet", cwd=root)
+    assert quiet.stdout.startswith("lv-bronte: ships: ckpt475") and "as amended" in quiet.stderr
+    as_json = run_cli("score", "lv-bronte", "--json", cwd=root)
+    assert '"rule": "global-max-spread"' in as_json.stdout and "as amended" in as_json.stderr

@@ -21,21 +21,26 @@ def score_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
 ) -> None:
     """Score stored generations: both floors, DISAGREE, copying, damage; save and append the verdicts."""
-    from voicegate.gate import score
+    from voicegate.gate import InForce, score
     from voicegate.scoring import GateResult, result_text
 
-    def show(result: GateResult) -> None:
+    def show(result: GateResult, amended: InForce | None) -> None:
         # Printed before anything is written, so the numbers show even if recording is refused.
+        # After an amendment, the decision in force is the amended one: it is what is shown,
+        # with what it was amended from (--json keeps the registered rule's result, scores.json).
+        shown = amended.result if amended is not None and not as_json else result
+        if amended is not None:
+            (fail if as_json or quiet else typer.echo)(f"note: {amended.note()}")
         if as_json:
             sys.stdout.write(result_text(result))
         elif quiet:
             from voicegate.report._table import ship_line
 
-            typer.echo(f"{result.gate}: {ship_line(result)}")
+            typer.echo(f"{shown.gate}: {ship_line(shown)}")
         else:
             from voicegate.report._table import print_score
 
-            print_score(result)
+            print_score(shown)
         for warning in result.warnings:
             if as_json or quiet:
                 fail(f"warning: {warning}")

@@ -9,7 +9,7 @@ Each returns what was said about the artifacts it touched; the CLI prints it.
 """
 
 from voicegate.gate._amend import amend, amend_spec
-from voicegate.gate._score import ScoreOutcome, load_generations, score
+from voicegate.gate._score import InForce, ScoreOutcome, load_generations, score
 from voicegate.gate._ship import ship
 
-__all__ = ["ScoreOutcome", "amend", "amend_spec", "load_generations", "score", "ship"]
+__all__ = ["InForce", "ScoreOutcome", "amend", "amend_spec", "load_generations", "score", "ship"]

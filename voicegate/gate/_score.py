@@ -23,11 +23,42 @@ from voicegate.spec._workspace import workspace_root
 
 
 @dataclass(frozen=True)
+class InForce:
+    """An amendment's result that still stands for these generations, and where it came from."""
+
+    result: GateResult
+    amended_from: str
+    time: str
+
+    def note(self) -> str:
+        return (f"as amended {self.time}: {self.amended_from} -> {self.result.rule} on these same generations; "
+                f"the decision in force is under {self.result.rule}")
+
+
+def in_force(spec: GateSpec, result: GateResult) -> InForce | None:
+    """The recorded amendment that supersedes `result` (same generations, another rule), if any."""
+    from voicegate.artifacts._entries import amendments, load_state, result_sha256
+
+    state = load_state(spec) or {}
+    if state.get("current_kind") != "amend" or not isinstance(state.get("current"), dict):
+        return None
+    if (state.get("results") or {}).get(result.rule) != result_sha256(result):
+        return None  # not the result that was amended: this score is news, and is recorded as such
+    current = GateResult.from_json(state["current"])
+    if current.rule == result.rule or current.generations_sha256 != result.generations_sha256:
+        return None
+    newest = next(reversed(amendments(spec)), {})
+    return InForce(current, str(newest.get("rule_from", result.rule)), str(state.get("time", "?")))
+
+
+@dataclass(frozen=True)
 class ScoreOutcome:
     spec: GateSpec
     result: GateResult
     # One line per artifact touched (or "the record is current"); empty under dry_run.
     recorded: tuple[str, ...]
+    # The decision in force when an amendment re-scored these very generations under another rule.
+    in_force: InForce | None = None
 
     @property
     def text(self) -> str:
@@ -48,7 +79,7 @@ def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
 
 
 def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
-          on_scored: Callable[[GateResult], None] | None = None) -> ScoreOutcome:
+          on_scored: Callable[[GateResult, InForce | None], None] | None = None) -> ScoreOutcome:
     """Score `gate` under its registered rule; save scores.json and append the verdicts unless `dry_run`.
 
     `on_scored` sees the result before anything is written, so a caller shows
@@ -63,10 +94,11 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         check_artifact_paths(spec)  # before the cache or scores.json is written; again under the locks
     rows = load_generations(spec)
     result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=not dry_run)
+    amended = in_force(spec, result)
     if on_scored is not None:
-        on_scored(result)
+        on_scored(result, amended)
     recorded: list[str] = []
     if not dry_run:
         recorded = record_score(spec, registration, result, read_manifest(spec.run_dir) or {},
                                 scores=result_text(result))
-    return ScoreOutcome(spec=spec, result=result, recorded=tuple(recorded))
+    return ScoreOutcome(spec=spec, result=result, recorded=tuple(recorded), in_force=amended)
