@@ -70,3 +70,29 @@ def test_score_after_amend_shows_the_amended_decision(tmp_path: Path, monkeypatc
     assert quiet.stdout.startswith("lv-bronte: ships: ckpt475") and "as amended" in quiet.stderr
     as_json = run_cli("score", "lv-bronte", "--json", cwd=root)
     assert '"rule": "global-max-spread"' in as_json.stdout and "as amended" in as_json.stderr
+
+
+def test_amend_prints_the_new_verdicts_and_ship_warns_on_a_failed_candidate(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    if not COMPOSE_FIXTURE.is_file():
+        pytest.skip(f"fleet compose fixture not present at {COMPOSE_FIXTURE}")
+    patch_scoring(monkeypatch)
+    root = bronte_workspace(tmp_path / "ws", as_shipped(COMPOSE_FIXTURE))
+    assert run_cli("import", "lv-bronte", str(write_jsonl(tmp_path / "g.jsonl", generations())), cwd=root).code == 0
+    assert run_cli("score", "lv-bronte", cwd=root).code == 0
+    before = tree_snapshot(root)
+    placeholder = run_cli("ship", "lv-bronte", "ckpt475", "--reason", "...", cwd=root)
+    assert placeholder.code == 2 and "needs --reason" in placeholder.stderr and "'...' is not one" in placeholder.stderr
+    assert tree_snapshot(root) == before
+    shipped = run_cli("ship", "lv-bronte", "ckpt475", "--reason", "additive, reversible and safety-clean", cwd=root)
+    assert shipped.code == 0
+    assert shipped.stderr.strip() == (
+        "warning: ckpt475 is not what the gate recommends under global-max-spread (VOICE FAIL · NOT-COPIED · "
+        "NO-DAMAGE; ships: none); the decision is recorded beside those verdicts")
+    amended = run_cli("amend", "lv-bronte", "--rule", "pairwise-max-spread", "--reason", "the global floor misled",
+                      cwd=root)
+    assert amended.code == 0
+    lines = amended.stdout.splitlines()
+    assert lines[0] == "ckpt475: VOICE FAIL -> PASS 2.1x (+0.193 vs floor 0.091) · NOT-COPIED · NO-DAMAGE"
+    assert lines[1] == "ckpt925: VOICE FAIL (unchanged) (+0.210 vs floor 0.251) · NOT-COPIED · NO-DAMAGE"
+    assert lines[2] == "ships under pairwise-max-spread: ckpt475 (under global-max-spread: none)"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -304,8 +305,10 @@ def current_state(spec: Any, what: str) -> tuple[dict[str, Any], GateResult]:
 def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:
     """A person's decision, appended beside the verdicts; never changes one."""
     reason = one_line(reason or "")
-    if not reason:
-        raise VoicegateError("a shipping decision needs --reason: say why, in a sentence")
+    if not reason or not re.search(r"[^\W\d_]{2,}", reason):
+        # "...", "-" or "x" is a placeholder, not a reason a reviewer can weigh.
+        raise VoicegateError("a shipping decision needs --reason: say why, in a sentence"
+                             + (f" ({reason!r} is not one)" if reason else ""))
     chosen = spec.arm(arm)
     if chosen.is_base:
         raise VoicegateError(f"{arm} is the base carrier, not an adapter: only a candidate can ship as {spec.gate}")
@@ -331,7 +334,12 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
         rendered = _render_all(spec, "ship", ctx, compose_required=True)
-        return said + _commit(spec, "ship", when, rendered, [_row_appended(spec.run.decisions, decision)], result)
+        warned = [] if result.ships == arm else [
+            (f"warning: {arm} is not what the gate recommends under {result.rule} "
+            f"(VOICE {entry.voice.get(result.rule, '?')} · {entry.copying} · {entry.damage}; "
+            f"ships: {result.ships or 'none'}); the decision is recorded beside those verdicts")]
+        return said + warned + _commit(spec, "ship", when, rendered, [_row_appended(spec.run.decisions, decision)],
+                                       result)
 
 
 # -- amend ---------------------------------------------------------------------------

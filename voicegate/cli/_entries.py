@@ -36,7 +36,7 @@ def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(help="The candidate 
     from voicegate.gate import ship
 
     for line in ship(workspace, gate, arm, reason):
-        typer.echo(line)
+        typer.echo(line, err=line.startswith("warning:"))
 
 
 @app.command("verify")

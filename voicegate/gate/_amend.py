@@ -109,9 +109,24 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         if new.generations_sha256 not in (None, recorded):
             raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
         changes = _changes(old, new)
-        return completed + record_amendment(spec, old, new, changes, reason=reason,
+        return completed + _summary(old, new, changes) + record_amendment(spec, old, new, changes, reason=reason,
                                             rule_registered=rule.registered.isoformat(),
                                             generations_sha256=now_hash, state=state, when=when)
+
+
+def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -> list[str]:
+    """What the amendment decides, before where it was written: every candidate's verdict, then ships."""
+    from voicegate.artifacts._format import ratio_text
+
+    lines = []
+    for c in changes:
+        floor = c.floors.get(new.rule)
+        numbers = "" if c.delta_cb is None or floor is None else f" ({c.delta_cb:+.3f} vs floor {floor:.3f})"
+        ratio = f" {ratio_text(c.after_ratio)}" if c.after == "PASS" else ""
+        moved = f"VOICE {c.before} -> {c.after}{ratio}" if c.before != c.after else f"VOICE {c.after}{ratio} (unchanged)"
+        lines.append(f"{c.arm}: {moved}{numbers} · {c.copying} · {c.damage}")
+    lines.append(f"ships under {new.rule}: {new.ships or 'none'} (under {old.rule}: {old.ships or 'none'})")
+    return lines
 
 
 def _changes(old: GateResult, new: GateResult) -> list[AmendmentChange]:

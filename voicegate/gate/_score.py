@@ -47,7 +47,7 @@ def in_force(spec: GateSpec, result: GateResult) -> InForce | None:
     current = GateResult.from_json(state["current"])
     if current.rule == result.rule or current.generations_sha256 != result.generations_sha256:
         return None
-    newest = next(reversed(amendments(spec)), {})
+    newest: dict[str, Any] = next(reversed(amendments(spec)), {})
     return InForce(current, str(newest.get("rule_from", result.rule)), str(state.get("time", "?")))
 
 
