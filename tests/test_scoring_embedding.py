@@ -28,6 +28,7 @@ from voicegate.scoring import GateResult, result_text
 def result_json(data: dict) -> str:
     """The JSON bytes, through one from_json/to_json round trip (which must not change them)."""
     return result_text(GateResult.from_json(data))
+from voicegate._errors import VoicegateError
 from voicegate.scoring import score_gate
 from voicegate.scoring._embedding import chunk_words
 from voicegate.spec._registration import check_registered
@@ -148,3 +149,28 @@ def test_embedding_distance_is_centroid_cosine_and_cached(tmp_path, tiny_model, 
     rows[0] = {**rows[0], "text": text(150, "replacement")}
     _score(root, rows)
     assert encode_counter["texts"] == before["texts"] + 1
+
+
+def test_without_the_embedding_extra_the_view_is_refused_in_one_line(tmp_path, monkeypatch):
+    """sentence-transformers is an extra (issue 14): a missing one is a clear refusal, at register already."""
+    import sys
+
+    from voicegate.spec._registration import register
+    from voicegate.spec._spec import load_spec as load
+    from voicegate.spec._spec import spec_path
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # what an uninstalled package looks like
+    from voicegate.scoring._embedding import MISSING, available, loader
+
+    assert not available()
+    with pytest.raises(VoicegateError, match=r"pip install 'voicegate\[embedding\]'") as refused:
+        loader("m", None, str(tmp_path))(["a text"])
+    assert str(refused.value) == MISSING and "\n" not in MISSING
+    root = tmp_path / "ws"
+    make_workspace(root)  # registered under the stylometric view
+    path = spec_path(root, GATE)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    path.write_text(path.read_text().replace("view: stylometric", f"view: embedding\n  model: {tmp_path / 'model'}"))
+    with pytest.raises(VoicegateError, match="the embedding view needs sentence-transformers"):
+        register(load(root, GATE), supersede=True)

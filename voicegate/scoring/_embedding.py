@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from voicegate._errors import VoicegateError
 from voicegate.scoring._stylometric import cosine_distance
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -70,15 +71,30 @@ def model_id(model: str, revision: str | None, root: Path) -> tuple[str, str | N
     return f"hub:{model}@{revision}", None
 
 
+MISSING = ("the embedding view needs sentence-transformers, an extra: pip install 'voicegate[embedding]' "
+           "(on a CPU-only machine install torch==2.13.0 first, or it pulls a CUDA build)")
+
+
+def available() -> bool:
+    """Whether sentence-transformers can be imported (looked up, not imported: that costs seconds)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("sentence_transformers") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def loader(model: str, revision: str | None, local_dir: str | None) -> Encode:
     """An encode function that loads the model on its first call only."""
     state: dict[str, object] = {}
 
     def encode(texts: list[str]) -> np.ndarray:
         if "model" not in state:
-            from sentence_transformers import (
-                SentenceTransformer,  # heavy: only when needed
-            )
+            try:
+                from sentence_transformers import SentenceTransformer  # heavy: only when needed
+            except ImportError:
+                raise VoicegateError(MISSING) from None
 
             # a local directory never reaches a hub, not even for metadata
             state["model"] = (SentenceTransformer(local_dir, device="cpu", local_files_only=True) if local_dir

@@ -88,6 +88,11 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     if not is_git_worktree(root):
         raise VoicegateError(f"{root} is not a git work tree: registration is a commit (run `git init` or `voicegate init`)")
     check_artifact_paths(spec)  # appending to an input, or through a symlink out of the workspace, breaks the gate
+    if spec.voice.view == "embedding":
+        from voicegate.scoring._embedding import MISSING, available
+
+        if not available():
+            raise VoicegateError(MISSING)  # found now, not after a whole `generate`
     results = existing_results(spec)
     if results:
         raise VoicegateError(
