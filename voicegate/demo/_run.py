@@ -44,6 +44,22 @@ def demo_seat():
     )
 
 
+STEPS_SAID = {
+    "register": "freeze the gate: the spec (arms, prompts, seeds, corpora, floor rule) is hashed and committed "
+                "before any text exists",
+    "generate": "every arm x seed x prompt on one seat, interleaved; the base carrier and the candidate "
+                "adapters answer the same requests",
+    "score": "delta_cb = how much nearer the author's held-out text a candidate writes than the base does; "
+             "it must clear the seed-spread floor; both floor rules are shown, DISAGREE where they differ",
+    "ship": "a person's decision, recorded beside (never over) the verdicts — here against the rule's "
+            "recommendation, which the record keeps visible",
+    "amend": "re-score the SAME generations under a rule registered in advance; the correction is appended "
+             "everywhere, nothing is deleted",
+    "verify": "every artifact's append-only chain, checked against the run's ledger (and git)",
+    "report": "the reviewer's self-contained HTML page",
+}
+
+
 def steps(seat_url: str) -> list[list[str]]:
     return [
         ["register", GATE],
@@ -66,7 +82,8 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
     with demo_seat() as seat:
         echo(f"stand-in seat on {seat.url} (embedded; stopped when the demo ends)")
         for args in steps(seat.url):
-            echo(f"\n$ voicegate {' '.join(_quote(a) for a in args)}")
+            echo(f"\n# {STEPS_SAID[args[0]]}")
+            echo(f"$ voicegate {' '.join(_quote(a) for a in args)}")
             done = subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, env=env,
                                   check=False, capture_output=True, text=True)
             for stream in (done.stdout, done.stderr):
@@ -80,6 +97,12 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
                 f"runs/{GATE}/report.html", f"preregistrations/{GATE}.yaml",
                 f"preregistrations/{GATE}.registration.json", f"runs/{GATE}/generations.jsonl"):
         echo(f"  {root / rel}")
+    echo("\nnext:")
+    echo(f"  open the report:        {(root / 'runs' / GATE / 'report.html').as_uri()}")
+    echo("  every number explained: docs/concepts.md; your first gate step by step: docs/tutorial.md")
+    echo("  start your own gate:    voicegate init DIR")
+    if directory is None:
+        echo(f"  this workspace is a temporary folder, kept so you can look: rm -r {root} when done")
     return root
 
 
