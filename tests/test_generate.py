@@ -371,51 +371,47 @@ def test_runtime_loading_disabled_on_the_seat_is_refused_before_generating(tmp_p
     assert not (root / "runs").exists()
 
 
-def test_ctrl_c_says_interrupted_keeps_rows_and_unloads(tmp_path):
-    """SIGINT mid-run: exit 130, one line saying so, every finished row kept, the adapter unloaded."""
+def _signalled_mid_run(tmp_path, signum: int):
+    """generate in a subprocess, sent `signum` once 6 rows are stored: (root, returncode, stderr, served before/after)."""
     with _seat(token_time=0.01, slots=2) as seat:
         spec = gate_spec(GATE, url=seat.url, seeds=[101, 202, 303], concurrency=2)
         root = registered_workspace(tmp_path / "ws", spec)
         path = root / "runs" / GATE / "generations.jsonl"
-        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
         proc = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet", *FAST],
-                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 6):
             time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGINT)
+        served_before = seat.served()
+        os.kill(proc.pid, signum)
         _, err = proc.communicate(timeout=30)
-        served_after = seat.served()
-    assert proc.returncode == 130, err
+        return root, proc.returncode, err, served_before, seat.served()
+
+
+def _kept(root):
+    kept = [json.loads(line) for line in (root / "runs" / GATE / "generations.jsonl").read_text().splitlines()]
+    assert 6 <= len(kept) < 27 and len(set(_keys(kept))) == len(kept)
+
+
+def test_ctrl_c_says_interrupted_keeps_rows_and_unloads(tmp_path):
+    """SIGINT mid-run: exit 130, one line saying so, every finished row kept, the adapter unloaded."""
+    root, code, err, _, served_after = _signalled_mid_run(tmp_path, signal.SIGINT)
+    assert code == 130, err
     assert err.strip().splitlines()[-1].startswith("voicegate: interrupted")
     assert "Traceback" not in err
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
-    assert 6 <= len(rows) < 27 and len(set(_keys(rows))) == len(rows)
+    _kept(root)
     assert RUNTIME not in served_after
 
 
 def test_sigterm_stops_cleanly_keeps_rows_and_unloads(tmp_path):
     """Issue 12, defect 10: SIGTERM (docker stop, a CI timeout) used to leave the adapter loaded."""
-    with _seat(token_time=0.01, slots=2) as seat:
-        spec = gate_spec(GATE, url=seat.url, seeds=[101, 202, 303], concurrency=2)
-        root = registered_workspace(tmp_path / "ws", spec)
-        path = root / "runs" / GATE / "generations.jsonl"
-        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
-        proc = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet", *FAST],
-                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 6):
-            time.sleep(0.02)
-        assert RUNTIME in seat.served()
-        os.kill(proc.pid, signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-        served_after = seat.served()
-    assert proc.returncode == 143, err
+    root, code, err, served_before, served_after = _signalled_mid_run(tmp_path, signal.SIGTERM)
+    assert RUNTIME in served_before
+    assert code == 143, err
     last = err.strip().splitlines()[-1]
     assert last.startswith("voicegate: terminated (SIGTERM);") and f"unloaded {RUNTIME}" in last
     assert "Traceback" not in err
-    kept = [json.loads(line) for line in path.read_text().splitlines()]
-    assert 6 <= len(kept) < 27 and len(set(_keys(kept))) == len(kept)
+    _kept(root)
     assert RUNTIME not in served_after and SERVED in served_after
     assert manifest(root, GATE)["runtime_loaded"] == [] and manifest(root, GATE)["sessions"][-1]["status"] == "stopped"
     assert not (root / "runs" / GATE / "adapters.json").exists()
