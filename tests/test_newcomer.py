@@ -96,3 +96,9 @@ def test_amend_prints_the_new_verdicts_and_ship_warns_on_a_failed_candidate(tmp_
     assert lines[0] == "ckpt475: VOICE FAIL -> PASS 2.1x (+0.193 vs floor 0.091) · NOT-COPIED · NO-DAMAGE"
     assert lines[1] == "ckpt925: VOICE FAIL (unchanged) (+0.210 vs floor 0.251) · NOT-COPIED · NO-DAMAGE"
     assert lines[2] == "ships under pairwise-max-spread: ckpt475 (under global-max-spread: none)"
+
+
+def test_bare_voicegate_shows_help_and_no_empty_error_line() -> None:
+    done = run_cli()
+    assert "Usage" in done.stdout + done.stderr and "score" in done.stdout + done.stderr
+    assert "voicegate: \n" not in done.stderr and not done.stderr.strip().endswith("voicegate:")

@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None) -> None:
     except exit_types as exc:
         sys.exit(getattr(exc, "exit_code", 0))
     except click_exception as exc:
-        fail(_click_message(exc))
+        message = _click_message(exc)
+        if message.strip():  # bare `voicegate` raises with no message once the help is shown
+            fail(message)
         sys.exit(getattr(exc, "exit_code", 2))
     except OSError as exc:
         # a filesystem refusal (permissions, a full disk, a missing directory) is the user's to fix
