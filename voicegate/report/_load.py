@@ -15,7 +15,7 @@ from typing import Any
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate.run._manifest import read_manifest
-from voicegate.run._store import generations_hash, read_rows
+from voicegate.run._store import generations_hash, read_generations, read_rows
 from voicegate.spec._registration import check_registered, load_registration
 from voicegate.spec._spec import GateSpec
 
@@ -29,7 +29,9 @@ def _json(path: Path) -> Any:
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     try:
-        return [r for r in read_rows(path) if isinstance(r, dict)]
+        return read_rows(path)
+    except VoicegateError:
+        raise
     except (OSError, ValueError) as exc:
         raise VoicegateError(f"{path}: unreadable ({exc})") from None
 
@@ -47,7 +49,7 @@ def load_report_data(spec: GateSpec, *, samples: int = 4, now: _dt.datetime | No
     amendments = _jsonl(spec.run.amendments)
     decisions = _jsonl(spec.run.decisions)
     run = read_manifest(run_dir)
-    rows = read_rows(spec.generations_path)
+    rows = read_generations(spec.generations_path)
 
     notices: list[str] = []
     reg = load_registration(spec)
