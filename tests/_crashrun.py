@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bronte import patch_scoring  # noqa: E402
+from _bronte import patch_scoring
 
 
 def main() -> int:
