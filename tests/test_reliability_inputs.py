@@ -635,3 +635,13 @@ def test_threads_are_not_left_behind_by_a_trickling_seat():
     while threading.active_count() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert threading.active_count() <= before
+
+
+@pytest.mark.parametrize("content", ["[]", '{"kind": "score", "time": "t", "writes": 5}',
+                                     '{"kind": "score", "time": "t", "writes": [{"path": "x", "after": ""}]}',
+                                     '{"kind": "score", "time": "t", "writes": ["x"]}', "{torn"])
+def test_a_damaged_pending_intent_is_one_line_exit_2_naming_it(scored, content):
+    intent = scored / "runs" / SCORED_GATE / "pending-entry.json"
+    intent.write_text(content, encoding="utf-8")
+    for args in (("score", SCORED_GATE, "--quiet"), ("ship", SCORED_GATE, "cand", "--reason", "fine")):
+        refused_unchanged(scored, *args, needles=("pending-entry.json",))

@@ -88,6 +88,7 @@ def _decode(run: RunDir) -> tuple[str, str, list[dict[str, Any]]] | None:
         writes = obj["writes"]
         for w in writes:
             if not (isinstance(w["path"], str) and isinstance(w["after"], str)
+                    and isinstance(w["after_sha256"], str) and isinstance(w["before_sha256"], (str, type(None)))
                     and base64.b64decode(w["after"], validate=True) is not None):
                 raise TypeError("bad write")
         return str(obj["kind"]), str(obj["time"]), writes
