@@ -244,6 +244,21 @@ def test_a_good_answer_without_usage_or_finish_reason_is_kept():
     assert done.usage is None and done.finish_reason is None
 
 
+@pytest.mark.parametrize("body", [_nested(100_000).encode(), b'{"data": [{"id": {"x": 1}}]}',
+                                  b'{"data": [{"id": "a", "root": ["r"]}]}', b'{"data": [{"id": "a"}], "x": NaN}'])
+def test_an_odd_models_answer_is_a_one_line_seat_error(body):
+    from voicegate.seat import SeatError
+
+    async def go() -> Any:
+        transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
+        async with SeatClient("http://seat.test:8027/v1", retry=FAST, transport=transport) as c:
+            return await c.models()
+
+    with pytest.raises(SeatError) as caught:
+        run(go())
+    assert "\n" not in str(caught.value) and caught.value.exit_code == 2
+
+
 class _EditingSeat(StandinSeat):
     """A stand-in seat whose chat answers for `model` go through `edit` (a broken seat)."""
 

@@ -294,7 +294,14 @@ class SeatClient:
         if not isinstance(items, list):
             raise SeatError(f"the seat's /v1/models answer has no 'data' list: is {self.shown_url} an OpenAI-compatible "
                             "API?")
-        return [ModelCard(str(m["id"]), m.get("root"), m.get("parent")) for m in items if isinstance(m, dict) and "id" in m]
+        cards = []
+        for m in items:
+            if not isinstance(m, dict) or "id" not in m:
+                continue
+            if not isinstance(m["id"], str) or not all(isinstance(m.get(k), (str, type(None))) for k in ("root", "parent")):
+                raise SeatError("the seat's /v1/models answer lists a model whose id, root or parent is not a string")
+            cards.append(ModelCard(m["id"], m.get("root"), m.get("parent")))
+        return cards
 
     async def version(self) -> str | None:
         """vLLM's version from ``<root>/version``; None when the server does not have the route."""
@@ -305,10 +312,11 @@ class SeatClient:
                 return None
             raise
         try:
-            data = resp.json()
+            data = strict_json.loads(resp.content)
         except ValueError:
             return resp.text.strip() or None
-        return str(data.get("version")) if isinstance(data, dict) and data.get("version") is not None else None
+        version = data.get("version") if isinstance(data, dict) else None
+        return str(version) if isinstance(version, (str, int, float)) and not isinstance(version, bool) else None
 
     async def health(self) -> bool:
         """One try, no retries: is the server up and answering 200 on ``<root>/health``?"""
@@ -354,7 +362,7 @@ def _retry_after(resp: httpx.Response) -> float | None:
 
 def _json(resp: httpx.Response, where: str) -> Any:
     try:
-        return resp.json()
+        return strict_json.loads(resp.content)
     except ValueError:
         raise SeatError(f"the seat answered {where} with something that is not JSON") from None
 
