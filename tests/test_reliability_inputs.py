@@ -245,7 +245,8 @@ def test_a_good_answer_without_usage_or_finish_reason_is_kept():
 
 
 @pytest.mark.parametrize("body", [_nested(100_000).encode(), b'{"data": [{"id": {"x": 1}}]}',
-                                  b'{"data": [{"id": "a", "root": ["r"]}]}', b'{"data": [{"id": "a"}], "x": NaN}'])
+                                  b'{"data": [{"id": "a", "root": ["r"]}]}', b'{"data": [{"id": "a"}], "x": NaN}'],
+                         ids=["deep", "id-dict", "root-list", "nan"])
 def test_an_odd_models_answer_is_a_one_line_seat_error(body):
     from voicegate.seat import SeatError
 
@@ -660,3 +661,43 @@ def test_a_damaged_pending_intent_is_one_line_exit_2_naming_it(scored, content):
     intent.write_text(content, encoding="utf-8")
     for args in (("score", SCORED_GATE, "--quiet"), ("ship", SCORED_GATE, "cand", "--reason", "fine")):
         refused_unchanged(scored, *args, needles=("pending-entry.json",))
+
+
+@pytest.mark.parametrize("line", ['{"id": "a", "text": "Write.", "text": "Other."}', '{"id": NaN, "text": "Write."}',
+                                  '{"id": "a", "text": "Write.", "x": ' + _nested(100_000) + "}",
+                                  '{"id": 1e999, "text": "Write."}'], ids=["dup", "nan", "deep", "inf"])
+def test_a_prompts_jsonl_line_that_is_not_strict_json_is_refused(tmp_path, line):
+    spec = base_spec(GATE)
+    spec["prompts"] = "prompts/beats.jsonl"
+    root = unregistered(tmp_path, spec, files={"prompts/beats.jsonl": line + "\n"})
+    refused_unchanged(root, "register", GATE, needles=("prompts", "line 1"))
+
+
+def test_a_deeply_nested_error_body_from_the_seat_is_one_line():
+    from voicegate.seat import SeatError
+
+    async def go() -> Any:
+        transport = httpx.MockTransport(lambda request: httpx.Response(400, content=_nested(100_000).encode()))
+        async with SeatClient("http://seat.test:8027/v1", retry=FAST, transport=transport) as c:
+            return await c.chat("lv-a", "Write.", seed=1, sampling=SAMPLING)
+
+    with pytest.raises(SeatError) as caught:
+        run(go())
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 600
+
+
+@pytest.mark.parametrize("name,content", [("run.json", _nested(100_000)), ("run.json", '{"a": NaN}'),
+                                          ("scores.json", _nested(100_000)), ("scores.json", "{torn")],
+                         ids=["run-deep", "run-nan", "scores-deep", "scores-torn"])
+def test_a_damaged_run_json_or_scores_json_is_one_line_exit_2(scored, name, content):
+    (scored / "runs" / SCORED_GATE / name).write_text(content, encoding="utf-8")
+    commands = [("report", SCORED_GATE)] + ([("score", SCORED_GATE, "--quiet")] if name == "run.json" else [])
+    for args in commands:
+        refused_unchanged(scored, *args, needles=(name,))
+
+
+def test_a_json_probe_check_on_a_runaway_nested_reply_fails_not_crashes():
+    from voicegate.scoring._damage import check_probe
+
+    assert check_probe({"json": True}, _nested(100_000)) is False
+    assert check_probe({"json": True}, '{"a": 1}') is True

@@ -8,10 +8,10 @@ recorded (a spec edited after registration, generations changed after scoring).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from pathlib import Path
 from typing import Any
 
+from voicegate import _json as strict_json
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate.run._manifest import read_manifest
@@ -22,7 +22,7 @@ from voicegate.spec._spec import GateSpec
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return strict_json.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise VoicegateError(f"{path}: unreadable ({exc})") from None
 

@@ -8,7 +8,6 @@ machine the spec is read on.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import unicodedata
@@ -18,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from voicegate import _json as strict_json
 from voicegate._errors import VoicegateError
 from voicegate.spec._check import Fail, check_mapping, check_prompt_list, failer
 from voicegate.spec._model import (
@@ -94,9 +94,9 @@ def _prompts_file(fail: Fail, path: Path) -> tuple[tuple[str, str], ...]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            raise fail("prompts", f"{path} line {n}: not JSON") from None
+            obj = strict_json.loads(line)
+        except ValueError as exc:
+            raise fail("prompts", f"{path} line {n}: not JSON ({exc})") from None
         pid = obj.get("id") if isinstance(obj, dict) else None
         if isinstance(pid, bool) or not isinstance(pid, (str, int)) or not isinstance(obj.get("text"), str):
             raise fail("prompts", f"{path} line {n}: needs 'id' and 'text'")
