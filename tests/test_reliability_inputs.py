@@ -701,3 +701,29 @@ def test_a_json_probe_check_on_a_runaway_nested_reply_fails_not_crashes():
 
     assert check_probe({"json": True}, _nested(100_000)) is False
     assert check_probe({"json": True}, '{"a": 1}') is True
+
+
+ALIAS_BOMB = "".join(f"{a}: &{a} [{', '.join([f'*{b}' if b else 'x'] * 10)}]\n"
+                     for a, b in zip("abcdefghi", ["", *"abcdefgh"]))
+YAML_BOMBS = {
+    "flow nesting": "gate: " + "[" * 20_000 + "]" * 20_000 + "\n",
+    "block nesting": "gate:\n" + "".join("  " * i + "a:\n" for i in range(1, 3000)),
+    "moderate nesting": "gate: lv-test\ndescription: " + "[" * 200 + "]" * 200 + "\n",
+    "alias bomb": ALIAS_BOMB,
+}
+
+
+@pytest.mark.parametrize("what", sorted(YAML_BOMBS))
+def test_a_runaway_yaml_spec_is_one_line_exit_2(tmp_path, what):
+    root = unregistered(tmp_path)
+    write_spec_text(root, YAML_BOMBS[what])
+    for args in (("register", GATE), ("verify", GATE), ("verify",), ("score", GATE)):
+        line = refused_unchanged(root, *args, needles=(f"{GATE}.yaml",))
+        assert "deep" in line or "aliases" in line
+
+
+@pytest.mark.parametrize("what", sorted(YAML_BOMBS))
+def test_a_runaway_yaml_probes_file_is_one_line_exit_2(tmp_path, what):
+    spec = spec_with("damage.probes", "probes/general.yaml")
+    root = unregistered(tmp_path, spec, files={"probes/general.yaml": YAML_BOMBS[what]})
+    refused_unchanged(root, "register", GATE, needles=("damage.probes", "not valid YAML"))

@@ -33,6 +33,7 @@ from voicegate.run._store import read_rows
 from voicegate.spec._resolve import DATA_DIR_ENV
 from voicegate.spec._spec import _resolve, check_gate_name, name_pattern
 from voicegate.spec._workspace import shown_path
+from voicegate.spec._yamlfile import load_strict
 
 
 @dataclass
@@ -67,7 +68,7 @@ def _raw_spec(root: Path, gate: str) -> dict[str, object]:
     check_gate_name(gate)
     path = root / "preregistrations" / f"{gate}.yaml"
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_strict(path.read_text(encoding="utf-8"))  # as load_spec reads it: no key twice, bounded
     except FileNotFoundError:
         raise VoicegateError(f"{path}: no such spec") from None
     except (OSError, yaml.YAMLError) as exc:
