@@ -247,6 +247,9 @@ def broken_yaml(draw: st.DrawFn) -> str:
         st.just(good + "arms: [unclosed\n"), st.just(good.replace("  ", "\t", 1)),
         st.just("gate: lv-test\n  author: x\n bad: [\n"), st.just(good + "{\n"),
         st.integers(1, len(good) - 1).map(lambda n: good[:n] + "\n:\n- [x\n"),
+        st.integers(65, 3000).map(lambda d: good + "description: " + "[" * d + "]" * d + "\n"),
+        st.integers(2, 9).map(lambda n: good + "".join(
+            f"z{i}: &z{i} [{', '.join([f'*z{i - 1}' if i else 'x'] * 9)}]\n" for i in range(n + 1))),
     ))
 
 
