@@ -474,6 +474,8 @@ def test_a_credential_in_the_seat_url_is_never_printed(tmp_path):
     secret = "s3cr3t-Pa55"
     port = closed_port()
     for url, code in ((f"http://admin:{secret}@127.0.0.1:{port}/v1", 3),
+                      (f"http://{secret}@127.0.0.1:{port}/v1", 3),
+                      (f"http://{secret}@127.0.0.1:99999/v1", 2),
                       (f"http://admin:{secret}@127.0.0.1:99999/v1", 2),
                       (f"http://admin:{secret}@127.0.0.1:{port}/v1\n", 2),
                       (f"ftp://admin:{secret}@127.0.0.1:{port}/v1", 2)):

@@ -167,7 +167,9 @@ class SeatClient:
         self.root = root_url(self.url)
         # What messages show: never a user:password@ the URL may carry.
         self.shown_url = redact_url(self.url)
-        self._secret = urlsplit(self.url).password or None
+        parts = urlsplit(self.url)
+        # A token may ride as the user part alone (http://TOKEN@host): both parts are secret here.
+        self._secrets = sorted({s for s in (parts.password, parts.username) if s}, key=len, reverse=True)
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self._api_key_env = api_key_env
@@ -199,7 +201,9 @@ class SeatClient:
     # -- the one place requests are sent -----------------------------------------
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     async def _once(self, method: str, url: str, json: Any) -> httpx.Response:
         """One attempt, under the whole-request deadline (httpx's own timeout is per read)."""
