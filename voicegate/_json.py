@@ -69,15 +69,6 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     return value
 
 
-def problem(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> str | None:
-    """What is wrong with `text` as strict JSON, or None."""
-    try:
-        loads(text, max_depth=max_depth)
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
 def dumps(data: Any, **kw: Any) -> str:
     """`json.dumps` that refuses NaN and Infinity instead of writing them."""
     return json.dumps(data, allow_nan=False, **kw)

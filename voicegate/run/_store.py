@@ -4,6 +4,11 @@
 appended with one write and fsync'd, so after a crash at most the last line is
 torn; readers drop such a line instead of failing, and writers truncate it
 before appending so it is never duplicated or glued to the next row.
+
+Every line is read as strict JSON (`voicegate._json`) and every generations row
+checked for the stored shape (`row_problem`, which `import` applies to its input
+too); any other damaged line is refused naming the file and the line, never
+guessed at. Nothing non-finite is ever written.
 """
 
 from __future__ import annotations
