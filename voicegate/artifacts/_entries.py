@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from voicegate import _json as strict_json
 from voicegate._atomic import sweep_fixed_tmp, write_atomic
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
@@ -40,8 +41,8 @@ from voicegate._locks import gate_lock as _gate_lock
 from voicegate.artifacts import _chain, _compose, _transaction
 from voicegate.artifacts._format import candidates, one_line, render, stamp
 from voicegate.artifacts._transaction import Write, read_or_none
-from voicegate.run._store import read_rows
-from voicegate.scoring._result import GateResult
+from voicegate.run._store import read_generations, read_rows
+from voicegate.scoring._result import GateResult, is_result
 from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._workspace import shown_path
 
@@ -53,13 +54,31 @@ def _display(spec: Any, path: Path) -> str:
 
 
 def load_state(spec: Any) -> dict[str, Any] | None:
+    """recorded.json, checked to be what `_current` writes; a damaged one is refused, naming it."""
     path = spec.run.recorded
     if not path.exists():
         return None
+
+    def damaged(why: str) -> VoicegateError:
+        return VoicegateError(f"{path}: {why}; the record of what the artifacts were told is damaged "
+                              "(restore it; it is not meant to be edited)")
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        state = strict_json.loads(path.read_bytes())
     except ValueError as exc:
-        raise VoicegateError(f"{path}: unreadable ({exc})") from None
+        raise damaged(f"not valid JSON ({exc})") from None
+    if not isinstance(state, dict):
+        raise damaged("not a JSON object")
+    results = state.get("results")
+    if not isinstance(results, dict) or not all(isinstance(v, str) for v in results.values()):
+        raise damaged("'results' must map rule ids to result sha256s")
+    if "current" in state:
+        current = state["current"]
+        if not is_result(current):
+            raise damaged("'current' is not a score result")
+        if results.get(current.get("rule")) != sha256_json(current):
+            raise damaged("'current' is not the result 'results' records for its rule")
+    return state
 
 
 def _state_write(spec: Any, state: dict[str, Any]) -> Write:
@@ -225,7 +244,7 @@ def _base_ctx(spec: Any, result: GateResult, when: _dt.datetime) -> dict[str, An
 def _run_ctx(spec: Any, run: dict[str, Any] | None) -> dict[str, Any]:
     """What the record says about the run, whichever command wrote run.json."""
     run = dict(run or {})
-    rows = read_rows(spec.generations_path)
+    rows = read_generations(spec.generations_path)
     seat = run.get("seat_url") or run.get("seat")
     version = run.get("vllm_version") or run.get("version")
     if isinstance(seat, dict):  # generate's manifest: {"url", "version" (the seat's /version), "models"}

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from voicegate import _json as strict_json
 from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain
@@ -84,10 +85,11 @@ def _decode(run: RunDir) -> tuple[str, str, list[dict[str, Any]]] | None:
     if raw is None:
         return None
     try:
-        obj = json.loads(raw)
+        obj = strict_json.loads(raw)
         writes = obj["writes"]
         for w in writes:
             if not (isinstance(w["path"], str) and isinstance(w["after"], str)
+                    and isinstance(w["after_sha256"], str) and isinstance(w["before_sha256"], (str, type(None)))
                     and base64.b64decode(w["after"], validate=True) is not None):
                 raise TypeError("bad write")
         return str(obj["kind"]), str(obj["time"]), writes

@@ -31,8 +31,9 @@ from voicegate.artifacts import _chain, _transaction
 from voicegate.run._rundir import RunDir
 from voicegate.run._store import read_rows
 from voicegate.spec._resolve import DATA_DIR_ENV
-from voicegate.spec._spec import _resolve, check_gate_name
+from voicegate.spec._spec import _resolve, check_gate_name, name_pattern
 from voicegate.spec._workspace import shown_path
+from voicegate.spec._yamlfile import load_strict
 
 
 @dataclass
@@ -67,7 +68,7 @@ def _raw_spec(root: Path, gate: str) -> dict[str, object]:
     check_gate_name(gate)
     path = root / "preregistrations" / f"{gate}.yaml"
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_strict(path.read_text(encoding="utf-8"))  # as load_spec reads it: no key twice, bounded
     except FileNotFoundError:
         from voicegate.spec._spec import no_such_spec
 
@@ -96,6 +97,7 @@ def run_dir(root: Path, gate: str) -> RunDir:
 
 def all_gates(root: Path) -> list[str]:
     """Every spec whose name is a gate name (an example or a stray file is not a gate)."""
+    name_pattern()  # a broken $VOICEGATE_NAME_PATTERN is refused, not taken to match no gate
     out = []
     for p in sorted((root / "preregistrations").glob("*.yaml")):
         try:

@@ -35,8 +35,9 @@ def register_cmd(
     """Pre-register preregistrations/GATE.yaml: hash it and its files, and commit them."""
     spec = load_spec(workspace_root(workspace), gate)
     reg = register(spec, supersede=supersede)
+    # After the registration, not before: a refusal is one line, and the warning is for a spec that went in.
     warning = words_warning(spec)
-    if warning:  # after: a refused registration says one thing, why it was refused
+    if warning:
         fail(warning)
     typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256}")
     typer.echo(f"  {len(reg.data['files'])} files hashed, deciding rule {spec.floor_rule}")

@@ -41,11 +41,12 @@ def score_cmd(
             from voicegate.report._table import print_score
 
             print_score(shown)
-        for warning in result.warnings:
-            if as_json or quiet:
-                fail(f"warning: {warning}")
 
     outcome = score(workspace, gate, dry_run=dry_run, on_scored=show)
+    if as_json or quiet:
+        # After recording, not before: a refused recording is one line on stderr, nothing more.
+        for warning in outcome.result.warnings:
+            fail(f"warning: {warning}")
     out = sys.stderr if as_json else sys.stdout
     if not quiet:
         for line in outcome.recorded:

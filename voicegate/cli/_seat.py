@@ -80,9 +80,9 @@ def models_cmd(seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson
 
     cards, version = _run(go())
     if as_json:
-        _emit_json({"seat": client.url, "version": version, "models": [c.as_dict() for c in cards]})
+        _emit_json({"seat": client.shown_url, "version": version, "models": [c.as_dict() for c in cards]})
         return
-    typer.echo(f"seat {client.url}" + (f" (vLLM {version})" if version else ""))
+    typer.echo(f"seat {client.shown_url}" + (f" (vLLM {version})" if version else ""))
     w = max([len("id")] + [len(c.id) for c in cards])
     p = max([len("parent")] + [len(c.parent or "-") for c in cards])
     typer.echo(f"{'id':<{w}}  {'parent':<{p}}  root")
@@ -107,9 +107,9 @@ def drift_cmd(
     client = _seat_client(seat, api_key_env, timeout)
     drift = compare(_run(_models(client)), persisted)
     if as_json:
-        _emit_json({"seat": client.url, "compose": str(compose), **drift.as_json()})
+        _emit_json({"seat": client.shown_url, "compose": str(compose), **drift.as_json()})
     else:
-        typer.echo(f"seat {client.url}  vs  {compose}")
+        typer.echo(f"seat {client.shown_url}  vs  {compose}")
         def row(label: str, text: str) -> None:
             typer.echo(f"  {label:<22} {text}")
 
@@ -162,7 +162,7 @@ def try_cmd(
     card = next((c for c in cards if c.id == name), None)
     where, line = compose_line_hint(compose, name, path)
     if as_json:
-        _emit_json({"seat": client.url, "loaded": name, "path": path, "seconds": round(secs, 4),
+        _emit_json({"seat": client.shown_url, "loaded": name, "path": path, "seconds": round(secs, 4),
                     "served": card is not None, "root": card.root if card else None, "persisted": False,
                     "compose_line": line, "where": where})
         return
@@ -200,7 +200,7 @@ def drop_cmd(
 
     secs = _run(go())
     if as_json:
-        _emit_json({"seat": client.url, "unloaded": name, "seconds": round(secs, 4),
+        _emit_json({"seat": client.shown_url, "unloaded": name, "seconds": round(secs, 4),
                     "still_persisted": None if compose is None else listed is not None,
                     "compose_item": listed.item if listed else None})
         return
@@ -260,7 +260,7 @@ def cost_cmd(
 
     result = _run(go())
     if as_json:
-        _emit_json({"seat": client.url, **result.as_json()})
+        _emit_json({"seat": client.shown_url, **result.as_json()})
     else:
         typer.echo(render(result))
 

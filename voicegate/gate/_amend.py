@@ -79,7 +79,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
     """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
     from voicegate.artifacts._entries import amendments, current_state, record_amendment, verdict_lock
     from voicegate.artifacts._format import one_line
-    from voicegate.run._store import generations_hash, read_rows
+    from voicegate.run._store import generations_hash, read_generations
     from voicegate.spec._rules import get_rule
 
     reason = one_line(reason or "")
@@ -99,7 +99,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
                 return completed + [(f"{spec.gate}: this amendment (to {rule.signature}, same reason) is already "
                                     f"recorded at {newest.get('time')}; nothing appended")]
             raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
-        rows = read_rows(spec.generations_path)
+        rows = read_generations(spec.generations_path)
         recorded = old.generations_sha256
         now_hash = generations_hash(rows)
         if recorded != now_hash:

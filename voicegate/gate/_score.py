@@ -14,7 +14,7 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate.run._manifest import read_manifest
-from voicegate.run._store import read_rows
+from voicegate.run._store import read_generations
 from voicegate.scoring._result import GateResult, result_text
 from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._registration import check_registered
@@ -68,10 +68,7 @@ class ScoreOutcome:
 
 def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
     """The stored generations; refuses an unreadable file or an empty one with what to run next."""
-    try:
-        rows = read_rows(spec.generations_path)
-    except ValueError as exc:
-        raise VoicegateError(f"{spec.generations_path}: a row is not valid JSON ({exc})") from None
+    rows = read_generations(spec.generations_path)  # a damaged line is refused, naming it
     if not rows:
         raise VoicegateError(f"no generations for {spec.gate} at {spec.generations_path} "
                              f"(run `voicegate generate {spec.gate}` or `voicegate import`)")

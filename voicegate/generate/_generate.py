@@ -44,7 +44,7 @@ from voicegate.generate._schedule import (
     build_schedule,
 )
 from voicegate.run import _manifest as manifest_file
-from voicegate.run._store import append_rows, read_rows, repair_tail, row_key
+from voicegate.run._store import append_rows, read_generations, repair_tail, row_key
 from voicegate.seat._adapters import RuntimeAdapters, tracked
 from voicegate.seat._client import (
     ModelCard,
@@ -265,7 +265,7 @@ def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str |
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     path = spec.generations_path
     repair_tail(path)
-    rows = read_rows(path)
+    rows = read_generations(path)
     if any(r.get("imported") for r in rows):
         raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
     done = {row_key(r) for r in rows}
@@ -323,7 +323,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
         cards = await client.models()
         version = await client.version()
         # every refusal happens here, before any generation
-        plan = _plan(spec, url, cards, version, manifest, tracked(spec.run.adapters))
+        plan = _plan(spec, recorded_url, cards, version, manifest, tracked(spec.run.adapters))
         adapters.adopt(plan.ours)
         if plan.to_load:
             names = ", ".join(a.model for a in plan.to_load)

@@ -12,54 +12,42 @@ so the gate record can say where the numbers came from.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from pathlib import Path
 from typing import Any
 
+from voicegate import _json
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_file
 from voicegate.run._manifest import manifest_path, read_manifest, write_manifest
-from voicegate.run._store import append_rows, read_rows, repair_tail, row_key
+from voicegate.run._store import append_rows, read_generations, repair_tail, row_key, row_problem
 from voicegate.spec._registration import check_registered
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import shown_path
-
-KINDS = ("voice", "probe")
 
 
 def _check(spec: GateSpec, n: int, obj: Any) -> dict[str, Any]:
     def bad(problem: str) -> VoicegateError:
         return VoicegateError(f"line {n}: {problem}; nothing imported")
 
-    if not isinstance(obj, dict):
-        raise bad(f"must be a JSON object, got {type(obj).__name__}")
-    for key in ("arm", "seed", "prompt_id", "text"):
-        if key not in obj:
-            raise bad(f"missing {key!r}")
+    problem = row_problem(obj)  # the stored shape, the same check every reader of generations.jsonl makes
+    if problem is not None:
+        raise bad(problem)
     kind = obj.get("kind", "voice")
-    if kind not in KINDS:
-        raise bad(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     arms = {a.name: a for a in spec.arms}
     if obj["arm"] not in arms:
-        raise bad(f"arm {obj['arm']!r} is not in the spec ({', '.join(arms)})")
+        raise bad(f"arm {obj['arm']!r:.80} is not in the spec ({', '.join(arms)})")
     seed = obj["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed not in spec.seeds:
+    if seed not in spec.seeds:
         raise bad(f"seed {seed!r} is not a registered seed ({', '.join(map(str, spec.seeds))})")
     pid = obj["prompt_id"]
-    if isinstance(pid, bool) or not isinstance(pid, (str, int)):
-        raise bad(f"prompt_id must be a string, got {pid!r}")
     known = {p.id for p in spec.prompts} if kind == "voice" else {p.id for p in spec.damage.probes}
     if str(pid) not in known:
         what = "voice prompt" if kind == "voice" else "probe"
-        raise bad(f"prompt_id {pid!r} is not a registered {what} id")
-    if not isinstance(obj["text"], str):
-        raise bad("text must be a string")
+        raise bad(f"prompt_id {pid!r:.80} is not a registered {what} id")
     # A model name that differs from the arm's is kept as given: history predates today's names
     # (the fleet's adapters were `baby*` before they were `lv-*`), and the arm is what scoring reads.
     model = obj.get("model", arms[obj["arm"]].model)
-    if not isinstance(model, str) or not model:
-        raise bad(f"model must be a non-empty string, got {model!r}")
     row = {**obj, "kind": kind, "prompt_id": str(pid), "model": model, "imported": True}
     return row
 
@@ -90,16 +78,18 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
         # The mirror of generate's refusal: one run is either the seat's or brought in, never a blend.
         raise VoicegateError(f"{spec.gate}: its generations were made by `voicegate generate` ({manifest_path(spec.run_dir)}); "
                              "import will not mix outside generations into them; nothing imported")
-    stored = {row_key(r) for r in read_rows(spec.generations_path)}
+    stored = {row_key(r) for r in read_generations(spec.generations_path)}
     seen: dict[tuple[str, str, int, str], int] = {}
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only: str.splitlines() would also cut at U+2028 and friends, which JSON
+    # strings may hold raw.
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise VoicegateError(f"line {n}: not JSON ({exc.msg}); nothing imported") from None
+            obj = _json.loads(line)  # strict: no NaN or Infinity, no key twice, no runaway nesting
+        except ValueError as exc:
+            raise VoicegateError(f"line {n}: not JSON ({exc}); nothing imported") from None
         row = _check(spec, n, obj)
         key = row_key(row)
         if key in seen:
@@ -115,7 +105,7 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
 
     repair_tail(spec.generations_path)
     append_rows(spec.generations_path, rows)
-    all_rows = read_rows(spec.generations_path)
+    all_rows = read_generations(spec.generations_path)
     imports = list(previous.get("imports", []))
     when = (now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ")
     shown = shown_path(spec.root, source.resolve())

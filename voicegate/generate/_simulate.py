@@ -80,7 +80,7 @@ def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
 
 def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     from voicegate.generate._generate import generate
-    from voicegate.run._store import read_rows
+    from voicegate.run._store import read_generations
     from voicegate.seat import StandinSeat
     from voicegate.spec._registration import register
 
@@ -101,7 +101,7 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
                 started = time.monotonic()
                 generate(scratch_spec, seat_url=seat.url, quiet=True)
                 wall = time.monotonic() - started
-            rows = read_rows(scratch_spec.generations_path)
+            rows = read_generations(scratch_spec.generations_path)
     per_arm = {a.name: sum(1 for r in rows if r["arm"] == a.name) for a in spec.arms}
     probes = sum(1 for r in rows if r.get("kind") == "probe")
     voice = len(rows) - probes

@@ -8,16 +8,16 @@ recorded (a spec edited after registration, generations changed after scoring).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from voicegate import _json as strict_json
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, ReportData
 from voicegate.run._manifest import read_manifest
-from voicegate.run._store import generations_hash, read_rows
+from voicegate.run._store import generations_hash, read_generations, read_rows
 from voicegate.scoring._result import GateResult, is_result
 from voicegate.spec._registration import check_registered, load_registration
 from voicegate.spec._spec import GateSpec
@@ -25,14 +25,16 @@ from voicegate.spec._spec import GateSpec
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return strict_json.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise VoicegateError(f"{path}: unreadable ({exc})") from None
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     try:
-        return [r for r in read_rows(path) if isinstance(r, dict)]
+        return read_rows(path)
+    except VoicegateError:
+        raise
     except (OSError, ValueError) as exc:
         raise VoicegateError(f"{path}: unreadable ({exc})") from None
 
@@ -52,7 +54,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
     amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
     run = read_manifest(run_dir)
-    rows = read_rows(spec.generations_path)
+    rows = read_generations(spec.generations_path)
 
     notices: list[str] = []
     reg = load_registration(spec)

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from voicegate import _json as strict_json
 from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 from voicegate.run._rundir import RunDir
@@ -27,7 +28,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strict_json.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise VoicegateError(f"{path}: unreadable run manifest ({exc})") from None
     if not isinstance(data, dict):

@@ -110,7 +110,7 @@ def check_probe(check: dict[str, Any], text: str) -> bool:
     if kind == "json":
         try:
             parsed = json.loads(_json_body(text))
-        except ValueError:
+        except (ValueError, RecursionError):  # a reply nested past Python's stack is not usable JSON either
             return False
         if isinstance(want, list):
             return isinstance(parsed, dict) and all(k in parsed for k in want)

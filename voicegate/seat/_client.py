@@ -11,6 +11,13 @@ seconds; when it is spent the request raises ``SeatUnreachable`` (exit 3).
 Answers that retrying cannot change (unknown model, bad adapter path, a refused
 key) raise a ``SeatError`` (exit 2) with a one-line message.
 
+A chat answer is checked before it is believed: strict JSON (no NaN), the text a
+string, the echoed ``model`` the requested one, ``finish_reason`` a string or
+null, ``usage`` whole token counts. An answer that fails is a seat fault like a
+5xx: retried under the same policy, and never returned (so never stored).
+``timeout`` is a deadline for the whole request, connect to last byte: a body
+that trickles in a byte at a time is cut off when it runs out, not per read.
+
 The API key is only ever held in memory and sent as a Bearer header.
 """
 
@@ -22,17 +29,24 @@ import random
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from voicegate import _json as strict_json
 from voicegate._errors import SeatUnreachable, VoicegateError
+from voicegate.run._store import USAGE_KEYS, finish_reason_problem, usage_problem
 from voicegate.seat._errors import SeatError, error_for
 
 T = TypeVar("T")
 
-_RETRY_EXC = (httpx.TransportError,)  # connect/read/write/pool errors and every timeout
+# connect/read/write/pool errors, every timeout, a body that does not decode (e.g. broken gzip)
+_RETRY_EXC = (httpx.TransportError, httpx.DecodingError)
+
+
+class BadAnswer(Exception):
+    """A 2xx answer that is not what the route promises: a seat fault, retried like a 5xx."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,38 @@ class Completion:
     finish_reason: str | None
     usage: dict[str, int] | None
     latency_s: float
+
+
+def parse_chat_answer(content: bytes, model: str) -> tuple[str, str | None, dict[str, int] | None]:
+    """(text, finish_reason, usage) of a chat answer for `model`; anything else raises BadAnswer."""
+    try:
+        data = strict_json.loads(content)
+    except ValueError as exc:
+        raise BadAnswer(f"not strict JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise BadAnswer("not a JSON object")
+    echoed = data.get("model")
+    if echoed != model:
+        raise BadAnswer(f"it names model {echoed!r:.80}, not the requested {model!r}" if "model" in data
+                        else f"it does not name the model (requested {model!r})")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadAnswer("no choices[0]")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise BadAnswer("no choices[0].message")
+    text = message.get("content")
+    if not isinstance(text, str):
+        raise BadAnswer(f"choices[0].message.content is {'null' if text is None else type(text).__name__}, "
+                        "not a string")
+    reason = choice.get("finish_reason")
+    for problem in (finish_reason_problem(reason), usage_problem(data.get("usage"))):
+        if problem is not None:
+            raise BadAnswer(problem)
+    usage = data.get("usage")
+    kept = None if usage is None else {k: int(usage[k]) for k in USAGE_KEYS if usage.get(k) is not None}
+    return text, reason, kept
 
 
 def root_url(url: str) -> str:
@@ -119,6 +165,11 @@ class SeatClient:
                  transport: httpx.AsyncBaseTransport | None = None):
         self.url = url.rstrip("/")
         self.root = root_url(self.url)
+        # What messages show: never a user:password@ the URL may carry.
+        self.shown_url = redact_url(self.url)
+        parts = urlsplit(self.url)
+        # A token may ride as the user part alone (http://TOKEN@host): both parts are secret here.
+        self._secrets = sorted({s for s in (parts.password, parts.username) if s}, key=len, reverse=True)
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self._api_key_env = api_key_env
@@ -149,15 +200,40 @@ class SeatClient:
 
     # -- the one place requests are sent -----------------------------------------
 
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    async def _once(self, method: str, url: str, json: Any) -> httpx.Response:
+        """One attempt, under the whole-request deadline (httpx's own timeout is per read)."""
+        try:
+            return await asyncio.wait_for(self._http.request(method, url, json=json), timeout=self.timeout)
+        except httpx.InvalidURL as exc:
+            raise VoicegateError(f"seat URL {self.shown_url}: {self._scrub(str(exc))}") from None
+
     async def _request(self, method: str, url: str, *, json: Any = None, retry_5xx: bool = True,
                        budget: RetryPolicy | None = None,
                        **error_ctx: Any) -> tuple[httpx.Response, float]:
         """Send with retries; return (response, latency of the attempt that answered)."""
+        resp, latency, _ = await self._send(method, url, json=json, retry_5xx=retry_5xx, budget=budget,
+                                            **error_ctx)
+        return resp, latency
+
+    async def _send(self, method: str, url: str, *, json: Any = None, retry_5xx: bool = True,
+                    budget: RetryPolicy | None = None, check: Callable[[httpx.Response], T] | None = None,
+                    **error_ctx: Any) -> tuple[httpx.Response, float, T | None]:
+        """Send with retries; (response, latency of the attempt that answered, `check(response)`).
+
+        `check` raising BadAnswer makes that attempt a fault, retried like a 5xx.
+        """
         policy = budget or self.retry
         path = urlsplit(url).path
         started = time.monotonic()
         attempt = 0
         last = "no attempt made"
+        retry_after: float | None = None
+        bad_answers = 0
         while True:
             attempt += 1
             wait = self._pause_until - time.monotonic()
@@ -166,36 +242,52 @@ class SeatClient:
             t0 = time.monotonic()
             try:
                 self.requests_sent += 1
-                resp = await self._http.request(method, url, json=json)
+                resp = await self._once(method, url, json)
             except _RETRY_EXC as exc:
                 last = _describe_exc(exc)
+                retry_after = None
+            except TimeoutError:
+                last = f"timed out (no whole answer within {self.timeout:g}s)"
                 retry_after = None
             else:
                 latency = time.monotonic() - t0
                 status = resp.status_code
                 if status < 400:
-                    return resp, latency
-                retryable = status in (429, 503) or (status >= 500 and (retry_5xx or status in (502, 504)))
-                if not retryable:
-                    raise error_for(status, resp.content, method=method, path=path,
-                                    api_key_env=self._api_key_env, **error_ctx)
-                err = error_for(status, resp.content, method=method, path=path, **error_ctx)
-                last = f"{status}: {err.seat_message or 'no message'}"
-                retry_after = _retry_after(resp) if status in (429, 503) else None
+                    try:
+                        return resp, latency, (None if check is None else check(resp))
+                    except BadAnswer as exc:
+                        bad_answers += 1
+                        last = f"bad answer: {exc}"
+                        retry_after = None
+                else:
+                    last, retry_after = self._refusal(resp, method, path, retry_5xx, error_ctx)
             elapsed = time.monotonic() - started
             delay = policy.delay(attempt, self._rng)
             if retry_after is not None:
                 delay = max(delay, retry_after)
             if attempt >= policy.attempts or elapsed + delay > policy.budget_s:
-                raise SeatUnreachable(f"seat {self.url} unreachable: {method} {path}: {last} "
-                                      f"({attempt} attempts over {elapsed:.1f}s)")
+                what = "gave no usable answer" if bad_answers == attempt else "unreachable"
+                raise SeatUnreachable(self._scrub(f"seat {self.shown_url} {what}: {method} {path}: {last} "
+                                                  f"({attempt} attempts over {elapsed:.1f}s)"))
             if retry_after is not None or last.startswith(("429", "503")):
                 # The seat is full: hold back every request of this client, not only this one.
                 self._pause_until = max(self._pause_until, time.monotonic() + delay)
             self.retries += 1
             if self._on_retry is not None:
-                self._on_retry(f"{method} {path}: {last}; retry {attempt} in {delay:.1f}s")
+                self._on_retry(self._scrub(f"{method} {path}: {last}; retry {attempt} in {delay:.1f}s"))
             await asyncio.sleep(delay)
+
+    def _refusal(self, resp: httpx.Response, method: str, path: str, retry_5xx: bool,
+                 error_ctx: dict[str, Any]) -> tuple[str, float | None]:
+        """An error status: raise what retrying cannot change; else (what went wrong, Retry-After)."""
+        status = resp.status_code
+        retryable = status in (429, 503) or (status >= 500 and (retry_5xx or status in (502, 504)))
+        if not retryable:
+            raise error_for(status, resp.content, method=method, path=path,
+                            api_key_env=self._api_key_env, **error_ctx)
+        err = error_for(status, resp.content, method=method, path=path, **error_ctx)
+        last = f"{status}: {err.seat_message or 'no message'}"
+        return last, (_retry_after(resp) if status in (429, 503) else None)
 
     # -- endpoints ---------------------------------------------------------------------
 
@@ -204,8 +296,16 @@ class SeatClient:
         data = _json(resp, "GET /v1/models")
         items = data.get("data") if isinstance(data, dict) else None
         if not isinstance(items, list):
-            raise SeatError(f"the seat's /v1/models answer has no 'data' list: is {self.url} an OpenAI-compatible API?")
-        return [ModelCard(str(m["id"]), m.get("root"), m.get("parent")) for m in items if isinstance(m, dict) and "id" in m]
+            raise SeatError(f"the seat's /v1/models answer has no 'data' list: is {self.shown_url} an OpenAI-compatible "
+                            "API?")
+        cards = []
+        for m in items:
+            if not isinstance(m, dict) or "id" not in m:
+                continue
+            if not isinstance(m["id"], str) or not all(isinstance(m.get(k), (str, type(None))) for k in ("root", "parent")):
+                raise SeatError("the seat's /v1/models answer lists a model whose id, root or parent is not a string")
+            cards.append(ModelCard(m["id"], m.get("root"), m.get("parent")))
+        return cards
 
     async def version(self) -> str | None:
         """vLLM's version from ``<root>/version``; None when the server does not have the route."""
@@ -216,16 +316,17 @@ class SeatClient:
                 return None
             raise
         try:
-            data = resp.json()
+            data = strict_json.loads(resp.content)
         except ValueError:
             return resp.text.strip() or None
-        return str(data.get("version")) if isinstance(data, dict) and data.get("version") is not None else None
+        version = data.get("version") if isinstance(data, dict) else None
+        return str(version) if isinstance(version, (str, int, float)) and not isinstance(version, bool) else None
 
     async def health(self) -> bool:
         """One try, no retries: is the server up and answering 200 on ``<root>/health``?"""
         try:
-            resp = await self._http.get(f"{self.root}/health")
-        except httpx.HTTPError:
+            resp = await asyncio.wait_for(self._http.get(f"{self.root}/health"), timeout=self.timeout)
+        except (httpx.HTTPError, httpx.InvalidURL, TimeoutError):
             return False
         return resp.status_code == 200
 
@@ -234,20 +335,10 @@ class SeatClient:
         body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}], **params}
         if seed is not None:
             body["seed"] = seed
-        resp, latency = await self._request("POST", f"{self.url}/chat/completions", json=body, model=model)
-        data = _json(resp, "POST /v1/chat/completions")
-        try:
-            choice = data["choices"][0]
-            text = choice.get("message", {}).get("content") or ""
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise SeatError(f"the seat's chat answer for {model!r} has no choices[0].message") from None
-        usage = data.get("usage")
-        if isinstance(usage, dict):
-            usage = {k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-                     if isinstance(usage.get(k), (int, float))}
-        else:
-            usage = None
-        return Completion(text=text, finish_reason=choice.get("finish_reason"), usage=usage, latency_s=latency)
+        _, latency, answer = await self._send("POST", f"{self.url}/chat/completions", json=body, model=model,
+                                              check=lambda resp: parse_chat_answer(resp.content, model))
+        text, finish_reason, usage = cast(tuple[str, "str | None", "dict[str, int] | None"], answer)
+        return Completion(text=text, finish_reason=finish_reason, usage=usage, latency_s=latency)
 
     async def load_adapter(self, name: str, path: str) -> float:
         """Load at run time; returns seconds taken. Such an adapter is gone after a seat restart."""
@@ -275,7 +366,7 @@ def _retry_after(resp: httpx.Response) -> float | None:
 
 def _json(resp: httpx.Response, where: str) -> Any:
     try:
-        return resp.json()
+        return strict_json.loads(resp.content)
     except ValueError:
         raise SeatError(f"the seat answered {where} with something that is not JSON") from None
 

@@ -74,7 +74,7 @@ def parse_error_body(body: bytes | str) -> tuple[str | None, str | None]:
         body = body.decode("utf-8", errors="replace")
     try:
         data: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, _one_line(body) or None
     if isinstance(data, dict):
         err = data.get("error")

@@ -4,8 +4,8 @@ It is for fast tests, the demo and `voicegate seat simulate`: no model, but the
 same routes, status codes and bodies a real vLLM 0.32 seat gives (measured in
 ``shared/docs/VLLM-CPU.md``), deterministic text from (model, seed, prompt), a
 fixed number of decode slots, a time per token per model, and fault injection
-(every k-th request 500s, 429s or stalls; a restart drops runtime-loaded
-adapters, as a real `compose up -d` does).
+(every k-th request 500s, 429s or stalls, or its body trickles in a byte at a
+time; a restart drops runtime-loaded adapters, as a real `compose up -d` does).
 
     with StandinSeat(adapters={"lv-x-ckpt475": "/adapters/x/ckpt475"}) as seat:
         seat.url   # http://127.0.0.1:PORT/v1
@@ -80,6 +80,7 @@ class StandinSeat:
         retry_after: float = 0.0,
         timeout_every: int | None = None,
         timeout_delay: float = 5.0,
+        trickle_s: float = 0.0,
         fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
         hooks: dict[int, Callable[[StandinSeat], None]] | None = None,
         max_model_len: int = 4096,
@@ -105,6 +106,8 @@ class StandinSeat:
         self.retry_after = retry_after
         self.timeout_every = timeout_every
         self.timeout_delay = timeout_delay
+        # Seconds between the bytes of a faultable route's body: every read is quick, the whole answer slow.
+        self.trickle_s = trickle_s
         self.fault_paths = fault_paths
         self.hooks = dict(hooks or {})              # n -> fn(seat), run before the n-th faultable request
         self.max_model_len = max_model_len
@@ -375,7 +378,13 @@ class _Handler(BaseHTTPRequestHandler):
             for k, v in extra.items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(data)
+            if self.owner.trickle_s > 0 and path in self.owner.fault_paths:
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(self.owner.trickle_s)
+            else:
+                self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (e.g. its timeout fired during an injected stall)
 

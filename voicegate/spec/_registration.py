@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from voicegate import _json as strict_json
 from voicegate._atomic import write_atomic
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._version import __version__
 from voicegate.spec._artifact_paths import check_artifact_paths
+from voicegate.spec._resolve import check_corpus_words
 from voicegate.spec._rules import RULES
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import (
@@ -77,10 +79,29 @@ def load_registration(spec: GateSpec) -> Registration | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strict_json.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise VoicegateError(f"{path}: unreadable registration record ({exc})") from None
+    problem = _record_problem(data)
+    if problem is not None:
+        raise VoicegateError(f"{path}: not a registration record ({problem}); restore it from git, "
+                             "where registration committed it")
     return Registration(path, data, last_commit_touching(spec.root, path))
+
+
+def _record_problem(data: Any) -> str | None:
+    """What is wrong with the shape of a registration record, or None (what `register` writes)."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    for key in ("spec_sha256", "registered_at"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            return f"{key!r} must be a non-empty string"
+    files = data.get("files")
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        return "'files' must map file names to sha256s"
+    if "spec" in data and not isinstance(data["spec"], dict):
+        return "'spec' must be the registered spec, a mapping"
+    return None
 
 
 def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | None = None) -> Registration:
@@ -93,6 +114,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
 
         if not available():
             raise VoicegateError(MISSING)  # found now, not after a whole `generate`
+    check_corpus_words(spec)  # an empty corpus would decide; once registered, the hashes keep it as it is
     results = existing_results(spec)
     if results:
         raise VoicegateError(

@@ -8,14 +8,16 @@ machine the spec is read on.
 from __future__ import annotations
 
 import glob
-import json
 import os
+import re
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from voicegate import _json as strict_json
 from voicegate._errors import VoicegateError
 from voicegate.spec._check import Fail, check_mapping, check_prompt_list, failer
 from voicegate.spec._model import (
@@ -32,9 +34,17 @@ from voicegate.spec._model import (
     Voice,
 )
 from voicegate.spec._schema import PROBES_SCHEMA
+from voicegate.spec._workspace import shown_path
 from voicegate.spec._yamlfile import load_strict
 
 DATA_DIR_ENV = "VOICEGATE_DATA_DIR"
+
+MIN_CORPUS_WORDS = 100
+"""The fewest words a held-out or training corpus may have (the training corpus also needs `copying.max_run`)."""
+
+# A run of letters: a word as scoring counts it (scoring/_tokens.py), apostrophes aside, which
+# only ever joins two runs into one word; enough to say a corpus has words, without numpy or nltk.
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def resolve_path(root: Path, p: str) -> Path:
@@ -84,9 +94,9 @@ def _prompts_file(fail: Fail, path: Path) -> tuple[tuple[str, str], ...]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            raise fail("prompts", f"{path} line {n}: not JSON") from None
+            obj = strict_json.loads(line)
+        except ValueError as exc:
+            raise fail("prompts", f"{path} line {n}: not JSON ({exc})") from None
         pid = obj.get("id") if isinstance(obj, dict) else None
         if isinstance(pid, bool) or not isinstance(pid, (str, int)) or not isinstance(obj.get("text"), str):
             raise fail("prompts", f"{path} line {n}: needs 'id' and 'text'")
@@ -102,6 +112,40 @@ def _prompts(fail: Fail, root: Path, value: Any, check_files: bool) -> tuple[tup
         return (Prompt("0", f"(prompts from {path})"),), path
     kept = check_prompt_list(_prompts_file(fail, path), fail)
     return tuple(Prompt(pid, text) for pid, text in kept), path
+
+
+def _words(text: str, enough: int) -> int:
+    """How many words `text` has, counting no further than `enough`."""
+    n = 0
+    for _ in _LETTERS.finditer(unicodedata.normalize("NFKC", text)):
+        n += 1
+        if n >= enough:
+            break
+    return n
+
+
+def check_corpus_words(spec: GateSpec) -> None:
+    """Refuse a corpus that cannot decide honestly: a file without a word, or too few words in all.
+
+    An empty held-out text gave a candidate a VOICE PASS, and an empty training text let a
+    verbatim copier through as NOT-COPIED: an empty corpus measures nothing and passes everything.
+    Registration asks this once; after it, the files' hashes keep them as they were.
+    """
+    fail = failer(spec.path)
+    need = {"heldout": MIN_CORPUS_WORDS, "training": max(MIN_CORPUS_WORDS, spec.copying.max_run), "background": 1}
+    for name in ("heldout", "training", "background"):
+        files = getattr(spec.corpora, name)
+        key = f"corpora.{name}"
+        total = 0
+        for path in files:
+            n = _words(read_text(fail, key, path), need[name])
+            if n == 0:
+                raise fail(key, f"{shown_path(spec.root, path)} has no words (empty, blank or only "
+                                "punctuation and digits); a registered corpus file must hold text")
+            total += n
+        if files and total < need[name]:
+            where = ", ".join(shown_path(spec.root, p) for p in files)
+            raise fail(key, f"{total} words in all ({where}); a {name} corpus needs at least {need[name]} words")
 
 
 def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:

@@ -7,18 +7,40 @@ the trailing slash); a URL refused by one command and accepted by another is a b
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from voicegate._errors import VoicegateError
 
-_HTTP_URL = re.compile(r"https?://[^/\s]+")
+_USERINFO = re.compile(r"//.*@")
+
+
+def shown(url: str) -> str:
+    """`url` fit to print: any user:password@ replaced, even in a URL too broken to parse."""
+    return _USERINFO.sub("//***@", url)
 
 
 def seat_url_problem(url: object) -> str | None:
-    """What is wrong with `url` as a seat's OpenAI base URL, or None when it is fine."""
+    """What is wrong with `url` as a seat's OpenAI base URL, or None when it is fine.
+
+    The problem never repeats a credential the URL carries.
+    """
     if not isinstance(url, str) or not url.strip():
         return "must be a non-empty string"
-    if not _HTTP_URL.match(url):
-        return f"must be an http(s) URL such as http://host:port/v1, got {url!r}"
+    safe = shown(url)
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        return f"must be one line without spaces or control characters, got {safe!r}"
+    example = "such as http://host:port/v1"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return f"must be an http(s) URL {example} with a port from 1 to 65535, got {safe!r}"
+    if parts.scheme not in ("http", "https") or not url.startswith(f"{parts.scheme}://"):
+        return f"must be an http(s) URL {example}, got {safe!r}"
+    if not parts.hostname:
+        return f"must be an http(s) URL that names a host, {example}, got {safe!r}"
+    if port == 0:
+        return f"must be an http(s) URL {example} with a port from 1 to 65535, got {safe!r}"
     return None
 
 

@@ -10,6 +10,7 @@ would change what was registered; so is a key written twice.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,17 @@ SCHEMA: dict[str, dict[str, bool]] = {**SPEC_SCHEMA.sections(), "probes[]": PROB
 
 
 def name_pattern() -> str:
-    return os.environ.get(NAME_PATTERN_ENV, DEFAULT_NAME_PATTERN)
+    """The adapter-name pattern: $VOICEGATE_NAME_PATTERN (checked to be a regular expression) or the default."""
+    pattern = os.environ.get(NAME_PATTERN_ENV)
+    if pattern is None:
+        return DEFAULT_NAME_PATTERN
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise VoicegateError(f"${NAME_PATTERN_ENV} is not a valid regular expression ({exc}): {pattern!r:.80}") from None
+    if not pattern:
+        raise VoicegateError(f"${NAME_PATTERN_ENV} is empty; unset it for the default {DEFAULT_NAME_PATTERN}")
+    return pattern
 
 
 def check_gate_name(name: str) -> str:

@@ -15,6 +15,8 @@ def read_yaml(path: Path, what: str) -> Any:
 
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise VoicegateError(f"{path}: not valid YAML: nested too deeply") from None
     except FileNotFoundError:
         raise VoicegateError(f"{what} not found: {path}") from None
     except UnicodeDecodeError:
@@ -56,8 +58,39 @@ def _strict_loader() -> type[Any]:
     return StrictLoader
 
 
+MAX_DEPTH = 64
+MAX_VALUES = 500_000
+"""A spec or probes file is a few levels deep and a few thousand values at most; beyond these
+limits it is refused instead of exhausting the stack or, through aliases (`&a [*b, *b]`), memory."""
+
+
+def _limits_problem(data: Any) -> str | None:
+    """Depth and expanded size of loaded YAML, walked without recursion (aliases counted each time)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"more than {MAX_VALUES:,} values once its aliases are expanded"
+        if isinstance(item, (dict, list)):
+            if depth >= MAX_DEPTH:
+                return f"nested more than {MAX_DEPTH} levels deep"
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((c, depth + 1) for c in children)
+    return None
+
+
 def load_strict(text: str) -> Any:
-    """Parse YAML text as `yaml.safe_load` does, refusing duplicate mapping keys (a yaml.YAMLError)."""
+    """Parse YAML text as `yaml.safe_load` does, refusing duplicate mapping keys, runaway nesting and
+    alias bombs (each a yaml.YAMLError)."""
     import yaml
 
-    return yaml.load(text, Loader=_strict_loader())  # a SafeLoader subclass: no arbitrary objects
+    try:
+        data = yaml.load(text, Loader=_strict_loader())  # a SafeLoader subclass: no arbitrary objects
+    except RecursionError:
+        raise yaml.error.MarkedYAMLError(problem="nested too deeply") from None
+    problem = _limits_problem(data)
+    if problem is not None:
+        raise yaml.error.MarkedYAMLError(problem=problem)
+    return data
