@@ -45,6 +45,7 @@ from voicegate.spec._types import (
     Records,
     SeatUrl,
     Section,
+    Subset,
     Text,
 )
 
@@ -161,6 +162,11 @@ def refused_by(kind: Kind) -> st.SearchStrategy[Any]:
         return st.one_of(_NOT_LIST, st.just([]), st.lists(_BLANK, min_size=1, max_size=3),
                          st.lists(item, min_size=1, max_size=3),
                          st.just("prompts/nowhere.txt"))
+    if isinstance(kind, Subset):
+        unknown = _TEXT.filter(lambda t: t not in kind.options)
+        return st.one_of(_SCALARS.filter(lambda v: not isinstance(v, str)), unknown,
+                         st.lists(st.one_of(_NOT_STRING, unknown), min_size=1, max_size=2),
+                         st.sampled_from(kind.options).map(lambda o: [o, o]))
     if isinstance(kind, Section):
         return st.one_of(_SCALARS, st.lists(_SCALARS, min_size=1, max_size=2))
     if isinstance(kind, Records):
@@ -322,7 +328,7 @@ def bad_probes(draw: st.DrawFn) -> str:
 def spec_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fuzz-spec") / "ws"
     make_workspace(root, base_spec(GATE))
-    (root / "probes").mkdir()
+    (root / "probes").mkdir(exist_ok=True)
     (root / "probes" / "general.yaml").write_text(dump({"probes": [PROBE_ITEM]}), encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "workspace")
@@ -364,7 +370,7 @@ def test_the_fuzzed_spec_workspace_accepts_the_unmutated_spec(tmp_path: Path) ->
     spec = base_spec(GATE)
     spec["damage"] = {"probes": "probes/general.yaml", "tolerance": 0.05}
     make_workspace(root, spec)
-    (root / "probes").mkdir()
+    (root / "probes").mkdir(exist_ok=True)
     (root / "probes" / "general.yaml").write_text(dump({"probes": [PROBE_ITEM]}), encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "workspace")
