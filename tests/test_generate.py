@@ -171,7 +171,27 @@ def test_api_key_reaches_the_seat_and_no_file(tmp_path):
     hits = [p for p in root.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
     assert hits == []
     assert key not in done.stdout + done.stderr
-    assert unset.returncode == 2 and "$VOICES_API_KEY, which is not set" in unset.stderr
+    # Nothing left to generate: an unset key variable is no reason to refuse (issue 14).
+    assert unset.returncode == 0 and "nothing to generate" in unset.stdout, unset.stderr
+
+
+def test_an_unset_key_variable_sends_no_key_and_a_401_says_so(tmp_path):
+    """`seat.api_key_env` is optional: a keyless seat works with it unset; a keyed one refuses in one line."""
+    with StandinSeat() as keyless:
+        root = registered_workspace(tmp_path / "a", gate_spec(GATE, url=keyless.url, api_key_env="VOICES_API_KEY",
+                                                              candidates=[{"name": "c", "model": "voices-base-c",
+                                                                           "role": "candidate",
+                                                                           "adapter_path": "/a/c"}]))
+        done = voicegate(root, "generate", GATE, "--quiet")
+        assert done.returncode == 0, done.stderr
+        assert keyless.requests() and not any(e["sent_key"] for e in keyless.requests())
+    with _seat(api_key="sk-needed") as keyed:
+        root = registered_workspace(tmp_path / "b", gate_spec(GATE, url=keyed.url, api_key_env="VOICES_API_KEY"))
+        refused = voicegate(root, "generate", GATE, "--quiet")
+    assert refused.returncode == 2
+    line = refused.stderr.strip()
+    assert len(line.splitlines()) == 1 and "401" in line
+    assert line.endswith("$VOICES_API_KEY is not set in the environment: set it to the seat's key")
 
 
 def test_unreachable_seat_exits_3_with_one_line(tmp_path):

@@ -132,13 +132,15 @@ def redact_url(url: str) -> str:
 
 
 def api_key_from_env(name: str | None) -> str | None:
-    """The key from the variable the spec names; a named but unset variable is refused, not ignored."""
+    """The key from the variable the spec names, or None when it is unset.
+
+    `api_key_env` is optional: a keyless seat (a loopback vLLM) needs no key, so an unset
+    variable sends none; a seat that wants one answers 401/403, and that refusal says the
+    variable is unset (`error_for`).
+    """
     if not name:
         return None
-    value = os.environ.get(name)
-    if not value:
-        raise VoicegateError(f"the spec's seat.api_key_env names ${name}, which is not set in the environment")
-    return value
+    return os.environ.get(name) or None
 
 
 def _describe_exc(exc: BaseException) -> str:
@@ -178,6 +180,7 @@ class SeatClient:
         # Set by a 429/503: no request of this client goes out before this monotonic time.
         self._pause_until = 0.0
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._key_sent = bool(api_key)
         self._http = httpx.AsyncClient(
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
@@ -284,7 +287,7 @@ class SeatClient:
         retryable = status in (429, 503) or (status >= 500 and (retry_5xx or status in (502, 504)))
         if not retryable:
             raise error_for(status, resp.content, method=method, path=path,
-                            api_key_env=self._api_key_env, **error_ctx)
+                            api_key_env=self._api_key_env, key_sent=self._key_sent, **error_ctx)
         err = error_for(status, resp.content, method=method, path=path, **error_ctx)
         last = f"{status}: {err.seat_message or 'no message'}"
         return last, (_retry_after(resp) if status in (429, 503) else None)

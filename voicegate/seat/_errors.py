@@ -93,7 +93,7 @@ def parse_error_body(body: bytes | str) -> tuple[str | None, str | None]:
 
 def error_for(status: int, body: bytes | str, *, method: str, path: str, model: str | None = None,
               adapter: str | None = None, adapter_path: str | None = None,
-              api_key_env: str | None = None) -> SeatError:
+              api_key_env: str | None = None, key_sent: bool = True) -> SeatError:
     """The refusal for a non-retryable answer, with a message that says what to do."""
     type_, msg = parse_error_body(body)
     kw: _Answer = {"status": status, "type_": type_, "seat_message": msg}
@@ -104,8 +104,12 @@ def error_for(status: int, body: bytes | str, *, method: str, path: str, model: 
             f"the seat does not allow runtime adapter loading ({where} answered 404 Not Found): start vLLM "
             "with VLLM_ALLOW_RUNTIME_LORA_UPDATING=1, or list the adapter in --lora-modules", **kw)
     if status in (401, 403):
-        hint = f"; check the key in ${api_key_env}" if api_key_env else \
-            "; set seat.api_key_env in the spec and the key in that environment variable"
+        if api_key_env and not key_sent:
+            hint = f"; ${api_key_env} is not set in the environment: set it to the seat's key"
+        elif api_key_env:
+            hint = f"; check the key in ${api_key_env}"
+        else:
+            hint = "; set seat.api_key_env in the spec and the key in that environment variable"
         return SeatAuthError(f"the seat refused the request ({status} on {where}: {msg or 'no reason given'}){hint}", **kw)
     if path.endswith("/load_lora_adapter"):
         if status == 400 and msg and "already been loaded" in msg:

@@ -223,7 +223,8 @@ class StandinSeat:
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> tuple[int, Any, dict[str, str]]:
         """(status, payload (dict -> JSON, str -> text/plain), extra headers)."""
         self._count(path)
-        entry: dict[str, Any] = {"time": time.monotonic(), "method": method, "path": path, "model": None}
+        entry: dict[str, Any] = {"time": time.monotonic(), "method": method, "path": path, "model": None,
+                                 "sent_key": headers.get("Authorization") is not None}
         if (path.startswith("/v1/") and self.api_key is not None
                 and headers.get("Authorization") != f"Bearer {self.api_key}"):
             self._record(entry, 401)
