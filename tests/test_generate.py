@@ -194,6 +194,26 @@ def test_an_unset_key_variable_sends_no_key_and_a_401_says_so(tmp_path):
     assert line.endswith("$VOICES_API_KEY is not set in the environment: set it to the seat's key")
 
 
+def test_a_seat_given_on_the_command_line_is_in_the_resume_hint(tmp_path):
+    """Issue 14: the hint dropped --seat, so following it reached the spec's seat instead."""
+    root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url="http://127.0.0.1:9/v1"))
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    done = voicegate(root, "generate", GATE, "--quiet", "--seat", url, "--retries", "2", "--retry-budget", "1")
+    assert done.returncode == 3
+    assert f"run `voicegate generate {GATE} --seat {url}` again to resume" in done.stderr
+
+
+def test_a_host_that_does_not_resolve_is_not_retried(tmp_path):
+    """Issue 14: a DNS failure was retried 8 times over 44 s; a name that does not exist is said at once."""
+    root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url="http://no-such-seat.invalid:8027/v1"))
+    t0 = time.monotonic()
+    done = voicegate(root, "generate", GATE, "--quiet")
+    assert done.returncode == 3
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "host name does not resolve" in line and "check the seat URL" in line
+    assert "retry" not in line and time.monotonic() - t0 < 15
+
+
 def test_unreachable_seat_exits_3_with_one_line(tmp_path):
     """Acceptance 6, first half."""
     root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=f"http://127.0.0.1:{_closed_port()}/v1"))

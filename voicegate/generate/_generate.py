@@ -100,6 +100,7 @@ class GenerateResult:
     loaded: list[str] = field(default_factory=list)
     unloaded: list[str] = field(default_factory=list)
     reloads: int = 0
+    resume: str = ""  # the command that picks up where this run stopped, as the user gave it
 
     def summary(self) -> str:
         if self.generated == 0:
@@ -252,11 +253,14 @@ def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | 
         raise VoicegateError(f"--concurrency must be at least 1, got {conc}")
     jobs = build_schedule(spec)
     with gate_lock(spec.run_dir, spec.gate, "generate"):
-        return _generate_locked(spec, reg, url, api_key, conc, jobs, quiet, retry, say or (lambda line: None))
+        # A resume hint must reach the same seat: keep --seat when it was given (credentials redacted).
+        resume = f"voicegate generate {spec.gate}" + (f" --seat {redact_url(url)}" if seat_url else "")
+        return _generate_locked(spec, reg, url, api_key, conc, jobs, quiet, retry, say or (lambda line: None),
+                                resume)
 
 
 def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int, jobs: list[Job],
-                     quiet: bool, retry: RetryPolicy | None, say: Say) -> GenerateResult:
+                     quiet: bool, retry: RetryPolicy | None, say: Say, resume: str) -> GenerateResult:
     manifest = read_manifest(spec)
     if manifest is not None and manifest.get("source") != "generated":
         raise VoicegateError(f"{spec.gate}: its generations were imported ({manifest_path(spec)}); "
@@ -272,7 +276,7 @@ def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str |
     wanted = {j.key for j in jobs}
     pending = [j for j in jobs if j.key not in done]
     stored = len(wanted & done)
-    result = GenerateResult(spec.gate, len(jobs), stored, 0, path)
+    result = GenerateResult(spec.gate, len(jobs), stored, 0, path, resume=resume)
     if not pending:
         return result
     terminated: list[int] = []
@@ -284,7 +288,7 @@ def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str |
             raise
         unloaded = f"; unloaded {', '.join(result.unloaded)}" if result.unloaded else ""
         raise Terminated(f"terminated (SIGTERM); {result.stored}/{result.total} generations are saved in "
-                         f"{result.path}{unloaded}; run `voicegate generate {spec.gate}` again to resume") from None
+                         f"{result.path}{unloaded}; run `{result.resume}` again to resume") from None
     except VoicegateError:
         if created and not path.exists() and not manifest_path(spec).exists():
             # A refusal on a first run writes nothing: take back the directories it made.
@@ -346,7 +350,7 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     except SeatUnreachable as exc:
         session["status"] = "seat-unreachable"
         raise SeatUnreachable(f"{exc}; {result.stored}/{result.total} generations are saved in {result.path}; "
-                              f"run `voicegate generate {spec.gate}` again to resume") from None
+                              f"run `{result.resume}` again to resume") from None
     except (VoicegateError, asyncio.CancelledError, KeyboardInterrupt):
         session["status"] = "stopped"
         raise

@@ -143,6 +143,18 @@ def api_key_from_env(name: str | None) -> str | None:
     return os.environ.get(name) or None
 
 
+def _no_such_host(exc: BaseException) -> bool:
+    """A DNS answer that the name does not exist (not a temporary resolver failure, which is retried)."""
+    import socket
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return cause.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _describe_exc(exc: BaseException) -> str:
     if isinstance(exc, httpx.ConnectError):
         # httpx hides the errno behind "All connection attempts failed"; the cause chain keeps it.
@@ -249,6 +261,11 @@ class SeatClient:
             except _RETRY_EXC as exc:
                 last = _describe_exc(exc)
                 retry_after = None
+                if _no_such_host(exc):
+                    # A name that does not resolve will not resolve in a minute either: say so at once.
+                    raise SeatUnreachable(self._scrub(
+                        f"seat {self.shown_url} unreachable: its host name does not resolve ({last}); "
+                        "check the seat URL")) from None
             except TimeoutError:
                 last = f"timed out (no whole answer within {self.timeout:g}s)"
                 retry_after = None
