@@ -70,14 +70,18 @@ def test_score_prints_both_floors_saves_scores_and_appends(ws):
     assert again.stdout == saved == (ws / "runs" / GATE / "scores.json").read_text()
 
 
-def test_dry_run_writes_nothing(ws):
-    before = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".git/" not in p.as_posix())
+def test_dry_run_writes_nothing_but_the_cache(ws):
+    """A dry run leaves no record and no scores; the content-addressed cache is derived data and may fill."""
+    def files() -> list[str]:
+        return sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*")
+                      if ".git/" not in p.as_posix() and "runs/.cache" not in p.as_posix())
+
+    before = files()
     done = vg(ws, "score", GATE, "--dry-run", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ships"] == "cand"
-    after = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".git/" not in p.as_posix())
-    assert after == before
-    assert not (ws / "runs" / ".cache").exists() and not (ws / "runs" / GATE / "scores.json").exists()
+    assert files() == before
+    assert not (ws / "runs" / GATE / "scores.json").exists() and not (ws / "gates" / f"{GATE}.md").exists()
 
 
 def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
@@ -163,3 +167,31 @@ def test_a_harness_warning_is_printed_and_recorded(tmp_path):
     record = (root / "gates" / f"{GATE}.md").read_text()
     assert "**Warnings (not deciding; read before relying on the numbers):**" in record
     assert "- cand: 2 voice generation(s) are byte-identical to the base's" in record
+
+
+def test_register_warms_the_corpus_cache_so_the_first_score_builds_none_of_it(tmp_path, monkeypatch):
+    """Issue 14: the first score after register was as slow as a naive scorer: nothing had filled the cache."""
+    from _workspace import base_spec, registered_workspace
+
+    from voicegate.scoring import _cache
+
+    root = registered_workspace(tmp_path / "ws", base_spec("lv-warm"))
+    cached = {p.name for p in (root / "runs" / ".cache").rglob("*") if p.is_file()}
+    assert {n.split("-")[0] for n in cached} == {"tokens", "reference", "ngrams"}
+    built: list[str] = []
+    real_save = _cache.Cache._save
+    monkeypatch.setattr(_cache.Cache, "_save", lambda self, name, **arrays: (built.append(name),
+                                                                              real_save(self, name, **arrays)))
+    from voicegate.spec._spec import load_spec
+
+    ids = [p.id for p in load_spec(root, "lv-warm").prompts]
+    rows = [{"arm": arm, "model": model, "seed": seed, "prompt_id": str(p), "text": f"{arm} {seed} {p} the moor",
+             "finish_reason": "stop"}
+            for arm, model in (("base", "voices-base"), ("ckpt475", "lv-warm-ckpt475"), ("ckpt925", "lv-warm-ckpt925"))
+            for seed in (101, 202) for p in ids]
+    source = tmp_path / "g.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert run_cli("import", "lv-warm", str(source), cwd=root).code == 0
+    done = run_cli("score", "lv-warm", "--dry-run", cwd=root)
+    assert done.code == 0, done.stderr
+    assert not [n for n in built if n.startswith(("tokens-", "reference-", "ngrams-"))], built

@@ -12,7 +12,7 @@ from voicegate.cli._app import Gate, Workspace, app, seat_app
 
 @app.command("demo")
 def demo_cmd(
-    directory: Annotated[Path | None, typer.Argument(help="A new, empty directory (default: a temp dir).")] = None,
+    directory: Annotated[Path | None, typer.Argument(metavar="DIR", help="A new, empty directory (default: a temp dir).")] = None,
 ) -> None:
     """Run register, generate, score, ship, amend, verify and report on an embedded default."""
     from voicegate.demo._run import run_demo

@@ -9,8 +9,6 @@ import typer
 
 from voicegate._errors import GateFailed, VoicegateError
 from voicegate.cli._app import Gate, Workspace, app
-from voicegate.spec._spec import load_spec
-from voicegate.spec._workspace import shown_path, workspace_root
 
 Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.")]
 
@@ -30,7 +28,7 @@ def amend_cmd(
 
 
 @app.command("ship")
-def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(help="The candidate arm a person ships.")],
+def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(metavar="ARM", help="The candidate arm a person ships.")],
              reason: Reason = "", workspace: Workspace = None) -> None:
     """Record a person's shipping decision beside (never over) the verdicts."""
     from voicegate.gate import ship
@@ -41,11 +39,12 @@ def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(help="The candidate 
 
 @app.command("verify")
 def verify_cmd(
-    gate: Annotated[str | None, typer.Argument(help="One gate; default: every preregistrations/*.yaml.")] = None,
+    gate: Annotated[str | None, typer.Argument(metavar="GATE", help="One gate; default: every preregistrations/*.yaml.")] = None,
     workspace: Workspace = None,
 ) -> None:
     """Check every artifact's append-only chain (and, in git, that commits only added lines)."""
     from voicegate.artifacts import describe, verify_gates
+    from voicegate.spec._workspace import shown_path, workspace_root
 
     root = workspace_root(workspace)
     if not (root / "preregistrations").is_dir():
@@ -65,10 +64,12 @@ def verify_cmd(
 
 
 @app.command("import")
-def import_cmd(gate: Gate, file: Annotated[Path, typer.Argument(help="JSONL: one generation a line.")],
+def import_cmd(gate: Gate, file: Annotated[Path, typer.Argument(metavar="FILE", help="JSONL: one generation a line.")],
                workspace: Workspace = None) -> None:
     """Bring in generations made outside voicegate; one bad line refuses the whole file."""
     from voicegate.generate._import import import_file
+    from voicegate.spec._spec import load_spec
+    from voicegate.spec._workspace import workspace_root
 
     spec = load_spec(workspace_root(workspace), gate)
     manifest = import_file(spec, file)

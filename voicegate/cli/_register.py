@@ -8,14 +8,11 @@ from typing import Annotated
 import typer
 
 from voicegate.cli._app import Gate, Workspace, app, fail
-from voicegate.spec._registration import register, words_warning
-from voicegate.spec._spec import load_spec
-from voicegate.spec._workspace import workspace_root
 
 
 @app.command("init")
 def init_cmd(
-    directory: Annotated[Path, typer.Argument(help="Where to lay out the workspace.")] = Path("."),
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to lay out the workspace.")] = Path("."),
     data_dir: Annotated[str, typer.Option(help="Data directory for generations and scores.")] = "runs",
     track_data: Annotated[bool, typer.Option(help="Keep the data directory in git (off: it is ignored).")] = False,
 ) -> None:
@@ -33,12 +30,14 @@ def register_cmd(
     workspace: Workspace = None,
 ) -> None:
     """Pre-register preregistrations/GATE.yaml: hash it and its files, and commit them."""
-    spec = load_spec(workspace_root(workspace), gate)
-    reg = register(spec, supersede=supersede)
+    from voicegate.gate import register
+
+    done = register(workspace, gate, supersede=supersede)
+    spec, reg = done.spec, done.registration
     # After the registration, not before: a refusal is one line, and the warning is for a spec that went in.
-    warning = words_warning(spec)
-    if warning:
-        fail(warning)
+    for note in (done.warning, done.cache_note):
+        if note:
+            fail(note)
     typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256}")
     typer.echo(f"  {len(reg.data['files'])} files hashed, deciding rule {spec.floor_rule}")
     if reg.data["supersedes"]:

@@ -15,8 +15,6 @@ import typer
 
 from voicegate._errors import VoicegateError
 from voicegate.cli._app import Gate, Workspace, app
-from voicegate.spec._spec import check_gate_name, load_spec
-from voicegate.spec._workspace import workspace_root
 
 
 @app.command("report")
@@ -30,6 +28,8 @@ def report(
 ) -> None:
     """Write the reviewer's report: one self-contained HTML page (no network, no seat)."""
     from voicegate.report import write_report
+    from voicegate.spec._spec import check_gate_name, load_spec
+    from voicegate.spec._workspace import workspace_root
 
     root = workspace_root(workspace)
     check_gate_name(gate)

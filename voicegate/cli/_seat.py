@@ -139,8 +139,8 @@ def _check_name(name: str) -> None:
 
 @seat_app.command("try")
 def try_cmd(
-    name: Annotated[str, typer.Argument(help="The served name, e.g. lv-hemingway-ckpt475.")],
-    path: Annotated[str, typer.Argument(help="The adapter directory as the SEAT sees it (e.g. /adapters/...).")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The served name, e.g. lv-hemingway-ckpt475.")],
+    path: Annotated[str, typer.Argument(metavar="PATH", help="The adapter directory as the SEAT sees it (e.g. /adapters/...).")],
     compose: Annotated[Path | None, typer.Option("--compose", help="Compose file, to place the persist line.")] = None,
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 120.0,
 ) -> None:
@@ -179,7 +179,7 @@ def try_cmd(
 
 @seat_app.command("drop")
 def drop_cmd(
-    name: Annotated[str, typer.Argument(help="The served adapter name to unload.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The served adapter name to unload.")],
     compose: Annotated[Path | None, typer.Option("--compose", help="Compose file, to say whether it comes back.")] = None,
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 60.0,
 ) -> None:
@@ -220,7 +220,7 @@ def drop_cmd(
 
 @seat_app.command("cost")
 def cost_cmd(
-    voice: Annotated[str, typer.Argument(help="The served adapter name to measure.")],
+    voice: Annotated[str, typer.Argument(metavar="VOICE", help="The served adapter name to measure.")],
     n: Annotated[int, typer.Option("--n", help="Runs per arm (base, voice, base again).")] = 30,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="The same max_tokens for every request.")] = 64,
     base: Annotated[str | None, typer.Option("--base", help="The base model name (default: the seat's one base).")] = None,
@@ -270,7 +270,7 @@ def cost_cmd(
 
 @seat_app.command("retire")
 def retire_cmd(
-    voice: Annotated[str, typer.Argument(help="The LiteLLM alias to retire, e.g. lv-bronte.")],
+    voice: Annotated[str, typer.Argument(metavar="VOICE", help="The LiteLLM alias to retire, e.g. lv-bronte.")],
     litellm: Annotated[str, typer.Option("--litellm", help="The LiteLLM proxy's base URL.")],
     config: Annotated[Path | None, typer.Option("--config", help="The LiteLLM config (its model_list entry is shown).")] = None,
     master_key_env: Annotated[str, typer.Option("--master-key-env", metavar="NAME",

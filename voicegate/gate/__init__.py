@@ -1,6 +1,7 @@
 """The use cases: what a user (or the CLI) does to a gate, one function each.
 
-    from voicegate.gate import score, amend, ship
+    from voicegate.gate import register, score, amend, ship
+    register(root, "lv-bronte")                        # commit the spec and its files' hashes
     outcome = score(root, "lv-bronte", dry_run=True)   # ScoreOutcome: .result is a GateResult
     ship(root, "lv-bronte", "ckpt475", "additive, reversible and safety-clean")
     amend(root, "lv-bronte", "pairwise-max-spread", "why the rule changes")
@@ -9,7 +10,8 @@ Each returns what was said about the artifacts it touched; the CLI prints it.
 """
 
 from voicegate.gate._amend import amend, amend_spec
+from voicegate.gate._register import Registered, register
 from voicegate.gate._score import InForce, ScoreOutcome, load_generations, score
 from voicegate.gate._ship import ship
 
-__all__ = ["InForce", "ScoreOutcome", "amend", "amend_spec", "load_generations", "score", "ship"]
+__all__ = ["InForce", "Registered", "ScoreOutcome", "amend", "amend_spec", "load_generations", "register", "score", "ship"]

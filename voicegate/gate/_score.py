@@ -1,8 +1,8 @@
 """`score`: a registered gate's stored generations scored, saved and appended to its artifacts.
 
 The workflow `voicegate score` runs, as a function a Python user can call: the
-CLI only chooses how to print. Nothing is written under `dry_run`, not even a
-cache entry.
+CLI only chooses how to print. Nothing is written under `dry_run` but the
+content-addressed scoring cache (derived from the inputs, never a record).
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     if not dry_run:
         check_artifact_paths(spec)  # before the cache or scores.json is written; again under the locks
     rows = load_generations(spec)
-    result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=not dry_run)
+    # The cache is derived data, not a record: a dry run fills it too, so the real run that follows is fast.
+    result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
     amended = in_force(spec, result)
     if on_scored is not None:
         on_scored(result, amended)

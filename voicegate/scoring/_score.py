@@ -200,6 +200,19 @@ def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats: Any, index
     return tuple(out)
 
 
+def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
+    """Fill the corpus side of the cache (tokens, the stylometric reference, the n-gram index) from
+    the corpora alone: `register` calls it, so the first `score` is as fast as the next."""
+    cache = Cache(cache_dir, write=True)
+    corpus_files = spec.corpora.training
+    if spec.voice.view == "stylometric":
+        corpus_files = (*spec.corpora.heldout, *spec.corpora.background, *corpus_files)
+    cache.prefetch_docs(corpus_files)
+    if spec.voice.view == "stylometric":
+        cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=spec.voice.mfw, chunk=spec.voice.chunk)
+    cache.index(spec.corpora.training, n=spec.copying.n)
+
+
 def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
                write_cache: bool = True, encode: Encoder | None = None) -> GateResult:
     """Score stored generations under `rule` (default: the spec's registered rule).
