@@ -49,6 +49,8 @@ def _only_base(spec: Spec) -> None:
 # (id, edit of the spec dict, extra files to write or None, text the message must contain)
 CASES: list[tuple[str, Callable[[Spec], None] | None, dict[str, bytes] | None, str]] = [
     ("missing-arms", _drop("arms"), None, "arms: required key is missing"),
+    ("missing-three", lambda spec: [spec.pop(k) for k in ("arms", "seeds", "floor")], None,
+     "required keys are missing: arms, seeds, floor"),
     ("two-base-arms", _two_bases, None, "exactly one arm with role: base"),
     ("duplicate-arm-names", _dup_arm, None, "duplicate arm name"),
     ("duplicate-models", _dup_model, None, "duplicate arm model"),

@@ -56,9 +56,13 @@ def _walk(schema: Schema, parent: str, mapping: dict[str, Any], key: str, out: d
     for name in mapping:
         if name not in allowed:
             raise fail(_join(key, name), f"unknown key (allowed: {', '.join(sorted(allowed))})")
-    for c in children:
-        if c.required and c.name not in mapping:
-            raise fail(_join(key, c.name), "required key is missing")
+    missing = [c.name for c in children if c.required and c.name not in mapping]
+    if len(missing) == 1:
+        raise fail(_join(key, missing[0]), "required key is missing")
+    if missing:
+        # All of them at once: a new spec is not written one refusal at a time.
+        names = ", ".join(_join(key, m) for m in missing)
+        raise fail(key, f"required keys are missing: {names}")
     for c in children:
         sub = _join(key, c.name)
         value = mapping.get(c.name)
