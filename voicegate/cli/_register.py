@@ -29,7 +29,11 @@ def register_cmd(
     supersede: Annotated[bool, typer.Option(help="Replace an existing registration (only while no results exist).")] = False,
     workspace: Workspace = None,
 ) -> None:
-    """Pre-register preregistrations/GATE.yaml: hash it and its files, and commit them."""
+    """Pre-register preregistrations/GATE.yaml: hash it and every file it names; commit the spec and its record.
+
+    The named files (prompts, corpora, probes) are pinned by their sha256 in the record, not
+    committed: corpora are often large and live outside the repository.
+    """
     from voicegate.gate import register
 
     done = register(workspace, gate, supersede=supersede)
