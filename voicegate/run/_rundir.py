@@ -27,6 +27,16 @@ class RunDir:
         return self.path / "run.json"
 
     @property
+    def canaries(self) -> Path:
+        """Seat-integrity canaries: each arm's references and the checks re-sent mid-run (`generate._integrity`)."""
+        return self.path / "canaries.jsonl"
+
+    @property
+    def quarantine(self) -> Path:
+        """Generations of a session whose integrity check failed: moved here, never deleted, never scored."""
+        return self.path / "quarantine.jsonl"
+
+    @property
     def scores(self) -> Path:
         return self.path / "scores.json"
 
