@@ -349,6 +349,7 @@ class StandinSeat:
                     out = gen(served_as, seed, prompt, max_tokens)
                     text, finish = out if isinstance(out, tuple) else (out, None)
                     tokens = len(text.split())
+                    entry["tokens"] = tokens
                     if finish is None:
                         finish = "length" if tokens >= max_tokens else "stop"
                     per_token = self.token_time_by_model.get(model, self.token_time)
