@@ -80,5 +80,8 @@ class RunDir:
 
     @property
     def results(self) -> tuple[Path, ...]:
-        """Files whose existence means numbers exist (registration is refused after them)."""
-        return (self.generations, self.scores)
+        """Files whose existence means numbers exist (registration is refused after them).
+
+        Quarantined generations count: moved out of the scored set, they were still made under this spec.
+        """
+        return (self.generations, self.quarantine, self.scores)
