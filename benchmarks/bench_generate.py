@@ -19,6 +19,11 @@ isolated / default is printed (goal <= 1.3x), with the canary overhead in
 requests (canary requests / generation requests, goal <= 5%).
 
     python benchmarks/bench_generate.py [--slots 8] [--token-time 0.007] [--prompts 40] [--seeds 3]
+    python benchmarks/bench_generate.py --fault-every 3 --runs 20   # detection rate, default budget
+
+With ``--fault-every K`` the stand-in answers every K-th request that shares the
+seat with another model with that model's weights; each of ``--runs`` default
+runs (different seeds) reports whether the integrity check caught it.
 
 The default time per token, 7 ms, is the seat's own measured base decode rate
 (143 tok/s, DESIGN.md §5); 40 prompts x 3 seeds x 3 arms is the lv-bronte gate's size.
@@ -48,14 +53,15 @@ GATE = "lv-bench"
 
 def bench(*, slots: int = 8, concurrency: int | None = None, token_time: float = 0.007,
           overhead: float = 0.0, prompts: int = 30, seeds: int = 3, workdir: Path | None = None,
-          isolate: bool = False, wave_size: int | None = None, fault_every: int | None = None) -> dict[str, Any]:
+          isolate: bool = False, wave_size: int | None = None, fault_every: int | None = None,
+          seed_base: int = 101) -> dict[str, Any]:
     concurrency = concurrency or slots
     tmp = tempfile.TemporaryDirectory() if workdir is None else None
     root = Path(tmp.name if tmp else workdir) / ("ws-isolated" if isolate else "ws")
     try:
         with StandinSeat(adapters={f"{GATE}-ckpt475": "/adapters/b/ckpt475"}, slots=slots,
                          token_time=token_time, request_overhead=overhead, wrong_weights_every=fault_every) as seat:
-            spec_dict = gate_spec(GATE, url=seat.url, seeds=[101 * (i + 1) for i in range(seeds)],
+            spec_dict = gate_spec(GATE, url=seat.url, seeds=[seed_base * (i + 1) for i in range(seeds)],
                                   concurrency=concurrency, max_tokens=64)
             registered_workspace(root, spec_dict,
                                  prompts=[f"Write scene {i} of the story, in the author's voice." for i in range(prompts)])
@@ -106,6 +112,16 @@ def compare(**kw: Any) -> dict[str, Any]:
             "canary_overhead": mixed["canary_overhead"]}
 
 
+def detection(runs: int, fault_every: int, **kw: Any) -> dict[str, Any]:
+    """How often the default budget's canaries catch the fault, over `runs` runs with different seeds."""
+    caught = []
+    for i in range(runs):
+        out = bench(**{**kw, "seeds": kw.get("seeds", 3)}, fault_every=fault_every, seed_base=1000 * (i + 1))
+        caught.append(out["canaries_wrong"] > 0)
+    return {"runs": runs, "fault_every": fault_every, "caught": sum(caught), "detection_rate": sum(caught) / runs,
+            "checks_per_run": out["canary_checks"], "requests_per_run": out["requests"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--slots", type=int, default=8)
@@ -116,9 +132,17 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--wave-size", type=int, default=None, help="an isolated wave's size (default 4 x concurrency)")
     ap.add_argument("--no-isolate", action="store_true", help="only the default run")
+    ap.add_argument("--fault-every", type=int, default=None, help="measure detection of the wrong-weights fault")
+    ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
     kw = {"slots": args.slots, "concurrency": args.concurrency, "token_time": args.token_time,
               "overhead": args.overhead, "prompts": args.prompts, "seeds": args.seeds}
+    if args.fault_every:
+        found = detection(args.runs, args.fault_every, **kw)
+        print(json.dumps(found, indent=2))
+        print(f"fault 1 in {args.fault_every}: caught in {found['caught']}/{found['runs']} default runs "
+              f"({found['checks_per_run']} checks, {found['requests_per_run']} requests each)")
+        return
     if args.no_isolate:
         out = bench(**kw)
         print(json.dumps(out, indent=2))
