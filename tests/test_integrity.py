@@ -233,6 +233,11 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert m["sessions"][1]["isolate_arms"] is True and m["sessions"][1]["integrity"]["wrong"] == 0
     record = (root / "gates" / f"{GATE}.md").read_text()
     assert "**Seat integrity.** HOLDS" in record and "canary-nearest-reference@1" in record
+    # An amendment re-scores the same generations: the same seat verdict goes with it.
+    amended = cli(root, "amend", GATE, "--rule", "global-max-spread", "--reason", "test")
+    assert amended.returncode == 0, amended.stderr
+    state = json.loads((run / "recorded.json").read_text())
+    assert state["current"]["integrity"]["status"] == "holds"
     # Every canary is kept, with its session and what it was attributed to.
     canaries = [json.loads(x) for x in (run / "canaries.jsonl").read_text().splitlines()]
     assert Counter((c["session"], c["phase"]) for c in canaries) == {
