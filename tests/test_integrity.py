@@ -202,6 +202,8 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         dry = cli(root, "score", GATE, "--dry-run")
         assert dry.returncode == 2 and "delta_cb" in dry.stdout and "seat integrity: FAILED" in dry.stdout
         assert "seat integrity FAILED for arms" in dry.stderr
+        dry_json = cli(root, "score", GATE, "--dry-run", "--json")
+        assert dry_json.returncode == 2 and json.loads(dry_json.stdout)["integrity"]["status"] == "failed"
         # Continuing with arms mixed is refused too.
         again = cli(root, "generate", GATE, "--quiet")
         assert again.returncode == 2 and "--isolate-arms" in again.stderr
@@ -233,6 +235,10 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert m["sessions"][1]["isolate_arms"] is True and m["sessions"][1]["integrity"]["wrong"] == 0
     record = (root / "gates" / f"{GATE}.md").read_text()
     assert "**Seat integrity.** HOLDS" in record and "canary-nearest-reference@1" in record
+    report = cli(root, "report", GATE)
+    assert report.returncode == 0, report.stderr
+    page = (run / "report.html").read_text()
+    assert "seat integrity" in page and "HOLDS: 18 canaries sent, 18 attributed right" in page
     # An amendment re-scores the same generations: the same seat verdict goes with it.
     amended = cli(root, "amend", GATE, "--rule", "global-max-spread", "--reason", "test")
     assert amended.returncode == 0, amended.stderr
