@@ -23,6 +23,14 @@ def generate_cmd(
     retry_budget: Annotated[float | None, typer.Option(
         "--retry-budget", min=0.0, help="Seconds one request may spend retrying (default 300).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display (for CI).")] = False,
+    isolate_arms: Annotated[bool | None, typer.Option(
+        "--isolate-arms/--mix-arms",
+        help="Send waves of one arm, each drained before the next, so arms never share the seat; on a run whose "
+             "seat integrity failed, also moves the suspect rows to quarantine and regenerates them "
+             "(default: the spec's generation.isolate_arms).")] = None,
+    canaries: Annotated[int | None, typer.Option(
+        "--canaries", min=1, help="Integrity canary checks per arm (default: within 5% of the requests, "
+                                  "at least 3 per arm).")] = None,
 ) -> None:
     """Generate every registered (arm, seed, prompt) not yet stored: interleaved, resumable."""
     from voicegate.generate._generate import generate
@@ -38,5 +46,6 @@ def generate_cmd(
                              max_delay_s=default.max_delay_s,
                              budget_s=default.budget_s if retry_budget is None else retry_budget)
     spec = load_spec(workspace_root(workspace), gate)
-    result = generate(spec, seat_url=seat, concurrency=concurrency, quiet=quiet, retry=policy, say=fail)
+    result = generate(spec, seat_url=seat, concurrency=concurrency, quiet=quiet, retry=policy, say=fail,
+                      isolate_arms=isolate_arms, canaries=canaries)
     typer.echo(result.summary())

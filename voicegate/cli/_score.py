@@ -40,7 +40,15 @@ def score_cmd(
         else:
             from voicegate.report._table import print_score
 
-            print_score(shown)
+            print_score(shown)  # with the seat-integrity line when the run checked it
+            if result.integrity is None:
+                from voicegate.gate._score import integrity_note
+                from voicegate.run._manifest import read_manifest
+                from voicegate.spec._spec import load_spec
+                from voicegate.spec._workspace import workspace_root
+
+                manifest = read_manifest(load_spec(workspace_root(workspace), gate).run_dir)
+                typer.echo(integrity_note(manifest, None))
 
     outcome = score(workspace, gate, dry_run=dry_run, on_scored=show)
     if as_json or quiet:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -106,6 +107,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
             raise VoicegateError(f"the stored generations changed since they were scored (sha256 {now_hash[:12]}..., "
                                  f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
         new = scorer(spec, rows, rule=rule_id)
+        if new.integrity is None and old.integrity is not None:
+            new = replace(new, integrity=old.integrity)  # the same generations: the same seat verdict
         if new.generations_sha256 not in (None, recorded):
             raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
         changes = _changes(old, new)

@@ -7,15 +7,15 @@ content-addressed scoring cache (derived from the inputs, never a record).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate.run._manifest import read_manifest
-from voicegate.run._store import read_generations
-from voicegate.scoring._result import GateResult, result_text
+from voicegate.run._store import read_generations, read_rows
+from voicegate.scoring._result import GateResult, Integrity, result_text
 from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._registration import check_registered
 from voicegate.spec._spec import GateSpec, load_spec
@@ -75,6 +75,41 @@ def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
     return rows
 
 
+class IntegrityRefused(VoicegateError):
+    """The seat did not serve every arm its own weights: no verdict on these generations (exit 2)."""
+
+
+def seat_integrity(spec: GateSpec, rows: Sequence[Mapping[str, Any]],
+                   manifest: Mapping[str, Any] | None) -> Integrity | None:
+    """The canary verdict behind `rows`; None when they carry none (imported, or an older run)."""
+    from voicegate.generate._integrity import verdict
+
+    if manifest is None or manifest.get("source") != "generated":
+        return None
+    try:
+        canaries = read_rows(spec.run.canaries)
+    except ValueError as exc:
+        raise VoicegateError(f"{spec.run.canaries}: a row is not valid JSON ({exc})") from None
+    return verdict(rows, canaries, manifest)
+
+
+def integrity_note(manifest: Mapping[str, Any] | None, integrity: Integrity | None) -> str:
+    """What a table says about the seat's integrity, also when nothing was checked."""
+    if integrity is not None:
+        return f"seat integrity: {integrity.line()}"
+    if manifest is not None and manifest.get("source") == "imported":
+        return "seat integrity: not checked (imported)"
+    return "seat integrity: not checked (no canaries in this run)"
+
+
+def refusal(gate: str, integrity: Integrity) -> str:
+    """The one line `score` exits 2 with."""
+    arms = ", ".join(integrity.affected) or "unknown"
+    return (f"{gate}: refusing to decide: seat integrity FAILED for arms {arms} "
+            f"({integrity.confusion_text()}; {integrity.wrong} of {integrity.sent} canaries answered with another "
+            f"arm's weights); run `voicegate generate {gate} --isolate-arms` to quarantine and regenerate them")
+
+
 def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
           on_scored: Callable[[GateResult, InForce | None], None] | None = None) -> ScoreOutcome:
     """Score `gate` under its registered rule; save scores.json and append the verdicts unless `dry_run`.
@@ -90,13 +125,20 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     if not dry_run:
         check_artifact_paths(spec)  # before the cache or scores.json is written; again under the locks
     rows = load_generations(spec)
+    manifest = read_manifest(spec.run_dir)
+    integrity = seat_integrity(spec, rows, manifest)
+    if integrity is not None and integrity.failed and not dry_run:
+        raise IntegrityRefused(refusal(spec.gate, integrity))  # before scores.json or anything else is written
     # The cache is derived data, not a record: a dry run fills it too, so the real run that follows is fast.
     result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
+    if integrity is not None:
+        result = replace(result, integrity=integrity)
     amended = in_force(spec, result)
     if on_scored is not None:
         on_scored(result, amended)
+    if integrity is not None and integrity.failed:
+        raise IntegrityRefused(refusal(spec.gate, integrity))  # --dry-run: the numbers, then the refusal
     recorded: list[str] = []
     if not dry_run:
-        recorded = record_score(spec, registration, result, read_manifest(spec.run_dir) or {},
-                                scores=result_text(result))
+        recorded = record_score(spec, registration, result, manifest or {}, scores=result_text(result))
     return ScoreOutcome(spec=spec, result=result, recorded=tuple(recorded), in_force=amended)

@@ -10,10 +10,19 @@ The order of events is the guarantee:
    the one an earlier part of this run used;
 4. candidates the seat does not serve are loaded at run time (and said once
    not to persist); the run manifest ``run.json`` records the seat;
-5. up to N requests are kept in flight in schedule order; each finished
-   generation is appended whole and fsync'd before the next is counted;
-6. whatever voicegate loaded is unloaded, and nothing else — also on SIGTERM
-   (`seat._adapters` writes each name down before its load request).
+5. every arm answers the integrity canaries alone on the seat (its reference,
+   `generate._integrity`);
+6. up to N requests are kept in flight in schedule order, the canary checks
+   spread among them; each finished generation is appended whole and fsync'd
+   before the next is counted. Under ``--isolate-arms`` the same requests go in
+   waves of one arm, each drained before the next;
+7. whatever voicegate loaded is unloaded, and nothing else — also on SIGTERM
+   (`seat._adapters` writes each name down before its load request); the
+   session's integrity verdict goes into run.json.
+
+A run whose integrity check failed is not continued as it was: ``--isolate-arms``
+first moves the suspect rows (every row of a failed session) to the quarantine
+file, then regenerates them.
 
 A crash at any point loses at most the generations in flight; the next run
 skips every stored key and cuts a torn last line.
@@ -23,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import json
 import os
 import signal
 import time
@@ -32,21 +42,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Self
 
+from voicegate._atomic import write_atomic
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate._locks import gate_lock
 from voicegate._version import __version__
+from voicegate.generate._integrity import (
+    METHOD,
+    METHOD_ID,
+    CanaryCheck,
+    CanaryParams,
+    CanaryReference,
+    Tally,
+    attribute,
+    failed_sessions,
+    into_waves,
+    plan_checks,
+    reference_waves,
+    spread,
+    verdict,
+)
 from voicegate.generate._schedule import (
     ORDER_RULE,
     SEED_RULE,
     SEED_RULE_ID,
+    WAVE_RULE,
     Job,
     build_schedule,
+    isolate_waves,
 )
 from voicegate.run import _manifest as manifest_file
-from voicegate.run._store import append_rows, read_generations, repair_tail, row_key
+from voicegate.run._store import append_rows, read_generations, read_rows, repair_tail, row_key
 from voicegate.seat._adapters import RuntimeAdapters, tracked
 from voicegate.seat._client import (
+    Completion,
     ModelCard,
     RetryPolicy,
     SeatClient,
@@ -60,6 +89,8 @@ from voicegate.spec._spec import GateSpec
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
 TERMINATED = 143  # 128 + SIGTERM, the shell's convention
+ISOLATE_KEY = "generation.isolate_arms"
+WAVE_FACTOR = 4   # an isolated wave holds up to WAVE_FACTOR x concurrency jobs of one arm
 
 
 class Terminated(VoicegateError):
@@ -101,13 +132,33 @@ class GenerateResult:
     unloaded: list[str] = field(default_factory=list)
     reloads: int = 0
     resume: str = ""  # the command that picks up where this run stopped, as the user gave it
+    isolate_arms: bool = False
+    requests: int = 0                        # generation requests answered this session
+    canaries: Tally = field(default_factory=Tally)
+    quarantined: int = 0
 
     def summary(self) -> str:
         if self.generated == 0:
             return f"{self.gate}: nothing to generate, all {self.total} generations are stored in {self.path}"
         tps = self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
-        return (f"{self.gate}: generated {self.generated} ({self.stored}/{self.total} stored in {self.path}) "
+        text = (f"{self.gate}: generated {self.generated} ({self.stored}/{self.total} stored in {self.path}) "
                 f"in {self.wall_s:.1f}s, {self.completion_tokens} tokens, {tps:.0f} tok/s")
+        return text + "\n" + self.integrity_line()
+
+    def integrity_line(self) -> str:
+        t = self.canaries
+        mode = "arms isolated" if self.isolate_arms else "arms mixed in flight"
+        head = (f"{self.gate}: seat integrity {'FAILED' if t.failed else 'holds'} ({mode}): {t.sent} canaries "
+                f"sent, {t.right} attributed right, {t.wrong} wrong")
+        if t.confusions:
+            head += " (" + ", ".join(f"{a} answered as {b} ×{n}" for (a, b), n in sorted(t.confusions.items())) + ")"
+        if t.unclear:
+            head += f", {t.unclear} unclear"
+        head += f"; {t.references} references"
+        if t.failed:
+            head += (f"; `voicegate score {self.gate}` will refuse: regenerate with "
+                     f"`voicegate generate {self.gate} --isolate-arms`")
+        return head
 
 
 # -- the plan against what the seat serves -------------------------------------
@@ -241,26 +292,71 @@ class _Progress:
             self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+@dataclass(frozen=True)
+class _Mode:
+    """How this session sends its requests, and how it checks the seat."""
+
+    isolate: bool
+    wave_size: int
+    params: CanaryParams
+
+
 def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | None = None,
              quiet: bool = False, retry: RetryPolicy | None = None,
-             say: Say | None = None) -> GenerateResult:
-    """Make every registered generation not yet stored. Raises VoicegateError / SeatUnreachable."""
+             say: Say | None = None, isolate_arms: bool | None = None, canaries: int | None = None,
+             wave_size: int | None = None) -> GenerateResult:
+    """Make every registered generation not yet stored. Raises VoicegateError / SeatUnreachable.
+
+    `isolate_arms` (default: the spec's ``generation.isolate_arms``) sends waves of one arm;
+    `canaries` fixes the integrity checks per arm (default: within 5% of the requests);
+    `wave_size` overrides an isolated wave's size (default 4 x the concurrency).
+    """
     reg = check_registered(spec)
     url = resolve_seat_url(spec, seat_url)
     api_key = api_key_from_env(spec.seat.api_key_env)
     conc = concurrency or spec.seat.concurrency
     if conc < 1:
         raise VoicegateError(f"--concurrency must be at least 1, got {conc}")
+    if canaries is not None and canaries < 1:
+        raise VoicegateError(f"--canaries must be at least 1, got {canaries}")
+    isolate = bool(spec.values.get(ISOLATE_KEY, False)) if isolate_arms is None else isolate_arms
+    mode = _Mode(isolate, wave_size or conc * WAVE_FACTOR, CanaryParams(checks_per_arm=canaries))
     jobs = build_schedule(spec)
     with gate_lock(spec.run_dir, spec.gate, "generate"):
         # A resume hint must reach the same seat: keep --seat when it was given (credentials redacted).
         resume = f"voicegate generate {spec.gate}" + (f" --seat {redact_url(url)}" if seat_url else "")
-        return _generate_locked(spec, reg, url, api_key, conc, jobs, quiet, retry, say or (lambda line: None),
+        return _generate_locked(spec, reg, url, api_key, conc, jobs, quiet, retry, say or (lambda line: None), mode,
                                 resume)
 
 
+def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[int],
+                say: Say) -> list[dict[str, Any]]:
+    """Move every row of a failed session to the quarantine file (appended first), then drop it from the run."""
+    suspects = [r for r in rows if r.get("session") in failed]
+    keep = [r for r in rows if r.get("session") not in failed]
+    qpath = spec.run.quarantine
+    repair_tail(qpath)
+    have = {(row_key(r), r.get("session")) for r in read_rows(qpath)}
+    when = _now()
+    moved = [{**r, "quarantined": {"time": when, "reason": f"seat integrity failed in session {r.get('session')}",
+                                   "by": "generate --isolate-arms"}}
+             for r in suspects if (row_key(r), r.get("session")) not in have]
+    append_rows(qpath, moved)   # kept (fsync'd) before they leave the generations file
+    write_atomic(spec.generations_path,
+                 "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in keep))
+    total = len(read_rows(qpath))
+    manifest["quarantine"] = {"file": qpath.name, "rows": total,
+                              "sessions": sorted(set(manifest.get("quarantine", {}).get("sessions", [])) | failed),
+                              "reason": "seat integrity failed (canaries answered with another arm's weights)"}
+    manifest_file.write_manifest(spec.run_dir, manifest)
+    say(f"note: seat integrity failed in session(s) {', '.join(map(str, sorted(failed)))}: moved {len(suspects)} "
+        f"suspect generation(s) to {qpath} (kept, not scored); regenerating them with arms isolated")
+    return keep
+
+
 def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int, jobs: list[Job],
-                     quiet: bool, retry: RetryPolicy | None, say: Say, resume: str) -> GenerateResult:
+                     quiet: bool, retry: RetryPolicy | None, say: Say, mode: _Mode,
+                     resume: str) -> GenerateResult:
     manifest = read_manifest(spec)
     if manifest is not None and manifest.get("source") != "generated":
         raise VoicegateError(f"{spec.gate}: its generations were imported ({manifest_path(spec)}); "
@@ -272,17 +368,30 @@ def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str |
     rows = read_generations(path)
     if any(r.get("imported") for r in rows):
         raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
+    failed = failed_sessions(read_rows(spec.run.canaries)) & {r.get("session") for r in rows}
+    quarantined = 0
+    if failed and manifest is not None:
+        if not mode.isolate:
+            suspect = sum(r.get("session") in failed for r in rows)
+            raise VoicegateError(
+                f"{spec.gate}: seat integrity failed in session(s) {', '.join(map(str, sorted(failed)))} "
+                f"({suspect} generations suspect); not continuing with arms mixed: run "
+                f"`voicegate generate {spec.gate} --isolate-arms` (the suspect rows are kept in quarantine)")
+        before = len(rows)
+        rows = _quarantine(spec, manifest, rows, failed, say)
+        quarantined = before - len(rows)
     done = {row_key(r) for r in rows}
     wanted = {j.key for j in jobs}
     pending = [j for j in jobs if j.key not in done]
     stored = len(wanted & done)
-    result = GenerateResult(spec.gate, len(jobs), stored, 0, path, resume=resume)
+    result = GenerateResult(spec.gate, len(jobs), stored, 0, path, isolate_arms=mode.isolate,
+                            quarantined=quarantined, resume=resume)
     if not pending:
         return result
     terminated: list[int] = []
     try:
         return asyncio.run(_run(spec, reg, url, api_key, conc, jobs, pending, done, manifest, result,
-                                quiet, retry, say, terminated))
+                                quiet, retry, say, terminated, mode))
     except asyncio.CancelledError:
         if not terminated:
             raise
@@ -307,7 +416,7 @@ def _remove_quietly(dirs: list[Path]) -> None:
 async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int,
                jobs: list[Job], pending: list[Job], done: set, manifest: dict[str, Any] | None,
                result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say,
-               terminated: list[int]) -> GenerateResult:
+               terminated: list[int], mode: _Mode) -> GenerateResult:
     recorded_url = redact_url(url)
     # Notes that change what a user should expect always print; routine steps only without --quiet.
     info: Say = (lambda line: None) if quiet else say
@@ -321,7 +430,10 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
     _on_sigterm(terminated)
     wrote_manifest = False
     session: dict[str, Any] = {"started": _now(), "seat_url": recorded_url, "concurrency": conc,
-                               "voicegate_version": __version__}
+                               "voicegate_version": __version__, "isolate_arms": mode.isolate}
+    if mode.isolate:
+        session.update(wave_size=mode.wave_size, wave_rule=WAVE_RULE)
+    runner: _Runner | None = None
     t0 = time.monotonic()
     try:
         cards = await client.models()
@@ -340,12 +452,15 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
                              result.stored)
         session["models"] = [c.as_dict() for c in snapshot]
         manifest["sessions"].append(session)
+        index = len(manifest["sessions"]) - 1
+        manifest["integrity"] = {**manifest.get("integrity", {}), "method": METHOD_ID, "description": METHOD,
+                                 "params": mode.params.as_dict()}
         manifest_file.write_manifest(spec.run_dir, manifest)
         wrote_manifest = True
 
-        runner = _Runner(spec, client, recorded_url, adapters, result, progress)
+        runner = _Runner(spec, client, recorded_url, adapters, result, progress, index, mode)
         with progress:
-            await runner.run(pending, conc)
+            await runner.run(_waves(spec, pending, conc, index, mode), conc)
         session["status"] = "complete"
     except SeatUnreachable as exc:
         session["status"] = "seat-unreachable"
@@ -363,11 +478,28 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
         if wrote_manifest and manifest is not None:
             session.setdefault("status", "stopped")
             session.update({"finished": _now(), "generated": result.generated, "reloads": result.reloads,
-                            "loaded": result.loaded, "unloaded": result.unloaded})
+                            "loaded": result.loaded, "unloaded": result.unloaded,
+                            "integrity": result.canaries.as_dict()})
+            try:
+                current = verdict(read_rows(spec.generations_path), read_rows(spec.run.canaries), manifest)
+            except (OSError, ValueError):
+                current = None
+            if current is not None:
+                manifest["integrity"]["current"] = current.to_json()
             manifest["runtime_loaded"] = sorted(set(manifest.get("runtime_loaded", [])) - set(result.unloaded))
             manifest["counts"]["stored"] = result.stored
             manifest_file.write_manifest(spec.run_dir, manifest)
     return result
+
+
+def _waves(spec: GateSpec, pending: list[Job], conc: int, session: int, mode: _Mode) -> list[list[Any]]:
+    """References (one wave per arm, alone), then the jobs with the canary checks among them."""
+    arms = [(a.name, a.model) for a in spec.arms]
+    refs: list[list[Any]] = [list(w) for w in reference_waves(mode.params, arms, spec.order_seed, session)]
+    checks = plan_checks(mode.params, arms, len(pending), spec.order_seed, session)
+    if mode.isolate:
+        return refs + into_waves(isolate_waves(pending, mode.wave_size, spec.order_seed), checks)
+    return refs + [spread(list(pending), checks)]
 
 
 def _on_sigterm(terminated: list[int]) -> None:
@@ -421,6 +553,9 @@ def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, 
         data["seat"] = previous.get("seat", data["seat"])
         data["sessions"] = list(previous.get("sessions", []))
         data["runtime_loaded"] = sorted(set(previous.get("runtime_loaded", [])) | ours)
+        for key in ("integrity", "quarantine"):  # the seat's integrity record and the quarantine stay
+            if key in previous:
+                data[key] = previous[key]
     return data
 
 
@@ -428,21 +563,31 @@ class _Runner:
     """N workers take jobs in schedule order; each finished generation is stored before it is counted."""
 
     def __init__(self, spec: GateSpec, client: SeatClient, url: str, adapters: RuntimeAdapters,
-                 result: GenerateResult, progress: _Progress):
+                 result: GenerateResult, progress: _Progress, session: int, mode: _Mode):
         self.spec = spec
         self.client = client
         self.url = url
         self.adapters = adapters
         self.result = result
         self.progress = progress
+        self.session = session
+        self.mode = mode
+        self.references: dict[str, dict[str, str]] = {}   # canary -> arm -> its answer alone on the seat
 
-    async def run(self, pending: list[Job], conc: int) -> None:
+    async def run(self, waves: list[list[Any]], conc: int) -> None:
+        """Each wave's items up to `conc` in flight; a wave is drained before the next one starts."""
         self._finished: asyncio.Queue = asyncio.Queue()
-        queue = deque(pending)
-        self._tasks = [asyncio.create_task(self._worker(queue)) for _ in range(min(conc, len(pending)))]
+        self._tasks: list[asyncio.Task[None]] = []
         writer = asyncio.create_task(self._writer())
         try:
-            await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for wave in waves:
+                if not wave:
+                    continue
+                queue: deque[Any] = deque(wave)
+                self._tasks = [asyncio.create_task(self._worker(queue)) for _ in range(min(conc, len(wave)))]
+                done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
+                if writer.done() or any(t.exception() is not None for t in done if not t.cancelled()):
+                    break
         finally:
             for t in self._tasks:
                 t.cancel()
@@ -454,19 +599,40 @@ class _Runner:
             if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
                 raise outcome
 
-    async def _worker(self, queue: deque[Job]) -> None:
+    async def _worker(self, queue: deque[Any]) -> None:
         while queue:
             job = queue.popleft()
-            completion = await self._chat(job)
+            if not isinstance(job, Job):
+                await self._canary(job)
+                continue
+            completion = await self._chat(job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
             row = {
                 "kind": job.kind, "arm": job.arm, "model": job.model, "seed": job.seed,
                 "request_seed": job.request_seed, "prompt_id": job.prompt_id,
                 "prompt_sha256": sha256_text(job.prompt), "sampling": self.spec.sampling.as_dict(),
                 "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
                 "latency_s": round(completion.latency_s, 4), "seat_url": self.url, "time": _now(),
-                "order": job.order,
+                "order": job.order, "session": self.session, "isolated": self.mode.isolate,
             }
-            await self._finished.put(row)
+            await self._finished.put(("generation", row))
+
+    async def _canary(self, item: CanaryReference | CanaryCheck) -> None:
+        params = self.mode.params
+        completion = await self._chat(item.model, item.arm, item.prompt, params.seed, params.sampling())
+        row: dict[str, Any] = {
+            "session": self.session, "phase": "reference" if isinstance(item, CanaryReference) else "check",
+            "arm": item.arm, "model": item.model, "canary": item.canary, "seed": params.seed,
+            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "time": _now(),
+        }
+        if isinstance(item, CanaryReference):
+            self.references.setdefault(item.canary, {})[item.arm] = completion.text
+        else:
+            found = attribute(completion.text, item.arm, self.references.get(item.canary, {}), params)
+            row.update(seq=item.seq, status=found.status, answered_as=found.answered_as,
+                       similarities=found.similarities)
+        self.result.canaries.add(row)
+        await self._finished.put(("canary", row))
 
     async def _writer(self) -> None:
         """The one writer: appends (fsync'd) off the event loop, so slow disks never idle the seat.
@@ -479,12 +645,16 @@ class _Runner:
                 batch = [await self._finished.get()]
                 while not self._finished.empty():
                     batch.append(self._finished.get_nowait())
-                rows = [r for r in batch if r is not None]
+                canaries = [r for item in batch if item is not None and item[0] == "canary" for r in item[1:]]
+                if canaries:
+                    await asyncio.to_thread(append_rows, self.spec.run.canaries, canaries)
+                rows = [r for item in batch if item is not None and item[0] == "generation" for r in item[1:]]
                 if rows:
                     await asyncio.to_thread(append_rows, self.spec.generations_path, rows)
                     for r in rows:
                         self.result.generated += 1
                         self.result.stored += 1
+                        self.result.requests += 1
                         self.progress.advance(r["arm"], (r["usage"] or {}).get("completion_tokens", 0))
                 if None in batch:
                     return
@@ -493,14 +663,13 @@ class _Runner:
                 t.cancel()
             raise
 
-    async def _chat(self, job: Job):
+    async def _chat(self, model: str, arm: str, prompt: str, seed: int, sampling: Any) -> Completion:
         while True:
-            epoch = self.adapters.epoch(job.model)
+            epoch = self.adapters.epoch(model)
             try:
-                return await self.client.chat(job.model, job.prompt, seed=job.request_seed,
-                                              sampling=self.spec.sampling)
+                return await self.client.chat(model, prompt, seed=seed, sampling=sampling)
             except ModelNotFound:
-                if job.model not in self.adapters.ours:
-                    raise SeatError(f"the seat stopped serving {job.model!r} (arm {job.arm}) mid-run; it was "
+                if model not in self.adapters.ours:
+                    raise SeatError(f"the seat stopped serving {model!r} (arm {arm}) mid-run; it was "
                                     "served when the run started and voicegate did not load it") from None
-                await self.adapters.reload(job.model, job.arm, epoch)
+                await self.adapters.reload(model, arm, epoch)

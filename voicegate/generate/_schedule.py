@@ -17,6 +17,15 @@ every prompt from the same sampler state). The rule, recorded on each row as
     request_seed = int(sha256(f"{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF
 
 31 bits, so any OpenAI-compatible server accepts it as a plain int.
+
+**Isolated arms** (``generate --isolate-arms``, issue 16). A seat that batches
+arms together may serve one arm's request with another's weights; isolation
+sends the same jobs in *waves* of one arm, each wave drained before the next,
+so no two arms are ever in flight together. Waves stay interleaved: the jobs of
+each arm are taken in schedule order, ``wave_size`` at a time, and every round
+gives each arm one wave, in an order shuffled like the blocks
+(``sha256(f"{order_seed}:wave:{round}:{arm}")``). Within a wave the seat is kept
+busy up to the concurrency.
 """
 
 from __future__ import annotations
@@ -29,6 +38,9 @@ from voicegate.spec._spec import GateSpec
 
 SEED_RULE_ID = "sha256-seed-kind-prompt@1"
 SEED_RULE = 'request_seed = int(sha256(f"{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF'
+WAVE_RULE = ('waves of one arm: the pending jobs of each arm in schedule order, wave_size at a time; each round '
+             'one wave per arm, arms sorted by sha256(f"{order_seed}:wave:{round}:{arm}"); a wave is drained '
+             'before the next starts')
 ORDER_RULE = ('blocks of (kind, prompt, seed), voice then probe, prompts in spec order, seeds in spec '
               'order; within a block arms sorted by sha256(f"{order_seed}:{block}:{arm}")')
 
@@ -77,3 +89,24 @@ def build_schedule(spec: GateSpec) -> list[Job]:
                 jobs.append(Job(len(jobs), kind, arm, models[arm], seed, rs, pid, text))
             block += 1
     return jobs
+
+
+def wave_order(order_seed: int, rnd: int, arms: list[str]) -> list[str]:
+    return sorted(arms, key=lambda a: hashlib.sha256(f"{order_seed}:wave:{rnd}:{a}".encode()).hexdigest())
+
+
+def isolate_waves(jobs: list[Job], wave_size: int, order_seed: int) -> list[list[Job]]:
+    """`jobs` as waves of one arm, interleaved across rounds (see the module docstring)."""
+    if wave_size < 1:
+        raise ValueError("wave_size must be at least 1")
+    per_arm: dict[str, list[Job]] = {}
+    for j in jobs:
+        per_arm.setdefault(j.arm, []).append(j)
+    waves: list[list[Job]] = []
+    rnd = 0
+    while any(per_arm.values()):
+        for arm in wave_order(order_seed, rnd, [a for a, left in per_arm.items() if left]):
+            waves.append(per_arm[arm][:wave_size])
+            per_arm[arm] = per_arm[arm][wave_size:]
+        rnd += 1
+    return waves

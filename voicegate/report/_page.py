@@ -375,7 +375,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "defs": _svg.defs(),
     }
     return {
-        "run_view": _run_view(data.run),
+        "run_view": [*_run_view(data.run), ("seat integrity", _integrity_text(data.run, current))],
         "any_excerpt": any(v.span.excerpt for v in span_views),
         "gate": data.gate or current.gate,
         "author": data.author,
@@ -425,6 +425,18 @@ def _run_view(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     if isinstance(run.get("sessions"), list):
         out.append(("sessions", str(len(run["sessions"]))))
     return out
+
+
+def _integrity_text(run: Mapping[str, Any], current: GateResult) -> str:
+    """Did the seat serve every arm its own weights (issue 16)? Imported generations carry no canaries."""
+    integrity = current.integrity
+    if integrity is not None:
+        return (f"{integrity.line()}; method {integrity.method}" +
+                (f" ({integrity.params.get('similarity')}, margin {integrity.params.get('margin')})"
+                 if integrity.params else ""))
+    if run.get("source") == "imported":
+        return "not checked (imported)"
+    return "not checked (no canaries in this run)"
 
 
 def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:

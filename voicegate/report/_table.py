@@ -120,6 +120,9 @@ def renderables(result: GateResult) -> Group:
     if any(a.overlap is not None for a in result.arms):
         parts.append(safety_table(result))
     parts.append(Text(ship_line(result), style="bold"))
+    if result.integrity is not None:
+        parts.append(Text(f"seat integrity: {result.integrity.line()}",
+                          style="bold red" if result.integrity.failed else ""))
     parts += [Text(line) for line in notes(result)]
     for w in result.warnings:
         parts.append(Text(f"warning: {w}", style="yellow"))

@@ -27,6 +27,16 @@ class RunDir:
         return self.path / "run.json"
 
     @property
+    def canaries(self) -> Path:
+        """Seat-integrity canaries: each arm's references and the checks re-sent mid-run (`generate._integrity`)."""
+        return self.path / "canaries.jsonl"
+
+    @property
+    def quarantine(self) -> Path:
+        """Generations of a session whose integrity check failed: moved here, never deleted, never scored."""
+        return self.path / "quarantine.jsonl"
+
+    @property
     def scores(self) -> Path:
         return self.path / "scores.json"
 
@@ -75,5 +85,8 @@ class RunDir:
 
     @property
     def results(self) -> tuple[Path, ...]:
-        """Files whose existence means numbers exist (registration is refused after them)."""
-        return (self.generations, self.scores)
+        """Files whose existence means numbers exist (registration is refused after them).
+
+        Quarantined generations count: moved out of the scored set, they were still made under this spec.
+        """
+        return (self.generations, self.quarantine, self.scores)

@@ -304,6 +304,85 @@ class Counts:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Confusion:
+    """Canary checks of `arm` answered with `answered_as`'s weights."""
+
+    arm: str
+    answered_as: str
+    count: int
+
+    def to_json(self) -> JSON:
+        return {"arm": self.arm, "answered_as": self.answered_as, "count": self.count}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Confusion:
+        return cls(arm=str(d.get("arm")), answered_as=str(d.get("answered_as")), count=int(d.get("count") or 0))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Integrity:
+    """Did the seat serve every arm its own weights? The canary verdict behind the scored rows (issue 16)."""
+
+    status: str                       # "holds" | "failed" | "not checked"
+    method: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    references: int = 0               # reference canaries (each arm alone on the seat)
+    sent: int = 0                     # check canaries sent among the real requests
+    right: int = 0
+    wrong: int = 0
+    unclear: int = 0
+    confusions: tuple[Confusion, ...] = ()
+    sessions: tuple[int, ...] = ()
+    isolated: bool | None = None      # every session behind the rows ran with --isolate-arms
+    unchecked_rows: int = 0           # scored rows from a session without a check
+    quarantined: int = 0
+    quarantine: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+    @property
+    def affected(self) -> tuple[str, ...]:
+        return tuple(sorted({c.arm for c in self.confusions}))
+
+    def confusion_text(self) -> str:
+        return ", ".join(f"{c.arm} answered as {c.answered_as} ×{c.count}" for c in self.confusions)
+
+    def line(self) -> str:
+        """One line for tables and records."""
+        mode = {True: "arms isolated", False: "arms mixed in flight", None: ""}[self.isolated]
+        text = (f"{self.status.upper()}: {self.sent} canaries sent, {self.right} attributed right, "
+                f"{self.wrong} wrong" + (f" ({self.confusion_text()})" if self.confusions else "")
+                + (f", {self.unclear} unclear" if self.unclear else "")
+                + f"; {self.references} references" + (f"; {mode}" if mode else ""))
+        if self.unchecked_rows:
+            text += f"; {self.unchecked_rows} rows from sessions without a check"
+        if self.quarantined:
+            text += f"; {self.quarantined} suspect rows quarantined in {self.quarantine}"
+        return text
+
+    def to_json(self) -> JSON:
+        return {"status": self.status, "method": self.method, "params": dict(self.params),
+                "references": self.references, "sent": self.sent, "right": self.right, "wrong": self.wrong,
+                "unclear": self.unclear, "confusions": [c.to_json() for c in self.confusions],
+                "sessions": list(self.sessions), "isolated": self.isolated, "unchecked_rows": self.unchecked_rows,
+                "quarantined": self.quarantined, "quarantine": self.quarantine}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Integrity:
+        return cls(status=str(d.get("status", "not checked")), method=str(d.get("method", "")),
+                   params=_mapping(d.get("params")), references=int(d.get("references") or 0),
+                   sent=int(d.get("sent") or 0), right=int(d.get("right") or 0), wrong=int(d.get("wrong") or 0),
+                   unclear=int(d.get("unclear") or 0),
+                   confusions=tuple(Confusion.from_json(c) for c in d.get("confusions") or ()
+                                    if isinstance(c, Mapping)),
+                   sessions=tuple(int(s) for s in d.get("sessions") or ()), isolated=d.get("isolated"),
+                   unchecked_rows=int(d.get("unchecked_rows") or 0), quarantined=int(d.get("quarantined") or 0),
+                   quarantine=d.get("quarantine"))
+
+
+@dataclass(frozen=True, kw_only=True)
 class GateResult:
     """One scoring of one gate's generations under one deciding rule (DESIGN.md §6)."""
 
@@ -317,6 +396,8 @@ class GateResult:
     # What shaped the numbers (`_signature`): a flat record of parameters and hashes, kept as data.
     signature: Mapping[str, Any] = field(default_factory=dict)
     signature_text: str | None = None
+    # The seat-integrity verdict; None when the generations carry no canaries (imported, or older runs).
+    integrity: Integrity | None = None
 
     @property
     def candidates(self) -> tuple[CandidateResult, ...]:
@@ -356,6 +437,8 @@ class GateResult:
                      "arms": [a.to_json() for a in self.arms]}
         if self.counts is not None:
             out["counts"] = self.counts.to_json()
+        if self.integrity is not None:
+            out["integrity"] = self.integrity.to_json()
         out.update({"warnings": list(self.warnings), "signature": dict(self.signature),
                     "signature_text": self.signature_text})
         return out
@@ -366,12 +449,14 @@ class GateResult:
         control = _mapping(d.get("control"))
         base = next((a.name for a in arms if a.is_base), None)
         counts = d.get("counts")
+        integrity = d.get("integrity")
         return cls(gate=str(d.get("gate", "")), rule=str(d.get("rule", "")), ships=d.get("ships"),
                    control=Control(arm=control.get("arm", base), overlap=control.get("overlap")), arms=arms,
                    counts=Counts(**{k: int(counts.get(k, 0)) for k in ("voice", "probe", "expected_voice")})
                    if isinstance(counts, Mapping) else None,
                    warnings=tuple(str(w) for w in d.get("warnings") or ()),
-                   signature=_mapping(d.get("signature")), signature_text=d.get("signature_text"))
+                   signature=_mapping(d.get("signature")), signature_text=d.get("signature_text"),
+                   integrity=Integrity.from_json(integrity) if isinstance(integrity, Mapping) else None)
 
 
 def is_result(d: Any) -> bool:

@@ -7,6 +7,13 @@ fixed number of decode slots, a time per token per model, and fault injection
 (every k-th request 500s, 429s or stalls, or its body trickles in a byte at a
 time; a restart drops runtime-loaded adapters, as a real `compose up -d` does).
 
+``wrong_weights_every=k`` is the seat-integrity fault (issue 16): every k-th chat
+request that arrives while another model is in flight is answered with that
+other model's "weights" -- its generator's text for the same (seed, prompt) --
+while the reply still echoes the requested ``model``. That is what vLLM CPU has
+been measured to do with base and adapters mixed in a batch. The text depends on
+the model (``default_text`` hashes it in), so the fault is detectable.
+
     with StandinSeat(adapters={"lv-x-ckpt475": "/adapters/x/ckpt475"}) as seat:
         seat.url   # http://127.0.0.1:PORT/v1
 
@@ -81,6 +88,7 @@ class StandinSeat:
         timeout_every: int | None = None,
         timeout_delay: float = 5.0,
         trickle_s: float = 0.0,
+        wrong_weights_every: int | None = None,
         fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
         hooks: dict[int, Callable[[StandinSeat], None]] | None = None,
         max_model_len: int = 4096,
@@ -108,6 +116,10 @@ class StandinSeat:
         self.timeout_delay = timeout_delay
         # Seconds between the bytes of a faultable route's body: every read is quick, the whole answer slow.
         self.trickle_s = trickle_s
+        self.wrong_weights_every = wrong_weights_every
+        self.models_in_flight: dict[str, int] = {}   # model -> chat requests of it in flight now
+        self.shared_requests = 0                     # chat requests that arrived with another model in flight
+        self.wrong_served = 0                        # ... and were answered with another model's weights
         self.fault_paths = fault_paths
         self.hooks = dict(hooks or {})              # n -> fn(seat), run before the n-th faultable request
         self.max_model_len = max_model_len
@@ -313,11 +325,22 @@ class StandinSeat:
                 f"{self.max_model_len} tokens.", "BadRequestError", 400), {}
         seed = int(data.get("seed") or 0)
         prompt = "\n".join(str(m.get("content", "")) for m in data["messages"] if isinstance(m, dict))
+        served_as = model
         with self._lock:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             entry["in_flight"] = self.in_flight
             entry["seed"] = seed
+            others = sorted(m for m, n in self.models_in_flight.items() if n > 0 and m != model)
+            self.models_in_flight[model] = self.models_in_flight.get(model, 0) + 1
+            if others:
+                self.shared_requests += 1
+                entry["shared_with"] = others
+                k = self.wrong_weights_every
+                if k and self.shared_requests % k == 0:
+                    served_as = others[(self.shared_requests // k) % len(others)]
+                    self.wrong_served += 1
+            entry["served_as"] = served_as
         try:
             # Requests beyond the seat's slots wait here, as vLLM queues beyond --max-num-seqs.
             with self._slot_sem:
@@ -325,10 +348,12 @@ class StandinSeat:
                     self.decoding += 1
                     self.peak_decoding = max(self.peak_decoding, self.decoding)
                 try:
-                    gen = self.generators.get(model, self.default_generator)
-                    out = gen(model, seed, prompt, max_tokens)
+                    # The weights that answer: the requested model's, unless the fault swapped them.
+                    gen = self.generators.get(served_as, self.default_generator)
+                    out = gen(served_as, seed, prompt, max_tokens)
                     text, finish = out if isinstance(out, tuple) else (out, None)
                     tokens = len(text.split())
+                    entry["tokens"] = tokens
                     if finish is None:
                         finish = "length" if tokens >= max_tokens else "stop"
                     per_token = self.token_time_by_model.get(model, self.token_time)
@@ -341,6 +366,7 @@ class StandinSeat:
         finally:
             with self._lock:
                 self.in_flight -= 1
+                self.models_in_flight[model] -= 1
         prompt_tokens = len(prompt.split()) + 4
         self._record(entry, 200)
         return 200, {
