@@ -401,3 +401,21 @@ def test_scroll_boxes_lose_no_text_in_print(browser, glance_file: Path):
     browser.media("print")
     boxes = browser.evaluate(TEXT_BOXES_JS)
     assert all(b["hidden"] <= 1 and b["overflow"] == "visible" for b in boxes), boxes
+
+
+def test_plots_keep_tied_seeds_apart_and_draw_fail_no_weaker(glance_html: str):
+    from voicegate.report._svg import _apart
+
+    assert _apart([100.0, 100.0, 100.0]) == [0.0, -11.0, 11.0]   # a three-way tie: three places
+    assert _apart([100.0, 200.0, 100.5]) == [0.0, 0.0, -11.0]
+    assert _apart([100.0, None]) == [0.0, 0.0]
+    bars = {m["arm"]: m for m in (
+        dict(re.findall(r'([\w-]+)="([^"]*)"', tag)) for tag in re.findall(r'<rect [^>]*class="delta-bar"[^>]*>',
+                                                                            glance_html))
+        for m in [{"arm": m["data-arm"], "verdict": m["data-verdict"], "width": float(m.get("stroke-width", 1)),
+                   "fill": m["fill"]}]}
+    assert bars["ckpt925"]["verdict"] == "FAIL" and bars["ckpt475"]["verdict"] == "PASS"
+    assert bars["ckpt925"]["width"] > bars["ckpt475"]["width"] and bars["ckpt925"]["fill"] == "url(#vg-bad)"
+    assert re.search(r'class="delta-verdict" fill="#a4161a">✗ FAIL</text>', glance_html)
+    # Two floors at one place read as one label, not two letters run together.
+    assert ">G=P</text>" in glance_html
