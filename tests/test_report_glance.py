@@ -419,3 +419,18 @@ def test_plots_keep_tied_seeds_apart_and_draw_fail_no_weaker(glance_html: str):
     assert re.search(r'class="delta-verdict" fill="#a4161a">✗ FAIL</text>', glance_html)
     # Two floors at one place read as one label, not two letters run together.
     assert ">G=P</text>" in glance_html
+
+
+def test_a_run_around_a_listed_span_is_marked_on_both_sides():
+    from voicegate.report._spans import segments
+    from voicegate.scoring._result import Span
+
+    text = "Plain start. One two three four five six seven. Plain end."
+    run = (text.index("One"), text.index("seven") + len("seven"))
+    segs = segments(text, [Span.from_json({"text": "three four"})], [run])
+    assert [(s.text, s.span, s.run) for s in segs] == [
+        ("Plain start. ", None, False), ("One two ", None, True), ("three four", 0, False),
+        (" five six seven", None, True), (". Plain end.", None, False)]
+    assert "".join(s.text for s in segs) == text
+    # Without runs: exactly the listed span, as before.
+    assert [s.run for s in segments(text, [Span.from_json({"text": "three four"})])] == [False, False, False]
