@@ -4,8 +4,9 @@
    lv-bronte / lv-yarros are "persisted, not served" when the seat lacks them; exit 1;
    exit 0 in step.
 2. cost: a stand-in adapter whose tokens take 1/0.75 of the base's time → overhead within
-   2 points of −25%, noise floor under 1%, and the seat's own request log shows the arms
-   interleaved.
+   2 points of −25% at 64 and at 512 tokens although every request also pays a fixed time
+   to first token (which whole-request tok/s would fold in), noise floor under 1%, TTFT
+   reported, and the seat's own request log shows the arms interleaved and streamed.
 3. retire: three keys (names the alias / empty allowlist / unrelated), paged two at a time:
    the first two are named, exit 1; none left, exit 0.
 4. check: Qwen3ForCausalLM → supported; a Qwen3 MoE config → "check first"; the
@@ -183,19 +184,37 @@ def test_drop_of_a_persisted_adapter_warns_it_comes_back(compose_fixture):
 # -- 2. cost --------------------------------------------------------------------------------
 
 
+def _slow_voice_seat(t: float) -> StandinSeat:
+    """lv-slow decodes each token in exactly 1/0.75 of the base's time; every request also waits
+    20 ms (HTTP, queueing) + 10 ms prefill before its first token, the same for both."""
+    return StandinSeat(adapters={"lv-slow": "/adapters/lv-slow"}, token_time=t,
+                       token_time_by_model={"lv-slow": t / 0.75}, request_overhead=0.02, prefill_time=0.01)
+
+
+def _whole_request_overhead(r: dict) -> float:
+    return 100 * (r["arms"]["voice"]["median_request_tok_s"] / r["arms"]["base"]["median_request_tok_s"] - 1)
+
+
 def test_cost_reports_minus_25_percent_with_a_floor_under_1_percent_interleaved(nodelay):
-    t = 0.002
-    with StandinSeat(adapters={"lv-slow": "/adapters/lv-slow"}, token_time=t,
-                     token_time_by_model={"lv-slow": t / 0.75}) as seat:
+    with _slow_voice_seat(0.001) as seat:
         code, out, err = run_cli("seat", "cost", "lv-slow", "--n", "30", "--seat", seat.url, "--json")
         log = seat.chat_log()
     assert code == 0, err
     r = json.loads(out)
-    assert r["base"] == "voices-base" and r["voice"] == "lv-slow" and r["n"] == 30
+    assert r["base"] == "voices-base" and r["voice"] == "lv-slow" and r["n"] == 30 and r["max_tokens"] == 64
     assert abs(r["overhead_pct"] - (-25.0)) <= 2.0, r["overhead_pct"]
     assert r["noise_floor_pct"] < 1.0, r["noise_floor_pct"]
     assert r["outside_floor"] is True
     assert {arm: s["n"] for arm, s in r["arms"].items()} == {"base": 30, "voice": 30, "base2": 30}
+    # ignore_eos honoured: every arm decoded all 64 tokens, so nothing warns of unequal lengths.
+    assert all(run["completion_tokens"] == 64 for run in r["runs"]) and r["warnings"] == []
+    # TTFT is reported beside it: 20 ms + 10 ms + the first token, for both arms alike.
+    assert 30 <= r["base_ttft_ms"] < 60 and 30 <= r["voice_ttft_ms"] < 60, (r["base_ttft_ms"], r["voice_ttft_ms"])
+    assert abs(r["arms"]["base"]["median_tpot_ms"] - 1.0) < 0.1
+    # What tokens / whole-request latency would have said: the fixed 30 ms dilutes the cost.
+    assert _whole_request_overhead(r) > -22.0, _whole_request_overhead(r)
+    # Every request, warm-up included, was streamed.
+    assert all(e["stream"] is True for e in log)
 
     # The seat's own request log: 3 warm-up requests, then 90 measured ones in rotating rounds.
     models = [e["model"] for e in log]
@@ -212,6 +231,21 @@ def test_cost_reports_minus_25_percent_with_a_floor_under_1_percent_interleaved(
     assert all(len(set(seeds[i:i + 3])) == 1 for i in range(0, 90, 3))
 
 
+def test_cost_reads_minus_25_percent_at_512_tokens_too(nodelay):
+    with _slow_voice_seat(0.0005) as seat:
+        code, out, err = run_cli("seat", "cost", "lv-slow", "--n", "5", "--max-tokens", "512",
+                                 "--seat", seat.url, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert all(run["completion_tokens"] == 512 for run in r["runs"])
+    assert abs(r["overhead_pct"] - (-25.0)) <= 2.0, r["overhead_pct"]
+    assert r["outside_floor"] is True and r["noise_floor_pct"] < 2.0
+    assert 30 <= r["base_ttft_ms"] < 60 and 30 <= r["voice_ttft_ms"] < 60
+    assert all(run["ttft_s"] > 0.03 and run["decode_s"] > 0.25 for run in r["runs"])
+    # At this length the whole-request figure is still off, by a different amount than at 64.
+    assert _whole_request_overhead(r) > -23.0, _whole_request_overhead(r)
+
+
 def test_cost_table_output_and_refusals(nodelay):
     with StandinSeat(adapters={"lv-x": "/adapters/lv-x"}, token_time=0.001,
                      token_time_by_model={"lv-x": 0.002}) as seat:
@@ -219,6 +253,9 @@ def test_cost_table_output_and_refusals(nodelay):
         assert code == 0
         assert "n=3 per arm, interleaved, max_tokens=16" in out
         assert "overhead -" in out and "noise floor" in out
+        assert "TPOT ms" in out and "TTFT ms" in out and "TTFT " in out.splitlines()[6]
+        code, _, err = run_cli("seat", "cost", "lv-x", "--n", "3", "--max-tokens", "1", "--seat", seat.url)
+        assert code == 2 and "--max-tokens at least 2" in err
         code, _, err = run_cli("seat", "cost", "lv-missing", "--n", "3", "--seat", seat.url)
         assert code == 2 and "does not serve 'lv-missing'" in err
         code, _, err = run_cli("seat", "cost", "voices-base", "--n", "3", "--seat", seat.url)

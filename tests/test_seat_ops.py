@@ -8,7 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from voicegate._errors import VoicegateError
+from voicegate.seat import StandinSeat
 from voicegate.seat._carrier import gb, memory_table, parse_bytes
+from voicegate.seat._client import BadAnswer, parse_chat_stream
 from voicegate.seat._cost import ARMS, CostResult, Run, schedule
 from voicegate.seat._drift import compare
 from voicegate.seat._lora_modules import compose_line_hint, interpolate, read_compose
@@ -152,7 +154,8 @@ def test_cost_arithmetic_reproduces_the_seats_record():
     for i, (rate_b, rate_v, rate_b2) in enumerate([(143.0, 108.2, 143.143), (140.0, 100.0, 150.0),
                                                    (150.0, 110.0, 130.0)]):
         for arm, rate in (("base", rate_b), ("voice", rate_v), ("base2", rate_b2)):
-            r.runs.append(Run(arm, "m", i, 1, 143, 143 / rate, "length"))
+            # 142 tokens after the first, at `rate` tok/s; a TTFT that the decode figure leaves out.
+            r.runs.append(Run(arm, "m", i, 1, 143, 0.05 + 142 / rate, 0.05, 142 / rate, "length"))
     j = r.as_json()
     assert (j["base_tok_s"], j["voice_tok_s"], j["base2_tok_s"]) == (143.0, 108.2, 143.143)
     assert j["overhead_pct"] == -24.34 and j["noise_floor_pct"] == 0.1 and j["outside_floor"] is True
@@ -161,12 +164,63 @@ def test_cost_arithmetic_reproduces_the_seats_record():
 
 def test_an_overhead_inside_the_floor_is_not_a_cost():
     r = CostResult(base="b", voice="v", n=1, max_tokens=10, prompt="p", sampling={})
-    r.runs += [Run("base", "b", 0, 1, 100, 1.0, None), Run("voice", "v", 0, 1, 99, 1.0, None),
-               Run("base2", "b", 0, 1, 95, 1.0, None)]
+    r.runs += [Run("base", "b", 0, 1, 101, 1.1, 0.1, 1.0, None), Run("voice", "v", 0, 1, 100, 1.1, 0.1, 1.0, None),
+               Run("base2", "b", 0, 1, 96, 1.1, 0.1, 1.0, None)]
     assert r.as_json()["overhead_pct"] == -1.0 and r.as_json()["noise_floor_pct"] == 5.0
     assert r.outside_floor is False
     # 99 vs 100 tokens: per-request costs are amortised differently, and the result says so.
-    assert len(r.warnings) == 1 and "different lengths (median 100 tokens for the base, 99" in r.warnings[0]
+    assert len(r.warnings) == 1 and "different lengths (median 101 tokens for the base, 100" in r.warnings[0]
+
+
+def _sse_lines(*payloads, start=0.1, step=0.01):
+    return [(start + i * step, f"data: {p if isinstance(p, str) else json.dumps(p)}") for i, p in enumerate(payloads)]
+
+
+def _chunk(delta, finish=None, model="m"):
+    return {"object": "chat.completion.chunk", "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def test_a_stream_is_timed_from_its_first_token_to_its_last():
+    usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+    lines = _sse_lines(_chunk({"role": "assistant", "content": ""}), _chunk({"content": "a"}),
+                       _chunk({"content": " b"}), _chunk({"content": " c"}), _chunk({"content": ""}, "length"),
+                       {"object": "chat.completion.chunk", "model": "m", "choices": [], "usage": usage}, "[DONE]")
+    c = parse_chat_stream(lines, "m", latency_s=0.2)
+    assert c.text == "a b c" and c.finish_reason == "length" and c.completion_tokens == 3
+    # The role chunk carries no token: the first token is the one at 0.11 s, the last at 0.13 s.
+    assert (c.first_token_s, c.last_token_s) == pytest.approx((0.11, 0.13))
+    assert c.tpot_s == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize("lines, msg", [
+    ([(0.1, "data: " + json.dumps(_chunk({"content": "a"})))], r"without data: \[DONE\]"),
+    ([(0.1, "data: " + json.dumps(_chunk({"content": "a"}, model="other"))), (0.2, "data: [DONE]")], "names model"),
+    ([(0.1, "data: {nope"), (0.2, "data: [DONE]")], "not strict JSON"),
+    ([(0.1, "data: [DONE]")], "no token"),
+    ([(0.1, "data: " + json.dumps({"error": {"message": "engine died"}}))], "engine died"),
+])
+def test_a_broken_stream_is_a_bad_answer(lines, msg):
+    with pytest.raises(BadAnswer, match=msg):
+        parse_chat_stream(lines, "m", latency_s=0.3)
+
+
+def test_the_standin_streams_like_vllm():
+    import httpx
+
+    with StandinSeat(token_time=0.001) as seat:
+        body = {"model": "voices-base", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 80,
+                "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}
+        with httpx.stream("POST", f"{seat.url}/chat/completions", json=body) as resp:
+            assert resp.headers["content-type"].startswith("text/event-stream")
+            lines = [ln for ln in resp.iter_lines() if ln]
+    assert all(ln.startswith("data: ") for ln in lines) and lines[-1] == "data: [DONE]"
+    chunks = [json.loads(ln[6:]) for ln in lines[:-1]]
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert chunks[-2]["choices"][0]["finish_reason"] == "length"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 80
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks[:-1])
+    assert len(text.split()) == 80   # ignore_eos: past the generator's own end, to max_tokens
 
 
 # -- sizes, masks ---------------------------------------------------------------------------

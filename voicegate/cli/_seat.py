@@ -229,11 +229,12 @@ def cost_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of round 0; round i sends seed+i to every arm.")] = 1,
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 300.0,
 ) -> None:
-    """Decode tok/s of base vs the voice: interleaved arms, medians, and an A-vs-A noise floor."""
+    """Decode tok/s of base vs the voice, streamed (per token after the first, TTFT apart), interleaved, A-vs-A floor."""
     from voicegate.seat._cost import DEFAULT_PROMPT, measure, render
 
-    if n < 1 or max_tokens < 1 or warmup < 0:
-        raise VoicegateError("--n and --max-tokens must be at least 1, --warmup at least 0")
+    if n < 1 or max_tokens < 2 or warmup < 0:
+        raise VoicegateError("--n must be at least 1, --max-tokens at least 2 (decode is timed from the first "
+                             "token to the last), --warmup at least 0")
     client = _seat_client(seat, api_key_env, timeout, patient=True)
 
     async def go():

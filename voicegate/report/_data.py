@@ -97,6 +97,9 @@ class ReportData:
     generations: Sequence[Mapping[str, Any]] = ()
     max_samples: int = DEFAULT_SAMPLES
     rendered_at: str | None = None
+    # Every verbatim run per voice generation (`_copied.row_key` -> character ranges), found against the
+    # training text; None when it was not at hand (only the result's listed spans are then marked).
+    copied: Mapping[str, tuple[tuple[int, int], ...]] | None = None
 
     @property
     def current(self) -> GateResult:
@@ -123,4 +126,5 @@ class ReportData:
             generations=list(data.get("generations") or ()),
             max_samples=int(data.get("max_samples", DEFAULT_SAMPLES)),
             rendered_at=_text(data.get("rendered_at")),
+            copied=data.get("copied"),
         )

@@ -33,6 +33,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from voicegate.report import _svg
+from voicegate.report._copied import row_key
 from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import Segment, segments
@@ -83,6 +84,15 @@ def wbr(name: Any) -> Markup:
     return Markup("-<wbr>").join(escape(part) for part in str(name).split("-"))
 
 
+def plain(v: Any) -> str:
+    """A signature value as a reader reads it: None is a dash, booleans are yes/no, never Python's spelling."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v)
+
+
 def csp_hash(css: str) -> str:
     digest = hashlib.sha256(str(css).encode("utf-8")).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
@@ -98,7 +108,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(f3=f3, f4=f4, wbr=wbr, signed=signed, ratio=ratio, integer=integer, csp_hash=csp_hash)
+    env.filters.update(f3=f3, f4=f4, wbr=wbr, signed=signed, ratio=ratio, integer=integer, csp_hash=csp_hash,
+                       plain=plain)
     return env
 
 
@@ -142,6 +153,55 @@ def _ratios(arm: CandidateResult, rules: Sequence[str]) -> dict[str, float | Non
 def _shown(result: GateResult, rules: Sequence[str]) -> list[CandidateResult]:
     """The candidates as the page shows them: each with its ratio under every rule on the page."""
     return [replace(arm, ratios=_ratios(arm, rules)) for arm in result.candidates]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Standing:
+    """A candidate's overall standing, the card's headline: does it ship, and if not, what blocks it.
+
+    `kind` is ``ships`` (the rule's recommendation), ``passes`` (all three axes pass, another
+    candidate is the pick), ``blocked`` (COPYING and/or DAMAGE fail; VOICE may fail too),
+    ``voice-fail`` (only VOICE fails) or ``unknown`` (a verdict is missing).
+    """
+
+    kind: str
+    label: str
+    blockers: tuple[str, ...]
+    voice: Voice | str | None
+    ratio: float | None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("ships", "passes")
+
+
+def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing:
+    voice = arm.voice_under(deciding)
+    failed = []
+    if arm.copying == Copying.COPIED:
+        failed.append("COPYING")
+    elif arm.copying != Copying.NOT_COPIED:
+        failed.append("?COPYING")
+    if arm.damage == Damage.DAMAGE:
+        failed.append("DAMAGE")
+    elif arm.damage != Damage.NO_DAMAGE:
+        failed.append("?DAMAGE")
+    voice_fail = voice == Voice.FAIL
+    blockers = tuple(f for f in failed if not f.startswith("?"))
+    ratio_ = _finite(arm.ratios.get(deciding))
+    if blockers:
+        label = "blocked by " + " + ".join(blockers) + (" · VOICE FAIL" if voice_fail else "")
+        return Standing(kind="blocked", label=label, blockers=blockers + (("VOICE",) if voice_fail else ()),
+                        voice=voice, ratio=ratio_)
+    if voice_fail:
+        return Standing(kind="voice-fail", label="VOICE FAIL", blockers=("VOICE",), voice=voice, ratio=ratio_)
+    if failed or voice != Voice.PASS:
+        missing = [f.lstrip("?") for f in failed] + ([] if voice == Voice.PASS else ["VOICE"])
+        return Standing(kind="unknown", label="no verdict on " + " + ".join(missing), blockers=(), voice=voice,
+                        ratio=ratio_)
+    if ships == arm.name:
+        return Standing(kind="ships", label="ships", blockers=(), voice=voice, ratio=ratio_)
+    return Standing(kind="passes", label="passes all three (not the pick)", blockers=(), voice=voice, ratio=ratio_)
 
 
 # An amendment or decision row without a result of its own: nothing was in force.
@@ -343,7 +403,8 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         cells = []
         for row in s.rows:
             arm = str(row.get("arm"))
-            segs = segments(str(row.get("text", "")), spans_by_arm.get(arm, []))
+            runs = data.copied.get(row_key(row), ()) if data.copied is not None else ()
+            segs = segments(str(row.get("text", "")), spans_by_arm.get(arm, []), runs)
             for seg in segs:
                 if seg.span is not None:
                     span_seen.setdefault((arm, seg.span), [])
@@ -384,6 +445,8 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "registration": data.registration,
         "run": data.run,
         "score": score, "current": current, "amended": bool(amendments),
+        "standings": {c.name: standing(c, current.rule, current.ships) for c in candidates},
+        "runs_known": data.copied is not None, "copying_n": int(copying.n),
         "rules": rules, "deciding": current.rule, "original_rule": score.rule,
         "seeds": seeds, "arms": arms, "base": base, "control": control, "candidates": candidates,
         "copying": copying, "damage": damage,

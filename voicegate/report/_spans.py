@@ -50,10 +50,19 @@ def span_tokens(span: Span) -> tuple[list[str], int]:
 
 @dataclass(frozen=True)
 class Segment:
-    """A piece of a generation; `span` is the index of the copied span it belongs to, or None."""
+    """A piece of a generation; `span` is the index of the listed copied span it belongs to, or None.
+
+    `run` is a copied piece that no listed span covers: part of a verbatim run the report
+    found against the training text itself (`_copied`).
+    """
 
     text: str
     span: int | None = None
+    run: bool = False
+
+    @property
+    def copied(self) -> bool:
+        return self.span is not None or self.run
 
 
 def _find(seq: Sequence[str], sub: Sequence[str]) -> list[int]:
@@ -63,8 +72,11 @@ def _find(seq: Sequence[str], sub: Sequence[str]) -> list[int]:
     return [i for i in range(len(seq) - n + 1) if seq[i] == first and list(seq[i:i + n]) == list(sub)]
 
 
-def segments(text: str, spans: Sequence[Span]) -> list[Segment]:
-    """Cut `text` into plain and highlighted pieces; overlapping matches merge into the first span."""
+def segments(text: str, spans: Sequence[Span], runs: Sequence[tuple[int, int]] = ()) -> list[Segment]:
+    """Cut `text` into plain and highlighted pieces; overlapping matches merge into the first span.
+
+    `runs` are character ranges of verbatim runs: what no listed span covers is a `run` piece.
+    """
     toks = tokens_with_offsets(text)
     words = [t for t, _, _ in toks]
     marks: list[tuple[int, int, int]] = []  # (char start, char end, span index)
@@ -81,12 +93,28 @@ def segments(text: str, spans: Sequence[Span]) -> list[Segment]:
             merged[-1] = (s0, max(e0, end), i0)
         else:
             merged.append((start, end, idx))
+    # The parts of each run outside every listed span's mark: (start, end, -1).
+    pieces: list[tuple[int, int, int]] = list(merged)
+    for r0, r1 in sorted(runs):
+        pos = r0
+        for start, end, _ in merged:
+            if end <= pos or start >= r1:
+                continue
+            if start > pos:
+                pieces.append((pos, start, -1))
+            pos = max(pos, end)
+        if pos < r1:
+            pieces.append((pos, r1, -1))
+    pieces.sort()
     out: list[Segment] = []
     pos = 0
-    for start, end, idx in merged:
+    for start, end, idx in pieces:
+        start = max(start, pos)
+        if end <= start:
+            continue
         if start > pos:
             out.append(Segment(text[pos:start]))
-        out.append(Segment(text[start:end], idx))
+        out.append(Segment(text[start:end], idx) if idx >= 0 else Segment(text[start:end], run=True))
         pos = end
     if pos < len(text) or not out:
         out.append(Segment(text[pos:]))

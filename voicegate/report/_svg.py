@@ -5,9 +5,11 @@ text child with markupsafe: arm names, seeds and labels come from result files,
 and a result file is data, never markup. Tag and attribute names are fixed by
 this module's code, never taken from data.
 
-Plots must read in greyscale and without colour at all: seeds differ by shape,
-the two floors by dash pattern and a letter label, PASS and FAIL by solid fill
-versus hatching and by the word itself. Every mark carries a <title> (a hover
+Plots must read in greyscale and without colour at all: seeds differ by shape
+(and marks that would sit on top of each other are moved apart), the two floors by
+dash pattern and a letter label, PASS and FAIL by a plain grey fill versus a dense
+hatch with a heavy border (red on screen: a bad outcome never looks the weaker) and
+by the word itself at the end of the bar. Every mark carries a <title> (a hover
 tooltip) with its exact number, and `class`/`data-*` attributes that the tests
 count.
 """
@@ -28,6 +30,10 @@ MID = "#6b6b6b"
 LIGHT = "#c8c8c8"
 FAINT = "#eeeeee"
 FONT = 13
+BAD = "#a4161a"
+# What a bad bar is filled with: the dense hatch, framed by a heavy border of the same ink.
+BAD_FILL = "url(#vg-bad)"
+BAD_STROKE = {"stroke": BAD, "stroke-width": 2.5}
 
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _ATTR = re.compile(r"[a-zA-Z][a-zA-Z0-9-]*")
@@ -132,11 +138,15 @@ def defs() -> Markup:
                            "patternTransform": "rotate(45)"},
                el("rect", {"width": 6, "height": 6, "fill": "#ffffff"}),
                el("line", {"x1": 0, "y1": 0, "x2": 0, "y2": 6, "stroke": INK, "stroke-width": 2}))
+    bad = el("pattern", {"id": "vg-bad", "width": 5, "height": 5, "patternUnits": "userSpaceOnUse",
+                         "patternTransform": "rotate(45)"},
+             el("rect", {"width": 5, "height": 5, "fill": "#ffffff"}),
+             el("line", {"x1": 0, "y1": 0, "x2": 0, "y2": 5, "stroke": BAD, "stroke-width": 3}))
     dots = el("pattern", {"id": "vg-dots", "width": 5, "height": 5, "patternUnits": "userSpaceOnUse"},
               el("rect", {"width": 5, "height": 5, "fill": "#ffffff"}),
               el("circle", {"cx": 2.5, "cy": 2.5, "r": 1.1, "fill": INK}))
     return el("svg", {"width": 0, "height": 0, "class": "defs",
-                      "aria-hidden": "true", "focusable": "false"}, el("defs", None, hatch, dots))
+                      "aria-hidden": "true", "focusable": "false"}, el("defs", None, hatch, bad, dots))
 
 
 # -- seed shapes ----------------------------------------------------------------
@@ -170,6 +180,26 @@ def seed_shape(i: int) -> tuple[str, bool]:
 
 
 # -- (1) per-arm, per-seed voice distances ------------------------------------------
+
+# Vertical places for a mark, nearest the row's middle first: a tie moves up, then down, then further.
+_LEVELS = (0.0, -11.0, 11.0, -20.0, 20.0)
+
+
+def _apart(xs: Sequence[float | None], r: float = 5.0) -> list[float]:
+    """A vertical offset per mark so that no two marks of one row overlap (x within 2r + 1 px)."""
+    placed: list[tuple[float, float]] = []
+    out: list[float] = []
+    for x in xs:
+        if x is None:
+            out.append(0.0)
+            continue
+        level = next((lv for lv in _LEVELS
+                      if all(abs(x - px) > 2 * r + 1 or abs(lv - py) >= 2 * r for px, py in placed)),
+                     _LEVELS[len(placed) % len(_LEVELS)])
+        placed.append((x, level))
+        out.append(level)
+    return out
+
 
 
 def distances_plot(arms: Sequence[ArmResult], seeds: Sequence[str]) -> Markup:
@@ -219,12 +249,12 @@ def distances_plot(arms: Sequence[ArmResult], seeds: Sequence[str]) -> Markup:
             parts.append(el("line", {"x1": sc(mean), "y1": y - 15, "x2": sc(mean), "y2": y + 11, "stroke": INK,
                                      "stroke-width": 3, "class": "mean", "data-arm": a.name},
                             title(f"{a.name}: mean distance {float(mean):.3f}")))
-        n = len(seeds)
+        offsets = _apart([sc(ds[seed]) if seed in ds else None for seed in seeds])
         for i, seed in enumerate(seeds):
             if seed not in ds:
                 continue
             kind, hollow = seed_shape(i)
-            dy = (i - (n - 1) / 2) * min(5.0, 16.0 / max(n, 1))
+            dy = offsets[i]
             parts.append(shape(kind, sc(ds[seed]), y + dy, 5, {
                 "fill": "#ffffff" if hollow else INK, "fill-opacity": None if hollow else 0.85,
                 "stroke": "#ffffff" if not hollow else INK, "class": "dot", "data-arm": a.name,
@@ -270,12 +300,11 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
     parts: list[Markup] = [text(left, 16, "delta_cb = mean d(base) - mean d(candidate); PASS needs the bar "
                                 "to pass the floor", size=12, fill=MID)]
     lx = left
-    parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": INK}))
+    parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": MID, "stroke": INK}))
     parts.append(text(lx + 24, 36, "PASS (deciding rule)", size=11))
     lx += 150
-    parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": "url(#vg-hatch)",
-                             "stroke": INK}))
-    parts.append(text(lx + 24, 36, "FAIL", size=11))
+    parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": BAD_FILL, **BAD_STROKE}))
+    parts.append(text(lx + 24, 36, "FAIL", size=11, weight="bold"))
     lx += 64
     for i, rule in enumerate(rule_order):
         letter, dash = _floor_style(rule, i)
@@ -295,8 +324,8 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
         verdict = c.voice_under(deciding)
         if delta is not None:
             x1, x2 = sorted((zero, sc(float(delta))))
-            parts.append(el("rect", {"x": x1, "y": bar_y, "width": max(x2 - x1, 1.0), "height": bar_h,
-                                     "fill": INK if verdict == "PASS" else "url(#vg-hatch)", "stroke": INK,
+            look = {"fill": MID, "stroke": INK} if verdict == "PASS" else {"fill": BAD_FILL, **BAD_STROKE}
+            parts.append(el("rect", {"x": x1, "y": bar_y, "width": max(x2 - x1, 1.0), "height": bar_h, **look,
                                      "class": "delta-bar", "data-arm": c.name, "data-verdict": verdict},
                             title(f"{c.name}: delta_cb {float(delta):+.3f}, {verdict} under {deciding}")))
         floors = c.floors
@@ -308,17 +337,20 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
             letter, dash = _floor_style(rule, i)
             x = sc(float(f))
             marks.append((x, letter))
+            # A white casing under the mark, so a floor inside a bar still shows.
+            parts.append(el("line", {"x1": x, "y1": bar_y - 8, "x2": x, "y2": bar_y + bar_h + 8,
+                                     "stroke": "#ffffff", "stroke-width": 6}))
             parts.append(el("line", {"x1": x, "y1": bar_y - 8, "x2": x, "y2": bar_y + bar_h + 8,
                                      "stroke": INK, "stroke-width": 3 if rule == deciding else 2,
                                      "stroke-dasharray": dash, "class": "floor-mark", "data-arm": c.name,
                                      "data-rule": rule},
                             title(f"{c.name}: {rule} floor {float(f):.3f}")))
         # Letters right of their marks, left to right, never on top of each other (two floors at
-        # the same place, like ckpt925's 0.251 under both rules, read "G P").
+        # the same place, like ckpt925's 0.251 under both rules, read "G=P").
         groups: list[tuple[float, str]] = []
         for x, letter in sorted(marks):
             if groups and abs(groups[-1][0] - x) < 1.0:
-                groups[-1] = (groups[-1][0], f"{groups[-1][1]} {letter}")
+                groups[-1] = (groups[-1][0], f"{groups[-1][1]}={letter}")
             else:
                 groups.append((x, letter))
         for g, (x, letter) in enumerate(groups):
@@ -326,6 +358,11 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
             crowded = g + 1 < len(groups) and groups[g + 1][0] - x < 8 * len(letter) + 10
             parts.append(text(x - 4, bar_y - 1, letter, anchor="end", size=11, weight="bold") if crowded
                          else text(x + 4, bar_y - 1, letter, size=11, weight="bold"))
+        if verdict is not None:
+            # The verdict in words under the name, FAIL as heavy as PASS (and red on screen).
+            parts.append(text(left - 10, bar_y + 31, ("\u2713 " if verdict == "PASS" else "\u2717 ") + str(verdict),
+                              anchor="end", size=12, weight="bold", fill=INK if verdict == "PASS" else BAD,
+                              cls="delta-verdict"))
         # The sentence under the bar: every number on it, with both rules and DISAGREE.
         bits = [f"{float(delta):+.3f}" if delta is not None else "n/a"]
         for rule in rule_order:
@@ -374,7 +411,7 @@ def overlap_plot(arms: Sequence[ArmResult], control_arm: str, control: float, to
         over = ov is not None and float(ov) > limit + 1e-12
         if ov is not None:
             parts.append(el("rect", {"x": left, "y": y0 + 9, "width": max(sc(float(ov)) - left, 1.5),
-                                     "height": 18, "fill": "url(#vg-hatch)" if over else MID, "stroke": INK,
+                                     "height": 18, **({"fill": BAD_FILL, **BAD_STROKE} if over else {"fill": MID, "stroke": INK}),
                                      "class": "overlap-bar", "data-arm": a.name},
                             title(f"{a.name}: overlap {float(ov):.4f}")))
         label = "n/a" if ov is None else f"{float(ov):.4f}"
@@ -443,7 +480,7 @@ def damage_plot(arms: Sequence[ArmResult], base: str, tolerance: float) -> Marku
             worse = ref is not None and a.name != base and (
                 v < float(ref) - tolerance - 1e-12 if sign < 0 else v > float(ref) + tolerance + 1e-12)
             parts.append(el("rect", {"x": left, "y": y + 6, "width": max(sc(v) - left, 1.5), "height": 16,
-                                     "fill": "url(#vg-hatch)" if worse else MID, "stroke": INK,
+                                     **({"fill": BAD_FILL, **BAD_STROKE} if worse else {"fill": MID, "stroke": INK}),
                                      "class": "damage-bar", "data-arm": a.name, "data-metric": key},
                             title(f"{a.name}: {key.replace('_', ' ')} {v:.3f}")))
             parts.append(text(W - right + 12, y + 19, f"{v:.3f}" + (" · worse than base" if worse else ""),

@@ -27,7 +27,7 @@ import asyncio
 import os
 import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
@@ -80,6 +80,106 @@ class Completion:
     finish_reason: str | None
     usage: dict[str, int] | None
     latency_s: float
+
+
+@dataclass(frozen=True)
+class StreamedCompletion:
+    """A streamed chat answer and when its pieces came, in seconds after the request went out.
+
+    ``first_token_s`` is the time to first token (TTFT); ``last_token_s`` when the last token
+    came. vLLM's serving benchmark measures decode speed between the two: time per output
+    token = (last − first) / (completion_tokens − 1).
+    """
+
+    text: str
+    finish_reason: str | None
+    usage: dict[str, int] | None
+    first_token_s: float
+    last_token_s: float
+    latency_s: float
+    chunks: int
+
+    @property
+    def completion_tokens(self) -> int:
+        return int((self.usage or {}).get("completion_tokens") or 0)
+
+    @property
+    def tpot_s(self) -> float | None:
+        """Time per output token after the first; None when fewer than two tokens came."""
+        n = self.completion_tokens
+        return (self.last_token_s - self.first_token_s) / (n - 1) if n >= 2 else None
+
+
+def parse_chat_stream(lines: list[tuple[float, str]], model: str,
+                      latency_s: float) -> StreamedCompletion:
+    """A chat answer streamed as server-sent events (``data: {json}`` lines, ``data: [DONE]`` last).
+
+    `lines` are (seconds since the request went out, line). Anything that is not vLLM's chunk
+    shape raises BadAnswer, like a malformed unstreamed answer.
+    """
+    text: list[str] = []
+    reason: str | None = None
+    usage: Any = None
+    first: float | None = None
+    last: float | None = None
+    chunks = 0
+    done = False
+    for t, line in lines:
+        line = line.strip()
+        if not line or line.startswith(":"):
+            continue   # keep-alive comments
+        if done:
+            raise BadAnswer("data after [DONE]")
+        if not line.startswith("data:"):
+            if line.startswith(("event:", "id:", "retry:")):
+                continue
+            raise BadAnswer(f"not a server-sent event line: {line[:60]!r}")
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            done = True
+            continue
+        try:
+            data = strict_json.loads(payload)
+        except ValueError as exc:
+            raise BadAnswer(f"a stream chunk is not strict JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise BadAnswer("a stream chunk is not a JSON object")
+        if "error" in data:
+            err = data["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise BadAnswer(f"the stream broke off with an error: {str(msg)[:200]}")
+        if data.get("model") != model:
+            raise BadAnswer(f"a stream chunk names model {data.get('model')!r:.80}, not the requested {model!r}")
+        chunks += 1
+        if data.get("usage") is not None:
+            usage = data["usage"]
+        choices = data.get("choices")
+        if not isinstance(choices, list):
+            raise BadAnswer("a stream chunk has no choices list")
+        if not choices:
+            continue
+        choice = choices[0]
+        if not isinstance(choice, dict) or not isinstance(choice.get("delta"), dict):
+            raise BadAnswer("a stream chunk has no choices[0].delta")
+        content = choice["delta"].get("content")
+        if content is not None and not isinstance(content, str):
+            raise BadAnswer("a stream chunk's delta.content is not a string")
+        if content:
+            text.append(content)
+            first = t if first is None else first
+            last = t
+        if choice.get("finish_reason") is not None:
+            reason = choice["finish_reason"]
+    if not done:
+        raise BadAnswer("the stream ended without data: [DONE]")
+    for problem in (finish_reason_problem(reason), usage_problem(usage)):
+        if problem is not None:
+            raise BadAnswer(problem)
+    if first is None or last is None:
+        raise BadAnswer("the stream carried no token")
+    kept = None if usage is None else {k: int(usage[k]) for k in USAGE_KEYS if usage.get(k) is not None}
+    return StreamedCompletion(text="".join(text), finish_reason=reason, usage=kept, first_token_s=first,
+                              last_token_s=last, latency_s=latency_s, chunks=chunks)
 
 
 def parse_chat_answer(content: bytes, model: str) -> tuple[str, str | None, dict[str, int] | None]:
@@ -237,10 +337,12 @@ class SeatClient:
 
     async def _send(self, method: str, url: str, *, json: Any = None, retry_5xx: bool = True,
                     budget: RetryPolicy | None = None, check: Callable[[httpx.Response], T] | None = None,
+                    attempt_with: Callable[[], Awaitable[httpx.Response]] | None = None,
                     **error_ctx: Any) -> tuple[httpx.Response, float, T | None]:
         """Send with retries; (response, latency of the attempt that answered, `check(response)`).
 
-        `check` raising BadAnswer makes that attempt a fault, retried like a 5xx.
+        `check` raising BadAnswer makes that attempt a fault, retried like a 5xx. `attempt_with`
+        replaces the plain request of one attempt (a streamed read).
         """
         policy = budget or self.retry
         path = urlsplit(url).path
@@ -257,7 +359,7 @@ class SeatClient:
             t0 = time.monotonic()
             try:
                 self.requests_sent += 1
-                resp = await self._once(method, url, json)
+                resp = await (attempt_with() if attempt_with is not None else self._once(method, url, json))
             except _RETRY_EXC as exc:
                 last = _describe_exc(exc)
                 retry_after = None
@@ -359,6 +461,47 @@ class SeatClient:
                                               check=lambda resp: parse_chat_answer(resp.content, model))
         text, finish_reason, usage = cast(tuple[str, "str | None", "dict[str, int] | None"], answer)
         return Completion(text=text, finish_reason=finish_reason, usage=usage, latency_s=latency)
+
+    async def chat_stream(self, model: str, prompt: str, *, seed: int | None, sampling: Any) -> StreamedCompletion:
+        """One chat request streamed (``stream: true``, usage in the last chunk), each line timed as it comes.
+
+        Retried under the same policy as `chat`; the times are those of the attempt that answered.
+        """
+        params = sampling.as_dict() if hasattr(sampling, "as_dict") else dict(sampling)
+        body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}], **params,
+                                "stream": True, "stream_options": {"include_usage": True}}
+        if seed is not None:
+            body["seed"] = seed
+        url = f"{self.url}/chat/completions"
+        lines: list[tuple[float, str]] = []
+        span = [0.0, 0.0]   # when the attempt went out, when its last byte came
+
+        async def read() -> httpx.Response:
+            lines.clear()
+            span[0] = time.monotonic()
+            async with self._http.stream("POST", url, json=body) as resp:
+                if resp.status_code >= 400:
+                    await resp.aread()
+                    return resp
+                async for line in resp.aiter_lines():
+                    lines.append((time.monotonic() - span[0], line))
+                span[1] = time.monotonic()
+            return resp
+
+        async def attempt() -> httpx.Response:
+            try:
+                return await asyncio.wait_for(read(), timeout=self.timeout)
+            except httpx.InvalidURL as exc:
+                raise VoicegateError(f"seat URL {self.shown_url}: {self._scrub(str(exc))}") from None
+
+        def check(resp: httpx.Response) -> StreamedCompletion:
+            if "text/event-stream" not in resp.headers.get("content-type", ""):
+                raise BadAnswer(f"asked to stream, the seat answered {resp.headers.get('content-type') or 'no type'}, "
+                                "not text/event-stream")
+            return parse_chat_stream(list(lines), model, span[1] - span[0])
+
+        _, _, answer = await self._send("POST", url, json=body, model=model, check=check, attempt_with=attempt)
+        return cast(StreamedCompletion, answer)
 
     async def load_adapter(self, name: str, path: str) -> float:
         """Load at run time; returns seconds taken. Such an adapter is gone after a seat restart."""

@@ -3,7 +3,9 @@
 It is for fast tests, the demo and `voicegate seat simulate`: no model, but the
 same routes, status codes and bodies a real vLLM 0.32 seat gives (measured in
 ``shared/docs/VLLM-CPU.md``), deterministic text from (model, seed, prompt), a
-fixed number of decode slots, a time per token per model, and fault injection
+fixed number of decode slots, a time per token and a prefill time per model, streamed
+answers (``stream: true``: server-sent events, one token a chunk, as vLLM sends them),
+``ignore_eos`` (decode all ``max_tokens``), and fault injection
 (every k-th request 500s, 429s or stalls, or its body trickles in a byte at a
 time; a restart drops runtime-loaded adapters, as a real `compose up -d` does).
 
@@ -20,6 +22,10 @@ the model (``default_text`` hashes it in), so the fault is detectable.
 Text generators are pluggable per model: ``generators={"lv-x": fn}`` where
 ``fn(model, seed, prompt, max_tokens)`` returns the text (or ``(text,
 finish_reason)``). The completion's token count is its whitespace word count.
+
+Timing: a request waits ``request_overhead`` + its model's prefill time, then each token
+takes its model's time per token; a streamed answer sends each token when it is done, so
+a client sees the time to first token and the time per output token apart.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
@@ -59,6 +66,28 @@ def default_text(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[s
     return text, ("stop" if n <= max_tokens else "length")
 
 
+def _pad_to(text: str, model: str, seed: int, max_tokens: int) -> str:
+    """``ignore_eos``: go on past the generator's end, deterministically, to exactly max_tokens words."""
+    words = text.split()
+    more: list[str] = []
+    digest = hashlib.sha256(f"{model}\0{seed}\0more".encode()).digest()
+    for i in range(max_tokens - len(words)):
+        block = hashlib.sha256(digest + i.to_bytes(4, "big")).digest()
+        more.append(_WORDS[int.from_bytes(block[:4], "big") % len(_WORDS)])
+    return " ".join(words[:max_tokens] + more)
+
+
+class Stream:
+    """A streamed answer: the handler sends each piece as one HTTP/1.1 chunk as soon as it is yielded."""
+
+    def __init__(self, pieces: Iterator[bytes]):
+        self.pieces = pieces
+
+
+def _sse(payload: dict[str, Any] | str) -> bytes:
+    return f"data: {payload if isinstance(payload, str) else json.dumps(payload)}\n\n".encode()
+
+
 def _error(message: str, type_: str, code: int, param: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
@@ -78,6 +107,8 @@ class StandinSeat:
         token_time: float = 0.0,
         token_time_by_model: dict[str, float] | None = None,
         request_overhead: float = 0.0,
+        prefill_time: float = 0.0,
+        prefill_time_by_model: dict[str, float] | None = None,
         runtime_lora: bool = True,
         check_paths: bool = False,
         version: str = "0.32.0+standin",
@@ -105,6 +136,8 @@ class StandinSeat:
         self.token_time = token_time
         self.token_time_by_model = dict(token_time_by_model or {})
         self.request_overhead = request_overhead
+        self.prefill_time = prefill_time
+        self.prefill_time_by_model = dict(prefill_time_by_model or {})
         self.runtime_lora = runtime_lora
         self.check_paths = check_paths
         self.version = version
@@ -324,50 +357,26 @@ class StandinSeat:
                 f"'max_tokens' is too large: {max_tokens}. This model's maximum context length is "
                 f"{self.max_model_len} tokens.", "BadRequestError", 400), {}
         seed = int(data.get("seed") or 0)
+        stream = data.get("stream") is True
+        options = data.get("stream_options")
+        include_usage = stream and isinstance(options, dict) and options.get("include_usage") is True
+        ignore_eos = data.get("ignore_eos") is True
         prompt = "\n".join(str(m.get("content", "")) for m in data["messages"] if isinstance(m, dict))
-        served_as = model
-        with self._lock:
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-            entry["in_flight"] = self.in_flight
-            entry["seed"] = seed
-            others = sorted(m for m, n in self.models_in_flight.items() if n > 0 and m != model)
-            self.models_in_flight[model] = self.models_in_flight.get(model, 0) + 1
-            if others:
-                self.shared_requests += 1
-                entry["shared_with"] = others
-                k = self.wrong_weights_every
-                if k and self.shared_requests % k == 0:
-                    served_as = others[(self.shared_requests // k) % len(others)]
-                    self.wrong_served += 1
-            entry["served_as"] = served_as
-        try:
-            # Requests beyond the seat's slots wait here, as vLLM queues beyond --max-num-seqs.
-            with self._slot_sem:
-                with self._lock:
-                    self.decoding += 1
-                    self.peak_decoding = max(self.peak_decoding, self.decoding)
-                try:
-                    # The weights that answer: the requested model's, unless the fault swapped them.
-                    gen = self.generators.get(served_as, self.default_generator)
-                    out = gen(served_as, seed, prompt, max_tokens)
-                    text, finish = out if isinstance(out, tuple) else (out, None)
-                    tokens = len(text.split())
-                    entry["tokens"] = tokens
-                    if finish is None:
-                        finish = "length" if tokens >= max_tokens else "stop"
-                    per_token = self.token_time_by_model.get(model, self.token_time)
-                    delay = self.request_overhead + tokens * per_token
-                    if delay > 0:
-                        time.sleep(delay)
-                finally:
-                    with self._lock:
-                        self.decoding -= 1
-        finally:
-            with self._lock:
-                self.in_flight -= 1
-                self.models_in_flight[model] -= 1
         prompt_tokens = len(prompt.split()) + 4
+        with self._lock:
+            entry["seed"] = seed
+            entry["stream"] = stream
+        if stream:
+            self._record(entry, 200)
+            return 200, Stream(self._stream(model, seed, prompt, max_tokens, ignore_eos, include_usage,
+                                            prompt_tokens)), {}
+        with self._decoding(entry, model) as served_as:
+            # The weights that answer: the requested model's, unless the fault swapped them.
+            text, finish, tokens = self._generate(served_as, seed, prompt, max_tokens, ignore_eos)
+            entry["tokens"] = tokens
+            delay = self._ttft(model) + tokens * self._per_token(model)
+            if delay > 0:
+                time.sleep(delay)
         self._record(entry, 200)
         return 200, {
             "id": f"chatcmpl-standin-{self.counts.get('/v1/chat/completions', 0)}",
@@ -377,6 +386,97 @@ class StandinSeat:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
                       "total_tokens": prompt_tokens + tokens},
         }, {}
+
+    def _per_token(self, model: str) -> float:
+        return self.token_time_by_model.get(model, self.token_time)
+
+    def _ttft(self, model: str) -> float:
+        """Before the first token's own decode time: the request's overhead and the prompt's prefill."""
+        return self.request_overhead + self.prefill_time_by_model.get(model, self.prefill_time)
+
+    def _generate(self, model: str, seed: int, prompt: str, max_tokens: int,
+                  ignore_eos: bool) -> tuple[str, str, int]:
+        gen = self.generators.get(model, self.default_generator)
+        out = gen(model, seed, prompt, max_tokens)
+        text, finish = out if isinstance(out, tuple) else (out, None)
+        if ignore_eos and len(text.split()) < max_tokens:
+            text, finish = _pad_to(text, model, seed, max_tokens), "length"
+        tokens = len(text.split())
+        if finish is None:
+            finish = "length" if tokens >= max_tokens else "stop"
+        return text, finish, tokens
+
+    @contextmanager
+    def _decoding(self, entry: dict[str, Any] | None, model: str) -> Iterator[str]:
+        """In flight, then (beyond the seat's slots it waits, as vLLM queues beyond --max-num-seqs) decoding.
+
+        Yields the model whose weights answer: `model`, unless the wrong-weights fault swaps in
+        another model in flight at the same moment (the echoed name stays `model`).
+        """
+        served_as = model
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            others = sorted(m for m, n in self.models_in_flight.items() if n > 0 and m != model)
+            self.models_in_flight[model] = self.models_in_flight.get(model, 0) + 1
+            if others:
+                self.shared_requests += 1
+                k = self.wrong_weights_every
+                if k and self.shared_requests % k == 0:
+                    served_as = others[(self.shared_requests // k) % len(others)]
+                    self.wrong_served += 1
+            if entry is not None:
+                entry["in_flight"] = self.in_flight
+                if others:
+                    entry["shared_with"] = others
+                entry["served_as"] = served_as
+        try:
+            with self._slot_sem:
+                with self._lock:
+                    self.decoding += 1
+                    self.peak_decoding = max(self.peak_decoding, self.decoding)
+                try:
+                    yield served_as
+                finally:
+                    with self._lock:
+                        self.decoding -= 1
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+                self.models_in_flight[model] -= 1
+
+    def _stream(self, model: str, seed: int, prompt: str, max_tokens: int, ignore_eos: bool,
+                include_usage: bool, prompt_tokens: int) -> Iterator[bytes]:
+        """vLLM's chat stream: a role chunk, one chunk per token, the finish chunk, usage, ``[DONE]``.
+
+        Token i is sent at ttft + (i+1) x per-token time after the request started decoding (sleeping to
+        that deadline, so small sleeps' overshoot does not add up over a long answer).
+        """
+        cid = f"chatcmpl-standin-{self.counts.get('/v1/chat/completions', 0)}"
+        created = int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            return _sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                         "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish,
+                                      **({"stop_reason": None} if finish else {})}]})
+
+        with self._decoding(None, model) as served_as:
+            text, finish, tokens = self._generate(served_as, seed, prompt, max_tokens, ignore_eos)
+            ttft, per_token = self._ttft(model), self._per_token(model)
+            t0 = time.monotonic()
+            for i, word in enumerate(text.split()):
+                wait = t0 + ttft + (i + 1) * per_token - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                if i == 0:
+                    yield chunk({"role": "assistant", "content": ""})
+                yield chunk({"content": word if i == 0 else " " + word})
+        yield chunk({"content": ""}, finish)
+        if include_usage:
+            yield _sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                        "choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
+                                                 "total_tokens": prompt_tokens + tokens}})
+        yield _sse("[DONE]")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -394,6 +494,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
         status, payload, extra = self.owner.handle(method, path, self.headers, body)
+        if isinstance(payload, Stream):
+            self._send_stream(status, payload)
+            return
         if isinstance(payload, str):
             data, ctype = payload.encode(), "text/plain; charset=utf-8"
         else:
@@ -414,6 +517,25 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (e.g. its timeout fired during an injected stall)
+
+    def _send_stream(self, status: int, stream: Stream) -> None:
+        """Server-sent events in chunked transfer encoding, each piece flushed as it comes."""
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for piece in stream.pieces:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            close = getattr(stream.pieces, "close", None)
+            if close is not None:
+                close()   # a client that left mid-answer frees its decode slot
 
     def do_GET(self) -> None:
         self._serve("GET")
