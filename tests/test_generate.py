@@ -255,16 +255,21 @@ def test_base_not_served_is_refused(tmp_path):
     assert done.returncode == 2 and "does not serve the base model 'voices-base'" in done.stderr
 
 
+def _generate_started(root: Path) -> subprocess.Popen[str]:
+    """`generate` in a subprocess, returned once it holds the gate and has stored its first row."""
+    first = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet"],
+                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    path = root / "runs" / GATE / "generations.jsonl"
+    deadline = time.monotonic() + 60
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return first
+
+
 def test_second_generate_on_the_same_gate_is_locked_out(tmp_path):
     with _seat(token_time=0.02, slots=1) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=1))
-        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
-        first = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet"],
-                                 cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        path = root / "runs" / GATE / "generations.jsonl"
-        deadline = time.monotonic() + 60
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        first = _generate_started(root)
         second = voicegate(root, "generate", GATE, "--quiet")
         _, err = first.communicate(timeout=120)
     assert second.returncode == 2
@@ -280,13 +285,7 @@ def test_import_while_generate_runs_is_refused_and_nothing_is_duplicated(tmp_pat
         outside = root / "outside.jsonl"
         outside.write_text(json.dumps({"arm": "base", "model": "voices-base", "seed": 101, "prompt_id": "p1",
                                        "text": "an outside row", "finish_reason": "stop"}) + "\n", encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
-        first = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet"],
-                                 cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        path = root / "runs" / GATE / "generations.jsonl"
-        deadline = time.monotonic() + 60
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        first = _generate_started(root)
         second = voicegate(root, "import", GATE, str(outside))
         _, err = first.communicate(timeout=120)
     assert second.returncode == 2, second.stderr
@@ -295,7 +294,7 @@ def test_import_while_generate_runs_is_refused_and_nothing_is_duplicated(tmp_pat
     assert first.returncode == 0, err
     got = rows(root, GATE)
     assert len(got) == 18 and len(set(_keys(got))) == 18 and all(r.get("source") != "import" for r in got)
-    assert "an outside row" not in path.read_text(encoding="utf-8")
+    assert "an outside row" not in (root / "runs" / GATE / "generations.jsonl").read_text(encoding="utf-8")
 
 
 def test_generate_while_an_import_holds_the_gate_is_refused(tmp_path):
