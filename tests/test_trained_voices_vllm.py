@@ -125,6 +125,11 @@ def run(seat: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     r.vg("generate", gate.gate, "--seat", seat.url, "--quiet")
     r.vg("score", gate.gate)
     r.times["gate_total"] = round(time.monotonic() - t0, 1)
+    scores = json.loads((gate.root / "runs" / gate.gate / "scores.json").read_text())
+    for a in scores["arms"]:   # the numbers behind the pattern, for the CI log
+        sys.stderr.write(f"\n  {a['name']:<8} delta_cb {a.get('delta_cb', 0.0):+.3f} spread {a['spread']:.3f} "
+                         f"floors {a.get('floors', {})} overlap {a['overlap']:.4f} longest {a['longest_run']} "
+                         f"{a.get('copying', 'control')} words/pool {a.get('pool_words')}")
     yield r
     sys.stderr.write(f"\ntrained-voices gate timings (s): {json.dumps(r.times)}\n")
 
