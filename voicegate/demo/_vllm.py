@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +85,7 @@ class VllmServer:
     proc: subprocess.Popen[bytes]
     log_path: Path
     lora_modules: dict[str, Path]
+    tmp: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     def log_tail(self, n: int = 4000) -> str:
@@ -95,6 +98,7 @@ class VllmServer:
         """SIGTERM the server; if it lingers, SIGKILL its own process group (the engine too)."""
         proc = self.proc
         if proc.poll() is not None:
+            self._clean()
             return 0.0
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
@@ -109,7 +113,16 @@ class VllmServer:
             pass
         secs = round(time.monotonic() - t0, 2)
         self.timings["stop_s"] = secs
+        self._clean()
         return secs
+
+    def _clean(self) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def last_error(self) -> str:
+        lines = [ln.strip() for ln in self.log_tail().splitlines() if ln.strip()]
+        return next((ln for ln in reversed(lines) if "Error" in ln), lines[-1] if lines else "(empty log)")
 
     def __enter__(self) -> Self:
         return self
@@ -126,8 +139,9 @@ def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | 
     if python is None:
         raise VoicegateError(why_no_vllm())
     workdir.mkdir(parents=True, exist_ok=True)
-    tmp = workdir / "tmp"
-    tmp.mkdir(exist_ok=True)
+    # A private TMPDIR (vLLM leaves files there), short: its engine binds a unix socket in it and
+    # a socket path longer than 107 bytes is refused (a deep workspace path was).
+    tmp = Path(tempfile.mkdtemp(prefix="vg-vllm-"))
     port = free_port()
     env = {
         **os.environ,
@@ -160,11 +174,13 @@ def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | 
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir,
                                 start_new_session=True)
     server = VllmServer(url=f"http://127.0.0.1:{port}/v1", port=port, proc=proc, log_path=log_path,
-                        lora_modules=modules)
+                        lora_modules=modules, tmp=tmp)
     deadline = t0 + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise VoicegateError(f"vLLM exited with {proc.returncode}:\n{server.log_tail()}")
+            server.stop()
+            raise VoicegateError(f"vLLM exited with {proc.returncode} before answering /health: "
+                                 f"{server.last_error()[:400]} (log: {log_path})")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
                 server.timings["start_s"] = round(time.monotonic() - t0, 2)
@@ -173,4 +189,5 @@ def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | 
             pass
         time.sleep(0.5)
     server.stop()
-    raise VoicegateError(f"vLLM did not answer /health within {timeout:.0f}s:\n{server.log_tail()}")
+    raise VoicegateError(f"vLLM did not answer /health within {timeout:.0f}s: {server.last_error()[:400]} "
+                         f"(log: {log_path})")
