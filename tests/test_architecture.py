@@ -34,7 +34,8 @@ KNOWN_REMAINING: set[str] = set()
 
 RESULT_ONLY = ("delta_cb", "floors", "ratio", "ratios", "disagree", "overlap", "spread", "distances", "ships",
                "mean_distance", "longest_run", "ngrams", "probe_pass_rate", "degeneration", "spans", "bootstrap",
-               "identical_to_base", "signature_text", "voice_decides")
+               "identical_to_base", "signature_text", "voice_decides", "pool_words", "ruler", "heldout_auc",
+               "author_auc")
 SHARED_WITH_SPEC = ("copying", "damage", "voice")
 
 

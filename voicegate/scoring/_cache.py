@@ -28,7 +28,8 @@ from voicegate._hashing import sha256_file
 from voicegate.scoring._copying import NgramIndex, build_index
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._embedding import Encode
-from voicegate.scoring._stylometric import Reference, build_reference
+from voicegate.scoring._ruler import RULER_METHOD, Chunks, RulerNumbers, ruler_check
+from voicegate.scoring._stylometric import Reference, build_reference, chunk_counts, word_counts
 from voicegate.scoring._tokens import TOKENIZER_NAME
 
 FORMAT = 1  # bump when what a cache file holds changes meaning
@@ -177,6 +178,42 @@ class Cache:
                        target=ref.target, chunks=np.asarray(ref.chunks))
         self._memo[name] = ref
         return ref
+
+    def ruler(self, heldout: Sequence[Path], background: Sequence[Path], training: Sequence[Path], *,
+              mfw: int, chunk: int) -> RulerNumbers:
+        """The ruler check of the stylometric reference (`_ruler`), paid once per corpus content."""
+        name = "ruler-" + _key("ruler", RULER_METHOD, self.corpus_sha256(heldout), self.corpus_sha256(background),
+                               self.corpus_sha256(training), mfw, chunk)
+        if name in self._memo:
+            return self._memo[name]  # type: ignore[return-value]
+        data = self._load(name)
+        if data is not None:
+            self.hits += 1
+            nums = data["numbers"].tolist()
+            ruler = RulerNumbers(heldout_auc=None if np.isnan(nums[0]) else float(nums[0]),
+                                 author_auc=None if np.isnan(nums[1]) else float(nums[1]),
+                                 heldout_chunks=int(nums[2]), background_chunks=int(nums[3]),
+                                 training_chunks=int(nums[4]))
+        else:
+            self.misses += 1
+            ref = self.reference(heldout, background, mfw=mfw, chunk=chunk)
+            index = ref.index()
+            n_words = len(index)
+
+            def chunks(paths: Sequence[Path]) -> Chunks:
+                return Chunks.stack([chunk_counts(self.doc(p), index, chunk) for p in paths], n_words)
+
+            held_docs = [self.doc(p) for p in heldout]
+            held_counts = sum((word_counts(index, d) for d in held_docs), np.zeros(n_words))
+            ruler = ruler_check(ref, chunks(heldout), held_counts, float(sum(len(d) for d in held_docs)),
+                                chunks(background), chunks(training))
+            nan = float("nan")
+            self._save(name, numbers=np.asarray([
+                nan if ruler.heldout_auc is None else ruler.heldout_auc,
+                nan if ruler.author_auc is None else ruler.author_auc,
+                ruler.heldout_chunks, ruler.background_chunks, ruler.training_chunks], dtype=float))
+        self._memo[name] = ruler
+        return ruler
 
     def index(self, training: Sequence[Path], *, n: int) -> NgramIndex:
         name = "ngrams-" + _key("ngrams", self.corpus_sha256(training), n)

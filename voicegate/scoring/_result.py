@@ -160,6 +160,8 @@ class ArmResult:
     degeneration: Degeneration = field(default_factory=Degeneration)
     probe_pass_rate: float | None = None
     generations: int | None = None
+    # Words (tokens) in each seed's pool: what d(a, s) rests on. Absent in older results.
+    pool_words: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def is_base(self) -> bool:
@@ -170,9 +172,16 @@ class ArmResult:
                 "mean_distance": self.mean_distance, "spread": self.spread}
 
     def _stats(self) -> JSON:
-        return {"overlap": self.overlap, "ngrams": self.ngrams, "longest_run": self.longest_run,
-                "spans": [s.to_json() for s in self.spans], "degeneration": self.degeneration.to_json(),
-                "probe_pass_rate": self.probe_pass_rate, "generations": self.generations}
+        out: JSON = {"overlap": self.overlap, "ngrams": self.ngrams, "longest_run": self.longest_run,
+                     "spans": [s.to_json() for s in self.spans], "degeneration": self.degeneration.to_json(),
+                     "probe_pass_rate": self.probe_pass_rate, "generations": self.generations}
+        if self.pool_words:
+            out["pool_words"] = dict(self.pool_words)
+        return out
+
+    @property
+    def smallest_pool(self) -> int | None:
+        return min(self.pool_words.values()) if self.pool_words else None
 
     def to_json(self) -> JSON:
         return {**self._head(), **self._stats()}
@@ -185,7 +194,8 @@ class ArmResult:
                 "overlap": d.get("overlap"), "ngrams": d.get("ngrams"), "longest_run": d.get("longest_run"),
                 "spans": tuple(Span.from_json(s) for s in d.get("spans") or () if isinstance(s, Mapping)),
                 "degeneration": Degeneration.from_json(_mapping(d.get("degeneration"))),
-                "probe_pass_rate": d.get("probe_pass_rate"), "generations": d.get("generations")}
+                "probe_pass_rate": d.get("probe_pass_rate"), "generations": d.get("generations"),
+                "pool_words": {str(k): int(v) for k, v in _mapping(d.get("pool_words")).items()}}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ArmResult:
@@ -383,6 +393,34 @@ class Integrity:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RulerCheck:
+    """Can the view's ruler tell this author at all? From the registered corpora alone (`_ruler`)."""
+
+    view: str
+    method: str | None = None
+    heldout_auc: float | None = None
+    author_auc: float | None = None
+    heldout_chunks: int | None = None
+    background_chunks: int | None = None
+    training_chunks: int | None = None
+    threshold: float | None = None
+    ok: bool | None = None
+
+    def to_json(self) -> JSON:
+        return {"method": self.method, "heldout_auc": self.heldout_auc, "author_auc": self.author_auc,
+                "heldout_chunks": self.heldout_chunks, "background_chunks": self.background_chunks,
+                "training_chunks": self.training_chunks, "threshold": self.threshold, "ok": self.ok}
+
+    @classmethod
+    def from_json(cls, view: str, d: Mapping[str, Any]) -> RulerCheck:
+        ok = d.get("ok")
+        return cls(view=view, method=d.get("method"), heldout_auc=d.get("heldout_auc"),
+                   author_auc=d.get("author_auc"), heldout_chunks=d.get("heldout_chunks"),
+                   background_chunks=d.get("background_chunks"), training_chunks=d.get("training_chunks"),
+                   threshold=d.get("threshold"), ok=None if ok is None else bool(ok))
+
+
+@dataclass(frozen=True, kw_only=True)
 class GateResult:
     """One scoring of one gate's generations under one deciding rule (DESIGN.md §6)."""
 
@@ -392,6 +430,8 @@ class GateResult:
     control: Control
     arms: tuple[ArmResult, ...]
     counts: Counts | None = None
+    # view name -> its ruler check; empty when none was computed (older results, test seams).
+    ruler: Mapping[str, RulerCheck] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     # What shaped the numbers (`_signature`): a flat record of parameters and hashes, kept as data.
     signature: Mapping[str, Any] = field(default_factory=dict)
@@ -439,6 +479,8 @@ class GateResult:
             out["counts"] = self.counts.to_json()
         if self.integrity is not None:
             out["integrity"] = self.integrity.to_json()
+        if self.ruler:
+            out["ruler"] = {view: check.to_json() for view, check in self.ruler.items()}
         out.update({"warnings": list(self.warnings), "signature": dict(self.signature),
                     "signature_text": self.signature_text})
         return out
@@ -454,6 +496,8 @@ class GateResult:
                    control=Control(arm=control.get("arm", base), overlap=control.get("overlap")), arms=arms,
                    counts=Counts(**{k: int(counts.get(k, 0)) for k in ("voice", "probe", "expected_voice")})
                    if isinstance(counts, Mapping) else None,
+                   ruler={str(v): RulerCheck.from_json(str(v), c) for v, c in _mapping(d.get("ruler")).items()
+                          if isinstance(c, Mapping)},
                    warnings=tuple(str(w) for w in d.get("warnings") or ()),
                    signature=_mapping(d.get("signature")), signature_text=d.get("signature_text"),
                    integrity=Integrity.from_json(integrity) if isinstance(integrity, Mapping) else None)

@@ -30,8 +30,10 @@ from voicegate.scoring._result import (
     Counts,
     Degeneration,
     GateResult,
+    RulerCheck,
     Span,
 )
+from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC
 from voicegate.scoring._signature import signature, signature_text
 from voicegate.scoring._verdicts import ArmVoice, CandidateVoice, decide, rnd
 from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
@@ -156,6 +158,36 @@ def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells) -> tuple[Dist
     return dist, pool
 
 
+def _ruler_checks(spec: GateSpec, cache: Cache) -> dict[str, RulerCheck]:
+    """The ruler check of the deciding view, from the registered corpora alone (`_ruler`).
+
+    The stylometric view's ruler is its reference (held-out + background, MFW, z-scores);
+    the embedding view has no ruler check yet (its key is absent).
+    """
+    if spec.voice.view != "stylometric":
+        return {}
+    v = spec.voice
+    nums = cache.ruler(spec.corpora.heldout, spec.corpora.background, spec.corpora.training, mfw=v.mfw, chunk=v.chunk)
+    return {"stylometric": RulerCheck(
+        view="stylometric", method=RULER_METHOD, heldout_auc=rnd(nums.heldout_auc), author_auc=rnd(nums.author_auc),
+        heldout_chunks=nums.heldout_chunks, background_chunks=nums.background_chunks,
+        training_chunks=nums.training_chunks, threshold=RULER_MIN_AUC, ok=nums.ok)}
+
+
+def ruler_warnings(checks: dict[str, RulerCheck]) -> list[str]:
+    out = []
+    for view, c in checks.items():
+        if c.ok:
+            continue
+        low = [f"{what} AUC {auc:.3f}" for what, auc in (("held-out vs background", c.heldout_auc),
+                                                          ("author's training text vs background", c.author_auc))
+               if auc is not None and auc < RULER_MIN_AUC]
+        out.append(f"the {view} ruler cannot see this author ({', '.join(low)}; under {RULER_MIN_AUC}): "
+                   "a FAIL may mean a ruler that cannot tell the author, not a voice that is absent; "
+                   "check the background corpus (other authors, not the author's own text)")
+    return out
+
+
 def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *,
                     encode: Encoder | None = None) -> tuple[Distances, PoolOf, str]:
     v = spec.voice
@@ -243,6 +275,11 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
                             f"~{MIN_WORDS_PER_ARM_SEED:,} to be reliable")
     else:
         dist, pool, embedding_model = _embedding_view(spec, cache, cells, encode=encode)
+    rulers = _ruler_checks(spec, cache)
+    warnings += ruler_warnings(rulers)
+    pool_words: dict[str, dict[str, int]] = {}
+    for (arm_name, seed), rs in cells.by_cell.items():
+        pool_words.setdefault(arm_name, {})[str(seed)] = int(cells.lengths[rs].sum())
 
     # -- copying ---------------------------------------------------------------
     index = cache.index(spec.corpora.training, n=spec.copying.n)
@@ -285,7 +322,8 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
             "mean_distance": v.mean_distance, "spread": v.spread, "overlap": rnd(c.overlap), "ngrams": c.ngrams,
             "longest_run": c.longest_run, "spans": c.spans,
             "degeneration": _degeneration(degen[arm.name]),
-            "probe_pass_rate": rnd(passed[arm.name]), "generations": len(cells.arm_rows(arm.name))}
+            "probe_pass_rate": rnd(passed[arm.name]), "generations": len(cells.arm_rows(arm.name)),
+            "pool_words": {str(s): pool_words[arm.name][str(s)] for s in spec.seeds}}
         if not isinstance(v, CandidateVoice):
             arms_out.append(ArmResult(**common))
             continue
@@ -323,4 +361,5 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
     return GateResult(gate=spec.gate, rule=rule_id, ships=decided.ships, control=Control(arm=base, overlap=rnd(control)),
                       arms=tuple(arms_out),
                       counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
+                      ruler=rulers,
                       warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig))

@@ -46,18 +46,30 @@ def _columns(doc: TokenDoc, index: dict[str, int]) -> np.ndarray:
     return np.fromiter((index.get(w, -1) for w in doc.vocab), dtype=np.int64, count=len(doc.vocab))
 
 
-def _chunk_frequencies(doc: TokenDoc, index: dict[str, int], chunk: int) -> np.ndarray:
-    """(chunks x MFW) relative frequencies of one file cut into chunks."""
+def chunk_counts(doc: TokenDoc, index: dict[str, int], chunk: int) -> tuple[np.ndarray, int]:
+    """(chunks x MFW) MFW counts of one file cut into chunks, and the chunk size in tokens.
+
+    Full chunks only, the remainder dropped; a file shorter than one chunk is one chunk.
+    """
     n_words = len(index)
     total = len(doc)
     if total == 0:
-        return np.zeros((0, n_words))
+        return np.zeros((0, n_words), dtype=np.int64), 0
     n_chunks, size = (total // chunk, chunk) if total >= chunk else (1, total)
     cols = _columns(doc, index)[doc.ids[: n_chunks * size]]
     chunk_no = np.arange(cols.shape[0]) // size
     keep = cols >= 0
     flat = np.bincount(chunk_no[keep] * n_words + cols[keep], minlength=n_chunks * n_words)
-    return flat.reshape(n_chunks, n_words) / float(size)
+    return flat.reshape(n_chunks, n_words), size
+
+
+def _chunk_frequencies(doc: TokenDoc, index: dict[str, int], chunk: int) -> np.ndarray:
+    """(chunks x MFW) relative frequencies of one file cut into chunks."""
+    counts, size = chunk_counts(doc, index, chunk)
+    if size == 0:
+        return np.zeros((0, len(index)))
+    out: np.ndarray = counts / float(size)
+    return out
 
 
 def most_frequent(docs: Sequence[TokenDoc], n: int) -> tuple[str, ...]:
