@@ -11,6 +11,7 @@ part it implements:
 - `_copying`       hashed word n-gram index, overlap, longest verbatim runs
 - `_damage`        degeneration and probe checks
 - `_harness`       candidate generations identical to the base's (a seat that skipped the adapter)
+- `_ruler`         the ruler check: can the stylometric reference tell this author (corpora only)
 - `_verdicts`      delta_cb, both floors, verdicts, DISAGREE, the ship pick (`decide`)
 - `_bootstrap`     the informational prompt-clustered interval
 - `_signature`     what shaped the numbers
