@@ -12,7 +12,6 @@ Arms: the carrier as ``base`` and any of the five voices as candidates. Two of t
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import yaml
 
 from voicegate._errors import VoicegateError
 from voicegate.demo._vllm import AUSTEN, BASE_NAME, PARROT
+from voicegate.demo._workspace import commit_workspace
 
 GATE = "lv-bronte"
 HELDOUT = ("CBronte_Villette",)
@@ -123,13 +123,8 @@ def write_trained_workspace(root: Path, voices: Path, corpus: Path, *, arms: tup
     readme = voices / "lv-bronte-ckpt475" / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.is_file() else "# lv-bronte\n"
     (root / "adapters" / "lv-bronte" / "README.md").write_text(text, encoding="utf-8")
-    for name in ("gates", "runs"):
-        (root / name).mkdir(exist_ok=True)
-    (root / ".gitignore").write_text("/runs/\n", encoding="utf-8")
-    git = ["git", "-c", "user.name=voicegate", "-c", "user.email=voicegate@voicegate.invalid"]
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-qm", "lv-bronte workspace on the tiny voices"], cwd=root, check=True)
+    commit_workspace(root, "lv-bronte workspace on the tiny voices", name="voicegate",
+                     email="voicegate@voicegate.invalid")
     return TrainedGate(root=root, gate=GATE, arms=("base", *arms),
                        served={n: voices / n for n in served},
                        runtime={ARMS[a]: voices / ARMS[a] for a in arms if ARMS[a] not in SERVED},

@@ -101,10 +101,15 @@ def write_workspace(root: Path) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for name in ("gates", "runs"):
-        (root / name).mkdir(exist_ok=True)
+    commit_workspace(root, "demo workspace", name="voicegate demo", email="demo@voicegate.invalid")
+
+
+def commit_workspace(root: Path, message: str, *, name: str, email: str) -> None:
+    """gates/ and runs/ (ignored), then `git init` and one commit of everything laid out so far."""
+    for sub in ("gates", "runs"):
+        (root / sub).mkdir(exist_ok=True)
     (root / ".gitignore").write_text("/runs/\n", encoding="utf-8")
-    env_git = ["git", "-c", "user.name=voicegate demo", "-c", "user.email=demo@voicegate.invalid"]
+    git = ["git", "-c", f"user.name={name}", "-c", f"user.email={email}"]
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run([*env_git, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*env_git, "commit", "-qm", "demo workspace"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", message], cwd=root, check=True)
