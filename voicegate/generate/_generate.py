@@ -24,6 +24,14 @@ A run whose integrity check failed is not continued as it was: ``--isolate-arms`
 first moves the suspect rows (every row of a failed session) to the quarantine
 file, then regenerates them.
 
+**Replicas** (issue 13). Given several URLs (``seat.replicas``, or ``--seat`` more
+than once), step 3 asks every replica and refuses, before any request, one that
+is not the same seat as the first (`seat._identity`); steps 4–7 happen on each.
+A cell — one (seed, prompt) with every arm — runs whole on one replica
+(`generate._cells`), recorded on each row as ``replica``; a replica that stays
+unreachable has its unfinished cells moved whole to the others and the run ends
+on the survivors (exit 3 only when none is left).
+
 A crash at any point loses at most the generations in flight; the next run
 skips every stored key and cuts a torn last line.
 """
@@ -32,21 +40,22 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import json
+import itertools
+import math
 import os
 import signal
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple, Self, cast
 
-from voicegate._atomic import write_atomic
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate._locks import gate_lock
 from voicegate._version import __version__
+from voicegate.generate._cells import Cell, build_cells, cell_key, plan_cells, replica_of
 from voicegate.generate._integrity import (
     METHOD,
     METHOD_ID,
@@ -59,10 +68,11 @@ from voicegate.generate._integrity import (
     into_waves,
     plan_checks,
     reference_waves,
-    spread,
     verdict,
 )
+from voicegate.generate._quarantine import move_to_quarantine
 from voicegate.generate._schedule import (
+    CELL_RULE,
     ORDER_RULE,
     SEED_RULE,
     SEED_RULE_ID,
@@ -73,7 +83,7 @@ from voicegate.generate._schedule import (
 )
 from voicegate.run import _manifest as manifest_file
 from voicegate.run._store import append_rows, read_generations, read_rows, repair_tail, row_key
-from voicegate.seat._adapters import RuntimeAdapters, tracked
+from voicegate.seat._adapters import AdapterTrack, RuntimeAdapters, tracked
 from voicegate.seat._client import (
     Completion,
     ModelCard,
@@ -83,6 +93,7 @@ from voicegate.seat._client import (
     redact_url,
 )
 from voicegate.seat._errors import ModelNotFound, SeatError
+from voicegate.seat._identity import SeatState, check_identical
 from voicegate.spec._registration import Registration, check_registered
 from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec
@@ -105,6 +116,19 @@ def resolve_seat_url(spec: GateSpec, explicit: str | None = None) -> str:
     """--seat, then $VOICEGATE_SEAT_URL, then the spec's seat.url."""
     url = explicit or os.environ.get(SEAT_URL_ENV) or spec.seat.url
     return check_seat_url(url, "seat URL")
+
+
+def resolve_seat_urls(spec: GateSpec, explicit: Sequence[str] = ()) -> list[str]:
+    """The replicas: every --seat, else $VOICEGATE_SEAT_URL, else the spec's seat.replicas, else its seat.url."""
+    if explicit:
+        urls = [check_seat_url(u, "--seat") for u in explicit]
+        twice = sorted({redact_url(u) for u in urls if urls.count(u) > 1})
+        if twice:
+            raise VoicegateError(f"--seat: {', '.join(twice)} is given twice; each replica once")
+        return urls
+    if os.environ.get(SEAT_URL_ENV):
+        return [check_seat_url(os.environ[SEAT_URL_ENV], f"${SEAT_URL_ENV}")]
+    return list(spec.seat.replicas) or [check_seat_url(spec.seat.url, "seat URL")]
 
 
 def manifest_path(spec: GateSpec) -> Path:
@@ -136,6 +160,7 @@ class GenerateResult:
     requests: int = 0                        # generation requests answered this session
     canaries: Tally = field(default_factory=Tally)
     quarantined: int = 0
+    replicas: list[dict[str, Any]] = field(default_factory=list)   # per replica: cells, rows, tokens/s, status
 
     def summary(self) -> str:
         if self.generated == 0:
@@ -143,6 +168,11 @@ class GenerateResult:
         tps = self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
         text = (f"{self.gate}: generated {self.generated} ({self.stored}/{self.total} stored in {self.path}) "
                 f"in {self.wall_s:.1f}s, {self.completion_tokens} tokens, {tps:.0f} tok/s")
+        if len(self.replicas) > 1:
+            text += "\n" + "\n".join(
+                f"  replica {r['url']}: {r['cells']} cells, {r['rows']} rows, "
+                f"{r['tokens_per_s'] or 0:.0f} tok/s" + ("" if r["status"] == "ok" else f" ({r['status']})")
+                for r in self.replicas)
         return text + "\n" + self.integrity_line()
 
     def integrity_line(self) -> str:
@@ -301,18 +331,21 @@ class _Mode:
     params: CanaryParams
 
 
-def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | None = None,
+def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, concurrency: int | None = None,
              quiet: bool = False, retry: RetryPolicy | None = None,
              say: Say | None = None, isolate_arms: bool | None = None, canaries: int | None = None,
              wave_size: int | None = None) -> GenerateResult:
     """Make every registered generation not yet stored. Raises VoicegateError / SeatUnreachable.
 
+    `seat_url` is one URL or several (replicas of one seat; default: $VOICEGATE_SEAT_URL, then the
+    spec's ``seat.replicas``, then ``seat.url``). `concurrency` is per replica.
     `isolate_arms` (default: the spec's ``generation.isolate_arms``) sends waves of one arm;
     `canaries` fixes the integrity checks per arm (default: within 5% of the requests);
     `wave_size` overrides an isolated wave's size (default 4 x the concurrency).
     """
     reg = check_registered(spec)
-    url = resolve_seat_url(spec, seat_url)
+    explicit = [seat_url] if isinstance(seat_url, str) else list(seat_url or [])
+    urls = resolve_seat_urls(spec, explicit)
     api_key = api_key_from_env(spec.seat.api_key_env)
     conc = concurrency or spec.seat.concurrency
     if conc < 1:
@@ -324,38 +357,29 @@ def generate(spec: GateSpec, *, seat_url: str | None = None, concurrency: int | 
     jobs = build_schedule(spec)
     with gate_lock(spec.run_dir, spec.gate, "generate"):
         # A resume hint must reach the same seat: keep --seat when it was given (credentials redacted).
-        resume = f"voicegate generate {spec.gate}" + (f" --seat {redact_url(url)}" if seat_url else "")
-        return _generate_locked(spec, reg, url, api_key, conc, jobs, quiet, retry, say or (lambda line: None), mode,
+        resume = f"voicegate generate {spec.gate}" + "".join(f" --seat {redact_url(u)}" for u in explicit)
+        return _generate_locked(spec, reg, urls, api_key, conc, jobs, quiet, retry, say or (lambda line: None), mode,
                                 resume)
 
 
 def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[int],
                 say: Say) -> list[dict[str, Any]]:
     """Move every row of a failed session to the quarantine file (appended first), then drop it from the run."""
-    suspects = [r for r in rows if r.get("session") in failed]
-    keep = [r for r in rows if r.get("session") not in failed]
-    qpath = spec.run.quarantine
-    repair_tail(qpath)
-    have = {(row_key(r), r.get("session")) for r in read_rows(qpath)}
-    when = _now()
-    moved = [{**r, "quarantined": {"time": when, "reason": f"seat integrity failed in session {r.get('session')}",
-                                   "by": "generate --isolate-arms"}}
-             for r in suspects if (row_key(r), r.get("session")) not in have]
-    append_rows(qpath, moved)   # kept (fsync'd) before they leave the generations file
-    write_atomic(spec.generations_path,
-                 "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in keep))
-    total = len(read_rows(qpath))
-    manifest["quarantine"] = {"file": qpath.name, "rows": total,
-                              "sessions": sorted(set(manifest.get("quarantine", {}).get("sessions", [])) | failed),
+    moved = move_to_quarantine(
+        spec, lambda r: (f"seat integrity failed in session {r.get('session')}" if r.get("session") in failed
+                         else None), "generate --isolate-arms")
+    q = manifest.get("quarantine", {})
+    manifest["quarantine"] = {**q, "file": spec.run.quarantine.name, "rows": int(q.get("rows", 0)) + moved,
+                              "sessions": sorted(set(q.get("sessions", [])) | failed),
                               "reason": "seat integrity failed (canaries answered with another arm's weights)"}
     manifest_file.write_manifest(spec.run_dir, manifest)
-    say(f"note: seat integrity failed in session(s) {', '.join(map(str, sorted(failed)))}: moved {len(suspects)} "
-        f"suspect generation(s) to {qpath} (kept, not scored); regenerating them with arms isolated")
-    return keep
+    say(f"note: seat integrity failed in session(s) {', '.join(map(str, sorted(failed)))}: moved {moved} "
+        f"suspect generation(s) to {spec.run.quarantine} (kept, not scored); regenerating them with arms isolated")
+    return [r for r in rows if r.get("session") not in failed]
 
 
-def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int, jobs: list[Job],
-                     quiet: bool, retry: RetryPolicy | None, say: Say, mode: _Mode,
+def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
+                     jobs: list[Job], quiet: bool, retry: RetryPolicy | None, say: Say, mode: _Mode,
                      resume: str) -> GenerateResult:
     manifest = read_manifest(spec)
     if manifest is not None and manifest.get("source") != "generated":
@@ -390,7 +414,7 @@ def _generate_locked(spec: GateSpec, reg: Registration, url: str, api_key: str |
         return result
     terminated: list[int] = []
     try:
-        return asyncio.run(_run(spec, reg, url, api_key, conc, jobs, pending, done, manifest, result,
+        return asyncio.run(_run(spec, reg, urls, api_key, conc, jobs, rows, manifest, result,
                                 quiet, retry, say, terminated, mode))
     except asyncio.CancelledError:
         if not terminated:
@@ -413,44 +437,86 @@ def _remove_quietly(dirs: list[Path]) -> None:
         pass
 
 
-async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None, conc: int,
-               jobs: list[Job], pending: list[Job], done: set, manifest: dict[str, Any] | None,
+async def _seat_states(replicas: list[_Replica], say: Say) -> list[SeatState]:
+    """What every replica serves, asked of all at once; a replica that cannot be reached is left out."""
+    async def ask(r: _Replica) -> SeatState:
+        return SeatState(r.url, await r.client.version(), tuple(await r.client.models()))
+
+    answers = await asyncio.gather(*(ask(r) for r in replicas), return_exceptions=True)
+    states: list[SeatState] = []
+    lost: list[tuple[_Replica, SeatUnreachable]] = []
+    for r, got in zip(replicas, answers, strict=True):
+        if isinstance(got, SeatUnreachable):
+            lost.append((r, got))
+        elif isinstance(got, BaseException):
+            raise got
+        else:
+            states.append(got)
+    if lost and (len(replicas) == 1 or not states):
+        if len(replicas) == 1:
+            raise lost[0][1]
+        raise SeatUnreachable(f"none of the {len(replicas)} replicas could be reached (the last: {lost[-1][1]})")
+    for r, exc in lost:
+        r.alive = False
+        r.status = "unreachable"
+        say(f"note: replica {r.url} could not be reached ({exc}); running on the other {len(states)}")
+    return states
+
+
+async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
+               jobs: list[Job], rows: list[dict[str, Any]], manifest: dict[str, Any] | None,
                result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say,
                terminated: list[int], mode: _Mode) -> GenerateResult:
-    recorded_url = redact_url(url)
     # Notes that change what a user should expect always print; routine steps only without --quiet.
     info: Say = (lambda line: None) if quiet else say
-    progress = _Progress(spec, jobs, done, quiet)
-    retry_note = (lambda line: progress.say(f"voicegate: retrying {line}")) if not quiet else None
-    client = SeatClient(url, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
-                        max_connections=conc + 4, api_key_env=spec.seat.api_key_env, on_retry=retry_note)
-    adapters = RuntimeAdapters(client, spec.run.adapters,
-                               {a.model: a.adapter_path for a in spec.candidates if a.adapter_path},
-                               say=say, info=info)
+    progress: _Progress | None = None
+
+    def retry_note(line: str) -> None:
+        (progress.say if progress is not None else say)(f"voicegate: retrying {line}")
+    track = AdapterTrack(spec.run.adapters)
+    paths = {a.model: a.adapter_path for a in spec.candidates if a.adapter_path}
+    replicas: list[_Replica] = []
+    for i, raw in enumerate(urls):
+        shown = redact_url(raw)
+        client = SeatClient(raw, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
+                            max_connections=conc + 4, api_key_env=spec.seat.api_key_env,
+                            on_retry=None if quiet else retry_note)
+        adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown)
+        replicas.append(_Replica(i, shown, client, adapters))
     _on_sigterm(terminated)
     wrote_manifest = False
-    session: dict[str, Any] = {"started": _now(), "seat_url": recorded_url, "concurrency": conc,
+    session: dict[str, Any] = {"started": _now(), "seat_url": replicas[0].url, "concurrency": conc,
                                "voicegate_version": __version__, "isolate_arms": mode.isolate}
+    if len(replicas) > 1:
+        session["replicas"] = [r.url for r in replicas]
     if mode.isolate:
         session.update(wave_size=mode.wave_size, wave_rule=WAVE_RULE)
-    runner: _Runner | None = None
     t0 = time.monotonic()
     try:
-        cards = await client.models()
-        version = await client.version()
         # every refusal happens here, before any generation
-        plan = _plan(spec, recorded_url, cards, version, manifest, tracked(spec.run.adapters))
-        adapters.adopt(plan.ours)
-        if plan.to_load:
-            names = ", ".join(a.model for a in plan.to_load)
-            say(f"note: loading {names} at run time; runtime-loaded adapters do not persist (the next seat "
-                "restart drops them, only --lora-modules survive) and voicegate unloads them after this run")
-        for load in plan.to_load:
-            await adapters.load(load.model, load.adapter_path)
-        snapshot = await client.models() if plan.to_load else cards
-        manifest = _manifest(spec, reg, recorded_url, version, snapshot, jobs, manifest, adapters.ours, conc,
-                             result.stored)
-        session["models"] = [c.as_dict() for c in snapshot]
+        states = await _seat_states(replicas, say)
+        runtime = {a.model for a in spec.candidates if a.adapter_path}
+        different = check_identical(states, base_model=spec.base.model, runtime=runtime)
+        if different is not None:
+            raise VoicegateError(different)
+        live = [r for r in replicas if r.alive]
+        plans = {r.url: _plan(spec, r.url, list(s.cards), s.version, manifest, tracked(spec.run.adapters, r.url))
+                 for r, s in zip(live, states, strict=True)}
+        for r in live:
+            r.adapters.adopt(plans[r.url].ours)
+        to_load = sorted({a.model for p in plans.values() for a in p.to_load})
+        if to_load:
+            say(f"note: loading {', '.join(to_load)} at run time; runtime-loaded adapters do not persist (the "
+                "next seat restart drops them, only --lora-modules survive) and voicegate unloads them after this "
+                "run")
+        for r in live:
+            for load in plans[r.url].to_load:
+                await r.adapters.load(load.model, load.adapter_path)
+        snapshots = [SeatState(s.url, s.version, tuple(await r.client.models())) if plans[r.url].to_load else s
+                     for r, s in zip(live, states, strict=True)]
+        ours = set().union(*(r.adapters.ours for r in live))
+        manifest = _manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
+        session["models"] = [c.as_dict() for c in snapshots[0].cards]
         manifest["sessions"].append(session)
         index = len(manifest["sessions"]) - 1
         manifest["integrity"] = {**manifest.get("integrity", {}), "method": METHOD_ID, "description": METHOD,
@@ -458,9 +524,22 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
         manifest_file.write_manifest(spec.run_dir, manifest)
         wrote_manifest = True
 
-        runner = _Runner(spec, client, recorded_url, adapters, result, progress, index, mode)
+        cells = plan_cells(jobs, rows, [r.url for r in live])
+        if cells.orphans:
+            moved = _orphan_rows(spec, manifest, cells.orphans, "the replica it ran on is not in this run")
+            result.stored -= moved
+            result.quarantined += moved
+            say(f"note: {moved} stored generation(s) of {len({cell_key(x) for x in cells.orphans})} unfinished cell(s) came "
+                f"from a replica not in this run; moved them to {spec.run.quarantine} (kept, not scored) and "
+                "re-running those cells whole on one replica")
+        for r in live:
+            r.pinned.extend(cells.pinned.get(r.url, []))
+        stored_now = {row_key(x) for x in rows} - {row_key(x) for x in cells.orphans}
+        progress = _Progress(spec, jobs, stored_now, quiet)
+        runner = _Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
+                         manifest)
         with progress:
-            await runner.run(_waves(spec, pending, conc, index, mode), conc)
+            await runner.run()
         session["status"] = "complete"
     except SeatUnreachable as exc:
         session["status"] = "seat-unreachable"
@@ -471,35 +550,47 @@ async def _run(spec: GateSpec, reg: Registration, url: str, api_key: str | None,
         raise
     finally:
         result.wall_s = time.monotonic() - t0
-        result.completion_tokens = progress.tokens
-        await adapters.unload_all(complete=session.get("status") == "complete")
-        result.loaded, result.unloaded, result.reloads = adapters.loaded, adapters.unloaded, adapters.reloads
-        await client.aclose()
+        result.completion_tokens = progress.tokens if progress is not None else 0
+        complete = session.get("status") == "complete"
+        for r in replicas:
+            await r.adapters.unload_all(complete=complete and r.alive)
+            at = f" on {r.url}" if len(replicas) > 1 else ""
+            result.loaded += [m + at for m in r.adapters.loaded]
+            result.unloaded += [m + at for m in r.adapters.unloaded]
+            result.reloads += r.adapters.reloads
+            await r.client.aclose()
+        result.replicas = [r.stats() for r in replicas]
         if wrote_manifest and manifest is not None:
             session.setdefault("status", "stopped")
             session.update({"finished": _now(), "generated": result.generated, "reloads": result.reloads,
                             "loaded": result.loaded, "unloaded": result.unloaded,
                             "integrity": result.canaries.as_dict()})
+            session["per_replica"] = result.replicas
             try:
                 current = verdict(read_rows(spec.generations_path), read_rows(spec.run.canaries), manifest)
             except (OSError, ValueError):
                 current = None
             if current is not None:
                 manifest["integrity"]["current"] = current.to_json()
-            manifest["runtime_loaded"] = sorted(set(manifest.get("runtime_loaded", [])) - set(result.unloaded))
+            left: set[str] = set().union(*(r.adapters.ours for r in replicas))
+            gone: set[str] = set().union(*(r.adapters.unloaded for r in replicas))
+            manifest["runtime_loaded"] = sorted((set(manifest.get("runtime_loaded", [])) - gone) | left)
             manifest["counts"]["stored"] = result.stored
             manifest_file.write_manifest(spec.run_dir, manifest)
     return result
 
 
-def _waves(spec: GateSpec, pending: list[Job], conc: int, session: int, mode: _Mode) -> list[list[Any]]:
-    """References (one wave per arm, alone), then the jobs with the canary checks among them."""
-    arms = [(a.name, a.model) for a in spec.arms]
-    refs: list[list[Any]] = [list(w) for w in reference_waves(mode.params, arms, spec.order_seed, session)]
-    checks = plan_checks(mode.params, arms, len(pending), spec.order_seed, session)
-    if mode.isolate:
-        return refs + into_waves(isolate_waves(pending, mode.wave_size, spec.order_seed), checks)
-    return refs + [spread(list(pending), checks)]
+def _orphan_rows(spec: GateSpec, manifest: dict[str, Any], orphans: Iterable[Mapping[str, Any]], why: str) -> int:
+    """Stored arms of cells that will be re-run whole elsewhere: to the quarantine file, never deleted."""
+    ids = {(row_key(r), r.get("session"), replica_of(r), r.get("time")) for r in orphans}
+    moved = move_to_quarantine(
+        spec, lambda r: (f"its cell was left unfinished ({why}); re-run whole on one replica"
+                         if (row_key(r), r.get("session"), replica_of(r), r.get("time")) in ids else None),
+        "generate (replicas)")
+    q = manifest.get("quarantine", {})
+    manifest["quarantine"] = {**q, "file": spec.run.quarantine.name,
+                              "orphans": int(q.get("orphans", 0)) + moved}
+    return moved
 
 
 def _on_sigterm(terminated: list[int]) -> None:
@@ -518,24 +609,28 @@ def _on_sigterm(terminated: list[int]) -> None:
         pass  # not the main thread (a library caller's worker) or no signals here: the default applies
 
 
-def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, cards: list[ModelCard],
-              jobs: list[Job], previous: dict[str, Any] | None, ours: set[str], conc: int,
-              stored: int) -> dict[str, Any]:
+def _manifest(spec: GateSpec, reg: Registration, states: list[SeatState], jobs: list[Job],
+              previous: dict[str, Any] | None, ours: set[str], conc: int, stored: int) -> dict[str, Any]:
     per_arm: dict[str, int] = {}
     for j in jobs:
         per_arm[j.arm] = per_arm.get(j.arm, 0) + 1
     served_as = {}
-    ids = {c.id for c in cards}
+    first = states[0]
+    ids = {c.id for c in first.cards}
     for a in spec.arms:
         served_as[a.name] = "base" if a.is_base else ("runtime-loaded" if a.model in ours else
                                                       "served" if a.model in ids else "missing")
+    seat: dict[str, Any] = {"url": first.url, "version": first.version, "models": [c.as_dict() for c in first.cards]}
+    if len(states) > 1:
+        seat["replicas"] = [{"url": s.url, "version": s.version, "models": [c.as_dict() for c in s.cards]}
+                            for s in states]
     data: dict[str, Any] = {
         "source": "generated",
         "gate": spec.gate,
         "spec_sha256": reg.spec_sha256,
         "registration_commit": reg.commit,
         "voicegate_version": __version__,
-        "seat": {"url": url, "version": version, "models": [c.as_dict() for c in cards]},
+        "seat": seat,
         "arms": [{"name": a.name, "model": a.model, "role": a.role, "adapter_path": a.adapter_path,
                   "served_as": served_as[a.name]} for a in spec.arms],
         "runtime_loaded": sorted(ours),
@@ -543,6 +638,7 @@ def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, 
         "order_seed": spec.order_seed,
         "order_rule": ORDER_RULE,
         "seed_rule": {"id": SEED_RULE_ID, "rule": SEED_RULE},
+        "cell_rule": CELL_RULE,
         "counts": {"total": len(jobs), "voice": sum(j.kind == "voice" for j in jobs),
                    "probe": sum(j.kind == "probe" for j in jobs), "per_arm": per_arm, "stored": stored},
         "schedule": [j.summary() for j in jobs],
@@ -559,117 +655,336 @@ def _manifest(spec: GateSpec, reg: Registration, url: str, version: str | None, 
     return data
 
 
-class _Runner:
-    """N workers take jobs in schedule order; each finished generation is stored before it is counted."""
+# -- the run over the replicas -------------------------------------------------------
 
-    def __init__(self, spec: GateSpec, client: SeatClient, url: str, adapters: RuntimeAdapters,
-                 result: GenerateResult, progress: _Progress, session: int, mode: _Mode):
-        self.spec = spec
-        self.client = client
+
+class _Wait:
+    """`_Runner.take`: nothing to send now, but a cell may yet come back from a replica that is lost."""
+
+
+WAIT = _Wait()
+
+
+class _Replica:
+    """One replica in this run: its client, its adapters, the cells it holds and what it has done."""
+
+    def __init__(self, index: int, url: str, client: SeatClient, adapters: RuntimeAdapters) -> None:
+        self.index = index
         self.url = url
+        self.client = client
         self.adapters = adapters
+        self.alive = True
+        self.status = "ok"
+        self.pinned: deque[Cell] = deque()          # partly stored cells that must finish here
+        self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
+        self.claimed: dict[int, set[tuple[str, str, int, str]]] = {}  # cell index -> job keys not yet answered
+        self.references: dict[str, dict[str, str]] = {}   # canary -> arm -> its answer alone on this replica
+        self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
+        self.sent = 0
+        self.tally = Tally()
+        self.cells_done = 0
+        self.rows = 0
+        self.tokens = 0
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def stats(self) -> dict[str, Any]:
+        busy = (self.last - self.first) if self.first is not None and self.last is not None else 0.0
+        return {"url": self.url, "status": self.status, "cells": self.cells_done, "rows": self.rows,
+                "tokens": self.tokens, "busy_s": round(busy, 3),
+                "tokens_per_s": round(self.tokens / busy, 1) if busy > 0 else None,
+                "canaries": self.tally.as_dict()}
+
+
+async def _together(coros: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run `coros` as tasks; the first to raise cancels the others, and its exception is raised."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    if not tasks:
+        return
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for t in tasks:
+            if t in done and not t.cancelled() and t.exception() is not None:
+                raise cast(BaseException, t.exception())
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class _Runner:
+    """Every replica kept at its concurrency; cells go whole to whichever replica has room.
+
+    A replica's workers take its claimed cells' jobs in schedule order and claim the next
+    cell (its pinned ones first, then the free ones) when they run out, so a faster replica
+    takes more cells. Each finished generation goes to the one writer and is stored before it
+    is counted. A replica that stays unreachable is dropped: its unfinished cells go back to
+    the front of the free cells, whole, and their stored arms from it to the quarantine file.
+    """
+
+    def __init__(self, spec: GateSpec, replicas: list[_Replica], all_cells: list[Cell], free: list[Cell],
+                 result: GenerateResult, progress: _Progress, session: int, mode: _Mode, conc: int, say: Say,
+                 manifest: dict[str, Any]):
+        self.spec = spec
+        self.replicas = replicas
+        self.whole = {c.key: c for c in all_cells}
+        self.by_index = {c.index: c for c in all_cells}
+        self.free: deque[Cell] = deque(free)
         self.result = result
         self.progress = progress
         self.session = session
         self.mode = mode
-        self.references: dict[str, dict[str, str]] = {}   # canary -> arm -> its answer alone on the seat
+        self.conc = conc
+        self.say = say
+        self.manifest = manifest
+        self.arms = [(a.name, a.model) for a in spec.arms]
+        self._changed = asyncio.Condition()
+        self._finished: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+        live = [r for r in replicas if r.alive]
+        work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
+        share = max(1, math.ceil(work / max(1, len(live))))
+        for r in live:
+            salt = session if r.index == 0 else f"{session}.{r.index}"
+            checks = plan_checks(mode.params, self.arms, share, spec.order_seed, salt)
+            step = share / (len(checks) + 1)
+            r.checks = deque((round(step * (k + 1)), c) for k, c in enumerate(checks))
 
-    async def run(self, waves: list[list[Any]], conc: int) -> None:
-        """Each wave's items up to `conc` in flight; a wave is drained before the next one starts."""
-        self._finished: asyncio.Queue = asyncio.Queue()
-        self._tasks: list[asyncio.Task[None]] = []
+    # -- the whole run ------------------------------------------------------------
+
+    async def run(self) -> None:
         writer = asyncio.create_task(self._writer())
+        work = asyncio.create_task(_together(self._replica(r) for r in self.replicas if r.alive))
         try:
-            for wave in waves:
-                if not wave:
-                    continue
-                queue: deque[Any] = deque(wave)
-                self._tasks = [asyncio.create_task(self._worker(queue)) for _ in range(min(conc, len(wave)))]
-                done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
-                if writer.done() or any(t.exception() is not None for t in done if not t.cancelled()):
-                    break
+            await asyncio.wait({writer, work}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for t in self._tasks:
-                t.cancel()
-            outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
+            if writer.done() or not work.done():
+                work.cancel()  # a disk that cannot be written stops the run (nothing would be kept), as does a kill
+            await asyncio.gather(work, return_exceptions=True)
             # Whatever happened, every finished generation is on disk before we return or raise.
-            await self._finished.put(None)
+            if not writer.done():
+                await self._finished.put(None)
             await writer
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
-                raise outcome
+        work.result()
 
-    async def _worker(self, queue: deque[Any]) -> None:
-        while queue:
-            job = queue.popleft()
-            if not isinstance(job, Job):
-                await self._canary(job)
+    async def _replica(self, r: _Replica) -> None:
+        try:
+            for wave in reference_waves(self.mode.params, self.arms, self.spec.order_seed, self.session):
+                await self._drain(r, list(wave))
+            if self.mode.isolate:
+                await self._isolated(r)
+            else:
+                await _together(self._worker(r) for _ in range(self.conc))
+        except SeatUnreachable as exc:
+            await self._lost(r, exc)
+
+    async def _drain(self, r: _Replica, items: list[Any]) -> None:
+        queue: deque[Any] = deque(items)
+
+        async def worker() -> None:
+            while queue:
+                await self._send(r, queue.popleft())
+
+        await _together(worker() for _ in range(min(self.conc, len(queue))))
+
+    async def _worker(self, r: _Replica) -> None:
+        while True:
+            item = self._take(r)
+            if isinstance(item, _Wait):
+                await self._wait()
+            elif item is None:
+                return
+            else:
+                await self._send(r, item)
+
+    async def _isolated(self, r: _Replica) -> None:
+        """Batches of cells, each sent as waves of one arm (drained before the next) on this replica."""
+        while True:
+            batch = self._claim_batch(r, self.mode.wave_size)
+            if isinstance(batch, _Wait):
+                await self._wait()
                 continue
-            completion = await self._chat(job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
-            row = {
-                "kind": job.kind, "arm": job.arm, "model": job.model, "seed": job.seed,
-                "request_seed": job.request_seed, "prompt_id": job.prompt_id,
-                "prompt_sha256": sha256_text(job.prompt), "sampling": self.spec.sampling.as_dict(),
-                "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
-                "latency_s": round(completion.latency_s, 4), "seat_url": self.url, "time": _now(),
-                "order": job.order, "session": self.session, "isolated": self.mode.isolate,
-            }
-            await self._finished.put(("generation", row))
+            jobs = [j for c in batch for j in c.jobs]
+            if not jobs:
+                left = [c for _, c in r.checks]
+                r.checks.clear()
+                for arm, _model in self.arms:
+                    await self._drain(r, [c for c in left if c.arm == arm])
+                return
+            arms = {j.arm for j in jobs}
+            due = [(at, c) for at, c in r.checks if at < r.sent + len(jobs) and c.arm in arms]
+            r.checks = deque(x for x in r.checks if x not in due)
+            r.sent += len(jobs)
+            for wave in into_waves(isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed),
+                                   [c for _, c in due]):
+                await self._drain(r, wave)
 
-    async def _canary(self, item: CanaryReference | CanaryCheck) -> None:
+    # -- who sends what -------------------------------------------------------------
+
+    def _claim(self, r: _Replica) -> Cell | None:
+        cell = r.pinned.popleft() if r.pinned else (self.free.popleft() if self.free else None)
+        if cell is not None:
+            r.claimed[cell.index] = {j.key for j in cell.jobs}
+            r.local.extend(cell.jobs)
+        return cell
+
+    def _others_busy(self) -> bool:
+        return any(x.alive and (x.claimed or x.pinned) for x in self.replicas)
+
+    def _take(self, r: _Replica) -> Job | CanaryCheck | _Wait | None:
+        if not r.alive:
+            return None
+        if r.local or self._claim(r) is not None:
+            if r.checks and r.checks[0][0] <= r.sent:
+                return r.checks.popleft()[1]
+            r.sent += 1
+            return r.local.popleft()
+        if self._others_busy():
+            return WAIT
+        if r.checks:
+            return r.checks.popleft()[1]   # the plan assumed more jobs than came here
+        return None
+
+    def _claim_batch(self, r: _Replica, size: int) -> list[Cell] | _Wait:
+        batch: list[Cell] = []
+        while len(batch) < size and (cell := self._claim(r)) is not None:
+            batch.append(cell)
+        r.local.clear()  # a batch is sent as waves, not from the queue
+        if not batch and self._others_busy():
+            return WAIT
+        return batch
+
+    async def _wait(self) -> None:
+        async with self._changed:
+            await self._changed.wait()
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _lost(self, r: _Replica, exc: SeatUnreachable) -> None:
+        """`r` stayed unreachable: its unfinished cells go back whole, or the run stops when it was the last."""
+        r.alive = False
+        r.status = "unreachable"
+        survivors = [x for x in self.replicas if x.alive]
+        if not survivors:
+            if len(self.replicas) == 1:
+                raise exc
+            raise SeatUnreachable(f"every replica became unreachable (the last, {r.url}: {exc})")
+        back = [self.whole[c.key] for c in r.pinned] + [self.by_index[i] for i in r.claimed]
+        back.sort(key=lambda c: c.index)
+        r.pinned.clear()
+        r.claimed.clear()
+        r.local.clear()
+        r.checks.clear()
+        if back:
+            await self._finished.put(("orphan", r.url, frozenset(c.key for c in back)))
+        self.free.extendleft(reversed(back))
+        self.say(f"note: replica {r.url} is unreachable ({exc}); moving its {len(back)} unfinished cell(s), whole, "
+                 f"to the other {len(survivors)} (their stored arms from it go to quarantine)")
+        await self._notify()
+
+    # -- one request ------------------------------------------------------------------
+
+    async def _send(self, r: _Replica, item: Job | CanaryReference | CanaryCheck) -> None:
+        if isinstance(item, Job):
+            await self._generation(r, item)
+        else:
+            await self._canary(r, item)
+
+    async def _generation(self, r: _Replica, job: Job) -> None:
+        started = time.monotonic()
+        completion = await self._chat(r, job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
+        row = {
+            "kind": job.kind, "arm": job.arm, "model": job.model, "seed": job.seed,
+            "request_seed": job.request_seed, "prompt_id": job.prompt_id,
+            "prompt_sha256": sha256_text(job.prompt), "sampling": self.spec.sampling.as_dict(),
+            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "seat_url": r.url, "replica": r.url, "time": _now(),
+            "order": job.order, "session": self.session, "isolated": self.mode.isolate,
+        }
+        await self._finished.put(("generation", row))
+        r.rows += 1
+        r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
+        r.first = started if r.first is None else min(r.first, started)
+        r.last = time.monotonic()
+        cell = self.whole[cell_key(job)]
+        left = r.claimed.get(cell.index)
+        if left is not None:
+            left.discard(job.key)
+            if not left:
+                del r.claimed[cell.index]
+                r.cells_done += 1
+                await self._notify()
+
+    async def _canary(self, r: _Replica, item: CanaryReference | CanaryCheck) -> None:
         params = self.mode.params
-        completion = await self._chat(item.model, item.arm, item.prompt, params.seed, params.sampling())
+        completion = await self._chat(r, item.model, item.arm, item.prompt, params.seed, params.sampling())
         row: dict[str, Any] = {
             "session": self.session, "phase": "reference" if isinstance(item, CanaryReference) else "check",
             "arm": item.arm, "model": item.model, "canary": item.canary, "seed": params.seed,
             "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
-            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "time": _now(),
+            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
+            "time": _now(),
         }
         if isinstance(item, CanaryReference):
-            self.references.setdefault(item.canary, {})[item.arm] = completion.text
+            r.references.setdefault(item.canary, {})[item.arm] = completion.text
         else:
-            found = attribute(completion.text, item.arm, self.references.get(item.canary, {}), params)
+            found = attribute(completion.text, item.arm, r.references.get(item.canary, {}), params)
             row.update(seq=item.seq, status=found.status, answered_as=found.answered_as,
                        similarities=found.similarities)
         self.result.canaries.add(row)
+        r.tally.add(row)
         await self._finished.put(("canary", row))
 
     async def _writer(self) -> None:
         """The one writer: appends (fsync'd) off the event loop, so slow disks never idle the seat.
 
-        Rows that finished while the previous write was syncing go out together; a row
-        counts as generated only once append_rows has returned for it.
+        Items are written in the order they came; rows that finished while the previous write
+        was syncing go out together. A row counts as generated only once append_rows has
+        returned for it; a lost replica's stored arms of its unfinished cells go to the
+        quarantine file in their turn, after every row that came before.
         """
         try:
             while True:
                 batch = [await self._finished.get()]
                 while not self._finished.empty():
                     batch.append(self._finished.get_nowait())
-                canaries = [r for item in batch if item is not None and item[0] == "canary" for r in item[1:]]
-                if canaries:
-                    await asyncio.to_thread(append_rows, self.spec.run.canaries, canaries)
-                rows = [r for item in batch if item is not None and item[0] == "generation" for r in item[1:]]
-                if rows:
-                    await asyncio.to_thread(append_rows, self.spec.generations_path, rows)
-                    for r in rows:
-                        self.result.generated += 1
-                        self.result.stored += 1
-                        self.result.requests += 1
-                        self.progress.advance(r["arm"], (r["usage"] or {}).get("completion_tokens", 0))
+                for kind, group in itertools.groupby(batch, key=lambda item: None if item is None else item[0]):
+                    items = list(group)
+                    if kind == "canary":
+                        await asyncio.to_thread(append_rows, self.spec.run.canaries, [i[1] for i in items if i])
+                    elif kind == "generation":
+                        rows = [i[1] for i in items if i]
+                        await asyncio.to_thread(append_rows, self.spec.generations_path, rows)
+                        for row in rows:
+                            self.result.generated += 1
+                            self.result.stored += 1
+                            self.result.requests += 1
+                            self.progress.advance(row["arm"], (row["usage"] or {}).get("completion_tokens", 0))
+                    elif kind == "orphan":
+                        for _, url, keys in (i for i in items if i):
+                            await asyncio.to_thread(self._orphan, url, keys)
                 if None in batch:
                     return
         except BaseException:
-            for t in self._tasks:  # a disk that cannot be written stops the run: nothing would be kept
-                t.cancel()
+            for r in self.replicas:
+                r.alive = False
             raise
 
-    async def _chat(self, model: str, arm: str, prompt: str, seed: int, sampling: Any) -> Completion:
+    def _orphan(self, url: str, keys: frozenset[tuple[str, int, str]]) -> None:
+        rows = [x for x in read_rows(self.spec.generations_path) if cell_key(x) in keys and replica_of(x) == url]
+        moved = _orphan_rows(self.spec, self.manifest, rows, f"replica {url} became unreachable")
+        self.result.stored -= moved
+        self.result.quarantined += moved
+
+    async def _chat(self, r: _Replica, model: str, arm: str, prompt: str, seed: int, sampling: Any) -> Completion:
         while True:
-            epoch = self.adapters.epoch(model)
+            epoch = r.adapters.epoch(model)
             try:
-                return await self.client.chat(model, prompt, seed=seed, sampling=sampling)
+                return await r.client.chat(model, prompt, seed=seed, sampling=sampling)
             except ModelNotFound:
-                if model not in self.adapters.ours:
-                    raise SeatError(f"the seat stopped serving {model!r} (arm {arm}) mid-run; it was "
-                                    "served when the run started and voicegate did not load it") from None
-                await self.adapters.reload(model, arm, epoch)
+                if model not in r.adapters.ours:
+                    raise SeatError(f"the seat{'' if len(self.replicas) == 1 else ' replica ' + r.url} stopped "
+                                    f"serving {model!r} (arm {arm}) mid-run; it was served when the run started "
+                                    "and voicegate did not load it") from None
+                await r.adapters.reload(model, arm, epoch)

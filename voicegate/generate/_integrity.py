@@ -152,7 +152,7 @@ def checks_per_arm(params: CanaryParams, arms: int, real_requests: int) -> int:
 
 
 def plan_checks(params: CanaryParams, arms: Sequence[tuple[str, str]], real_requests: int,
-                order_seed: int, session: int) -> list[CanaryCheck]:
+                order_seed: int, session: int | str) -> list[CanaryCheck]:
     """`checks_per_arm` checks for every (arm name, model), canaries cycled, arms shuffled per round."""
     per_arm = checks_per_arm(params, len(arms), real_requests)
     out: list[CanaryCheck] = []

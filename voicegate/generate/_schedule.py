@@ -44,6 +44,10 @@ WAVE_RULE = ('waves of one arm: the pending jobs of each arm in schedule order, 
 ORDER_RULE = ('blocks of (kind, prompt, seed), voice then probe, prompts in spec order, seeds in spec '
               'order; within a block arms sorted by sha256(f"{order_seed}:{block}:{arm}")')
 
+CELL_RULE = ('a cell is one (kind, seed, prompt) with every arm; every arm of a cell runs on one replica, cells '
+             'go to whichever replica has a free slot; a cell left unfinished on a lost replica is re-run whole '
+             'on another and its stored arms are quarantined')
+
 
 def request_seed(seed: int, kind: str, prompt_id: str) -> int:
     digest = hashlib.sha256(f"{seed}:{kind}:{prompt_id}".encode()).hexdigest()

@@ -14,7 +14,7 @@ guessed at. Nothing non-finite is ever written.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ class DamagedFile(VoicegateError, ValueError):
     """
 
 
-def row_key(row: Row) -> tuple[str, str, int, str]:
+def row_key(row: Mapping[str, Any]) -> tuple[str, str, int, str]:
     """(kind, arm, seed, prompt_id): one generation per key, ever."""
     return (row.get("kind", "voice"), row["arm"], int(row["seed"]), str(row["prompt_id"]))
 

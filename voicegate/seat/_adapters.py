@@ -31,27 +31,70 @@ MAX_RELOADS = 5
 Say = Callable[[str], None]
 
 
-def tracked(path: Path) -> set[str]:
-    """The adapters a run of this gate loaded and has not unloaded yet (empty when none)."""
+ANY_REPLICA = "*"   # a tracking file written before replicas: its names are this run's on whichever replica
+
+
+def _read_track(path: Path) -> dict[str, set[str]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return set()
+        return {}
     except (OSError, ValueError) as exc:
         raise VoicegateError(f"{path}: unreadable list of runtime-loaded adapters ({exc})") from None
+    bad = VoicegateError(f"{path}: not a list of runtime-loaded adapters; inspect it and remove it by hand")
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
-        raise VoicegateError(f"{path}: not a list of runtime-loaded adapters; inspect it and remove it by hand")
-    return set(models)
+        raise bad
+    replicas = data.get("replicas")
+    if replicas is None:
+        return {ANY_REPLICA: set(models)} if models else {}
+    if not isinstance(replicas, dict) or not all(
+            isinstance(v, list) and all(isinstance(m, str) for m in v) for v in replicas.values()):
+        raise bad
+    return {str(k): set(v) for k, v in replicas.items() if v}
+
+
+def tracked(path: Path, replica: str | None = None) -> set[str]:
+    """The adapters a run of this gate loaded (on `replica`, or anywhere) and has not unloaded yet."""
+    track = _read_track(path)
+    if replica is None:
+        return set().union(*track.values()) if track else set()
+    return track.get(replica, set()) | track.get(ANY_REPLICA, set())
+
+
+class AdapterTrack:
+    """The run's tracking file, shared by the replicas: which adapters voicegate loaded where.
+
+    ``{"models": [every name], "replicas": {url: [names]}}``; one writer (the run's event
+    loop), rewritten atomically on every change.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.by_replica = _read_track(path)
+
+    def set(self, replica: str, models: set[str]) -> None:
+        self.by_replica.pop(ANY_REPLICA, None)  # an old file's names are adopted by each replica's own entry
+        if models:
+            self.by_replica[replica] = set(models)
+        else:
+            self.by_replica.pop(replica, None)
+        if self.by_replica:
+            union = sorted(set().union(*self.by_replica.values()))
+            body = {"models": union, "replicas": {k: sorted(v) for k, v in sorted(self.by_replica.items())}}
+            write_atomic(self.path, json.dumps(body, indent=1) + "\n")
+        else:
+            self.path.unlink(missing_ok=True)
 
 
 class RuntimeAdapters:
     """The adapters one run loaded (or adopted from a killed run), and their unloading."""
 
-    def __init__(self, client: SeatClient, track: Path, adapter_paths: dict[str, str], *,
-                 say: Say, info: Say) -> None:
+    def __init__(self, client: SeatClient, track: AdapterTrack, adapter_paths: dict[str, str], *,
+                 say: Say, info: Say, replica: str = ANY_REPLICA) -> None:
         self.client = client
         self.track = track
+        self.replica = replica
         self.adapter_paths = adapter_paths
         self.say = say
         self.info = info
@@ -64,10 +107,7 @@ class RuntimeAdapters:
         self._said_restart = False
 
     def _write(self) -> None:
-        if self.ours:
-            write_atomic(self.track, json.dumps({"models": sorted(self.ours)}, indent=1) + "\n")
-        else:
-            self.track.unlink(missing_ok=True)
+        self.track.set(self.replica, self.ours)
 
     def adopt(self, models: Iterable[str]) -> None:
         """Models an earlier, interrupted part of this run loaded: ours to unload."""

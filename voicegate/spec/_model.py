@@ -50,6 +50,7 @@ class Seat:
     api_key_env: str | None = None
     concurrency: int = _d("seat.concurrency")
     timeout: float = _d("seat.timeout")
+    replicas: tuple[str, ...] = ()   # empty: `url` is the one replica
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from voicegate.spec._types import (
     Prompts,
     Records,
     SeatUrl,
+    SeatUrls,
     Section,
     Subset,
     Text,
@@ -119,6 +120,8 @@ SPEC_SCHEMA = Schema((
     Key("seat", Section(), "where generations come from", required=True),
     Key("seat.url", SeatUrl(), "the seat's OpenAI base URL, e.g. `http://127.0.0.1:8027/v1`",
         required=True),
+    Key("seat.replicas", SeatUrls(), "replicas of the same seat (same vLLM, carrier and adapters) to spread the "
+        "gate over, every arm of a (seed, prompt) cell on one replica; `generate` then uses these, not `seat.url`"),
     Key("seat.base_model", Line(), "the carrier's served name", required=True),
     Key("seat.api_key_env", Pattern(_ENV_NAME, "must name an environment variable (the key itself never goes "
                                     "in a file)", "variable name"),

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from voicegate.spec._seat_url import seat_url_problem
+from voicegate.spec._seat_url import seat_url_problem, shown
 
 MAX_SEED = 2**63 - 1
 
@@ -111,13 +111,35 @@ class SeatUrl(Kind):
     """A seat's OpenAI base URL, checked as `generate --seat` and `voicegate seat --seat` check it."""
 
     def check(self, value: Any) -> str:
+        return self.check_at(value, "")
+
+    def check_at(self, value: Any, sub: str) -> str:
         problem = seat_url_problem(value)
         if problem is not None:
-            raise Problem(problem)
+            raise Problem(problem, sub)
         return str(value).rstrip("/")
 
     def describe(self) -> str:
         return "http(s) URL"
+
+
+@dataclass(frozen=True)
+class SeatUrls(Kind):
+    """A non-empty list of distinct seat URLs: the replicas one gate is spread over."""
+
+    def check(self, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not value:
+            raise Problem("must be a non-empty list of http(s) URLs such as http://host:port/v1")
+        urls: list[str] = []
+        for i, item in enumerate(value):
+            url = SeatUrl().check_at(item, f"[{i}]")
+            if url in urls:
+                raise Problem(f"{shown(url)!r} is listed twice", f"[{i}]")
+            urls.append(url)
+        return tuple(urls)
+
+    def describe(self) -> str:
+        return "list of http(s) URLs"
 
 
 @dataclass(frozen=True)
