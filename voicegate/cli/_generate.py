@@ -13,11 +13,14 @@ from voicegate.cli._app import Gate, Workspace, app, fail
 def generate_cmd(
     gate: Gate,
     workspace: Workspace = None,
-    seat: Annotated[str | None, typer.Option(
-        "--seat", help="The seat's OpenAI base URL, e.g. http://host:8027/v1 "
-                       "(default: $VOICEGATE_SEAT_URL, then the spec's seat.url).")] = None,
+    seat: Annotated[list[str] | None, typer.Option(
+        "--seat", metavar="URL",
+        help="The seat's OpenAI base URL, e.g. http://host:8027/v1; give it once per replica to spread the gate "
+             "over several replicas of one seat (default: $VOICEGATE_SEAT_URL, then the spec's seat.replicas, "
+             "then its seat.url).")] = None,
     concurrency: Annotated[int | None, typer.Option(
-        "--concurrency", "-n", min=1, help="Requests in flight (default: the spec's seat.concurrency).")] = None,
+        "--concurrency", "-n", min=1,
+        help="Requests in flight on each replica (default: the spec's seat.concurrency).")] = None,
     retries: Annotated[int | None, typer.Option(
         "--retries", min=1, help="Attempts per request before the seat counts as unreachable (default 8).")] = None,
     retry_budget: Annotated[float | None, typer.Option(

@@ -109,6 +109,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         new = scorer(spec, rows, rule=rule_id)
         if new.integrity is None and old.integrity is not None:
             new = replace(new, integrity=old.integrity)  # the same generations: the same seat verdict
+        if old.replicas:
+            new = replace(new, replicas=old.replicas)
         if new.generations_sha256 not in (None, recorded):
             raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
         changes = _changes(old, new)

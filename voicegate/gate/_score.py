@@ -15,7 +15,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.run._manifest import read_manifest
 from voicegate.run._store import read_generations, read_rows
-from voicegate.scoring._result import GateResult, Integrity, result_text
+from voicegate.scoring._result import GateResult, Integrity, ReplicaShare, result_text
 from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._registration import check_registered
 from voicegate.spec._spec import GateSpec, load_spec
@@ -93,6 +93,30 @@ def seat_integrity(spec: GateSpec, rows: Sequence[Mapping[str, Any]],
     return verdict(rows, canaries, manifest)
 
 
+class MixedCells(VoicegateError):
+    """A cell's arms came from different replicas: they were not generated harness-matched (exit 2)."""
+
+
+def check_cells(gate: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse rows where one (seed, prompt) cell's arms came from more than one replica."""
+    from voicegate.generate._cells import mixed_cells
+
+    mixed = mixed_cells(rows)
+    if mixed:
+        (kind, seed, prompt), where = mixed[0]
+        raise MixedCells(f"{gate}: refusing to score: the cell ({kind}, seed {seed}, {prompt}) mixes replicas "
+                         f"{' and '.join(where)} ({len(mixed)} cell(s) in all); every arm of a cell must come from "
+                         "one replica — move the stored rows aside and run `voicegate generate` again")
+
+
+def replicas_of(rows: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any] | None) -> tuple[ReplicaShare, ...]:
+    from voicegate.generate._cells import replica_shares
+
+    sessions = (manifest or {}).get("sessions") or []
+    return tuple(ReplicaShare.from_json(d) for d in replica_shares(rows, sessions if isinstance(sessions, list)
+                                                                  else []))
+
+
 def integrity_note(manifest: Mapping[str, Any] | None, integrity: Integrity | None) -> str:
     """What a table says about the seat's integrity, also when nothing was checked."""
     if integrity is not None:
@@ -126,6 +150,7 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         check_artifact_paths(spec)  # before the cache or scores.json is written; again under the locks
     rows = load_generations(spec)
     manifest = read_manifest(spec.run_dir)
+    check_cells(spec.gate, rows)   # before anything is written, like the integrity refusal
     integrity = seat_integrity(spec, rows, manifest)
     if integrity is not None and integrity.failed and not dry_run:
         raise IntegrityRefused(refusal(spec.gate, integrity))  # before scores.json or anything else is written
@@ -133,6 +158,9 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
     if integrity is not None:
         result = replace(result, integrity=integrity)
+    shares = replicas_of(rows, manifest)
+    if shares:
+        result = replace(result, replicas=shares)
     amended = in_force(spec, result)
     if on_scored is not None:
         on_scored(result, amended)

@@ -143,6 +143,8 @@ def renderables(result: GateResult) -> Group:
     if any(a.overlap is not None for a in result.arms):
         parts.append(safety_table(result))
     parts.append(Text(ship_line(result), style="bold"))
+    if len(result.replicas) > 1:
+        parts.append(Text("replicas (every arm of a cell on one): " + "; ".join(r.line() for r in result.replicas)))
     if result.integrity is not None:
         parts.append(Text(f"seat integrity: {result.integrity.line()}",
                           style="bold red" if result.integrity.failed else ""))

@@ -393,6 +393,29 @@ class Integrity:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReplicaShare:
+    """The scored rows one replica of the seat produced (issue 13): every arm of a cell on one replica."""
+
+    url: str
+    cells: int
+    rows: int
+    tokens_per_s: float | None = None   # over every session's busy span on it; None when not measured
+
+    def to_json(self) -> JSON:
+        return {"url": self.url, "cells": self.cells, "rows": self.rows, "tokens_per_s": self.tokens_per_s}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ReplicaShare:
+        tps = d.get("tokens_per_s")
+        return cls(url=str(d.get("url", "")), cells=int(d.get("cells") or 0), rows=int(d.get("rows") or 0),
+                   tokens_per_s=None if tps is None else float(tps))
+
+    def line(self) -> str:
+        speed = "" if self.tokens_per_s is None else f", {self.tokens_per_s:.0f} tok/s"
+        return f"{self.url}: {self.cells} cells, {self.rows} rows{speed}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class RulerCheck:
     """Can the view's ruler tell this author at all? From the registered corpora alone (`_ruler`)."""
 
@@ -438,6 +461,8 @@ class GateResult:
     signature_text: str | None = None
     # The seat-integrity verdict; None when the generations carry no canaries (imported, or older runs).
     integrity: Integrity | None = None
+    # Which replica produced which scored rows; empty when the rows name none (imported, older runs).
+    replicas: tuple[ReplicaShare, ...] = ()
 
     @property
     def candidates(self) -> tuple[CandidateResult, ...]:
@@ -479,6 +504,8 @@ class GateResult:
             out["counts"] = self.counts.to_json()
         if self.integrity is not None:
             out["integrity"] = self.integrity.to_json()
+        if self.replicas:
+            out["replicas"] = [r.to_json() for r in self.replicas]
         if self.ruler:
             out["ruler"] = {view: check.to_json() for view, check in self.ruler.items()}
         out.update({"warnings": list(self.warnings), "signature": dict(self.signature),
@@ -500,7 +527,9 @@ class GateResult:
                           if isinstance(c, Mapping)},
                    warnings=tuple(str(w) for w in d.get("warnings") or ()),
                    signature=_mapping(d.get("signature")), signature_text=d.get("signature_text"),
-                   integrity=Integrity.from_json(integrity) if isinstance(integrity, Mapping) else None)
+                   integrity=Integrity.from_json(integrity) if isinstance(integrity, Mapping) else None,
+                   replicas=tuple(ReplicaShare.from_json(r) for r in d.get("replicas") or ()
+                                  if isinstance(r, Mapping)))
 
 
 def is_result(d: Any) -> bool:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -169,6 +170,7 @@ class StandinSeat:
         self.decoding = 0
         self.peak_decoding = 0
         self.restarts = 0
+        self.dead = False                           # kill(): connections drop unanswered
         self.created = int(time.time())
 
     # -- lifecycle ---------------------------------------------------------------
@@ -209,6 +211,11 @@ class StandinSeat:
             pass
         finally:
             self.stop()
+
+    def kill(self) -> None:
+        """What SIGKILL does to a vLLM process: nothing listens, and every request in flight drops unanswered."""
+        self.dead = True
+        self.stop()
 
     def restart(self) -> None:
         """What `compose up -d` does to adapters: only the --lora-modules ones come back."""
@@ -489,11 +496,25 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the seat keeps its own log
         pass
 
+    def _drop(self) -> None:
+        """A killed seat answers nothing: the connection closes under the client."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def _serve(self, method: str) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
+        if self.owner.dead:
+            self._drop()
+            return
         status, payload, extra = self.owner.handle(method, path, self.headers, body)
+        if self.owner.dead:
+            self._drop()
+            return
         if isinstance(payload, Stream):
             self._send_stream(status, payload)
             return
