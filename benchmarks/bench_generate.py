@@ -21,6 +21,11 @@ requests (canary requests / generation requests, goal <= 5%).
     python benchmarks/bench_generate.py [--slots 8] [--token-time 0.007] [--prompts 40] [--seeds 3]
     python benchmarks/bench_generate.py --fault-every 3 --runs 20   # detection rate, default budget
 
+With ``--replicas 1,2,4`` the same gate runs over that many stand-in replicas (each
+with ``--slots`` decode slots and the same time per token, kept at its own
+concurrency): the makespan ratio against one replica (goal >= 1.8x at 2, >= 3.5x
+at 4) and each replica's peak in-flight (= its concurrency) are printed.
+
 With ``--fault-every K`` the stand-in answers every K-th request that shares the
 seat with another model with that model's weights; each of ``--runs`` default
 runs (different seeds) reports whether the integrity check caught it.
@@ -33,9 +38,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +109,53 @@ def bench(*, slots: int = 8, concurrency: int | None = None, token_time: float =
             tmp.cleanup()
 
 
+def scale(counts: list[int], *, slots: int = 8, token_time: float = 0.007, overhead: float = 0.0,
+          prompts: int = 40, seeds: int = 3, max_tokens: int = 256, **_: Any) -> dict[str, Any]:
+    """The same gate over 1, 2, 4... stand-in replicas (each `slots` wide, the same time per token).
+
+    Every replica is kept at its own concurrency (= its slots); the makespan ratio is
+    wall(1 replica) / wall(N replicas), measured in this run. Each answer is `max_tokens`
+    long (a gate's generations: 40 prompts x 250 words), so the integrity references
+    (32-token canaries, each arm alone on each replica) are the fixed cost they are in a gate.
+    """
+    out: dict[str, Any] = {"slots": slots, "token_time_s": token_time, "prompts": prompts, "seeds": seeds,
+                           "max_tokens": max_tokens, "runs": []}
+    config = json.dumps({"adapters": {f"{GATE}-ckpt475": "/adapters/b/ckpt475"}, "slots": slots,
+                         "token_time": token_time, "request_overhead": overhead, "full_length": True})
+    for n in counts:
+        with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+            # Each replica in its own process, as real replicas are: their work must not share our GIL.
+            seats = [stack.enter_context(subprocess.Popen(
+                [sys.executable, str(REPO / "benchmarks" / "_standin_process.py"), config],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)) for _ in range(n)]
+            urls = [p.stdout.readline().strip() for p in seats if p.stdout is not None]
+            spec_dict = gate_spec(GATE, url=urls[0], seeds=[101 * (i + 1) for i in range(seeds)],
+                                  concurrency=slots, max_tokens=max_tokens)
+            spec_dict["seat"]["replicas"] = urls
+            root = Path(tmp) / "ws"
+            registered_workspace(root, spec_dict,
+                                 prompts=[f"Write scene {i} of the story, in the author's voice." for i in range(prompts)])
+            spec = load_spec(root, GATE)
+            t0 = time.monotonic()
+            result = generate(spec, quiet=True)
+            wall = time.monotonic() - t0
+            counters = [json.loads(p.communicate()[0]) for p in seats]
+            rows = [json.loads(line) for line in spec.generations_path.read_text().splitlines()]
+            cells: dict[str, set[tuple[str, int, str]]] = {}
+            for r in rows:
+                cells.setdefault(r["replica"], set()).add((r["kind"], r["seed"], r["prompt_id"]))
+            out["runs"].append({
+                "replicas": n, "wall_s": round(wall, 3), "requests": result.generated,
+                "peak_in_flight": [c["peak_in_flight"] for c in counters],
+                "cells": [len(cells.get(u, ())) for u in urls],
+                "tokens_per_s": [p["tokens_per_s"] for p in result.replicas],
+            })
+    base = out["runs"][0]["wall_s"]
+    for r in out["runs"]:
+        r["speedup"] = round(base / r["wall_s"], 3)
+    return out
+
+
 def compare(**kw: Any) -> dict[str, Any]:
     """The same gate, arms mixed and arms isolated: the makespan ratio and the canary overhead."""
     mixed = bench(**kw)
@@ -134,9 +188,25 @@ def main() -> None:
     ap.add_argument("--no-isolate", action="store_true", help="only the default run")
     ap.add_argument("--fault-every", type=int, default=None, help="measure detection of the wrong-weights fault")
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--max-tokens", type=int, default=256, help="with --replicas: every answer's length")
+    ap.add_argument("--replicas", default=None,
+                    help="e.g. 1,2,4: the same gate over that many stand-in replicas; prints the makespan ratio "
+                         "against the first count and each replica's peak in-flight")
     args = ap.parse_args()
     kw = {"slots": args.slots, "concurrency": args.concurrency, "token_time": args.token_time,
               "overhead": args.overhead, "prompts": args.prompts, "seeds": args.seeds}
+    if args.replicas:
+        counts = [int(x) for x in args.replicas.split(",")]
+        found = scale(counts, **kw, max_tokens=args.max_tokens)
+        print(json.dumps(found, indent=2))
+        goals = {2: 1.8, 4: 3.5}
+        for r in found["runs"]:
+            goal = f" (goal >= {goals[r['replicas']]}x)" if r["replicas"] in goals else ""
+            print(f"{r['replicas']} replica(s), {found['max_tokens']}-token answers at {1000 * args.token_time:g} ms "
+                  f"per token: makespan {r['wall_s']:.2f}s, {r['speedup']:.2f}x against "
+                  f"{counts[0]}{goal}; peak in flight per replica {r['peak_in_flight']} (concurrency "
+                  f"{args.slots}); cells per replica {r['cells']}")
+        return
     if args.fault_every:
         found = detection(args.runs, args.fault_every, **kw)
         print(json.dumps(found, indent=2))

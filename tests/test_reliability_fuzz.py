@@ -44,6 +44,7 @@ from voicegate.spec._types import (
     Prompts,
     Records,
     SeatUrl,
+    SeatUrls,
     Section,
     Subset,
     Text,
@@ -140,6 +141,11 @@ def refused_by(kind: Kind) -> st.SearchStrategy[Any]:
             st.builds(lambda h, p: f"http://{h}:{p}/v1", host, st.one_of(st.integers(65536, 10**9), st.just(0))),
             st.sampled_from(["http://", "http:///v1", "http://:8027/v1", "https://user:pw@/v1", "http//seat:1/v1"]),
         )
+    if isinstance(kind, SeatUrls):
+        good = "http://127.0.0.1:8027/v1"
+        return st.one_of(_NOT_LIST, _TEXT, st.just([]),
+                         st.lists(refused_by(SeatUrl()), min_size=1, max_size=2).map(lambda bad: [good, *bad]),
+                         st.just([good, good]), st.just([good, good + "/"]))
     if isinstance(kind, Text):
         return st.one_of(_NOT_STRING, _BLANK)
     if isinstance(kind, Globs):
