@@ -279,3 +279,18 @@ def test_seat_replicas_in_the_spec_is_checked(tmp_path):
     code, _, err = run_cli("register", GATE, cwd=tmp_path / "ws2")
     assert code == 2 and "seat.replicas[1]" in err
     assert not (tmp_path / "ws2" / "preregistrations" / f"{GATE}.registration.json").exists()
+
+
+def test_isolated_arms_over_replicas_never_share_a_replica(tmp_path):
+    with ExitStack() as stack:
+        seats = _replicas(stack, 2)
+        root = _workspace(tmp_path, seats)
+        out = voicegate(root, "generate", GATE, "--quiet", "--isolate-arms")
+        assert out.returncode == 0, out.stderr
+        found = rows(root, GATE)
+        # waves of one arm on each replica: no request ever met another arm's in flight there
+        assert [s.shared_requests for s in seats] == [0, 0]
+        assert all(len(_generations(s)) > 0 for s in seats)
+    assert len(found) == TOTAL and len(set(_keys(found))) == TOTAL
+    assert all(len(w) == 1 for w in _cells(found).values())
+    assert all(r["isolated"] for r in found)
