@@ -294,3 +294,27 @@ def test_isolated_arms_over_replicas_never_share_a_replica(tmp_path):
     assert len(found) == TOTAL and len(set(_keys(found))) == TOTAL
     assert all(len(w) == 1 for w in _cells(found).values())
     assert all(r["isolated"] for r in found)
+
+
+def test_a_replica_restart_reloads_the_runtime_candidate_there_only(tmp_path):
+    with ExitStack() as stack:
+        seats = _replicas(stack, 2)
+        restarted = seats[0]
+
+        def restart_once(s: StandinSeat) -> None:
+            if not s.restarts and len(_generations(s)) >= 3:
+                s.restart()   # `compose up -d`: the runtime-loaded adapter is gone from this replica
+
+        restarted.hooks = {n: restart_once for n in range(1, 200)}
+        root = _workspace(tmp_path, seats)
+        out = voicegate(root, "generate", GATE, "--quiet")
+        assert out.returncode == 0, out.stderr
+        found = rows(root, GATE)
+        loads = [[e["path"] for e in s.log if e["path"] == "/v1/load_lora_adapter" and e["status"] == 200]
+                 for s in seats]
+        assert restarted.restarts == 1
+        assert [len(x) for x in loads] == [2, 1]     # loaded on both, reloaded on the restarted one only
+        assert all(s.runtime == {} for s in seats)  # and unloaded from each afterwards
+    assert len(found) == TOTAL and len(set(_keys(found))) == TOTAL
+    assert all(len(w) == 1 for w in _cells(found).values())
+    assert manifest(root, GATE)["sessions"][-1]["reloads"] == 1
