@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 VENV_ENV = "VOICEGATE_VLLM_VENV"
 BASE_NAME = "voices-base"
@@ -106,6 +105,9 @@ def build(out: Path, text: str) -> dict[str, str]:
 
 
 # -- the server ------------------------------------------------------------------
+# Started and stopped by voicegate's own starter (`voicegate.demo._vllm`): one recipe for the
+# flags, the environment and the process-group stop. Imported in the functions, because the
+# builder half above runs under the vLLM venv, which has no voicegate.
 
 
 def venv_dir() -> Path:
@@ -114,12 +116,6 @@ def venv_dir() -> Path:
 
 def venv_python() -> Path:
     return venv_dir() / "bin" / "python"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def training_text() -> str:
@@ -141,8 +137,7 @@ class VllmSeat:
     port: int
     model_dir: Path
     adapters: dict[str, Path]      # name -> directory (SERVED_ADAPTER, RUNTIME_ADAPTER)
-    proc: subprocess.Popen | None = None
-    log_path: Path | None = None
+    server: Any = None             # voicegate.demo._vllm.VllmServer
     timings: dict[str, float] = field(default_factory=dict)
 
     base = BASE_NAME
@@ -167,76 +162,20 @@ def start_server(workdir: Path, paths: dict[str, str], *, timeout: float = 300.0
     # adapter is unloaded and another loaded: after that, mixed concurrent batches answered the
     # base's requests with an adapter applied (3 of 3). Sequential requests were always right.
     # Tests that compare texts across arms therefore compare sequential (--concurrency 1) runs.
-    port = free_port()
-    tmp = workdir / "tmp"
-    tmp.mkdir(exist_ok=True)
-    env = {
-        **os.environ,
-        "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1",
-        "VLLM_NO_USAGE_STATS": "1",
-        "DO_NOT_TRACK": "1",
-        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-        # Without it requests stall for seconds when another process loads a core.
-        "OMP_NUM_THREADS": "1",
-        "TMPDIR": str(tmp),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-    }
-    args = [
-        str(venv_python()), "-m", "vllm.entrypoints.openai.api_server",
-        "--model", paths["model"], "--served-model-name", BASE_NAME,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--enable-lora", "--max-lora-rank", "8", "--max-loras", str(max_loras),
-        "--lora-modules", f"{SERVED_ADAPTER}={paths[SERVED_ADAPTER]}",
-        "--max-model-len", "512", "--dtype", "float32", "--kv-cache-memory-bytes", "64M",
-        "--distributed-executor-backend", "uni",
-    ]
-    log_path = workdir / "vllm-server.log"
-    t0 = time.monotonic()
-    with open(log_path, "wb") as log:
-        # Its own session, so the whole group (the engine included) can be ended by id.
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir,
-                                start_new_session=True)
-    seat = VllmSeat(url=f"http://127.0.0.1:{port}/v1", port=port, model_dir=Path(paths["model"]),
-                    adapters={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER]),
-                              RUNTIME_ADAPTER: Path(paths[RUNTIME_ADAPTER])},
-                    proc=proc, log_path=log_path)
-    import httpx
+    from voicegate.demo._vllm import start_vllm
 
-    deadline = t0 + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"vLLM exited with {proc.returncode}:\n{log_path.read_text(errors='replace')[-4000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
-                seat.timings["server_start_s"] = round(time.monotonic() - t0, 2)
-                return seat
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    stop_server(seat)
-    raise RuntimeError(f"vLLM did not answer /health within {timeout:.0f}s:\n"
-                       f"{log_path.read_text(errors='replace')[-4000:]}")
+    server = start_vllm(Path(paths["model"]), workdir, lora_modules={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER])},
+                        max_loras=max_loras, max_lora_rank=8, timeout=timeout)
+    seat = VllmSeat(url=server.url, port=server.port, model_dir=Path(paths["model"]),
+                    adapters={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER]),
+                              RUNTIME_ADAPTER: Path(paths[RUNTIME_ADAPTER])}, server=server)
+    seat.timings["server_start_s"] = server.timings.get("start_s", 0.0)
+    return seat
 
 
 def stop_server(seat: VllmSeat) -> float:
-    """SIGTERM the server's PID; if it lingers, SIGKILL its process group (the engine too)."""
-    proc = seat.proc
-    if proc is None or proc.poll() is not None:
-        return 0.0
-    t0 = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    # SIGKILL of the server alone orphans its engine: make sure nothing of the group is left.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    return round(time.monotonic() - t0, 2)
+    """SIGTERM the server; if it lingers, SIGKILL its process group (the engine too)."""
+    return float(seat.server.stop()) if seat.server is not None else 0.0
 
 
 # -- pytest fixture --------------------------------------------------------------
