@@ -318,3 +318,35 @@ def test_a_replica_restart_reloads_the_runtime_candidate_there_only(tmp_path):
     assert len(found) == TOTAL and len(set(_keys(found))) == TOTAL
     assert all(len(w) == 1 for w in _cells(found).values())
     assert manifest(root, GATE)["sessions"][-1]["reloads"] == 1
+
+
+def test_integrity_is_judged_per_replica_and_only_the_failing_replicas_rows_are_quarantined(tmp_path):
+    with ExitStack() as stack:
+        good = _replicas(stack, 1)[0]
+        bad = stack.enter_context(StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, token_time=0.002,
+                                              wrong_weights_every=2))   # serves another arm's weights, often
+        root = _workspace(tmp_path, [good, bad], concurrency=3)
+        first = voicegate(root, "generate", GATE, "--quiet")
+        assert first.returncode == 0, first.stderr
+        assert "seat integrity FAILED" in first.stdout
+        canaries = [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
+        wrong = {c["replica"] for c in canaries if c.get("status") == "wrong"}
+        assert wrong == {bad.url}
+        before = rows(root, GATE)
+        on_bad = [r for r in before if r["replica"] == bad.url]
+        code, _, err = run_cli("score", GATE, cwd=root)
+        assert code == 2 and "seat integrity FAILED" in err
+        bad.wrong_weights_every = None
+        again = voicegate(root, "generate", GATE, "--quiet", "--isolate-arms")
+        assert again.returncode == 0, again.stderr
+        quarantine = [json.loads(x) for x in (root / "runs" / GATE / "quarantine.jsonl").read_text().splitlines()]
+        found = rows(root, GATE)
+    # only the failing replica's rows of that session left the run; the good replica's stayed as they were
+    assert sorted(_keys(quarantine)) == sorted(_keys(on_bad))
+    assert all(q["replica"] == bad.url for q in quarantine)
+    kept = [r for r in before if r["replica"] == good.url]
+    assert all(r in found for r in kept)
+    assert len(found) == TOTAL and len(set(_keys(found))) == TOTAL
+    assert all(len(w) == 1 for w in _cells(found).values())
+    code, _, err = run_cli("score", GATE, cwd=root)
+    assert code == 0, err

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from voicegate._errors import VoicegateError
 from voicegate.demo._trained import write_trained_workspace
 from voicegate.demo._vllm import VllmServer, check_voices_dir, start_vllm, vllm_python, why_no_vllm
 
@@ -51,13 +52,13 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[VllmServ
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
-    servers: list[VllmServer | BaseException] = [RuntimeError("not started")] * 2
+    servers: list[VllmServer | VoicegateError | OSError] = [VoicegateError("not started")] * 2
 
     def start(i: int) -> None:
         try:
             servers[i] = start_vllm(VOICES / "carrier", tmp_path_factory.mktemp(f"replica{i}"),
                                     lora_modules={"lv-bronte-ckpt475": VOICES / "lv-bronte-ckpt475"}, max_loras=2)
-        except BaseException as exc:  # reported below, after both starts are done
+        except (VoicegateError, OSError) as exc:  # reported below, after both starts are done
             servers[i] = exc
 
     threads = [threading.Thread(target=start, args=(i,)) for i in range(2)]

@@ -62,10 +62,13 @@ from voicegate.generate._integrity import (
     CanaryCheck,
     CanaryParams,
     CanaryReference,
+    Part,
     Tally,
     attribute,
-    failed_sessions,
+    describe_parts,
+    failed_parts,
     into_waves,
+    part_of,
     plan_checks,
     reference_waves,
     verdict,
@@ -362,20 +365,20 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
                                 resume)
 
 
-def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[int],
+def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[Part],
                 say: Say) -> list[dict[str, Any]]:
-    """Move every row of a failed session to the quarantine file (appended first), then drop it from the run."""
+    """Move every row of a failed (session, replica) to the quarantine file (appended first), then drop it."""
     moved = move_to_quarantine(
-        spec, lambda r: (f"seat integrity failed in session {r.get('session')}" if r.get("session") in failed
-                         else None), "generate --isolate-arms")
+        spec, lambda r: (f"seat integrity failed in session {describe_parts([p])}"
+                         if (p := part_of(r)) in failed and p is not None else None), "generate --isolate-arms")
     q = manifest.get("quarantine", {})
     manifest["quarantine"] = {**q, "file": spec.run.quarantine.name, "rows": int(q.get("rows", 0)) + moved,
-                              "sessions": sorted(set(q.get("sessions", [])) | failed),
+                              "sessions": sorted(set(q.get("sessions", [])) | {s for s, _ in failed}),
                               "reason": "seat integrity failed (canaries answered with another arm's weights)"}
     manifest_file.write_manifest(spec.run_dir, manifest)
-    say(f"note: seat integrity failed in session(s) {', '.join(map(str, sorted(failed)))}: moved {moved} "
+    say(f"note: seat integrity failed in session(s) {describe_parts(failed)}: moved {moved} "
         f"suspect generation(s) to {spec.run.quarantine} (kept, not scored); regenerating them with arms isolated")
-    return [r for r in rows if r.get("session") not in failed]
+    return [r for r in rows if part_of(r) not in failed]
 
 
 def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
@@ -392,13 +395,13 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
     rows = read_generations(path)
     if any(r.get("imported") for r in rows):
         raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
-    failed = failed_sessions(read_rows(spec.run.canaries)) & {r.get("session") for r in rows}
+    failed = failed_parts(read_rows(spec.run.canaries)) & {part_of(r) for r in rows}
     quarantined = 0
     if failed and manifest is not None:
         if not mode.isolate:
-            suspect = sum(r.get("session") in failed for r in rows)
+            suspect = sum(part_of(r) in failed for r in rows)
             raise VoicegateError(
-                f"{spec.gate}: seat integrity failed in session(s) {', '.join(map(str, sorted(failed)))} "
+                f"{spec.gate}: seat integrity failed in session(s) {describe_parts(failed)} "
                 f"({suspect} generations suspect); not continuing with arms mixed: run "
                 f"`voicegate generate {spec.gate} --isolate-arms` (the suspect rows are kept in quarantine)")
         before = len(rows)

@@ -28,9 +28,11 @@ echoing the requested ``model`` name all along. This module makes that visible.
 It only needs ``/v1/chat/completions``.
 
 **Verdict.** Integrity *fails* for the scored rows when any check of a session
-that produced one of them was wrong; `score` then refuses to decide and points at
-``generate --isolate-arms``, which moves that session's rows to the quarantine
-file (never deleting one) and regenerates them with one arm on the seat at a time.
+(on a replica: each replica is fingerprinted and checked on its own) that produced
+one of them was wrong; `score` then refuses to decide and points at
+``generate --isolate-arms``, which moves the rows of that session on that replica to
+the quarantine file (never deleting one) and regenerates them with one arm on the
+seat at a time.
 """
 
 from __future__ import annotations
@@ -222,17 +224,34 @@ class Tally:
                                for (a, b), n in sorted(self.confusions.items())]}
 
 
-def tallies(canary_rows: Iterable[Mapping[str, Any]]) -> dict[int, Tally]:
-    out: dict[int, Tally] = {}
+Part = tuple[int, str | None]   # (session, replica): what one set of references fingerprints
+
+
+def part_of(row: Mapping[str, Any]) -> Part | None:
+    """The (session, replica) a generation or canary row belongs to (replica None before replicas existed)."""
+    s = row.get("session")
+    if not isinstance(s, int) or isinstance(s, bool):
+        return None
+    replica = row.get("replica")
+    return (s, str(replica) if replica else None)
+
+
+def describe_parts(parts: Iterable[Part]) -> str:
+    return ", ".join(f"{s}" + (f" on {r}" if r else "") for s, r in sorted(parts, key=lambda p: (p[0], p[1] or "")))
+
+
+def tallies(canary_rows: Iterable[Mapping[str, Any]]) -> dict[Part, Tally]:
+    """Each (session, replica)'s checks: a replica's canaries are judged against its own references."""
+    out: dict[Part, Tally] = {}
     for row in canary_rows:
-        s = row.get("session")
-        if isinstance(s, int):
-            out.setdefault(s, Tally()).add(row)
+        part = part_of(row)
+        if part is not None:
+            out.setdefault(part, Tally()).add(row)
     return out
 
 
-def failed_sessions(canary_rows: Iterable[Mapping[str, Any]]) -> set[int]:
-    return {s for s, t in tallies(canary_rows).items() if t.failed}
+def failed_parts(canary_rows: Iterable[Mapping[str, Any]]) -> set[Part]:
+    return {p for p, t in tallies(canary_rows).items() if t.failed}
 
 
 def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str, Any]],
@@ -245,12 +264,12 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
     info = (manifest or {}).get("integrity")
     if not canary_rows or not isinstance(info, Mapping):
         return None
-    per_session = tallies(canary_rows)
-    used = Counter(r.get("session") for r in rows)
+    per_part = tallies(canary_rows)
+    used = Counter(part_of(r) for r in rows)
     total = Tally()
     unchecked = 0
-    for s, n in used.items():
-        t = per_session.get(s) if isinstance(s, int) else None
+    for part, n in used.items():
+        t = per_part.get(part) if part is not None else None
         if t is None or t.sent == 0:
             unchecked += n
             continue
@@ -260,7 +279,7 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
         total.wrong += t.wrong
         total.unclear += t.unclear
         total.confusions.update(t.confusions)
-    sessions = sorted(s for s in used if isinstance(s, int) and s in per_session)
+    sessions = sorted({p[0] for p in used if p is not None and p in per_part})
     modes = {bool(_session(manifest, s).get("isolate_arms")) for s in sessions}
     status = "failed" if total.failed else ("holds" if total.sent else "not checked")
     q = (manifest or {}).get("quarantine") if quarantine is None else {"file": quarantine}
