@@ -31,6 +31,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if (name.startswith("VOICEGATE_") and name not in _SUITE_SETTINGS) or name in _KEYS:
             monkeypatch.delenv(name)
+    # The score tables fit the terminal; tests read the wide layout unless they ask for a narrow one.
+    monkeypatch.setenv("COLUMNS", "130")
 
 
 @pytest.fixture

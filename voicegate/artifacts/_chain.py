@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate._atomic import write_atomic
+from voicegate._clip import clip
 from voicegate._locks import lock_for, locked  # noqa: F401 -- writers and tests lock through here
 
 MD_MARKER = re.compile(
@@ -170,7 +171,7 @@ def _title(chunk: bytes, heading: bool = False) -> str:
     for line in lines:
         text = line.decode("utf-8", "replace").strip().lstrip("#").strip()
         if text and not text.startswith("voicegate:entry"):
-            return f" ({text[:70]})"
+            return f" ({clip(text, 70)})"
     return ""
 
 

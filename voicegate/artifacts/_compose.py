@@ -36,6 +36,7 @@ from pathlib import Path
 
 import yaml
 
+from voicegate._clip import clip
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain
 
@@ -130,7 +131,7 @@ def plan(path: Path, original: bytes, gate: str, body_lines: list[str]) -> tuple
 
 def entry_message(path: Path, body_lines: list[str], item: bytes) -> str:
     """What to tell the user about a compose entry (it is comment-only: nothing to redeploy)."""
-    return (f"{path}: {len(body_lines) + 1} comment lines above {item.strip().decode()[:60]} — "
+    return (f"{path}: {len(body_lines) + 1} comment lines above {clip(item.strip().decode(), 60)} — "
             "comment-only, the YAML data are unchanged: no redeploy needed (it rides with the next deploy)")
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from voicegate import _json as strict_json
 from voicegate._atomic import sweep_fixed_tmp, write_atomic
+from voicegate._clip import clip
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
@@ -268,7 +269,7 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
         for span in arm.spans[:3]:
             text = " ".join(span.text.split())
             out.append({"arm": arm.name, "tokens": "?" if span.tokens is None else span.tokens,
-                        "text": text if len(text) <= 120 else text[:117] + "..."})
+                        "text": clip(text, 120, ellipsis="...")})
     return out
 
 

@@ -13,6 +13,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from voicegate._clip import clip
 from voicegate.scoring._result import CandidateResult, GateResult
 from voicegate.spec._rules import RULES
 
@@ -39,20 +40,39 @@ def _short(rule_id: str) -> str:
     return rule_id.removesuffix("-max-spread")
 
 
+def _voice_title(result: GateResult) -> str:
+    return f"{result.gate}: voice (deciding rule: {result.rule}, marked *)"
+
+
+def _rules_caption() -> str:
+    return "floor and VOICE under every registered rule: " + ", ".join(f"{_short(r)} = {r}" for r in RULES)
+
+
+def _rule_label(rid: str, rule: str) -> str:
+    return f"{_short(rid)}{' *' if rid == rule else ''}"
+
+
+def _floor_cell(arm: CandidateResult, rid: str) -> str:
+    return f"{_num(arm.floors[rid])} ({ratio_text(arm.ratios[rid])})"
+
+
+def _disagree(arm: CandidateResult) -> Text | str:
+    return Text("DISAGREE", style="bold yellow") if arm.disagree else ""
+
+
 def voice_table(result: GateResult) -> Table:
+    """One row per arm, every rule's floor and VOICE side by side (about 127 columns)."""
     rule = result.rule
-    t = Table(title=f"{result.gate}: voice (deciding rule: {rule}, marked *)", title_justify="left",
-              caption="floor and VOICE under every registered rule: " +
-                      ", ".join(f"{_short(r)} = {r}" for r in RULES), caption_justify="left")
+    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(), caption_justify="left")
     t.add_column("arm", no_wrap=True)
     t.add_column("d(a,s) by seed", no_wrap=True)
     t.add_column("spread", justify="right", no_wrap=True)
     t.add_column("delta_cb", justify="right", no_wrap=True)
     for rid in RULES:
-        t.add_column(f"floor\n{_short(rid)}{' *' if rid == rule else ''}", justify="right", no_wrap=True)
+        t.add_column(f"floor\n{_rule_label(rid, rule)}", justify="right", no_wrap=True)
     t.add_column("ratio", justify="right", no_wrap=True)
     for rid in RULES:
-        t.add_column(f"VOICE\n{_short(rid)}{' *' if rid == rule else ''}", no_wrap=True)
+        t.add_column(f"VOICE\n{_rule_label(rid, rule)}", no_wrap=True)
     t.add_column("DISAGREE", no_wrap=True)
     for arm in result.arms:
         per_seed = " ".join(f"{d:.3f}" for d in arm.distances.values())
@@ -62,32 +82,76 @@ def voice_table(result: GateResult) -> Table:
             row += ["-"] + ["-"] * len(RULES) + ["-"] + ["-"] * len(RULES) + [""]
         else:
             row.append(_num(arm.delta_cb, signed=True))
-            row += [f"{_num(arm.floors[rid])} ({ratio_text(arm.ratios[rid])})" for rid in RULES]
+            row += [_floor_cell(arm, rid) for rid in RULES]
             row.append(ratio_text(arm.ratio))
             row += [_verdict(arm.voice[rid]) for rid in RULES]
-            row.append(Text("DISAGREE", style="bold yellow") if arm.disagree else "")
+            row.append(_disagree(arm))
         t.add_row(*row)
     return t
 
 
-def safety_table(result: GateResult) -> Table:
-    control = result.control
-    t = Table(title=f"copying (control: {control.arm or '-'}) and damage", title_justify="left")
-    for name, just in (("arm", "left"), ("overlap", "right"), ("vs control", "right"), ("longest run", "right"),
-                       ("COPYING", "left"), ("degeneration", "right"), ("truncated", "right"),
-                       ("probes passed", "right"), ("DAMAGE", "left")):
+def seed_table(result: GateResult) -> Table:
+    """The narrow layout's first half: each arm's distance by seed and its spread."""
+    t = Table(title=f"{result.gate}: distance to the author's held-out text", title_justify="left")
+    t.add_column("arm")
+    t.add_column("d(a,s) by seed")
+    t.add_column("spread", justify="right")
+    for arm in result.arms:
+        t.add_row(f"{arm.name} (base)" if arm.is_base else arm.name,
+                  " ".join(f"{d:.3f}" for d in arm.distances.values()), _num(arm.spread))
+    return t
+
+
+def rule_table(result: GateResult) -> Table:
+    """The narrow layout's second half: one line per (candidate, rule), so both floors stay whole."""
+    rule = result.rule
+    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(), caption_justify="left")
+    t.add_column("arm")
+    t.add_column("delta_cb", justify="right")
+    t.add_column("rule")
+    t.add_column("floor (ratio)", justify="right")
+    t.add_column("VOICE")
+    t.add_column("DISAGREE")
+    for arm in result.candidates:
+        for i, rid in enumerate(RULES):
+            first = i == 0
+            t.add_row(arm.name if first else "", _num(arm.delta_cb, signed=True) if first else "",
+                      _rule_label(rid, rule), _floor_cell(arm, rid), _verdict(arm.voice[rid]),
+                      _disagree(arm) if first else "", end_section=i == len(RULES) - 1)
+    return t
+
+
+_COPYING_COLUMNS = (("overlap", "right"), ("vs control", "right"), ("longest run", "right"), ("COPYING", "left"))
+_DAMAGE_COLUMNS = (("degeneration", "right"), ("truncated", "right"), ("probes passed", "right"), ("DAMAGE", "left"))
+
+
+def _copying_cells(result: GateResult, arm: Any) -> list[Any]:
+    control, overlap = result.control, arm.overlap
+    vs = (_num(overlap - control.overlap, 4, signed=True)
+          if overlap is not None and control.overlap is not None else "-")
+    cand = arm if isinstance(arm, CandidateResult) else None
+    return [_num(overlap, 4), "control" if arm.is_base else vs,
+            "-" if arm.longest_run is None else str(arm.longest_run),
+            _verdict(cand.copying) if cand is not None else ""]
+
+
+def _damage_cells(arm: Any) -> list[Any]:
+    cand = arm if isinstance(arm, CandidateResult) else None
+    return [_num(arm.degeneration.rate), _num(arm.degeneration.truncated), _num(arm.probe_pass_rate),
+            _verdict(cand.damage) if cand is not None else ""]
+
+
+def safety_table(result: GateResult, *, copying: bool = True, damage: bool = True) -> Table:
+    """Copying and damage per arm; the narrow layout asks for each half on its own."""
+    title = " and ".join(([f"copying (control: {result.control.arm or '-'})"] if copying else []) +
+                         (["damage"] if damage else []))
+    t = Table(title=title, title_justify="left")
+    t.add_column("arm")
+    columns = (_COPYING_COLUMNS if copying else ()) + (_DAMAGE_COLUMNS if damage else ())
+    for name, just in columns:
         t.add_column(name, justify=just)  # type: ignore[arg-type]
     for arm in result.arms:
-        overlap = arm.overlap
-        vs = (_num(overlap - control.overlap, 4, signed=True)
-              if overlap is not None and control.overlap is not None else "-")
-        cand = arm if isinstance(arm, CandidateResult) else None
-        t.add_row(arm.name, _num(overlap, 4), "control" if arm.is_base else vs,
-                  "-" if arm.longest_run is None else str(arm.longest_run),
-                  _verdict(cand.copying) if cand is not None else "",
-                  _num(arm.degeneration.rate), _num(arm.degeneration.truncated),
-                  _num(arm.probe_pass_rate),
-                  _verdict(cand.damage) if cand is not None else "")
+        t.add_row(arm.name, *((_copying_cells(result, arm) if copying else []) + (_damage_cells(arm) if damage else [])))
     return t
 
 
@@ -133,15 +197,33 @@ def notes(result: GateResult) -> list[str]:
     for arm in result.arms:
         for span in arm.spans[:3]:
             lines.append(f"  {arm.name}: {span.tokens}-token run from {span.source} "
-                         f"@{span.offset}: \"{span.text[:120]}\"")
+                         f"@{span.offset}: \"{clip(span.text, 120)}\"")
     return lines
 
 
-def renderables(result: GateResult) -> Group:
-    parts: list[Any] = [voice_table(result)]
+def _fits(table: Table, width: int) -> bool:
+    # Measured on a console wider than any table: rich clamps a measurement to the console's width.
+    return Console(width=10_000).measure(table).maximum <= width
+
+
+def score_tables(result: GateResult, width: int) -> list[Table]:
+    """The wide tables when they fit in `width` columns, else the same cells in narrower tables.
+
+    Rich would elide cells of a table wider than the terminal; a floor or DISAGREE cut short
+    is a wrong reading, so a narrow terminal gets more, narrower tables instead.
+    """
+    wide = voice_table(result)
+    tables = [wide] if _fits(wide, width) else [seed_table(result), rule_table(result)]
     # A result always carries copying statistics now; older hand-made ones had none to show.
     if any(a.overlap is not None for a in result.arms):
-        parts.append(safety_table(result))
+        both = safety_table(result)
+        tables += ([both] if _fits(both, width)
+                   else [safety_table(result, damage=False), safety_table(result, copying=False)])
+    return tables
+
+
+def renderables(result: GateResult, width: int = 130) -> Group:
+    parts: list[Any] = list(score_tables(result, width))
     parts.append(Text(ship_line(result), style="bold"))
     if len(result.replicas) > 1:
         parts.append(Text("replicas (every arm of a cell on one): " + "; ".join(r.line() for r in result.replicas)))
@@ -156,14 +238,12 @@ def renderables(result: GateResult) -> Group:
 
 def print_score(result: GateResult, console: Console | None = None) -> None:
     console = console or make_console()
-    console.print(renderables(result))
+    console.print(renderables(result, console.width))
     if result.signature_text:
         # One unbroken line, however wide: it is copied, not read.
         console.print(f"signature: {result.signature_text}", style="dim", soft_wrap=True)
 
 
 def make_console(file: Any = None) -> Console:
-    """At least 130 columns, so both floors and DISAGREE are never truncated (a narrow
-    terminal wraps the lines instead of rich eliding cells)."""
-    width = Console(file=file).width
-    return Console(file=file, width=max(width, 130), highlight=False, soft_wrap=False)
+    """The terminal's width (`COLUMNS` when set, 80 when not a terminal); the tables fit themselves to it."""
+    return Console(file=file, highlight=False, soft_wrap=False)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from voicegate import _json
+from voicegate._clip import clip
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 
@@ -55,7 +56,7 @@ def _got(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return _a(_shown_type(value))
     shown = repr(value)
-    return shown if len(shown) <= 40 else shown[:39] + "…"
+    return clip(shown, 40)
 
 
 def _is_int(value: Any) -> bool:
