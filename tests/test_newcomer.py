@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,26 @@ def test_amend_prints_the_new_verdicts_and_ship_warns_on_a_failed_candidate(tmp_
 
 
 def test_bare_voicegate_shows_help_and_no_empty_error_line() -> None:
-    done = run_cli()
-    assert "Usage" in done.stdout + done.stderr and "score" in done.stdout + done.stderr
-    assert "voicegate: \n" not in done.stderr and not done.stderr.strip().endswith("voicegate:")
+    for args, usage in (((), "Usage: voicegate [OPTIONS] COMMAND [ARGS]..."),
+                        (("seat",), "Usage: voicegate seat [OPTIONS] COMMAND [ARGS]...")):
+        done = run_cli(*args)
+        assert done.code == 0 and done.stderr == ""
+        lines = done.stdout.splitlines()
+        assert lines[0] == usage and "Commands:" in lines  # the help as --help prints it, not one flattened line
+        assert done.stdout == run_cli(*args, "--help").stdout
+
+
+def test_help_pages_name_arguments_as_the_docs_do() -> None:
+    done = run_cli("ship", "--help")
+    assert done.code == 0
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Usage: voicegate ship [OPTIONS] GATE ARM"
+    assert any(ln.startswith("  GATE  The adapter's gate name") for ln in lines)
+    assert "<str>" not in done.stdout and "{" not in done.stdout
+    assert "--reason TEXT" in done.stdout and "[required]" in done.stdout.split("--reason", 1)[1].split("-C,")[0]
+    demo = run_cli("demo", "--help").stdout
+    assert demo.splitlines()[0] == "Usage: voicegate demo [OPTIONS] [DIR]"  # optional: in brackets
+    assert "--prompts N" in demo and "--max-tokens N" in demo
+    for command in (("score",), ("generate",), ("seat", "cost"), ("seat", "check"), ("report",), ("init",)):
+        text = run_cli(*command, "--help").stdout
+        assert not re.search(r"<(str|int|float|bool|path|list)\b|\{", text), (command, text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -66,6 +66,15 @@ def _click_message(exc: BaseException) -> str:
     return str(text).replace("\n", " ")
 
 
+def _command() -> Any:
+    """The click command typer builds from `app`, in the help pages' house style."""
+    import typer.main
+
+    from voicegate.cli._help import house_style
+
+    return house_style(typer.main.get_command(app))
+
+
 INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 + SIGINT)
 
 
@@ -75,13 +84,16 @@ def main(argv: list[str] | None = None) -> None:
 
     exit_types, click_exception, abort = _click_exceptions()
     try:
-        code = app(args=argv, prog_name="voicegate", standalone_mode=False)
+        code = _command()(args=argv, prog_name="voicegate", standalone_mode=False)
     except VoicegateError as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         sys.exit(exc.exit_code)
     except exit_types as exc:
         sys.exit(getattr(exc, "exit_code", 0))
     except click_exception as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `voicegate` or `voicegate seat`: the help, as --help
+            sys.stdout.write(str(getattr(exc, "message", "")).rstrip("\n") + "\n")
+            sys.exit(0)
         message = _click_message(exc)
         if message.strip():  # bare `voicegate` raises with no message once the help is shown
             fail(message)

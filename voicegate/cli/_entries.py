@@ -10,7 +10,7 @@ import typer
 from voicegate._errors import GateFailed, VoicegateError
 from voicegate.cli._app import Gate, Workspace, app
 
-Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.")]
+Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.  [required]")]
 
 
 @app.command("amend")

@@ -143,8 +143,10 @@ def _damage_cells(arm: Any) -> list[Any]:
 
 def safety_table(result: GateResult, *, copying: bool = True, damage: bool = True) -> Table:
     """Copying and damage per arm; the narrow layout asks for each half on its own."""
-    title = " and ".join(([f"copying (control: {result.control.arm or '-'})"] if copying else []) +
-                         (["damage"] if damage else []))
+    halves = [f"copying (control: {result.control.arm or '-'})"] if copying else []
+    if damage:
+        halves.append("damage")
+    title = " and ".join(halves)
     t = Table(title=title, title_justify="left")
     t.add_column("arm")
     columns = (_COPYING_COLUMNS if copying else ()) + (_DAMAGE_COLUMNS if damage else ())
