@@ -7,6 +7,10 @@ tests/test_tutorial_vllm.py, which runs the tutorial's `voicegate seat up` block
 from __future__ import annotations
 
 import json
+import shlex
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,3 +69,43 @@ def test_help_names_the_voices_folder() -> None:
     done = run_cli("seat", "up", "--help")
     assert done.code == 0
     assert "--voices DIR" in done.stdout and "--port" in done.stdout and "Ctrl-C" in done.stdout
+
+
+@pytest.mark.vllm
+def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> None:
+    # The tutorial test covers the tiny-voices folder and Ctrl-C; this is the other way in (a
+    # carrier folder, plus one voice by --adapter) and the other way out (SIGTERM, as a service
+    # manager sends it). The seat and its vLLM are stopped in the finally whatever happens.
+    from test_tutorial_vllm import VOICES, Seat, _alive, _env, _skip_reason
+
+    from voicegate.demo._vllm import free_port
+
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "voicegate").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m voicegate \"$@\"\n")
+    (bin_dir / "voicegate").chmod(0o755)
+    port = free_port()
+    cmd = f"voicegate seat up --voices {VOICES / 'carrier'} --adapter lv-austen={VOICES / 'lv-austen'}"
+    seat = Seat(cmd, tmp_path, _env(bin_dir, port), port)
+    try:
+        out = seat.wait_ready()
+        assert f"seat ready: http://127.0.0.1:{port}/v1" in out
+        assert "with 1 LoRA voice(s)" in out
+        served = [ln.split()[:2] for ln in out.splitlines() if ln.startswith("  ")]
+        assert served == [["voices-base", "base"], ["lv-austen", "adapter"]], out
+        assert seat.vllm and all(_alive(p) for p in seat.vllm)
+        seat.proc.send_signal(signal.SIGTERM)
+        try:
+            code = seat.proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            code = None
+        seat._drain(None, 5.0)
+        tail = "".join(seat.lines)
+        assert code == 0, tail
+        assert tail.rstrip().splitlines()[-1].startswith("stopped in "), tail
+        assert not [p for p in seat.vllm if _alive(p)], "vLLM outlived `voicegate seat up`"
+    finally:
+        seat.kill()
