@@ -140,6 +140,9 @@ def make_workspace(root: Path, spec: dict[str, Any] | None = None, *, git_init: 
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
+    readme = (spec.get("artifacts") or {}).get("readme")
+    if isinstance(readme, str) and readme and not Path(readme).is_absolute():
+        (root / readme).parent.mkdir(parents=True, exist_ok=True)  # the adapter's folder; voicegate writes the README
     (root / "preregistrations").mkdir(exist_ok=True)
     (root / "gates").mkdir(exist_ok=True)
     path = root / "preregistrations" / f"{spec.get('gate', 'lv-test')}.yaml"

@@ -19,7 +19,7 @@ COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
 # rewrite the golden files and the screenshot. Every other VOICEGATE_* variable is cleared.
 _SUITE_SETTINGS = frozenset({
     "VOICEGATE_SHARED", "VOICEGATE_VLLM_VENV", "VOICEGATE_CHROMIUM", "VOICEGATE_EMBEDDING_MODEL",
-    "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT",
+    "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT", "VOICEGATE_UPDATE_TUTORIAL",
 })
 # The keys the tests name: the fixture compose's seat key, LiteLLM's master key, vLLM's own.
 _KEYS = ("VOICES_API_KEY", "LITELLM_MASTER_KEY", "API_KEY", "VLLM_API_KEY")

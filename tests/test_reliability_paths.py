@@ -164,6 +164,7 @@ def test_a_symlinked_directory_pointing_outside_is_refused(tmp_path: Path) -> No
     outside = _mounted(tmp_path)
     root = tmp_path / "ws"
     _workspace(root, _spec(readme="mounted/README.md"))
+    (root / "mounted").rmdir()   # the helper made the README's folder; here it is a symlink out instead
     (root / "mounted").symlink_to(outside.parent)
     _register_refused(root, "artifacts.readme", "outside the workspace")
 
@@ -274,12 +275,13 @@ def test_amend_refuses_a_record_swapped_for_a_symlink_to_the_spec(imported: Path
     assert spec.read_bytes() == spec_bytes
 
 
-def test_the_repositorys_hemingway_spec_says_its_outside_artifacts_are_meant() -> None:
+def test_the_repositorys_hemingway_spec_keeps_its_artifacts_in_the_workspace() -> None:
     from voicegate.spec._artifact_paths import check_artifact_paths
     from voicegate.spec._spec import read_spec_yaml, validate
 
     repo = Path(__file__).resolve().parents[1]
     path = repo / "preregistrations" / "lv-hemingway.yaml"
     spec = validate(read_spec_yaml(path), path, repo, check_files=False)
-    assert spec.artifacts.outside_workspace == ("readme", "compose")
-    check_artifact_paths(spec)  # /tank/... and /srv/... are outside, and meant to be
+    # the example names workspace-relative artifacts (issue 14: no fleet storage), so nothing is outside
+    assert spec.artifacts.outside_workspace == ()
+    check_artifact_paths(spec)

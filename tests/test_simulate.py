@@ -27,3 +27,27 @@ def test_simulate_refuses_a_bad_spec(tmp_path: Path) -> None:
     (tmp_path / "prompts" / "beats.txt").write_text("\n")
     done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path)
     assert done.code == 2 and "no non-empty prompt" in done.stderr
+
+
+def test_simulate_a_spec_whose_corpora_sit_beside_the_workspace(tmp_path: Path) -> None:
+    # the tutorial's layout: corpora in ../shared/..., the README in the workspace's adapters/ folder
+    import copy
+
+    from _workspace import BACK, HELD, TRAIN, base_spec
+
+    shared = tmp_path / "shared"
+    for rel, text in (("held/h.txt", HELD), ("train/t.txt", TRAIN), ("back/b.txt", BACK)):
+        (shared / rel).parent.mkdir(parents=True, exist_ok=True)
+        (shared / rel).write_text(text, encoding="utf-8")
+    spec = copy.deepcopy(base_spec())
+    spec["corpora"] = {"heldout": ["../shared/held/*.txt"], "training": ["../shared/train/t.txt"],
+                       "background": ["../shared/back/*.txt"]}
+    spec["artifacts"]["readme"] = "adapters/lv-test/README.md"
+    root = tmp_path / "ws"
+    make_workspace(root, spec, corpora={})
+    before = tree_snapshot(root)
+    done = run_cli("seat", "simulate", "lv-test", cwd=root)
+    assert done.code == 0, done.stderr
+    assert "18 requests (18 voice + 0 probe)" in done.stdout
+    assert "adapters/lv-test/README.md  (score, amend, ship)" in done.stdout
+    assert tree_snapshot(root) == before

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _workspace import base_spec, make_workspace, tree_snapshot, voicegate
+from _workspace import base_spec, git, make_workspace, tree_snapshot, voicegate
 
 Spec = dict[str, Any]
 
@@ -143,3 +143,43 @@ def test_prompt_ids_follow_the_design(tmp_path: Path) -> None:
     raw["prompts"] = "prompts/beats.jsonl"
     path.write_text(__import__("yaml").safe_dump(raw), encoding="utf-8")
     assert [p.id for p in parse_spec(path, tmp_path).prompts] == ["moor", "7"]
+
+
+def test_every_missing_file_is_named_in_one_line(tmp_path: Path) -> None:
+    # issue 14: prompts, corpora, probes and the README's folder at once, not one error per attempt
+    spec = copy.deepcopy(base_spec())
+    spec["prompts"] = "prompts/nowhere.txt"
+    spec["corpora"]["heldout"] = ["corpora/held-missing/*.txt"]
+    spec["corpora"]["background"] = ["corpora/back/*.txt", "corpora/more/*.txt"]
+    spec["damage"]["probes"] = "probes/none.yaml"
+    spec["artifacts"]["readme"] = "adapters/lv-test-v1/README.md"
+    make_workspace(tmp_path, spec)
+    (tmp_path / "adapters" / "lv-test-v1").rmdir()
+    (tmp_path / "probes" / "none.yaml").unlink()   # the helper writes every file the spec names
+    before = tree_snapshot(tmp_path)
+
+    done = voicegate(tmp_path, "register", "lv-test")
+
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    line = lines[0]
+    assert "lv-test.yaml" in line and "5 files the spec needs are missing" in line, line
+    for part in ("prompts prompts/nowhere.txt", "corpora.heldout[0] glob 'corpora/held-missing/*.txt' matches no file",
+                 "corpora.background[1] glob 'corpora/more/*.txt' matches no file", "damage.probes probes/none.yaml",
+                 "artifacts.readme adapters/lv-test-v1/README.md (its folder adapters/lv-test-v1/ does not exist"):
+        assert part in line, part
+    assert "corpora.background[0]" not in line  # that glob matches
+    assert "artifacts.compose deploy/compose.yaml does not exist yet" in line  # named, as not needed yet
+    assert tree_snapshot(tmp_path) == before
+
+
+def test_a_compose_file_to_come_is_a_note_not_a_refusal(tmp_path: Path) -> None:
+    spec = copy.deepcopy(base_spec())
+    make_workspace(tmp_path, spec)
+    done = voicegate(tmp_path, "register", "lv-test")
+    assert done.returncode == 0, done.stderr
+    assert "note: artifacts.compose deploy/compose.yaml does not exist yet" in done.stderr
+    assert "pinned in the record, not committed" in done.stdout
+    committed = git(tmp_path, "show", "--name-only", "--format=", "HEAD").split()
+    assert committed == ["preregistrations/lv-test.registration.json", "preregistrations/lv-test.yaml"]

@@ -20,7 +20,7 @@ app = typer.Typer(
     # Plain click help: rich's help formatter costs ~0.1-0.2 s of imports on every `--help`.
     rich_markup_mode=None,
 )
-seat_app = typer.Typer(help="Seat operations: models, drift, try/drop, cost, retire, check, simulate.",
+seat_app = typer.Typer(help="Seat operations: up, models, drift, try/drop, cost, retire, check, simulate.",
                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(seat_app, name="seat")
 

@@ -31,19 +31,24 @@ def register_cmd(
 ) -> None:
     """Pre-register preregistrations/GATE.yaml: hash it and every file it names; commit the spec and its record.
 
-    The named files (prompts, corpora, probes) are pinned by their sha256 in the record, not
-    committed: corpora are often large and live outside the repository.
+    Only those two go into the registration commit. The files the spec names (prompts,
+    corpora, probes) are pinned by their sha256 in the record, not committed: corpora are
+    often large and live outside the repository, and a workspace's own prompts are yours to
+    commit (before registering, so the commit holds what the hashes pin). Every missing file
+    the spec needs is named in one line.
     """
     from voicegate.gate import register
+    from voicegate.spec._workspace import shown_path
 
     done = register(workspace, gate, supersede=supersede)
     spec, reg = done.spec, done.registration
     # After the registration, not before: a refusal is one line, and the warning is for a spec that went in.
-    for note in (done.warning, done.cache_note):
+    for note in (done.warning, done.cache_note, *(f"note: {n}" for n in done.notes)):
         if note:
             fail(note)
     typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256}")
-    typer.echo(f"  {len(reg.data['files'])} files hashed, deciding rule {spec.floor_rule}")
+    typer.echo(f"  {len(reg.data['files'])} files hashed (pinned in the record, not committed), "
+               f"deciding rule {spec.floor_rule}")
     if reg.data["supersedes"]:
         typer.echo(f"  supersedes the registration of {reg.data['supersedes']['registered_at']}")
-    typer.echo(f"  commit {reg.commit}")
+    typer.echo(f"  commit {reg.commit}: {shown_path(spec.root, spec.path)} and {shown_path(spec.root, reg.path)}")

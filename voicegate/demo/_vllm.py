@@ -76,6 +76,15 @@ def free_port() -> int:
         return port
 
 
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 @dataclass
 class VllmServer:
     """A running vLLM server: its OpenAI base URL and the process group to end."""
@@ -133,16 +142,22 @@ class VllmServer:
 
 def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | None = None,
                max_loras: int = 2, max_lora_rank: int = 16, timeout: float = 400.0,
-               max_num_seqs: int | None = None) -> VllmServer:
-    """Start vLLM serving ``carrier`` as ``voices-base`` (plus ``lora_modules``) and wait for /health."""
+               max_num_seqs: int | None = None, port: int | None = None) -> VllmServer:
+    """Start vLLM serving ``carrier`` as ``voices-base`` (plus ``lora_modules``) and wait for /health.
+
+    ``port`` None picks a free loopback port; a given port must be free (refused before vLLM starts).
+    """
     python = vllm_python()
     if python is None:
         raise VoicegateError(why_no_vllm())
     workdir.mkdir(parents=True, exist_ok=True)
     # A private TMPDIR (vLLM leaves files there), short: its engine binds a unix socket in it and
     # a socket path longer than 107 bytes is refused (a deep workspace path was).
+    if port is None:
+        port = free_port()
+    elif not port_free(port):
+        raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: choose another with --port")
     tmp = Path(tempfile.mkdtemp(prefix="vg-vllm-"))
-    port = free_port()
     env = {
         **os.environ,
         "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1",
@@ -176,18 +191,22 @@ def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | 
     server = VllmServer(url=f"http://127.0.0.1:{port}/v1", port=port, proc=proc, log_path=log_path,
                         lora_modules=modules, tmp=tmp)
     deadline = t0 + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            server.stop()
-            raise VoicegateError(f"vLLM exited with {proc.returncode} before answering /health: "
-                                 f"{server.last_error()[:400]} (log: {log_path})")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
-                server.timings["start_s"] = round(time.monotonic() - t0, 2)
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                server.stop()
+                raise VoicegateError(f"vLLM exited with {proc.returncode} before answering /health: "
+                                     f"{server.last_error()[:400]} (log: {log_path})")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
+                    server.timings["start_s"] = round(time.monotonic() - t0, 2)
+                    return server
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+    except BaseException:
+        server.stop()   # Ctrl-C (or a SIGTERM turned into an exception) while waiting: no orphan server
+        raise
     server.stop()
     raise VoicegateError(f"vLLM did not answer /health within {timeout:.0f}s: {server.last_error()[:400]} "
                          f"(log: {log_path})")

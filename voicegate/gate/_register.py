@@ -23,6 +23,7 @@ class Registered:
     registration: Registration
     warning: str | None   # the words-per-pool warning for a spec that went in
     cache_note: str | None  # why the cache could not be warmed (None: it was)
+    notes: tuple[str, ...] = ()  # files the spec names that are not needed yet (a compose file to come)
 
 
 def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> Registered:
@@ -32,11 +33,14 @@ def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> 
     from voicegate.spec._spec import load_spec
     from voicegate.spec._workspace import workspace_root
 
-    spec = load_spec(workspace_root(root), gate)
+    spec = load_spec(workspace_root(root), gate, for_register=True)
     registration = register_spec(spec, supersede=supersede)
     note = None
     try:
         warm_cache(spec, spec.run.cache)
     except (OSError, VoicegateError) as exc:
         note = f"the scoring cache was not warmed ({exc}); the first score builds it"
-    return Registered(spec, registration, words_warning(spec), note)
+    from voicegate.spec._resolve import missing_files
+
+    later = tuple(missing_files(spec.values, spec.root, artifacts=True)[1])
+    return Registered(spec, registration, words_warning(spec), note, later)

@@ -10,13 +10,13 @@ and the files a real run writes.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from voicegate.spec._spec import GateSpec, load_spec, spec_path
 
@@ -74,8 +74,48 @@ def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
             continue
         (scratch / entry.name).symlink_to(entry)
     (scratch / "preregistrations").mkdir()
-    shutil.copy2(spec.path, scratch / "preregistrations" / spec.path.name)
+    target = scratch / "preregistrations" / spec.path.name
+    import yaml
+
+    target.write_text(yaml.safe_dump(_anchored(spec.raw, spec.root), sort_keys=False, allow_unicode=True),
+                      encoding="utf-8")
     git(scratch, "init", "-q")
+
+
+def _anchored(raw: Any, root: Path) -> Any:
+    """The scratch spec: input paths that climb out of the workspace (`../shared/...`) made absolute.
+
+    The scratch copy lives elsewhere, so a `..` there would point at another folder; paths
+    inside the workspace resolve the same through the scratch copy's symlinks.
+    """
+    import copy
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str) and not os.path.isabs(os.path.expanduser(value)) \
+                and Path(value).parts[:1] == ("..",):
+            return os.path.normpath(root / value)
+        return value
+
+    if not isinstance(raw, dict):
+        return raw
+    out = copy.deepcopy(raw)
+    if "prompts" in out:
+        out["prompts"] = fix(out["prompts"])
+    corpora = out.get("corpora")
+    if isinstance(corpora, dict):
+        for key, patterns in corpora.items():
+            if isinstance(patterns, list):
+                corpora[key] = [fix(x) for x in patterns]
+    for section, key in (("damage", "probes"), ("voice", "model")):
+        if isinstance(out.get(section), dict) and key in out[section]:
+            out[section][key] = fix(out[section][key])
+    artifacts = out.get("artifacts")
+    if isinstance(artifacts, dict):
+        # a simulation writes no verdict; through the scratch copy's symlinks these would
+        # resolve outside it (and refuse), so the scratch spec names the record only
+        for key in ("readme", "compose", "outside_workspace"):
+            artifacts.pop(key, None)
+    return out
 
 
 def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:

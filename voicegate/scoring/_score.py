@@ -39,7 +39,7 @@ from voicegate.scoring._verdicts import ArmVoice, CandidateVoice, decide, rnd
 from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
 from voicegate.spec._rules import get_rule
 from voicegate.spec._spec import GateSpec
-from voicegate.spec._workspace import shown_path
+from voicegate.spec._workspace import as_named
 
 Row = dict[str, Any]
 Distances = dict[str, dict[int, float]]
@@ -51,7 +51,7 @@ SPAN_CHARS = 400
 
 
 def _display(spec: GateSpec, path: Path) -> str:
-    return shown_path(spec.root, path)
+    return as_named(spec.root, path)
 
 
 def check_rows(spec: GateSpec, rows: Iterable[Row]) -> tuple[list[Row], list[Row]]:

@@ -167,15 +167,66 @@ def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:
     return probes
 
 
+def missing_files(values: Mapping[str, Any], root: Path, *, artifacts: bool = False) -> tuple[list[str], list[str]]:
+    """Every file the spec needs that is not there: (missing, notes), each item naming its key.
+
+    All of them at once, so a newcomer fixes the spec's paths in one go rather than one error
+    at a time. `artifacts` (registration) also asks for the adapter README's folder (voicegate
+    creates the README, not the adapter's folder); a compose file that does not exist yet is
+    only a note: `score` then writes no compose comment, and `ship` needs it.
+    """
+    v = values
+
+    def shown(p: Path) -> str:
+        return shown_path(root, p)
+
+    missing: list[str] = []
+    if isinstance(v["prompts"], str):
+        prompts = resolve_path(root, v["prompts"])
+        if not prompts.is_file():
+            missing.append(f"prompts {shown(prompts)}")
+    for name in ("heldout", "training", "background"):
+        for i, pattern in enumerate(v[f"corpora.{name}"] or ()):
+            if not any(Path(m).is_file() for m in glob.glob(str(resolve_path(root, pattern)))):
+                missing.append(f"corpora.{name}[{i}] glob {pattern!r} matches no file")
+    if v["damage.probes"]:
+        probes = resolve_path(root, v["damage.probes"])
+        if not probes.is_file():
+            missing.append(f"damage.probes {shown(probes)}")
+    notes: list[str] = []
+    if artifacts:
+        if v["artifacts.readme"]:
+            readme = resolve_path(root, v["artifacts.readme"])
+            if not readme.parent.is_dir():
+                missing.append(f"artifacts.readme {shown(readme)} (its folder {shown(readme.parent)}/ does not "
+                               "exist; voicegate creates the README, not the adapter's folder)")
+        if v["artifacts.compose"]:
+            compose = resolve_path(root, v["artifacts.compose"])
+            if not compose.is_file():
+                notes.append(f"artifacts.compose {shown(compose)} does not exist yet (score then writes no compose "
+                             "comment; ship needs it)")
+    return missing, notes
+
+
 def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Path, *,
-            env: Mapping[str, str] | None = None, check_files: bool = True) -> GateSpec:
+            env: Mapping[str, str] | None = None, check_files: bool = True,
+            check_artifacts: bool = False) -> GateSpec:
     """The GateSpec for checked `values`: corpora globbed, prompt and probe files read, paths anchored.
 
     `check_files` off only lints a spec whose corpora live elsewhere (e.g. on the fleet's storage).
+    Every missing input file is named in one error; `check_artifacts` (registration) adds the
+    artifacts' folders to what must exist.
     """
     env = os.environ if env is None else env
     fail = failer(path)
     v = values
+    if check_files:
+        missing, notes = missing_files(v, root, artifacts=check_artifacts)
+        if missing:
+            also = f" (also: {'; '.join(notes)})" if notes else ""
+            what = "a file the spec needs is missing" if len(missing) == 1 else \
+                f"{len(missing)} files the spec needs are missing"
+            raise fail("", f"{what}: {'; '.join(missing)}{also}")
     prompts, prompts_path = _prompts(fail, root, v["prompts"], check_files)
     voice = Voice(view=v["voice.view"], mfw=v["voice.mfw"], chunk=v["voice.chunk"], model=v["voice.model"],
                   revision=v["voice.revision"])

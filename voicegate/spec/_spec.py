@@ -91,12 +91,15 @@ def no_such_spec(root: Path, gate: str) -> str:
     return f"{path}: no such spec{known}; write it, then `voicegate register {gate}`"
 
 
-def load_spec(root: Path, gate: str) -> GateSpec:
-    """Load, check and resolve `preregistrations/<gate>.yaml` under the workspace root."""
+def load_spec(root: Path, gate: str, *, for_register: bool = False) -> GateSpec:
+    """Load, check and resolve `preregistrations/<gate>.yaml` under the workspace root.
+
+    `for_register` also requires what the artifacts need (the adapter README's folder).
+    """
     path = spec_path(root, gate)
     if not path.is_file():
         raise VoicegateError(no_such_spec(root, gate))
-    spec = parse_spec(path, root)
+    spec = parse_spec(path, root, check_artifacts=for_register)
     if spec.gate != gate:
         raise failer(path)("gate", f"names {spec.gate!r} but the file is for {gate!r}")
     return spec
@@ -112,11 +115,11 @@ def read_spec_yaml(path: Path) -> Any:
         raise fail("", f"not valid YAML ({yaml_where(exc)})") from None
 
 
-def parse_spec(path: Path, root: Path) -> GateSpec:
-    return validate(read_spec_yaml(path), path, root)
+def parse_spec(path: Path, root: Path, *, check_artifacts: bool = False) -> GateSpec:
+    return validate(read_spec_yaml(path), path, root, check_artifacts=check_artifacts)
 
 
-def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True) -> GateSpec:
+def validate(raw: Any, path: Path, root: Path, *, check_files: bool = True, check_artifacts: bool = False) -> GateSpec:
     """Check `raw` (pure), then resolve it against the workspace and the environment."""
     values = check_spec(raw, path, name_pattern=name_pattern())
-    return resolve(values, raw, path, root, check_files=check_files)
+    return resolve(values, raw, path, root, check_files=check_files, check_artifacts=check_artifacts)

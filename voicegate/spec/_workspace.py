@@ -54,3 +54,16 @@ def shown_path(root: Path, path: Path) -> str:
         return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def as_named(root: Path, path: Path) -> str:
+    """Like `shown_path`, but a path the spec gave relative to the workspace and outside it
+    (`../shared/...`) reads as the spec gave it, normalised, not as this machine's absolute path.
+
+    For messages only: registration records keep `shown_path`'s keys.
+    """
+    text, anchor = str(path), str(root).rstrip(os.sep) + os.sep
+    inside = shown_path(root, path)
+    if inside != text or not text.startswith(anchor):
+        return inside
+    return Path(os.path.relpath(os.path.normpath(text), os.path.normpath(str(root)))).as_posix()

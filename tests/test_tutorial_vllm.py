@@ -1,0 +1,344 @@
+"""Issue 14, acceptance 2: docs/tutorial.md, executed against a real local seat, prints what it says.
+
+The tutorial is a sequence of ```bash blocks, each followed by a ```text block holding what it
+prints (stdout and stderr together, as a terminal shows them); a bash block with no text block
+must print nothing. This test parses them and runs every block, in order, as bash in a fresh
+folder that holds a `shared` symlink to the real ../shared (the layout the tutorial asks for),
+with `voicegate` on PATH running this tree's code. A `cd` in one block carries over to the next.
+
+The `voicegate seat up ...` block is what the reader runs in a second terminal: it is started in
+the background (so the seat is started through `demo._vllm.start_vllm`, as the command does), its
+output up to "stops it." is its printed output, and at the end it gets SIGINT (the reader's
+Ctrl-C) and must exit 0 with "stopped in N s", its vLLM process gone. Whatever happens, the seat
+and vLLM are stopped in the `finally`: SIGINT, then SIGKILL of their process groups by id.
+
+What is normalised (on both sides, before comparing), and why it must vary:
+
+- the folder the tutorial runs in: shown as /home/you/work (a temp folder here);
+- the seat's port: shown as 8027; here it is a free port (8027 may be taken on a shared
+  machine). The block gets `--port P` appended and every other block `VOICEGATE_SEAT_URL`
+  pointing at it, so the spec's http://127.0.0.1:8027/v1 reaches the seat;
+- timings: `N s`, `Ns`, `N tok/s`, progress clocks (h:mm:ss), UTC timestamps (they are
+  written into the records too);
+- git commit hashes (40 hex digits): a commit hashes its time;
+- the generations' sha256 in the score's signature (`gens:...`): each stored row carries its
+  latency, time and the seat's URL.
+
+Nothing else: spec sha256s, the numbers, verdicts and tables are compared exactly (COLUMNS=130
+for stable tables; trailing spaces at line ends are ignored). vLLM answers the same seed with the
+same text at concurrency 1, so the scores repeat.
+
+`VOICEGATE_UPDATE_TUTORIAL=1` re-records every printed output into docs/tutorial.md (then read
+the diff and check the prose still says what the outputs show).
+
+Every subprocess has a timeout (STEP_TIMEOUT; the seat SEAT_TIMEOUT to come up) and is killed by
+process group on expiry, so a stuck step fails the test instead of hanging it. About 4-5 minutes
+on 2 shared cores: the vLLM start (≈ 45 s) and 72 generations of ≤ 64 tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from voicegate.demo._vllm import check_voices_dir, free_port, vllm_python, why_no_vllm
+
+pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
+
+REPO = Path(__file__).resolve().parents[1]
+TUTORIAL = REPO / "docs" / "tutorial.md"
+SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
+VOICES = SHARED / "fixtures" / "tiny-voices"
+CORPUS = SHARED / "corpora" / "british-fiction"
+UPDATE = os.environ.get("VOICEGATE_UPDATE_TUTORIAL") == "1"
+
+SHOWN_BASE = "/home/you/work"
+SHOWN_PORT = 8027
+STEP_TIMEOUT = 600.0
+SEAT_TIMEOUT = 500.0
+READY = "stops it."
+
+BLOCK = re.compile(r"```bash\n(?P<cmd>.*?)```\n(?:\n```text\n(?P<out>.*?)```\n)?", re.DOTALL)
+
+
+def _skip_reason() -> str | None:
+    if not VOICES.is_dir():
+        return f"tiny-voices fixture folder not found at {VOICES}"
+    missing = check_voices_dir(VOICES)
+    if missing:
+        return f"tiny-voices fixture at {VOICES} is incomplete: {', '.join(missing)}"
+    if not CORPUS.is_dir():
+        return f"british-fiction corpora folder not found at {CORPUS}"
+    if vllm_python() is None:
+        return why_no_vllm()
+    return None
+
+
+@dataclass
+class Step:
+    cmd: str
+    expected: str | None        # None: no ```text block follows
+    out_span: tuple[int, int] | None
+    end: int                    # where the bash block ends (to insert an output block)
+
+    @property
+    def is_seat(self) -> bool:
+        lines = [ln for ln in self.cmd.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        return len(lines) == 1 and lines[0].startswith("voicegate seat up")
+
+
+def parse(text: str) -> list[Step]:
+    return [Step(m["cmd"], m["out"], m.span("out") if m["out"] is not None else None, m.end("cmd") + 4)
+            for m in BLOCK.finditer(text)]
+
+
+_TIMES = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"), "<utc>"),
+    (re.compile(r"\b[0-9a-f]{40}\b"), "<commit>"),
+    (re.compile(r"\bgens:[0-9a-f]{12}\b"), "gens:<sha256>"),
+    (re.compile(r"\b\d+(?:\.\d+)? ?tok/s"), "<n> tok/s"),
+    (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<t> s"),
+    (re.compile(r"\b\d+:\d\d:\d\d\b"), "<h:mm:ss>"),
+]
+
+
+def shown(actual: str, base: Path, port: int) -> str:
+    """Output as the tutorial shows it: the folder and the port as a reader's would be."""
+    text = actual.replace(str(base), SHOWN_BASE).replace(f"127.0.0.1:{port}", f"127.0.0.1:{SHOWN_PORT}")
+    text = text.replace(f"port {port}", f"port {SHOWN_PORT}")
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def normalised(text: str) -> str:
+    for pattern, repl in _TIMES:
+        text = pattern.sub(repl, text)
+    return "\n".join(ln.rstrip() for ln in text.splitlines()).strip("\n")
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_step(script: str, cwd: Path, env: dict[str, str], cwd_file: Path) -> tuple[int, str]:
+    full = f"set -e\ncd {shlex.quote(str(cwd))}\n{script}\npwd > {shlex.quote(str(cwd_file))}\n"
+    proc = subprocess.Popen(["bash", "-c", full], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=STEP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        out, _ = proc.communicate(timeout=30)
+        raise AssertionError(f"step timed out after {STEP_TIMEOUT:.0f}s:\n{script}\n--- output so far ---\n{out}")
+    finally:
+        _kill_group(proc.pid)   # nothing a step started outlives it
+    return proc.returncode, out
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:   # a zombie (exited, not yet reaped) is not running
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+class Seat:
+    """The tutorial's `voicegate seat up` block, run in the background as the second terminal."""
+
+    def __init__(self, cmd: str, cwd: Path, env: dict[str, str], port: int) -> None:
+        line = next(ln for ln in cmd.splitlines() if ln.strip().startswith("voicegate seat up"))
+        self.proc = subprocess.Popen(["bash", "-c", f"cd {shlex.quote(str(cwd))} && exec {line} --port {port}"],
+                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+        self.lines: list[str] = []
+        self._q: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.vllm: list[int] = []
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._q.put(line)
+        self._q.put(None)
+
+    def _drain(self, until: str | None, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self._q.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            if line is None:
+                return False
+            self.lines.append(line)
+            if until is not None and until in line:
+                return True
+        return False
+
+    def wait_ready(self) -> str:
+        ready = self._drain(READY, SEAT_TIMEOUT)
+        self.vllm = _children(self.proc.pid)
+        out = "".join(self.lines)
+        assert ready, f"the seat did not come up within {SEAT_TIMEOUT:.0f}s (exit {self.proc.poll()}):\n{out}"
+        return out
+
+    def interrupt(self) -> tuple[int | None, str]:
+        """The reader's Ctrl-C: SIGINT to `voicegate seat up` only (vLLM runs in its own session)."""
+        before = len(self.lines)
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            code = self.proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._drain(None, 5.0)
+        return code, "".join(self.lines[before:])
+
+    def kill(self) -> None:
+        """Teardown: whatever is left of the seat and its vLLM, by process group."""
+        self.vllm += [p for p in _children(self.proc.pid) if p not in self.vllm]
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                pass
+        _kill_group(self.proc.pid)
+        for pid in self.vllm:
+            if _alive(pid) and b"vllm" in _cmdline(pid):   # only the vLLM this seat started, by its id
+                _kill_group(pid)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _env(bin_dir: Path, port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not (k.startswith("VOICEGATE_") and k not in ("VOICEGATE_VLLM_VENV",))
+           and k not in ("VOICES_API_KEY", "PYTHONPATH")}
+    env.update({
+        "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+        "PYTHONPATH": str(REPO),
+        "PYTHONUNBUFFERED": "1",   # stdout and stderr interleave as in a terminal
+        "COLUMNS": "130", "NO_COLOR": "1", "TERM": "dumb",
+        "VOICEGATE_SEAT_URL": f"http://127.0.0.1:{port}/v1",
+        "GIT_AUTHOR_NAME": "You", "GIT_AUTHOR_EMAIL": "you@example.org",
+        "GIT_COMMITTER_NAME": "You", "GIT_COMMITTER_EMAIL": "you@example.org",
+    })
+    return env
+
+
+def test_the_tutorial_prints_what_it_says(tmp_path: Path) -> None:
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    text = TUTORIAL.read_text(encoding="utf-8")
+    steps = parse(text)
+    assert sum(s.is_seat for s in steps) == 1, "the tutorial starts exactly one seat (`voicegate seat up`)"
+    assert any("voicegate amend" in s.cmd for s in steps) and any("git commit" in s.cmd for s in steps)
+
+    base = tmp_path / "work"
+    base.mkdir()
+    (base / "shared").symlink_to(SHARED.resolve())
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "voicegate"
+    shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m voicegate \"$@\"\n", encoding="utf-8")
+    shim.chmod(0o755)
+    port = free_port()
+    env = _env(bin_dir, port)
+    cwd, cwd_file = base, tmp_path / "cwd"
+
+    actual: list[str] = []
+    timings: list[tuple[str, float]] = []
+    seat: Seat | None = None
+    started = time.monotonic()
+    try:
+        for step in steps:
+            t0 = time.monotonic()
+            if step.is_seat:
+                seat = Seat(step.cmd, cwd, env, port)
+                out = seat.wait_ready()
+            else:
+                code, out = run_step(step.cmd, cwd, env, cwd_file)
+                assert code == 0, f"step failed (exit {code}):\n{step.cmd}\n--- output ---\n{out}"
+                cwd = Path(cwd_file.read_text().strip())
+            actual.append(shown(out, base, port))
+            timings.append((step.cmd.strip().splitlines()[-1][:60], round(time.monotonic() - t0, 1)))
+        assert seat is not None
+        code, tail = seat.interrupt()
+        assert code == 0, f"`voicegate seat up` did not exit 0 on Ctrl-C (exit {code}):\n{tail}"
+        assert re.fullmatch(r"stopped in \d+\.\d s\n", tail), tail
+        assert not [p for p in seat.vllm if _alive(p)], "vLLM outlived `voicegate seat up`"
+    finally:
+        if seat is not None:
+            seat.kill()
+        sys.stderr.write(f"\ntutorial steps (s): {timings}; total {time.monotonic() - started:.0f} s\n")
+
+    if UPDATE:
+        _rewrite(text, steps, actual)
+        return
+    problems = []
+    for step, got in zip(steps, actual):
+        want = step.expected if step.expected is not None else ""
+        if normalised(want) != normalised(got):
+            problems.append(f"--- `{step.cmd.strip()[:80]}` printed:\n{got}--- the tutorial shows:\n{want}")
+    assert not problems, ("the tutorial's printed outputs differ (VOICEGATE_UPDATE_TUTORIAL=1 re-records them):\n"
+                          + "\n".join(problems))
+
+
+def _rewrite(text: str, steps: list[Step], actual: list[str]) -> None:
+    out, pos = [], 0
+    for step, got in zip(steps, actual):
+        if step.out_span is not None:
+            start, end = step.out_span
+            out += [text[pos:start], got]
+            pos = end
+        elif got:
+            out += [text[pos:step.end], f"\n```text\n{got}```\n"]
+            pos = step.end
+    out.append(text[pos:])
+    TUTORIAL.write_text("".join(out), encoding="utf-8")
