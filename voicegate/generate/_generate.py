@@ -115,12 +115,6 @@ class Terminated(VoicegateError):
 Say = Callable[[str], None]
 
 
-def resolve_seat_url(spec: GateSpec, explicit: str | None = None) -> str:
-    """--seat, then $VOICEGATE_SEAT_URL, then the spec's seat.url."""
-    url = explicit or os.environ.get(SEAT_URL_ENV) or spec.seat.url
-    return check_seat_url(url, "seat URL")
-
-
 def resolve_seat_urls(spec: GateSpec, explicit: Sequence[str] = ()) -> list[str]:
     """The replicas: every --seat, else $VOICEGATE_SEAT_URL, else the spec's seat.replicas, else its seat.url."""
     if explicit:
