@@ -73,7 +73,7 @@ from voicegate.generate._integrity import (
     reference_waves,
     verdict,
 )
-from voicegate.generate._quarantine import move_to_quarantine
+from voicegate.generate._quarantine import move_to_quarantine, row_identity
 from voicegate.generate._schedule import (
     CELL_RULE,
     ORDER_RULE,
@@ -579,10 +579,10 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
 
 def _orphan_rows(spec: GateSpec, manifest: dict[str, Any], orphans: Iterable[Mapping[str, Any]], why: str) -> int:
     """Stored arms of cells that will be re-run whole elsewhere: to the quarantine file, never deleted."""
-    ids = {(row_key(r), r.get("session"), replica_of(r), r.get("time")) for r in orphans}
+    ids = {row_identity(r) for r in orphans}
     moved = move_to_quarantine(
         spec, lambda r: (f"its cell was left unfinished ({why}); re-run whole on one replica"
-                         if (row_key(r), r.get("session"), replica_of(r), r.get("time")) in ids else None),
+                         if row_identity(r) in ids else None),
         "generate (replicas)")
     q = manifest.get("quarantine", {})
     manifest["quarantine"] = {**q, "file": spec.run.quarantine.name,
