@@ -55,7 +55,7 @@ from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate._locks import gate_lock
 from voicegate._version import __version__
-from voicegate.generate._cells import Cell, build_cells, cell_key, plan_cells, replica_of
+from voicegate.generate._cells import Cell, CellKey, build_cells, cell_key, plan_cells, replica_of
 from voicegate.generate._integrity import (
     METHOD,
     METHOD_ID,
@@ -674,7 +674,7 @@ class _Replica:
         self.status = "ok"
         self.pinned: deque[Cell] = deque()          # partly stored cells that must finish here
         self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
-        self.claimed: dict[int, set[tuple[str, str, int, str]]] = {}  # cell index -> job keys not yet answered
+        self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
         self.references: dict[str, dict[str, str]] = {}   # canary -> arm -> its answer alone on this replica
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
         self.sent = 0
@@ -725,7 +725,6 @@ class _Runner:
         self.spec = spec
         self.replicas = replicas
         self.whole = {c.key: c for c in all_cells}
-        self.by_index = {c.index: c for c in all_cells}
         self.free: deque[Cell] = deque(free)
         self.result = result
         self.progress = progress
@@ -820,7 +819,7 @@ class _Runner:
     def _claim(self, r: _Replica) -> Cell | None:
         cell = r.pinned.popleft() if r.pinned else (self.free.popleft() if self.free else None)
         if cell is not None:
-            r.claimed[cell.index] = {j.key for j in cell.jobs}
+            r.claimed[cell.key] = {j.key for j in cell.jobs}
             r.local.extend(cell.jobs)
         return cell
 
@@ -867,8 +866,7 @@ class _Runner:
             if len(self.replicas) == 1:
                 raise exc
             raise SeatUnreachable(f"every replica became unreachable (the last, {r.url}: {exc})")
-        back = [self.whole[c.key] for c in r.pinned] + [self.by_index[i] for i in r.claimed]
-        back.sort(key=lambda c: c.index)
+        back = sorted((self.whole[k] for k in [*(c.key for c in r.pinned), *r.claimed]), key=lambda c: c.index)
         r.pinned.clear()
         r.claimed.clear()
         r.local.clear()
@@ -904,12 +902,12 @@ class _Runner:
         r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
         r.first = started if r.first is None else min(r.first, started)
         r.last = time.monotonic()
-        cell = self.whole[cell_key(job)]
-        left = r.claimed.get(cell.index)
+        key = cell_key(job)
+        left = r.claimed.get(key)
         if left is not None:
             left.discard(job.key)
             if not left:
-                del r.claimed[cell.index]
+                del r.claimed[key]
                 r.cells_done += 1
                 await self._notify()
 
