@@ -655,13 +655,6 @@ def _manifest(spec: GateSpec, reg: Registration, states: list[SeatState], jobs: 
 # -- the run over the replicas -------------------------------------------------------
 
 
-class _Wait:
-    """`_Runner.take`: nothing to send now, but a cell may yet come back from a replica that is lost."""
-
-
-WAIT = _Wait()
-
-
 class _Replica:
     """One replica in this run: its client, its adapters, the cells it holds and what it has done."""
 
@@ -783,29 +776,12 @@ class _Runner:
         await _together(worker() for _ in range(min(self.conc, len(queue))))
 
     async def _worker(self, r: _Replica) -> None:
-        while True:
-            item = self._take(r)
-            if isinstance(item, _Wait):
-                await self._wait()
-            elif item is None:
-                return
-            else:
-                await self._send(r, item)
+        while (item := await self._next(r)) is not None:
+            await self._send(r, item)
 
     async def _isolated(self, r: _Replica) -> None:
         """Batches of cells, each sent as waves of one arm (drained before the next) on this replica."""
-        while True:
-            batch = self._claim_batch(r, self.mode.wave_size)
-            if isinstance(batch, _Wait):
-                await self._wait()
-                continue
-            jobs = [j for c in batch for j in c.jobs]
-            if not jobs:
-                left = [c for _, c in r.checks]
-                r.checks.clear()
-                for arm, _model in self.arms:
-                    await self._drain(r, [c for c in left if c.arm == arm])
-                return
+        while jobs := await self._claim_batch(r, self.mode.wave_size):
             arms = {j.arm for j in jobs}
             due = [(at, c) for at, c in r.checks if at < r.sent + len(jobs) and c.arm in arms]
             r.checks = deque(x for x in r.checks if x not in due)
@@ -813,41 +789,54 @@ class _Runner:
             for wave in into_waves(isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed),
                                    [c for _, c in due]):
                 await self._drain(r, wave)
+        left = [c for _, c in r.checks]
+        r.checks.clear()
+        for arm, _model in self.arms:
+            await self._drain(r, [c for c in left if c.arm == arm])
 
     # -- who sends what -------------------------------------------------------------
 
     def _claim(self, r: _Replica) -> Cell | None:
+        """`r`'s next cell: its pinned ones first, then the free ones."""
         cell = r.pinned.popleft() if r.pinned else (self.free.popleft() if self.free else None)
         if cell is not None:
             r.claimed[cell.key] = {j.key for j in cell.jobs}
-            r.local.extend(cell.jobs)
         return cell
 
     def _others_busy(self) -> bool:
         return any(x.alive and (x.claimed or x.pinned) for x in self.replicas)
 
-    def _take(self, r: _Replica) -> Job | CanaryCheck | _Wait | None:
-        if not r.alive:
-            return None
-        if r.local or self._claim(r) is not None:
-            if r.checks and r.checks[0][0] <= r.sent:
-                return r.checks.popleft()[1]
-            r.sent += 1
-            return r.local.popleft()
-        if self._others_busy():
-            return WAIT
-        if r.checks:
-            return r.checks.popleft()[1]   # the plan assumed more jobs than came here
+    async def _next(self, r: _Replica) -> Job | CanaryCheck | None:
+        """What one of `r`'s workers sends next: a check when one is due, else its claimed cells' next job.
+
+        None when nothing is left for `r`. While a replica still holds cells it waits instead: a cell
+        may yet come back from one that is lost.
+        """
+        while r.alive:
+            if not r.local and (cell := self._claim(r)) is not None:
+                r.local.extend(cell.jobs)
+            if r.local:
+                if r.checks and r.checks[0][0] <= r.sent:
+                    return r.checks.popleft()[1]
+                r.sent += 1
+                return r.local.popleft()
+            if not self._others_busy():
+                return r.checks.popleft()[1] if r.checks else None   # checks left: the plan assumed more jobs
+            await self._wait()
         return None
 
-    def _claim_batch(self, r: _Replica, size: int) -> list[Cell] | _Wait:
-        batch: list[Cell] = []
-        while len(batch) < size and (cell := self._claim(r)) is not None:
-            batch.append(cell)
-        r.local.clear()  # a batch is sent as waves, not from the queue
-        if not batch and self._others_busy():
-            return WAIT
-        return batch
+    async def _claim_batch(self, r: _Replica, size: int) -> list[Job]:
+        """The jobs of up to `size` more cells for `r`, in schedule order; empty when none is left for it.
+
+        While a replica still holds cells an empty claim waits instead (as `_next` does).
+        """
+        while True:
+            batch: list[Cell] = []
+            while len(batch) < size and (cell := self._claim(r)) is not None:
+                batch.append(cell)
+            if batch or not self._others_busy():
+                return [j for c in batch for j in c.jobs]
+            await self._wait()
 
     async def _wait(self) -> None:
         async with self._changed:
