@@ -783,11 +783,16 @@ class _Runner:
         """Batches of cells, each sent as waves of one arm (drained before the next) on this replica."""
         while jobs := await self._claim_batch(r, self.mode.wave_size):
             arms = {j.arm for j in jobs}
-            due = [(at, c) for at, c in r.checks if at < r.sent + len(jobs) and c.arm in arms]
-            r.checks = deque(x for x in r.checks if x not in due)
+            due: list[CanaryCheck] = []     # the checks that fall in this batch, sent in its waves
+            later: deque[tuple[int, CanaryCheck]] = deque()
+            for at, check in r.checks:
+                if at < r.sent + len(jobs) and check.arm in arms:
+                    due.append(check)
+                else:
+                    later.append((at, check))
+            r.checks = later
             r.sent += len(jobs)
-            for wave in into_waves(isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed),
-                                   [c for _, c in due]):
+            for wave in into_waves(isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed), due):
                 await self._drain(r, wave)
         left = [c for _, c in r.checks]
         r.checks.clear()
