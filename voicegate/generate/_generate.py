@@ -492,8 +492,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
     try:
         # every refusal happens here, before any generation
         states = await _seat_states(replicas, say)
-        runtime = {a.model for a in spec.candidates if a.adapter_path}
-        different = check_identical(states, base_model=spec.base.model, runtime=runtime)
+        different = check_identical(states, base_model=spec.base.model, runtime=paths.keys())
         if different is not None:
             raise VoicegateError(different)
         live = [r for r in replicas if r.alive]
