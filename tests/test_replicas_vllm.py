@@ -23,10 +23,11 @@ from typing import Any
 
 import httpx
 import pytest
+from vllm_seat import trained_voices_skip_reason
 
 from voicegate._errors import VoicegateError
 from voicegate.demo._trained import write_trained_workspace
-from voicegate.demo._vllm import VllmServer, check_voices_dir, start_vllm, vllm_python, why_no_vllm
+from voicegate.demo._vllm import VllmServer, start_vllm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 
@@ -37,19 +38,9 @@ ARMS = ("ckpt60", "ckpt475")
 PROMPTS, SEEDS, MAX_TOKENS = 4, (1, 2), 64
 
 
-def _skip_reason() -> str | None:
-    if not VOICES.is_dir() or check_voices_dir(VOICES):
-        return f"tiny-voices fixture not found or incomplete at {VOICES}"
-    if not CORPUS.is_dir():
-        return f"british-fiction corpus not found at {CORPUS}"
-    if vllm_python() is None:
-        return why_no_vllm()
-    return None
-
-
 @pytest.fixture(scope="module")
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[VllmServer]]:
-    reason = _skip_reason()
+    reason = trained_voices_skip_reason(VOICES, CORPUS)
     if reason:
         pytest.skip(reason)
     servers: list[VllmServer | VoicegateError | OSError] = [VoicegateError("not started")] * 2

@@ -43,9 +43,10 @@ from typing import Any
 
 import httpx
 import pytest
+from vllm_seat import trained_voices_skip_reason
 
 from voicegate.demo._trained import SHIP_REASON, TrainedGate, write_trained_workspace
-from voicegate.demo._vllm import check_voices_dir, start_vllm, vllm_python, why_no_vllm
+from voicegate.demo._vllm import start_vllm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 
@@ -58,19 +59,6 @@ BRONTE = ("ckpt60", "ckpt475")
 PROMPTS, SEEDS, MAX_TOKENS = 10, (1, 2, 3), 128
 GLOBAL, PAIRWISE = "global-max-spread", "pairwise-max-spread"
 AMEND_REASON = "the global floor let one candidate's outlier seed fail the others; pairwise was registered first"
-
-
-def _skip_reason() -> str | None:
-    if not VOICES.is_dir():
-        return f"tiny-voices fixture folder not found at {VOICES}"
-    missing = check_voices_dir(VOICES)
-    if missing:
-        return f"tiny-voices fixture at {VOICES} is incomplete: {', '.join(missing)}"
-    if not CORPUS.is_dir():
-        return f"british-fiction corpus not found at {CORPUS}"
-    if vllm_python() is None:
-        return why_no_vllm()
-    return None
 
 
 @dataclass
@@ -102,7 +90,7 @@ class Run:
 
 @pytest.fixture(scope="module")
 def seat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    reason = _skip_reason()
+    reason = trained_voices_skip_reason(VOICES, CORPUS)
     if reason:
         pytest.skip(reason)
     work = tmp_path_factory.mktemp("tiny-seat")

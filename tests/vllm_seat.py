@@ -129,6 +129,22 @@ def training_text() -> str:
     return "\n".join(para + f"Chapter {i}." for i in range(2000))
 
 
+def trained_voices_skip_reason(voices: Path, corpus: Path) -> str | None:
+    """Why the tests on the trained tiny voices (a real vLLM serving them) cannot run here; None when they can."""
+    from voicegate.demo._vllm import check_voices_dir, vllm_python, why_no_vllm
+
+    if not voices.is_dir():
+        return f"tiny-voices fixture folder not found at {voices}"
+    missing = check_voices_dir(voices)
+    if missing:
+        return f"tiny-voices fixture at {voices} is incomplete: {', '.join(missing)}"
+    if not corpus.is_dir():
+        return f"british-fiction corpus not found at {corpus}"
+    if vllm_python() is None:
+        return why_no_vllm()
+    return None
+
+
 @dataclass
 class VllmSeat:
     """A running vLLM server and what it serves."""

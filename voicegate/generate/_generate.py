@@ -55,7 +55,7 @@ from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate._locks import gate_lock
 from voicegate._version import __version__
-from voicegate.generate._cells import Cell, build_cells, cell_key, plan_cells, replica_of
+from voicegate.generate._cells import Cell, CellKey, build_cells, cell_key, plan_cells, replica_of
 from voicegate.generate._integrity import (
     METHOD,
     METHOD_ID,
@@ -73,7 +73,7 @@ from voicegate.generate._integrity import (
     reference_waves,
     verdict,
 )
-from voicegate.generate._quarantine import move_to_quarantine
+from voicegate.generate._quarantine import move_to_quarantine, row_identity
 from voicegate.generate._schedule import (
     CELL_RULE,
     ORDER_RULE,
@@ -113,12 +113,6 @@ class Terminated(VoicegateError):
     exit_code = TERMINATED
 
 Say = Callable[[str], None]
-
-
-def resolve_seat_url(spec: GateSpec, explicit: str | None = None) -> str:
-    """--seat, then $VOICEGATE_SEAT_URL, then the spec's seat.url."""
-    url = explicit or os.environ.get(SEAT_URL_ENV) or spec.seat.url
-    return check_seat_url(url, "seat URL")
 
 
 def resolve_seat_urls(spec: GateSpec, explicit: Sequence[str] = ()) -> list[str]:
@@ -498,8 +492,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
     try:
         # every refusal happens here, before any generation
         states = await _seat_states(replicas, say)
-        runtime = {a.model for a in spec.candidates if a.adapter_path}
-        different = check_identical(states, base_model=spec.base.model, runtime=runtime)
+        different = check_identical(states, base_model=spec.base.model, runtime=paths.keys())
         if different is not None:
             raise VoicegateError(different)
         live = [r for r in replicas if r.alive]
@@ -585,10 +578,10 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
 
 def _orphan_rows(spec: GateSpec, manifest: dict[str, Any], orphans: Iterable[Mapping[str, Any]], why: str) -> int:
     """Stored arms of cells that will be re-run whole elsewhere: to the quarantine file, never deleted."""
-    ids = {(row_key(r), r.get("session"), replica_of(r), r.get("time")) for r in orphans}
+    ids = {row_identity(r) for r in orphans}
     moved = move_to_quarantine(
         spec, lambda r: (f"its cell was left unfinished ({why}); re-run whole on one replica"
-                         if (row_key(r), r.get("session"), replica_of(r), r.get("time")) in ids else None),
+                         if row_identity(r) in ids else None),
         "generate (replicas)")
     q = manifest.get("quarantine", {})
     manifest["quarantine"] = {**q, "file": spec.run.quarantine.name,
@@ -661,13 +654,6 @@ def _manifest(spec: GateSpec, reg: Registration, states: list[SeatState], jobs: 
 # -- the run over the replicas -------------------------------------------------------
 
 
-class _Wait:
-    """`_Runner.take`: nothing to send now, but a cell may yet come back from a replica that is lost."""
-
-
-WAIT = _Wait()
-
-
 class _Replica:
     """One replica in this run: its client, its adapters, the cells it holds and what it has done."""
 
@@ -680,7 +666,7 @@ class _Replica:
         self.status = "ok"
         self.pinned: deque[Cell] = deque()          # partly stored cells that must finish here
         self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
-        self.claimed: dict[int, set[tuple[str, str, int, str]]] = {}  # cell index -> job keys not yet answered
+        self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
         self.references: dict[str, dict[str, str]] = {}   # canary -> arm -> its answer alone on this replica
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
         self.sent = 0
@@ -731,7 +717,6 @@ class _Runner:
         self.spec = spec
         self.replicas = replicas
         self.whole = {c.key: c for c in all_cells}
-        self.by_index = {c.index: c for c in all_cells}
         self.free: deque[Cell] = deque(free)
         self.result = result
         self.progress = progress
@@ -790,71 +775,72 @@ class _Runner:
         await _together(worker() for _ in range(min(self.conc, len(queue))))
 
     async def _worker(self, r: _Replica) -> None:
-        while True:
-            item = self._take(r)
-            if isinstance(item, _Wait):
-                await self._wait()
-            elif item is None:
-                return
-            else:
-                await self._send(r, item)
+        while (item := await self._next(r)) is not None:
+            await self._send(r, item)
 
     async def _isolated(self, r: _Replica) -> None:
         """Batches of cells, each sent as waves of one arm (drained before the next) on this replica."""
-        while True:
-            batch = self._claim_batch(r, self.mode.wave_size)
-            if isinstance(batch, _Wait):
-                await self._wait()
-                continue
-            jobs = [j for c in batch for j in c.jobs]
-            if not jobs:
-                left = [c for _, c in r.checks]
-                r.checks.clear()
-                for arm, _model in self.arms:
-                    await self._drain(r, [c for c in left if c.arm == arm])
-                return
+        while jobs := await self._claim_batch(r, self.mode.wave_size):
             arms = {j.arm for j in jobs}
-            due = [(at, c) for at, c in r.checks if at < r.sent + len(jobs) and c.arm in arms]
-            r.checks = deque(x for x in r.checks if x not in due)
+            due: list[CanaryCheck] = []     # the checks that fall in this batch, sent in its waves
+            later: deque[tuple[int, CanaryCheck]] = deque()
+            for at, check in r.checks:
+                if at < r.sent + len(jobs) and check.arm in arms:
+                    due.append(check)
+                else:
+                    later.append((at, check))
+            r.checks = later
             r.sent += len(jobs)
-            for wave in into_waves(isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed),
-                                   [c for _, c in due]):
+            for wave in into_waves(isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed), due):
                 await self._drain(r, wave)
+        left = [c for _, c in r.checks]
+        r.checks.clear()
+        for arm, _model in self.arms:
+            await self._drain(r, [c for c in left if c.arm == arm])
 
     # -- who sends what -------------------------------------------------------------
 
     def _claim(self, r: _Replica) -> Cell | None:
+        """`r`'s next cell: its pinned ones first, then the free ones."""
         cell = r.pinned.popleft() if r.pinned else (self.free.popleft() if self.free else None)
         if cell is not None:
-            r.claimed[cell.index] = {j.key for j in cell.jobs}
-            r.local.extend(cell.jobs)
+            r.claimed[cell.key] = {j.key for j in cell.jobs}
         return cell
 
     def _others_busy(self) -> bool:
         return any(x.alive and (x.claimed or x.pinned) for x in self.replicas)
 
-    def _take(self, r: _Replica) -> Job | CanaryCheck | _Wait | None:
-        if not r.alive:
-            return None
-        if r.local or self._claim(r) is not None:
-            if r.checks and r.checks[0][0] <= r.sent:
-                return r.checks.popleft()[1]
-            r.sent += 1
-            return r.local.popleft()
-        if self._others_busy():
-            return WAIT
-        if r.checks:
-            return r.checks.popleft()[1]   # the plan assumed more jobs than came here
+    async def _next(self, r: _Replica) -> Job | CanaryCheck | None:
+        """What one of `r`'s workers sends next: a check when one is due, else its claimed cells' next job.
+
+        None when nothing is left for `r`. While a replica still holds cells it waits instead: a cell
+        may yet come back from one that is lost.
+        """
+        while r.alive:
+            if not r.local and (cell := self._claim(r)) is not None:
+                r.local.extend(cell.jobs)
+            if r.local:
+                if r.checks and r.checks[0][0] <= r.sent:
+                    return r.checks.popleft()[1]
+                r.sent += 1
+                return r.local.popleft()
+            if not self._others_busy():
+                return r.checks.popleft()[1] if r.checks else None   # checks left: the plan assumed more jobs
+            await self._wait()
         return None
 
-    def _claim_batch(self, r: _Replica, size: int) -> list[Cell] | _Wait:
-        batch: list[Cell] = []
-        while len(batch) < size and (cell := self._claim(r)) is not None:
-            batch.append(cell)
-        r.local.clear()  # a batch is sent as waves, not from the queue
-        if not batch and self._others_busy():
-            return WAIT
-        return batch
+    async def _claim_batch(self, r: _Replica, size: int) -> list[Job]:
+        """The jobs of up to `size` more cells for `r`, in schedule order; empty when none is left for it.
+
+        While a replica still holds cells an empty claim waits instead (as `_next` does).
+        """
+        while True:
+            batch: list[Cell] = []
+            while len(batch) < size and (cell := self._claim(r)) is not None:
+                batch.append(cell)
+            if batch or not self._others_busy():
+                return [j for c in batch for j in c.jobs]
+            await self._wait()
 
     async def _wait(self) -> None:
         async with self._changed:
@@ -873,8 +859,7 @@ class _Runner:
             if len(self.replicas) == 1:
                 raise exc
             raise SeatUnreachable(f"every replica became unreachable (the last, {r.url}: {exc})")
-        back = [self.whole[c.key] for c in r.pinned] + [self.by_index[i] for i in r.claimed]
-        back.sort(key=lambda c: c.index)
+        back = sorted((self.whole[k] for k in [*(c.key for c in r.pinned), *r.claimed]), key=lambda c: c.index)
         r.pinned.clear()
         r.claimed.clear()
         r.local.clear()
@@ -910,12 +895,12 @@ class _Runner:
         r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
         r.first = started if r.first is None else min(r.first, started)
         r.last = time.monotonic()
-        cell = self.whole[cell_key(job)]
-        left = r.claimed.get(cell.index)
+        key = cell_key(job)
+        left = r.claimed.get(key)
         if left is not None:
             left.discard(job.key)
             if not left:
-                del r.claimed[cell.index]
+                del r.claimed[key]
                 r.cells_done += 1
                 await self._notify()
 

@@ -17,14 +17,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from voicegate._atomic import write_atomic
+from voicegate.generate._cells import replica_of
 from voicegate.run._store import append_rows, read_rows, repair_tail, row_key
 from voicegate.spec._spec import GateSpec
 
 Row = Mapping[str, Any]
 
 
-def _identity(row: Row) -> tuple[Any, ...]:
-    return (row_key(row), row.get("session"), row.get("replica") or row.get("seat_url"), row.get("time"))
+def row_identity(row: Row) -> tuple[Any, ...]:
+    """One stored row, told apart from a later row of the same key (its session, replica and time)."""
+    return (row_key(row), row.get("session"), replica_of(row), row.get("time"))
 
 
 def move_to_quarantine(spec: GateSpec, reason_for: Callable[[Row], str | None], by: str) -> int:
@@ -39,10 +41,10 @@ def move_to_quarantine(spec: GateSpec, reason_for: Callable[[Row], str | None], 
         return 0
     qpath = spec.run.quarantine
     repair_tail(qpath)
-    have = {_identity(r) for r in read_rows(qpath)}
+    have = {row_identity(r) for r in read_rows(qpath)}
     when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     moved = [{**r, "quarantined": {"time": when, "reason": why, "by": by}}
-             for r, why in suspects if _identity(r) not in have]
+             for r, why in suspects if row_identity(r) not in have]
     append_rows(qpath, moved)   # kept (fsync'd) before they leave the generations file
     keep = [r for r, why in zip(rows, reasons, strict=True) if not why]
     write_atomic(spec.generations_path,
