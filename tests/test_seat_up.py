@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shlex
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -98,13 +97,7 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
         served = [ln.split()[:2] for ln in out.splitlines() if ln.startswith("  ")]
         assert served == [["voices-base", "base"], ["lv-austen", "adapter"]], out
         assert seat.vllm and all(_alive(p) for p in seat.vllm)
-        seat.proc.send_signal(signal.SIGTERM)
-        try:
-            code = seat.proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            code = None
-        seat._drain(None, 5.0)
-        tail = "".join(seat.lines)
+        code, tail = seat.stop(signal.SIGTERM)
         assert code == 0, tail
         assert tail.rstrip().splitlines()[-1].startswith("stopped in "), tail
         assert not [p for p in seat.vllm if _alive(p)], "vLLM outlived `voicegate seat up`"

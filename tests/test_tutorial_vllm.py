@@ -51,8 +51,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from vllm_seat import trained_voices_skip_reason
 
-from voicegate.demo._vllm import check_voices_dir, free_port, vllm_python, why_no_vllm
+from voicegate.demo._vllm import free_port
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 
@@ -73,16 +74,7 @@ BLOCK = re.compile(r"```bash\n(?P<cmd>.*?)```\n(?:\n```text\n(?P<out>.*?)```\n)?
 
 
 def _skip_reason() -> str | None:
-    if not VOICES.is_dir():
-        return f"tiny-voices fixture folder not found at {VOICES}"
-    missing = check_voices_dir(VOICES)
-    if missing:
-        return f"tiny-voices fixture at {VOICES} is incomplete: {', '.join(missing)}"
-    if not CORPUS.is_dir():
-        return f"british-fiction corpora folder not found at {CORPUS}"
-    if vllm_python() is None:
-        return why_no_vllm()
-    return None
+    return trained_voices_skip_reason(VOICES, CORPUS)
 
 
 @dataclass
@@ -226,9 +218,13 @@ class Seat:
 
     def interrupt(self) -> tuple[int | None, str]:
         """The reader's Ctrl-C: SIGINT to `voicegate seat up` only (vLLM runs in its own session)."""
+        return self.stop(signal.SIGINT)
+
+    def stop(self, sig: int) -> tuple[int | None, str]:
+        """`sig` to `voicegate seat up`; its exit code (None: still running after 90 s) and what it printed."""
         before = len(self.lines)
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(sig)
         try:
             code = self.proc.wait(timeout=90)
         except subprocess.TimeoutExpired:
