@@ -44,6 +44,8 @@ def test_an_80_column_terminal_gets_narrow_tables_with_every_number_whole(bronte
     assert first.startswith("│ ckpt475 ") and "+0.193" in first and "global *" in first
     assert "0.251 (0.8x)" in first and "FAIL" in first and "DISAGREE" in first
     assert "pairwise " in second and "0.091 (2.1x)" in second and "PASS" in second
+    shown = [ln.rstrip() for ln in lines]  # the caption: one rule a line, never broken inside a pair
+    assert "  global = global-max-spread" in shown and "  pairwise = pairwise-max-spread" in shown
     ckpt925 = _rows(lines, "ckpt925")
     assert any("+0.210" in ln and "0.251 (0.8x)" in ln and "FAIL" in ln for ln in ckpt925)
     # Copying and damage are two tables there, every column header whole.

@@ -44,8 +44,10 @@ def _voice_title(result: GateResult) -> str:
     return f"{result.gate}: voice (deciding rule: {result.rule}, marked *)"
 
 
-def _rules_caption() -> str:
-    return "floor and VOICE under every registered rule: " + ", ".join(f"{_short(r)} = {r}" for r in RULES)
+def _rules_caption(*, one_a_line: bool = False) -> str:
+    pairs = [f"{_short(r)} = {r}" for r in RULES]
+    head = "floor and VOICE under every registered rule:"
+    return head + "".join(f"\n  {p}" for p in pairs) if one_a_line else f"{head} {', '.join(pairs)}"
 
 
 def _rule_label(rid: str, rule: str) -> str:
@@ -105,7 +107,9 @@ def seed_table(result: GateResult) -> Table:
 def rule_table(result: GateResult) -> Table:
     """The narrow layout's second half: one line per (candidate, rule), so both floors stay whole."""
     rule = result.rule
-    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(), caption_justify="left")
+    # One rule a line: a narrow caption must not break "global = global-max-spread" in two.
+    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(one_a_line=True),
+              caption_justify="left")
     t.add_column("arm")
     t.add_column("delta_cb", justify="right")
     t.add_column("rule")
