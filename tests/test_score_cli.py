@@ -169,32 +169,111 @@ def test_a_harness_warning_is_printed_and_recorded(tmp_path):
     assert "- cand: 2 voice generation(s) are byte-identical to the base's" in record
 
 
-def test_register_warms_the_corpus_cache_so_the_first_score_builds_none_of_it(tmp_path, monkeypatch):
-    """Issue 14: the first score after register was as slow as a naive scorer: nothing had filled the cache."""
+def _warm_workspace(tmp_path: Path, gate: str) -> Path:
+    """A registered stylometric gate (`register` through the CLI) with imported generations."""
     from _workspace import base_spec, registered_workspace
 
-    from voicegate.scoring import _cache
-
-    root = registered_workspace(tmp_path / "ws", base_spec("lv-warm"))
-    cached = {p.name for p in (root / "runs" / ".cache").rglob("*") if p.is_file()}
-    assert {n.split("-")[0] for n in cached} == {"tokens", "reference", "ngrams"}
-    built: list[str] = []
-    real_save = _cache.Cache._save
-    monkeypatch.setattr(_cache.Cache, "_save", lambda self, name, **arrays: (built.append(name),
-                                                                              real_save(self, name, **arrays)))
     from voicegate.spec._spec import load_spec
 
-    ids = [p.id for p in load_spec(root, "lv-warm").prompts]
+    root = registered_workspace(tmp_path / "ws", base_spec(gate))
+    ids = [p.id for p in load_spec(root, gate).prompts]
     rows = [{"arm": arm, "model": model, "seed": seed, "prompt_id": str(p), "text": f"{arm} {seed} {p} the moor",
              "finish_reason": "stop"}
-            for arm, model in (("base", "voices-base"), ("ckpt475", "lv-warm-ckpt475"), ("ckpt925", "lv-warm-ckpt925"))
+            for arm, model in (("base", "voices-base"), ("ckpt475", f"{gate}-ckpt475"),
+                               ("ckpt925", f"{gate}-ckpt925"))
             for seed in (101, 202) for p in ids]
     source = tmp_path / "g.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert run_cli("import", "lv-warm", str(source), cwd=root).code == 0
+    assert run_cli("import", gate, str(source), cwd=root).code == 0
+    return root
+
+
+class _CacheSpy:
+    """Every scoring Cache made in this process, and every entry it computed and stored."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
+        from voicegate.scoring import _cache
+
+        self.caches: list[_cache.Cache] = []
+        self.built: list[str] = []
+        self.tokenized = 0
+        real_init, real_save, real_doc = _cache.Cache.__init__, _cache.Cache._save, _cache.doc_from_text
+
+        def init(cache, *args, **kwargs):
+            real_init(cache, *args, **kwargs)
+            self.caches.append(cache)
+
+        def save(cache, name, **arrays):
+            self.built.append(name)
+            return real_save(cache, name, **arrays)
+
+        def doc(text):
+            self.tokenized += 1
+            return real_doc(text)
+
+        monkeypatch.setattr(_cache.Cache, "__init__", init)
+        monkeypatch.setattr(_cache.Cache, "_save", save)
+        monkeypatch.setattr(_cache, "doc_from_text", doc)
+
+    @property
+    def misses(self) -> int:
+        return sum(c.misses for c in self.caches)
+
+    def reset(self) -> None:
+        self.caches.clear()
+        self.built.clear()
+        self.tokenized = 0
+
+
+def _cached_kinds(root: Path) -> set[str]:
+    return {p.name.split("-")[0] for p in (root / "runs" / ".cache").glob("*.npz")}
+
+
+def test_register_warms_the_corpus_cache_so_the_first_score_builds_none_of_it(tmp_path, monkeypatch):
+    """Issue 14: the first score after register was as slow as a naive scorer: nothing had filled the cache.
+
+    `register` leaves every corpus-side entry (tokens of each corpus file, the reference, its ruler
+    check, the n-gram index); the first score then reads them all and computes only the tokens of the
+    generations: no corpus file is tokenized again.
+    """
+    root = _warm_workspace(tmp_path, "lv-warm")
+    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "ngrams"}
+    corpus_files = len(list((root / "corpora").rglob("*.txt")))
+    assert len(list((root / "runs" / ".cache").glob("tokens-*.npz"))) == corpus_files
+    spy = _CacheSpy(monkeypatch)
     done = run_cli("score", "lv-warm", "--dry-run", cwd=root)
     assert done.code == 0, done.stderr
-    assert not [n for n in built if n.startswith(("tokens-", "reference-", "ngrams-"))], built
+    assert spy.tokenized == 0  # not one corpus file read and tokenized again
+    assert [n.split("-")[0] for n in spy.built] == ["gentokens"], spy.built
+    assert spy.misses == 1  # the generations' tokens, nothing else
+    assert sum(c.hits for c in spy.caches) >= 3  # the reference, its ruler check and the index were read
+
+
+def test_dry_run_fills_the_cache_and_writes_no_artifact(tmp_path, monkeypatch):
+    """The cache is derived data: `score --dry-run` on an empty cache fills it (so the real score that
+    follows is fast) and writes no scores.json, record, README or compose entry."""
+    import shutil
+
+    from _workspace import tree_snapshot
+
+    root = _warm_workspace(tmp_path, "lv-dry")
+    shutil.rmtree(root / "runs" / ".cache")
+    before = {k: v for k, v in tree_snapshot(root).items() if not k.startswith("runs/.cache/")}
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout
+    spy = _CacheSpy(monkeypatch)
+    done = run_cli("score", "lv-dry", "--dry-run", "--json", cwd=root)
+    assert done.code == 0, done.stderr
+    assert spy.misses > 0 and spy.built  # it computed the corpus side, and stored it
+    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "ngrams", "gentokens"}
+    after = {k: v for k, v in tree_snapshot(root).items() if not k.startswith("runs/.cache/")}
+    assert after == before  # no artifact, no scores.json: only the cache changed
+    assert not (root / "runs" / "lv-dry" / "scores.json").exists()
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout == head
+    spy.reset()
+    again = run_cli("score", "lv-dry", "--dry-run", "--json", cwd=root)
+    assert again.code == 0, again.stderr
+    assert spy.misses == 0 and spy.built == [] and spy.tokenized == 0  # the dry run's cache is the one used
+    assert again.stdout == done.stdout
 
 
 def test_ruler_check_and_pool_sizes_in_json_record_table_and_report(ws):

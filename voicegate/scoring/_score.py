@@ -233,8 +233,10 @@ def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats: Any, index
 
 
 def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
-    """Fill the corpus side of the cache (tokens, the stylometric reference, the n-gram index) from
-    the corpora alone: `register` calls it, so the first `score` is as fast as the next."""
+    """Fill the corpus side of the cache (tokens, the stylometric reference and its ruler check, the
+    n-gram index) from the corpora alone: `register` calls it, so the first `score` is as fast as the next.
+
+    Only what depends on the generations (their tokens) is left for `score`."""
     cache = Cache(cache_dir, write=True)
     corpus_files = spec.corpora.training
     if spec.voice.view == "stylometric":
@@ -242,6 +244,7 @@ def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
     cache.prefetch_docs(corpus_files)
     if spec.voice.view == "stylometric":
         cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=spec.voice.mfw, chunk=spec.voice.chunk)
+        _ruler_checks(spec, cache)
     cache.index(spec.corpora.training, n=spec.copying.n)
 
 
