@@ -42,7 +42,8 @@ def register_cmd(
     for note in (done.warning, done.cache_note):
         if note:
             fail(note)
-    typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256}")
+    typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256} (canonical)")
+    typer.echo(f"  spec file sha256 {reg.spec_file_sha256}  {reg.data['spec_path']} (check: sha256sum)")
     typer.echo(f"  {len(reg.data['files'])} files hashed, deciding rule {spec.floor_rule}")
     if reg.data["supersedes"]:
         typer.echo(f"  supersedes the registration of {reg.data['supersedes']['registered_at']}")
