@@ -64,10 +64,74 @@ def test_score_prints_both_floors_saves_scores_and_appends(ws):
     # the artifacts were handed the result (their own helper decides what to write)
     assert (ws / "gates" / f"{GATE}.md").exists()
 
-    # --json prints exactly the bytes saved; scoring again gives the same bytes
+    # --json prints the saved result at full precision; scoring again gives the same bytes, saves the same
     again = vg(ws, "score", GATE, "--json")
     assert again.returncode == 0, again.stderr
-    assert again.stdout == saved == (ws / "runs" / GATE / "scores.json").read_text()
+    assert saved == (ws / "runs" / GATE / "scores.json").read_text()
+    _assert_rounds_to(json.loads(again.stdout), result)
+    assert vg(ws, "score", GATE, "--json").stdout == again.stdout
+
+
+def _assert_rounds_to(full, recorded, where="result"):
+    """`full` is `recorded` with its numbers unrounded: same keys, verdicts and strings; floats round to it."""
+    if isinstance(full, float):
+        assert isinstance(recorded, float) and round(full, 6) + 0.0 == recorded, (where, full, recorded)
+    elif isinstance(full, dict):
+        assert list(full) == list(recorded), where
+        for k in full:
+            _assert_rounds_to(full[k], recorded[k], f"{where}.{k}")
+    elif isinstance(full, list):
+        assert len(full) == len(recorded), where
+        for i, (a, b) in enumerate(zip(full, recorded)):
+            _assert_rounds_to(a, b, f"{where}[{i}]")
+    else:
+        assert full == recorded, (where, full, recorded)
+
+
+def _decimals(x: float) -> int:
+    return len(repr(x).partition(".")[2]) if "e" not in repr(x) else 99
+
+
+def test_json_numbers_are_at_full_precision_and_the_record_keeps_its_rounding(ws):
+    """Issue 14: the table rounds, `--json` need not. The record, scores.json and the result sha256 stay rounded."""
+    from voicegate._hashing import sha256_json
+    from voicegate.run._store import read_generations
+    from voicegate.scoring import build_reference, cosine_delta, doc_from_text, tokenize, word_counts
+    from voicegate.scoring._docs import doc_from_tokens
+
+    printed = vg(ws, "score", GATE, "--json")
+    assert printed.returncode == 0, printed.stderr
+    full = json.loads(printed.stdout)
+    recorded = json.loads((ws / "runs" / GATE / "scores.json").read_text())
+    _assert_rounds_to(full, recorded)  # same verdicts and pick, every number rounds to the recorded one
+    cand = next(a for a in full["arms"] if a["name"] == "cand")
+    base = next(a for a in full["arms"] if a["name"] == "base")
+    assert _decimals(cand["delta_cb"]) > 6 and _decimals(cand["ratio"]) > 6
+    assert max(_decimals(d) for d in cand["distances"].values()) > 6
+    # ... and each is the unrounded computation itself:
+    mean = lambda ds: sum(ds.values()) / len(ds)
+    assert cand["delta_cb"] == mean(base["distances"]) - mean(cand["distances"])
+    rule = full["rule"]
+    assert cand["ratios"][rule] == cand["ratio"] == cand["delta_cb"] / cand["floors"][rule]
+    read = lambda rel: doc_from_text((ws / rel).read_text(encoding="utf-8"))
+    ref = build_reference([read("corpora/held/held.txt")], [read("corpora/bg/bg1.txt"), read("corpora/bg/bg2.txt")],
+                          mfw=100, chunk=500)
+    rows = read_generations(ws / "runs" / GATE / "generations.jsonl")
+    for seed, d in cand["distances"].items():
+        tokens = [t for r in sorted((r for r in rows if r["arm"] == "cand" and str(r["seed"]) == seed),
+                                    key=lambda r: int(r["prompt_id"])) for t in tokenize(r["text"])]
+        pooled = doc_from_tokens(tokens)
+        assert d == cosine_delta(ref, word_counts(ref.index(), pooled), float(len(tokens))), seed
+        assert recorded_distance(recorded, "cand", seed) == round(d, 6) != d
+    # the record keeps its rounded numbers: its result sha256 is the rounded result's
+    record = (ws / "gates" / f"{GATE}.md").read_text()
+    assert f"Result sha256: `{sha256_json(recorded)}`" in record
+    assert sha256_json(full) not in record
+    assert f"{round(cand['delta_cb'], 3):+.3f}" in record and repr(cand["delta_cb"]) not in record
+
+
+def recorded_distance(result: dict, arm: str, seed: str) -> float:
+    return next(a for a in result["arms"] if a["name"] == arm)["distances"][seed]
 
 
 def test_dry_run_writes_nothing_but_the_cache(ws):
@@ -148,10 +212,13 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch):
     data = json.loads(out)
     c = next(a for a in data["arms"] if a["name"] == "cand")
     o = next(a for a in data["arms"] if a["name"] == "other")
-    assert c["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    # --json is at full precision: the reference numbers up to float noise, exactly once rounded as recorded
+    r6 = lambda m: {k: round(v, 6) for k, v in m.items()}
+    assert r6(c["floors"]) == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
     assert c["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"} and c["disagree"] is True
-    assert c["ratio"] == 2.120879 and c["delta_cb"] == 0.193
-    assert o["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251} and o["disagree"] is False
+    assert round(c["ratio"], 6) == 2.120879 and round(c["delta_cb"], 6) == 0.193
+    assert abs(c["delta_cb"] - 0.193) < 1e-12 and abs(c["ratio"] - 0.193 / 0.091) < 1e-12
+    assert r6(o["floors"]) == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251} and o["disagree"] is False
     # `other` copies the training text, so it could not ship anyway; cand passes all three axes
     assert data["ships"] == "cand" and o["copying"] == "COPIED"
 
