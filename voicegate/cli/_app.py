@@ -72,6 +72,9 @@ INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 
 
 def main(argv: list[str] | None = None) -> None:
     single_threaded_blas()  # before anything imports numpy
+    from voicegate.cli import _coerce
+
+    _coerce.install()  # plain str / Path options without importing pydantic (recent typer)
     # Importing the command modules registers them; they import heavy libraries lazily.
     from voicegate import cli as _commands  # noqa: F401
 
