@@ -12,7 +12,7 @@ In the same run, interleaved (so a load spike from other jobs hits every command
 Prints median and min wall time, median CPU (user + sys), and each command's difference from
 bare python (the goal: `--help` at most 0.3 s over it).
 
-    python benchmarks/bench_cli.py [--runs 20]
+    python benchmarks/bench_cli.py [--runs 20] [--no-bytecode]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,6 +49,9 @@ def _entry_point() -> Path | None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="compile every module from source every run (PYTHONDONTWRITEBYTECODE=1, the fleet's "
+                         "sandboxes); default: .pyc kept in a temporary directory")
     args = ap.parse_args()
     py = sys.executable
     commands: dict[str, list[str]] = {
@@ -60,6 +64,12 @@ def main() -> None:
     commands["python3 -m voicegate --version"] = [py, "-m", "voicegate", "--version"]
     commands["python3 -m voicegate score --help"] = [py, "-m", "voicegate", "score", "--help"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
+    cache = tempfile.mkdtemp(prefix="vg-bench-cli-")
+    if args.no_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:  # .pyc kept, outside the source tree, as an ordinary install keeps them
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache
     wall: dict[str, list[float]] = {k: [] for k in commands}
     cpu: dict[str, list[float]] = {k: [] for k in commands}
     for cmd in commands.values():  # one warm-up each: .pyc files, the page cache
@@ -74,7 +84,9 @@ def main() -> None:
             cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     bare = statistics.median(wall["python3 -c pass"])
     bare_min = min(wall["python3 -c pass"])
-    print(f"{args.runs} runs each, interleaved; load average {os.getloadavg()[0]:.2f} (2 shared cores)")
+    shutil.rmtree(cache, ignore_errors=True)
+    print(f"{args.runs} runs each, interleaved; load average {os.getloadavg()[0]:.2f} (2 shared cores); "
+          + ("no bytecode cache" if args.no_bytecode else ".pyc kept"))
     print(f"{'command':36s} {'median':>8s} {'min':>8s} {'cpu':>8s} {'over bare (median / min)':>26s}")
     for name in commands:
         med, low, c = statistics.median(wall[name]), min(wall[name]), statistics.median(cpu[name])

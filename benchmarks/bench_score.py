@@ -16,7 +16,7 @@ prompts, ~250-word excerpts), then measures in the same run:
 
 It also checks that both give the same distances and overlaps.
 
-    python benchmarks/bench_score.py [--corpus DIR] [--warm-runs 3] [--keep]
+    python benchmarks/bench_score.py [--corpus DIR] [--warm-runs 3] [--keep] [--no-bytecode]
 """
 
 from __future__ import annotations
@@ -173,8 +173,16 @@ def build_workspace(root: Path, corpus: Path) -> dict:
             "register_s": register_s}
 
 
+BYTECODE: dict[str, str | None] = {}  # how the subprocesses treat .pyc files (see main)
+
+
 def _env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
+    for key, value in BYTECODE.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     return env
 
 
@@ -226,10 +234,21 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--warm-runs", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="compile every module from source in every run (PYTHONDONTWRITEBYTECODE=1), as the "
+                         "fleet's sandboxes do; default: .pyc files kept under the temporary directory, as an "
+                         "ordinary install keeps them")
     args = ap.parse_args()
     if not args.corpus.is_dir():
         raise SystemExit(f"corpus not found at {args.corpus}")
     tmp = Path(tempfile.mkdtemp(prefix="vg-bench-score-"))
+    if args.no_bytecode:
+        BYTECODE.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=None)
+    else:
+        # The modules' bytecode is kept (outside the source tree): register, the first command, writes it.
+        BYTECODE.update(PYTHONDONTWRITEBYTECODE=None, PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
+    print("bytecode: " + ("every module compiled from source in every run (PYTHONDONTWRITEBYTECODE=1)"
+                          if args.no_bytecode else f".pyc kept under {tmp / 'pycache'} (an ordinary install)"))
     try:
         root = tmp / "ws"
         root.mkdir()

@@ -145,6 +145,18 @@ def test_runaway_repetition_definition():
     assert degeneration([(fresh, "length")], truncation_decides=True)["rate"] == 1.0
 
 
+def test_distinct_share_counts_every_window():
+    from voicegate.scoring._damage import REPEAT_N, _distinct_share
+
+    rng = random.Random(5)
+    for n in [*range(12), 100, 301]:
+        for vocab in (1, 2, 7, 1000):
+            tokens = [rng.randrange(vocab) for _ in range(n)]
+            windows = [tuple(tokens[i:i + REPEAT_N]) for i in range(n - REPEAT_N + 1)]
+            assert _distinct_share(tokens) == (len(set(windows)) / len(windows) if windows else 1.0)
+    assert _distinct_share(["a", "b", "a", "b", "a", "b"]) == 2 / 3
+
+
 def test_real_prose_is_not_degenerate(corpus_dir):
     toks = tokenize((corpus_dir / "Austen_Emma.txt").read_text(encoding="utf-8"))
     rng = random.Random(3)
