@@ -2,8 +2,10 @@
 
 Pure given its inputs: the only I/O is the content-addressed cache (reading
 corpus files, storing corpus-side work and embeddings). The result holds no
-timestamp and every float is rounded, so the same generations give the same
-bytes every time (DESIGN.md §6 for the keys).
+timestamp and every float is rounded (6 decimals), so the same generations give
+the same bytes every time (DESIGN.md §6 for the keys). `score_gate_both` also
+returns the same result with the numbers unrounded (`score --json`); both come
+from one computation, so they carry the same verdicts and the same pick.
 """
 
 from __future__ import annotations
