@@ -15,7 +15,7 @@ from voicegate.cli._app import Gate, Workspace, app, fail
 def score_cmd(
     gate: Gate,
     workspace: Workspace = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout, every number at full precision.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Score without writing anything.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when no candidate ships.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
