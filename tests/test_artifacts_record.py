@@ -63,7 +63,9 @@ def test_record_score_entry(scored: Path) -> None:
     assert record.startswith("# Gate record: lv-bronte\n\nAuthor: Charlotte Brontë. Spec: "
                              "`preregistrations/lv-bronte.yaml`.\n\nThis file is append-only.")
     assert "\n## Score — 2026-09-17T00:00:00Z — rule global-max-spread@1\n" in record
-    assert (f"**Registration.** Spec `preregistrations/lv-bronte.yaml`, sha256 `{reg.spec_sha256}`, registered "
+    assert reg.spec_file_sha256 == hashlib.sha256((scored / "preregistrations/lv-bronte.yaml").read_bytes()).hexdigest()
+    assert (f"**Registration.** Spec `preregistrations/lv-bronte.yaml`, sha256 `{reg.spec_sha256}` (canonical), "
+            f"file sha256 `{reg.spec_file_sha256}` (raw bytes, as `sha256sum` prints), registered "
             f"{reg.registered_at}, commit `{reg.commit}`. Deciding floor rule: `global-max-spread@1`; the other rule "
             "is shown beside it, never applied.") in record
     header = ("| arm | role | delta_cb | spread | floor global-max-spread | VOICE global-max-spread | "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +40,29 @@ def test_register_commits_spec_and_record(tmp_path: Path) -> None:
     assert "lv-test.registration.json" in git(tmp_path, "show", "--stat", "--format=", head)
     tracked = git(tmp_path, "ls-files", "preregistrations").split()
     assert tracked == ["preregistrations/lv-test.registration.json", "preregistrations/lv-test.yaml"]
+
+
+def test_register_records_the_spec_files_raw_bytes_sha256(tmp_path: Path) -> None:
+    """Beside the canonical hash, the hash `sha256sum preregistrations/GATE.yaml` prints (issue 14)."""
+    path = make_workspace(tmp_path)
+    # comments and odd spacing: the canonical hash ignores them, the file hash does not
+    path.write_bytes(b"# a comment the canonical hash never sees\n" + path.read_bytes().replace(b": ", b":   ", 1))
+    raw = hashlib.sha256(path.read_bytes()).hexdigest()
+    done = voicegate(tmp_path, "register", "lv-test")
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
+    assert record["spec_file_sha256"] == raw
+    assert record["spec_sha256"] == sha256_json(yaml.safe_load(path.read_text())) != raw
+    assert f"spec file sha256 {raw}  preregistrations/lv-test.yaml" in done.stdout
+    assert f"spec file sha256 {raw}  preregistrations/lv-test.yaml" in git(tmp_path, "log", "-1", "--format=%B")
+    # the committed spec is the file that was hashed: a fresh checkout's sha256sum agrees
+    committed = subprocess.run(["git", "show", "HEAD:preregistrations/lv-test.yaml"], cwd=tmp_path, check=True,
+                               capture_output=True).stdout
+    assert hashlib.sha256(committed).hexdigest() == raw
+    if shutil.which("sha256sum"):
+        out = subprocess.run(["sha256sum", "preregistrations/lv-test.yaml"], cwd=tmp_path, check=True,
+                             capture_output=True, text=True).stdout
+        assert out.split() == [raw, "preregistrations/lv-test.yaml"]
 
 
 def test_register_prints_the_commit(tmp_path: Path) -> None:

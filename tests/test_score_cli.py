@@ -64,10 +64,74 @@ def test_score_prints_both_floors_saves_scores_and_appends(ws):
     # the artifacts were handed the result (their own helper decides what to write)
     assert (ws / "gates" / f"{GATE}.md").exists()
 
-    # --json prints exactly the bytes saved; scoring again gives the same bytes
+    # --json prints the saved result at full precision; scoring again gives the same bytes, saves the same
     again = vg(ws, "score", GATE, "--json")
     assert again.returncode == 0, again.stderr
-    assert again.stdout == saved == (ws / "runs" / GATE / "scores.json").read_text()
+    assert saved == (ws / "runs" / GATE / "scores.json").read_text()
+    _assert_rounds_to(json.loads(again.stdout), result)
+    assert vg(ws, "score", GATE, "--json").stdout == again.stdout
+
+
+def _assert_rounds_to(full, recorded, where="result"):
+    """`full` is `recorded` with its numbers unrounded: same keys, verdicts and strings; floats round to it."""
+    if isinstance(full, float):
+        assert isinstance(recorded, float) and round(full, 6) + 0.0 == recorded, (where, full, recorded)
+    elif isinstance(full, dict):
+        assert list(full) == list(recorded), where
+        for k in full:
+            _assert_rounds_to(full[k], recorded[k], f"{where}.{k}")
+    elif isinstance(full, list):
+        assert len(full) == len(recorded), where
+        for i, (a, b) in enumerate(zip(full, recorded)):
+            _assert_rounds_to(a, b, f"{where}[{i}]")
+    else:
+        assert full == recorded, (where, full, recorded)
+
+
+def _decimals(x: float) -> int:
+    return len(repr(x).partition(".")[2]) if "e" not in repr(x) else 99
+
+
+def test_json_numbers_are_at_full_precision_and_the_record_keeps_its_rounding(ws):
+    """Issue 14: the table rounds, `--json` need not. The record, scores.json and the result sha256 stay rounded."""
+    from voicegate._hashing import sha256_json
+    from voicegate.run._store import read_generations
+    from voicegate.scoring import build_reference, cosine_delta, doc_from_text, tokenize, word_counts
+    from voicegate.scoring._docs import doc_from_tokens
+
+    printed = vg(ws, "score", GATE, "--json")
+    assert printed.returncode == 0, printed.stderr
+    full = json.loads(printed.stdout)
+    recorded = json.loads((ws / "runs" / GATE / "scores.json").read_text())
+    _assert_rounds_to(full, recorded)  # same verdicts and pick, every number rounds to the recorded one
+    cand = next(a for a in full["arms"] if a["name"] == "cand")
+    base = next(a for a in full["arms"] if a["name"] == "base")
+    assert _decimals(cand["delta_cb"]) > 6 and _decimals(cand["ratio"]) > 6
+    assert max(_decimals(d) for d in cand["distances"].values()) > 6
+    # ... and each is the unrounded computation itself:
+    mean = lambda ds: sum(ds.values()) / len(ds)
+    assert cand["delta_cb"] == mean(base["distances"]) - mean(cand["distances"])
+    rule = full["rule"]
+    assert cand["ratios"][rule] == cand["ratio"] == cand["delta_cb"] / cand["floors"][rule]
+    read = lambda rel: doc_from_text((ws / rel).read_text(encoding="utf-8"))
+    ref = build_reference([read("corpora/held/held.txt")], [read("corpora/bg/bg1.txt"), read("corpora/bg/bg2.txt")],
+                          mfw=100, chunk=500)
+    rows = read_generations(ws / "runs" / GATE / "generations.jsonl")
+    for seed, d in cand["distances"].items():
+        tokens = [t for r in sorted((r for r in rows if r["arm"] == "cand" and str(r["seed"]) == seed),
+                                    key=lambda r: int(r["prompt_id"])) for t in tokenize(r["text"])]
+        pooled = doc_from_tokens(tokens)
+        assert d == cosine_delta(ref, word_counts(ref.index(), pooled), float(len(tokens))), seed
+        assert recorded_distance(recorded, "cand", seed) == round(d, 6) != d
+    # the record keeps its rounded numbers: its result sha256 is the rounded result's
+    record = (ws / "gates" / f"{GATE}.md").read_text()
+    assert f"Result sha256: `{sha256_json(recorded)}`" in record
+    assert sha256_json(full) not in record
+    assert f"{round(cand['delta_cb'], 3):+.3f}" in record and repr(cand["delta_cb"]) not in record
+
+
+def recorded_distance(result: dict, arm: str, seed: str) -> float:
+    return next(a for a in result["arms"] if a["name"] == arm)["distances"][seed]
 
 
 def test_dry_run_writes_nothing_but_the_cache(ws):
@@ -148,10 +212,13 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch):
     data = json.loads(out)
     c = next(a for a in data["arms"] if a["name"] == "cand")
     o = next(a for a in data["arms"] if a["name"] == "other")
-    assert c["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    # --json is at full precision: the reference numbers up to float noise, exactly once rounded as recorded
+    r6 = lambda m: {k: round(v, 6) for k, v in m.items()}
+    assert r6(c["floors"]) == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
     assert c["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"} and c["disagree"] is True
-    assert c["ratio"] == 2.120879 and c["delta_cb"] == 0.193
-    assert o["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251} and o["disagree"] is False
+    assert round(c["ratio"], 6) == 2.120879 and round(c["delta_cb"], 6) == 0.193
+    assert abs(c["delta_cb"] - 0.193) < 1e-12 and abs(c["ratio"] - 0.193 / 0.091) < 1e-12
+    assert r6(o["floors"]) == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251} and o["disagree"] is False
     # `other` copies the training text, so it could not ship anyway; cand passes all three axes
     assert data["ships"] == "cand" and o["copying"] == "COPIED"
 
@@ -169,32 +236,111 @@ def test_a_harness_warning_is_printed_and_recorded(tmp_path):
     assert "- cand: 2 voice generation(s) are byte-identical to the base's" in record
 
 
-def test_register_warms_the_corpus_cache_so_the_first_score_builds_none_of_it(tmp_path, monkeypatch):
-    """Issue 14: the first score after register was as slow as a naive scorer: nothing had filled the cache."""
+def _warm_workspace(tmp_path: Path, gate: str) -> Path:
+    """A registered stylometric gate (`register` through the CLI) with imported generations."""
     from _workspace import base_spec, registered_workspace
 
-    from voicegate.scoring import _cache
-
-    root = registered_workspace(tmp_path / "ws", base_spec("lv-warm"))
-    cached = {p.name for p in (root / "runs" / ".cache").rglob("*") if p.is_file()}
-    assert {n.split("-")[0] for n in cached} == {"tokens", "reference", "ngrams"}
-    built: list[str] = []
-    real_save = _cache.Cache._save
-    monkeypatch.setattr(_cache.Cache, "_save", lambda self, name, **arrays: (built.append(name),
-                                                                              real_save(self, name, **arrays)))
     from voicegate.spec._spec import load_spec
 
-    ids = [p.id for p in load_spec(root, "lv-warm").prompts]
+    root = registered_workspace(tmp_path / "ws", base_spec(gate))
+    ids = [p.id for p in load_spec(root, gate).prompts]
     rows = [{"arm": arm, "model": model, "seed": seed, "prompt_id": str(p), "text": f"{arm} {seed} {p} the moor",
              "finish_reason": "stop"}
-            for arm, model in (("base", "voices-base"), ("ckpt475", "lv-warm-ckpt475"), ("ckpt925", "lv-warm-ckpt925"))
+            for arm, model in (("base", "voices-base"), ("ckpt475", f"{gate}-ckpt475"),
+                               ("ckpt925", f"{gate}-ckpt925"))
             for seed in (101, 202) for p in ids]
     source = tmp_path / "g.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert run_cli("import", "lv-warm", str(source), cwd=root).code == 0
+    assert run_cli("import", gate, str(source), cwd=root).code == 0
+    return root
+
+
+class _CacheSpy:
+    """Every scoring Cache made in this process, and every entry it computed and stored."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
+        from voicegate.scoring import _cache
+
+        self.caches: list[_cache.Cache] = []
+        self.built: list[str] = []
+        self.tokenized = 0
+        real_init, real_save, real_doc = _cache.Cache.__init__, _cache.Cache._save, _cache.doc_from_text
+
+        def init(cache, *args, **kwargs):
+            real_init(cache, *args, **kwargs)
+            self.caches.append(cache)
+
+        def save(cache, name, **arrays):
+            self.built.append(name)
+            return real_save(cache, name, **arrays)
+
+        def doc(text):
+            self.tokenized += 1
+            return real_doc(text)
+
+        monkeypatch.setattr(_cache.Cache, "__init__", init)
+        monkeypatch.setattr(_cache.Cache, "_save", save)
+        monkeypatch.setattr(_cache, "doc_from_text", doc)
+
+    @property
+    def misses(self) -> int:
+        return sum(c.misses for c in self.caches)
+
+    def reset(self) -> None:
+        self.caches.clear()
+        self.built.clear()
+        self.tokenized = 0
+
+
+def _cached_kinds(root: Path) -> set[str]:
+    return {p.name.split("-")[0] for p in (root / "runs" / ".cache").glob("*.npz")}
+
+
+def test_register_warms_the_corpus_cache_so_the_first_score_builds_none_of_it(tmp_path, monkeypatch):
+    """Issue 14: the first score after register was as slow as a naive scorer: nothing had filled the cache.
+
+    `register` leaves every corpus-side entry (tokens of each corpus file, the reference, its ruler
+    check, the n-gram index); the first score then reads them all and computes only the tokens of the
+    generations: no corpus file is tokenized again.
+    """
+    root = _warm_workspace(tmp_path, "lv-warm")
+    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "ngrams"}
+    corpus_files = len(list((root / "corpora").rglob("*.txt")))
+    assert len(list((root / "runs" / ".cache").glob("tokens-*.npz"))) == corpus_files
+    spy = _CacheSpy(monkeypatch)
     done = run_cli("score", "lv-warm", "--dry-run", cwd=root)
     assert done.code == 0, done.stderr
-    assert not [n for n in built if n.startswith(("tokens-", "reference-", "ngrams-"))], built
+    assert spy.tokenized == 0  # not one corpus file read and tokenized again
+    assert [n.split("-")[0] for n in spy.built] == ["gentokens"], spy.built
+    assert spy.misses == 1  # the generations' tokens, nothing else
+    assert sum(c.hits for c in spy.caches) >= 3  # the reference, its ruler check and the index were read
+
+
+def test_dry_run_fills_the_cache_and_writes_no_artifact(tmp_path, monkeypatch):
+    """The cache is derived data: `score --dry-run` on an empty cache fills it (so the real score that
+    follows is fast) and writes no scores.json, record, README or compose entry."""
+    import shutil
+
+    from _workspace import tree_snapshot
+
+    root = _warm_workspace(tmp_path, "lv-dry")
+    shutil.rmtree(root / "runs" / ".cache")
+    before = {k: v for k, v in tree_snapshot(root).items() if not k.startswith("runs/.cache/")}
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout
+    spy = _CacheSpy(monkeypatch)
+    done = run_cli("score", "lv-dry", "--dry-run", "--json", cwd=root)
+    assert done.code == 0, done.stderr
+    assert spy.misses > 0 and spy.built  # it computed the corpus side, and stored it
+    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "ngrams", "gentokens"}
+    after = {k: v for k, v in tree_snapshot(root).items() if not k.startswith("runs/.cache/")}
+    assert after == before  # no artifact, no scores.json: only the cache changed
+    assert not (root / "runs" / "lv-dry" / "scores.json").exists()
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout == head
+    spy.reset()
+    again = run_cli("score", "lv-dry", "--dry-run", "--json", cwd=root)
+    assert again.code == 0, again.stderr
+    assert spy.misses == 0 and spy.built == [] and spy.tokenized == 0  # the dry run's cache is the one used
+    assert again.stdout == done.stdout
 
 
 def test_ruler_check_and_pool_sizes_in_json_record_table_and_report(ws):

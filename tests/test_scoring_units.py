@@ -23,7 +23,7 @@ from voicegate.scoring import (
     tokenize,
     word_counts,
 )
-from voicegate.scoring._bootstrap import paired_interval
+from voicegate.scoring._bootstrap import paired_interval, quantiles
 from voicegate.scoring._copying import ngram_hashes, token_hashes
 from voicegate.scoring._embedding import chunk_words
 from voicegate.scoring._tokens import BLOCK_CHARS
@@ -44,13 +44,31 @@ def test_long_texts_are_matched_in_blocks_without_splitting_a_token():
     assert tokenize(text) == ws + ["x" * 10]
 
 
-def test_tokenizer_does_not_import_all_of_nltk():
+def test_tokenizer_does_not_import_nltk():
     code = ("import sys; from voicegate.scoring import tokenize; t = tokenize('Hello there'); "
             "assert 'nltk' not in sys.modules and 'sklearn' not in sys.modules, sorted(sys.modules); "
-            "import nltk; from nltk.tokenize import RegexpTokenizer; print(t, nltk.__version__ != '')")
+            "from voicegate.scoring._tokens import nltk_tokenizer; u = nltk_tokenizer().tokenize('hello there'); "
+            "assert 'nltk' not in sys.modules, 'the stand-in nltk packages were left in sys.modules'; "
+            "import nltk; from nltk.tokenize import RegexpTokenizer; print(t, u == t, nltk.__version__ != '')")
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "['hello', 'there'] True"
+    assert done.stdout.strip() == "['hello', 'there'] True True"
+
+
+def test_tokenize_is_nltks_regexp_tokenizer_token_for_token(corpus_dir):
+    """`tokenize` matches with `re` directly; the definition is nltk's RegexpTokenizer over PATTERN."""
+    from voicegate.scoring._tokens import PATTERN, _blocks, nltk_tokenizer, normalize
+
+    tok = nltk_tokenizer()
+    assert tok._pattern == PATTERN and not tok._gaps
+    rng = random.Random(3)
+    samples = ["Don’t O'er-the HILL, 42 times_x; 'tis ﬁne — Straße! café naïve ‘quoted’ rock'n'roll",
+               "l'a'b '' ''x y'' x''y ÆTHER ǅungla ΣΊΣΥΦΟΣ ﬀ ½ x\u0301y \t\n\r\x0b\x0c",
+               "".join(chr(rng.randrange(32, 0x3000)) for _ in range(20_000))]
+    for path in sorted(corpus_dir.glob("*.txt"))[:3]:
+        samples.append(path.read_text(encoding="utf-8")[:600_000])
+    for text in samples:
+        assert tokenize(text) == [t for block in _blocks(normalize(text)) for t in tok.tokenize(block)]
 
 
 def _manual_reference(docs: list[list[str]], mfw: int, chunk: int):
@@ -127,6 +145,18 @@ def test_runaway_repetition_definition():
     assert degeneration([(fresh, "length")], truncation_decides=True)["rate"] == 1.0
 
 
+def test_distinct_share_counts_every_window():
+    from voicegate.scoring._damage import REPEAT_N, _distinct_share
+
+    rng = random.Random(5)
+    for n in [*range(12), 100, 301]:
+        for vocab in (1, 2, 7, 1000):
+            tokens = [rng.randrange(vocab) for _ in range(n)]
+            windows = [tuple(tokens[i:i + REPEAT_N]) for i in range(n - REPEAT_N + 1)]
+            assert _distinct_share(tokens) == (len(set(windows)) / len(windows) if windows else 1.0)
+    assert _distinct_share(["a", "b", "a", "b", "a", "b"]) == 2 / 3
+
+
 def test_real_prose_is_not_degenerate(corpus_dir):
     toks = tokenize((corpus_dir / "Austen_Emma.txt").read_text(encoding="utf-8"))
     rng = random.Random(3)
@@ -164,6 +194,33 @@ def test_bootstrap_is_seeded_and_brackets_a_clear_difference():
     point = np.mean([v.mean() for v in base.values()]) - np.mean([v.mean() for v in cand.values()])
     assert a["low"] < point < a["high"] and a["high"] - a["low"] < 0.1
     assert paired_interval({1: pool(np.ones(1))}, {1: pool(np.ones(1))}, 1) is None
+
+
+def test_bootstrap_quantiles_are_numpys_bit_for_bit():
+    """The interval's percentiles are written out (np.quantile imports numpy.ma): the very same floats."""
+    rng = np.random.default_rng(7)
+    for k in range(3000):
+        n = int(rng.integers(1, 1200))
+        x = rng.normal(size=n) * [1e-3, 1.0, 1e3][k % 3]
+        if k % 5 == 0:
+            x = np.round(x, 2)  # ties
+        qs = [0.025, 0.975, float(rng.random()), 0.0, 1.0]
+        assert quantiles(x, qs) == np.quantile(x, qs).tolist()
+    assert all(math.isnan(q) for q in quantiles(np.array([1.0, np.nan, 2.0]), [0.1, 0.9]))
+
+
+def test_signature_reads_versions_without_importing_them():
+    from importlib.metadata import version
+
+    from voicegate.scoring._signature import installed_version
+
+    for name in ("scipy", "numpy", "jinja2"):
+        assert installed_version(name) == version(name)
+    assert installed_version("voicegate-no-such-distribution") is None
+    code = ("import sys; from voicegate.scoring._signature import installed_version; v = installed_version('scipy'); "
+            "print(v, 'scipy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.stdout.split() == [version("scipy"), "False"], done.stderr
 
 
 def test_pooled_delta_equals_cosine_delta_for_any_weighting():

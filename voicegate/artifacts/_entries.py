@@ -294,6 +294,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
         ctx = _base_ctx(spec, result, when)
         reg = getattr(registration, "data", registration) or {}
         ctx["reg"] = {"spec_path": reg.get("spec_path", ctx["spec_path"]), "spec_sha256": reg.get("spec_sha256", "?"),
+                      "spec_file_sha256": reg.get("spec_file_sha256"),
                       "registered_at": reg.get("registered_at", "?"),
                       "commit": getattr(registration, "commit", None) or reg.get("commit")}
         ctx["run"] = _run_ctx(spec, run)

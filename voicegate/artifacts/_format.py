@@ -25,12 +25,13 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from voicegate.scoring._result import CandidateResult, GateResult
 from voicegate.spec._rules import RULES
+
+if TYPE_CHECKING:
+    import jinja2  # imported when a template is first rendered: a dry run or a read needs none
 
 
 def stamp(when: _dt.datetime) -> str:
@@ -154,6 +155,8 @@ def candidates(result: GateResult, featured: str | None = None) -> list[Candidat
 @lru_cache(maxsize=2)
 def env(markdown: bool = True) -> jinja2.Environment:
     """The environment for markdown templates (values escaped by `md_text`) or for compose comments."""
+    import jinja2
+
     e = jinja2.Environment(
         loader=jinja2.PackageLoader("voicegate", "templates"),
         undefined=jinja2.StrictUndefined,  # a missing field is a bug, never a blank in a record

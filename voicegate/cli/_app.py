@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from voicegate._errors import VoicegateError
+from voicegate._threads import single_threaded_blas
 from voicegate._version import __version__
 
 app = typer.Typer(
@@ -79,6 +80,10 @@ INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 
 
 
 def main(argv: list[str] | None = None) -> None:
+    single_threaded_blas()  # before anything imports numpy
+    from voicegate.cli import _coerce
+
+    _coerce.install()  # plain str / Path options without importing pydantic (recent typer)
     # Importing the command modules registers them; they import heavy libraries lazily.
     from voicegate import cli as _commands  # noqa: F401
 

@@ -15,7 +15,7 @@ from voicegate.cli._app import Gate, Workspace, app, fail
 def score_cmd(
     gate: Gate,
     workspace: Workspace = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout, every number at full precision.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Score without writing anything.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when no candidate ships.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
@@ -24,15 +24,16 @@ def score_cmd(
     from voicegate.gate import InForce, score
     from voicegate.scoring import GateResult, result_text
 
-    def show(result: GateResult, amended: InForce | None) -> None:
+    def show(result: GateResult, amended: InForce | None, full: GateResult) -> None:
         # Printed before anything is written, so the numbers show even if recording is refused.
         # After an amendment, the decision in force is the amended one: it is what is shown,
-        # with what it was amended from (--json keeps the registered rule's result, scores.json).
+        # with what it was amended from (--json keeps the registered rule's result, scores.json's).
+        # --json prints every number at full precision; the table, scores.json and the record round.
         shown = amended.result if amended is not None and not as_json else result
         if amended is not None:
             (fail if as_json or quiet else typer.echo)(f"note: {amended.note()}")
         if as_json:
-            sys.stdout.write(result_text(result))
+            sys.stdout.write(result_text(full))
         elif quiet:
             from voicegate.report._table import ship_line
 

@@ -26,6 +26,7 @@ from typing import Self
 import httpx
 
 from voicegate._errors import VoicegateError
+from voicegate._threads import without_our_blas
 
 VENV_ENV = "VOICEGATE_VLLM_VENV"
 BASE_NAME = "voices-base"
@@ -159,7 +160,7 @@ def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | 
         raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: choose another with --port")
     tmp = Path(tempfile.mkdtemp(prefix="vg-vllm-"))
     env = {
-        **os.environ,
+        **without_our_blas(dict(os.environ)),
         "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1",
         "VLLM_NO_USAGE_STATS": "1",
         "DO_NOT_TRACK": "1",

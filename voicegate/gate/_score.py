@@ -59,11 +59,18 @@ class ScoreOutcome:
     recorded: tuple[str, ...]
     # The decision in force when an amendment re-scored these very generations under another rule.
     in_force: InForce | None = None
+    # `result` with every number at full precision (same verdicts, same pick): what `score --json` prints.
+    full: GateResult | None = None
 
     @property
     def text(self) -> str:
-        """The JSON bytes written to scores.json and printed by `score --json`."""
+        """The JSON bytes written to scores.json (every number rounded to 6 decimals, as recorded)."""
         return result_text(self.result)
+
+    @property
+    def full_text(self) -> str:
+        """The JSON bytes `score --json` prints: the same result, numbers unrounded."""
+        return result_text(self.full or self.result)
 
 
 def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
@@ -135,14 +142,14 @@ def refusal(gate: str, integrity: Integrity) -> str:
 
 
 def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
-          on_scored: Callable[[GateResult, InForce | None], None] | None = None) -> ScoreOutcome:
+          on_scored: Callable[[GateResult, InForce | None, GateResult], None] | None = None) -> ScoreOutcome:
     """Score `gate` under its registered rule; save scores.json and append the verdicts unless `dry_run`.
 
-    `on_scored` sees the result before anything is written, so a caller shows
-    the numbers even when recording them is then refused (a read-only README).
+    `on_scored` sees the result (rounded as recorded), the amendment in force and the same result at
+    full precision before anything is written, so a caller shows the numbers even when recording them
+    is then refused (a read-only README).
     """
-    from voicegate.artifacts import record_score
-    from voicegate.scoring._score import score_gate  # numpy and the cache: only when scoring
+    from voicegate.scoring._score import score_gate_both  # numpy and the cache: only when scoring
 
     spec = load_spec(workspace_root(root), gate)
     registration = check_registered(spec)
@@ -155,18 +162,20 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     if integrity is not None and integrity.failed and not dry_run:
         raise IntegrityRefused(refusal(spec.gate, integrity))  # before scores.json or anything else is written
     # The cache is derived data, not a record: a dry run fills it too, so the real run that follows is fast.
-    result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
+    result, full = score_gate_both(spec, rows, cache_dir=spec.run.cache, write_cache=True)
     if integrity is not None:
-        result = replace(result, integrity=integrity)
+        result, full = replace(result, integrity=integrity), replace(full, integrity=integrity)
     shares = replicas_of(rows, manifest)
     if shares:
-        result = replace(result, replicas=shares)
+        result, full = replace(result, replicas=shares), replace(full, replicas=shares)
     amended = in_force(spec, result)
     if on_scored is not None:
-        on_scored(result, amended)
+        on_scored(result, amended, full)
     if integrity is not None and integrity.failed:
         raise IntegrityRefused(refusal(spec.gate, integrity))  # --dry-run: the numbers, then the refusal
     recorded: list[str] = []
     if not dry_run:
+        from voicegate.artifacts import record_score  # jinja2 and the chains: only when recording
+
         recorded = record_score(spec, registration, result, manifest or {}, scores=result_text(result))
-    return ScoreOutcome(spec=spec, result=result, recorded=tuple(recorded), in_force=amended)
+    return ScoreOutcome(spec=spec, result=result, recorded=tuple(recorded), in_force=amended, full=full)

@@ -64,7 +64,8 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
         notices.append(f"{spec.gate} is not registered: these results have no pre-registration behind them.")
     else:
         registration = {
-            "spec_path": reg.data.get("spec_path"), "spec_sha256": reg.spec_sha256, "commit": reg.commit,
+            "spec_path": reg.data.get("spec_path"), "spec_sha256": reg.spec_sha256,
+            "spec_file_sha256": reg.spec_file_sha256, "commit": reg.commit,
             "registered_at": reg.registered_at, "deciding_rule": reg.data.get("deciding_rule"),
             "voicegate_version": reg.data.get("voicegate_version"),
         }

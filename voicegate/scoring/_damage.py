@@ -48,9 +48,13 @@ REFUSAL = re.compile(
 )
 
 
-def _distinct_share(tokens: Sequence[str]) -> float:
-    grams = [tuple(tokens[i:i + REPEAT_N]) for i in range(len(tokens) - REPEAT_N + 1)]
-    return len(set(grams)) / len(grams) if grams else 1.0
+def _distinct_share(tokens: Sequence[Any]) -> float:
+    """Distinct REPEAT_N-grams over all of them (1.0 when there is none)."""
+    count = len(tokens) - REPEAT_N + 1
+    if count <= 0:
+        return 1.0
+    # zip of the shifted sequences: the n-grams as tuples, without slicing every window
+    return len(set(zip(*(tokens[k:] for k in range(REPEAT_N))))) / count
 
 
 def is_empty(tokens: Sequence[str]) -> bool:

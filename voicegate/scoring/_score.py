@@ -2,8 +2,10 @@
 
 Pure given its inputs: the only I/O is the content-addressed cache (reading
 corpus files, storing corpus-side work and embeddings). The result holds no
-timestamp and every float is rounded, so the same generations give the same
-bytes every time (DESIGN.md §6 for the keys).
+timestamp and every float is rounded (6 decimals), so the same generations give
+the same bytes every time (DESIGN.md §6 for the keys). `score_gate_both` also
+returns the same result with the numbers unrounded (`score --json`); both come
+from one computation, so they carry the same verdicts and the same pick.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from voicegate.scoring._result import (
 )
 from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC
 from voicegate.scoring._signature import signature, signature_text
-from voicegate.scoring._verdicts import ArmVoice, CandidateVoice, decide, rnd
+from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd
 from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
 from voicegate.spec._rules import get_rule
 from voicegate.spec._spec import GateSpec
@@ -158,7 +160,7 @@ def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells) -> tuple[Dist
     return dist, pool
 
 
-def _ruler_checks(spec: GateSpec, cache: Cache) -> dict[str, RulerCheck]:
+def _ruler_checks(spec: GateSpec, cache: Cache, digits: int | None = DIGITS) -> dict[str, RulerCheck]:
     """The ruler check of the deciding view, from the registered corpora alone (`_ruler`).
 
     The stylometric view's ruler is its reference (held-out + background, MFW, z-scores);
@@ -169,7 +171,8 @@ def _ruler_checks(spec: GateSpec, cache: Cache) -> dict[str, RulerCheck]:
     v = spec.voice
     nums = cache.ruler(spec.corpora.heldout, spec.corpora.background, spec.corpora.training, mfw=v.mfw, chunk=v.chunk)
     return {"stylometric": RulerCheck(
-        view="stylometric", method=RULER_METHOD, heldout_auc=rnd(nums.heldout_auc), author_auc=rnd(nums.author_auc),
+        view="stylometric", method=RULER_METHOD, heldout_auc=rnd(nums.heldout_auc, digits),
+        author_auc=rnd(nums.author_auc, digits),
         heldout_chunks=nums.heldout_chunks, background_chunks=nums.background_chunks,
         training_chunks=nums.training_chunks, threshold=RULER_MIN_AUC, ok=nums.ok)}
 
@@ -208,9 +211,10 @@ def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *,
     return dist, pool, mid
 
 
-def _degeneration(d: dict[str, Any]) -> Degeneration:
-    return Degeneration(rate=rnd(d["rate"]), empty=rnd(d["empty"]), repetition=rnd(d["repetition"]),
-                        truncated=rnd(d["truncated"]), rows=int(d["rows"]))
+def _degeneration(d: dict[str, Any], digits: int | None) -> Degeneration:
+    return Degeneration(rate=rnd(d["rate"], digits), empty=rnd(d["empty"], digits),
+                        repetition=rnd(d["repetition"], digits), truncated=rnd(d["truncated"], digits),
+                        rows=int(d["rows"]))
 
 
 class _Copy(NamedTuple):
@@ -233,8 +237,10 @@ def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats: Any, index
 
 
 def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
-    """Fill the corpus side of the cache (tokens, the stylometric reference, the n-gram index) from
-    the corpora alone: `register` calls it, so the first `score` is as fast as the next."""
+    """Fill the corpus side of the cache (tokens, the stylometric reference and its ruler check, the
+    n-gram index) from the corpora alone: `register` calls it, so the first `score` is as fast as the next.
+
+    Only what depends on the generations (their tokens) is left for `score`."""
     cache = Cache(cache_dir, write=True)
     corpus_files = spec.corpora.training
     if spec.voice.view == "stylometric":
@@ -242,16 +248,31 @@ def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
     cache.prefetch_docs(corpus_files)
     if spec.voice.view == "stylometric":
         cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=spec.voice.mfw, chunk=spec.voice.chunk)
+        _ruler_checks(spec, cache)
     cache.index(spec.corpora.training, n=spec.copying.n)
+
+
+class Scored(NamedTuple):
+    """One scoring, two precisions: the same verdicts and pick, the numbers rounded or not."""
+
+    recorded: GateResult  # every number rounded to 6 decimals: scores.json, the record, its sha256
+    full: GateResult      # every number as computed: `score --json`
 
 
 def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
                write_cache: bool = True, encode: Encoder | None = None) -> GateResult:
-    """Score stored generations under `rule` (default: the spec's registered rule).
+    """Score stored generations under `rule` (default: the spec's registered rule): the recorded result.
 
     `encode` replaces the embedding model (tests); `write_cache=False` keeps the
     cache read-only (``--dry-run``).
     """
+    return score_gate_both(spec, rows, cache_dir=cache_dir, rule=rule, write_cache=write_cache,
+                           encode=encode).recorded
+
+
+def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
+                    write_cache: bool = True, encode: Encoder | None = None) -> Scored:
+    """`score_gate`, with the same result at full precision beside it (computed once, assembled twice)."""
     rows = list(rows)
     rule_id = get_rule(rule or spec.floor_rule).id
     voice_rows, probe_rows = check_rows(spec, rows)
@@ -276,7 +297,7 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
     else:
         dist, pool, embedding_model = _embedding_view(spec, cache, cells, encode=encode)
     rulers = _ruler_checks(spec, cache)
-    warnings += ruler_warnings(rulers)
+    warnings += ruler_warnings(rulers)  # the ok flag and the AUCs it quotes: the same at either precision
     pool_words: dict[str, dict[str, int]] = {}
     for (arm_name, seed), rs in cells.by_cell.items():
         pool_words.setdefault(arm_name, {})[str(seed)] = int(cells.lengths[rs].sum())
@@ -309,38 +330,20 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
                                         base_pass=passed[base], pass_rate=passed[a],
                                         tolerance=spec.damage.tolerance) for a in cand_names}
 
-    # -- verdicts ----------------------------------------------------------------
-    decided = decide(dist, base, cand_names, rule=rule_id, copying=copying, damage=damage, prefer=spec.prefer)
-    voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
-
-    arms_out: list[ArmResult] = []
-    for arm in spec.arms:
-        v = voices[arm.name]
-        c = copy[arm.name]
-        common: dict[str, Any] = {
-            "name": arm.name, "role": arm.role, "model": arm.model, "distances": v.distances,
-            "mean_distance": v.mean_distance, "spread": v.spread, "overlap": rnd(c.overlap), "ngrams": c.ngrams,
-            "longest_run": c.longest_run, "spans": c.spans,
-            "degeneration": _degeneration(degen[arm.name]),
-            "probe_pass_rate": rnd(passed[arm.name]), "generations": len(cells.arm_rows(arm.name)),
-            "pool_words": {str(s): pool_words[arm.name][str(s)] for s in spec.seeds}}
-        if not isinstance(v, CandidateVoice):
-            arms_out.append(ArmResult(**common))
-            continue
+    # -- informational: bootstrap intervals, arms identical to the base (computed once) --------
+    boots: dict[str, dict[str, Any] | None] = {}
+    for arm in spec.candidates:
         prompts = cells.aligned([base, arm.name], list(spec.seeds))
-        boot = paired_interval({s: pool(base, s, prompts) for s in spec.seeds},
-                               {s: pool(arm.name, s, prompts) for s in spec.seeds}, len(prompts))
+        boots[arm.name] = paired_interval({s: pool(base, s, prompts) for s in spec.seeds},
+                                          {s: pool(arm.name, s, prompts) for s in spec.seeds}, len(prompts))
+    identical: dict[str, int | None] = {}
+    for arm in spec.candidates:
         same = identical_to_base(voice_rows, base, arm.name) if arm.role == "candidate" else None
+        identical[arm.name] = same
         if same:
             warnings.append(f"{arm.name}: {same} voice generation(s) are byte-identical to the base's under "
                             "the same seed and prompt: the seat may not have applied the adapter to them "
                             "(seen on vLLM CPU with mixed batches); check the seat before trusting delta_cb")
-        arms_out.append(CandidateResult(
-            **common, delta_cb=v.delta_cb, floors=v.floors, voice=v.voice, ratios=v.ratios, ratio=v.ratio,
-            disagree=v.disagree, copying=v.copying, damage=v.damage, identical_to_base=same,
-            bootstrap=None if boot is None else Bootstrap(**{**boot, "low": rnd(boot["low"]),
-                                                              "high": rnd(boot["high"]),
-                                                              "bias": rnd(boot["bias"])})))
 
     expected = len(spec.arms) * len(spec.seeds) * len(spec.prompts)
     if len(voice_rows) < expected:
@@ -358,8 +361,37 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
         embedding_revision=spec.voice.revision if spec.voice.view == "embedding" else None,
         rule=rule_id, spec_sha256=spec_sha256(spec), generations_sha256=generations_hash(rows),
         corpus_sha256=corpus)
-    return GateResult(gate=spec.gate, rule=rule_id, ships=decided.ships, control=Control(arm=base, overlap=rnd(control)),
-                      arms=tuple(arms_out),
-                      counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
-                      ruler=rulers,
-                      warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig))
+
+    # -- verdicts, assembled at a precision ----------------------------------------
+    def assemble(digits: int | None) -> GateResult:
+        decided = decide(dist, base, cand_names, rule=rule_id, copying=copying, damage=damage, prefer=spec.prefer,
+                         digits=digits)
+        voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
+        arms_out: list[ArmResult] = []
+        for arm in spec.arms:
+            v = voices[arm.name]
+            c = copy[arm.name]
+            common: dict[str, Any] = {
+                "name": arm.name, "role": arm.role, "model": arm.model, "distances": v.distances,
+                "mean_distance": v.mean_distance, "spread": v.spread, "overlap": rnd(c.overlap, digits),
+                "ngrams": c.ngrams, "longest_run": c.longest_run, "spans": c.spans,
+                "degeneration": _degeneration(degen[arm.name], digits),
+                "probe_pass_rate": rnd(passed[arm.name], digits), "generations": len(cells.arm_rows(arm.name)),
+                "pool_words": {str(s): pool_words[arm.name][str(s)] for s in spec.seeds}}
+            if not isinstance(v, CandidateVoice):
+                arms_out.append(ArmResult(**common))
+                continue
+            boot = boots[arm.name]
+            arms_out.append(CandidateResult(
+                **common, delta_cb=v.delta_cb, floors=v.floors, voice=v.voice, ratios=v.ratios, ratio=v.ratio,
+                disagree=v.disagree, copying=v.copying, damage=v.damage, identical_to_base=identical[arm.name],
+                bootstrap=None if boot is None else Bootstrap(**{**boot, "low": rnd(boot["low"], digits),
+                                                                  "high": rnd(boot["high"], digits),
+                                                                  "bias": rnd(boot["bias"], digits)})))
+        return GateResult(gate=spec.gate, rule=rule_id, ships=decided.ships,
+                          control=Control(arm=base, overlap=rnd(control, digits)), arms=tuple(arms_out),
+                          counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
+                          ruler=_ruler_checks(spec, cache, digits),
+                          warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig))
+
+    return Scored(recorded=assemble(DIGITS), full=assemble(None))

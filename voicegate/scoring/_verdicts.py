@@ -6,7 +6,9 @@ applied to every candidate, always; the deciding rule decides and the others
 are shown, with `disagree` set wherever two rules give different verdicts.
 
 Comparisons are made on values rounded to 12 decimals, so float noise in a mean
-of seeds cannot flip a verdict at equality; reported numbers are rounded to 6.
+of seeds cannot flip a verdict at equality; recorded numbers are rounded to 6
+(`digits=None` keeps them at full precision, for `score --json`: same verdicts,
+same pick, unrounded numbers).
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ DIGITS = 6
 V = TypeVar("V", bound=StrEnum)
 
 
-def rnd(x: float | None) -> float | None:
-    """The one rounding every reported float goes through (deterministic JSON bytes)."""
+def rnd(x: float | None, digits: int | None = DIGITS) -> float | None:
+    """The one rounding every reported float goes through (deterministic JSON bytes).
+
+    `digits=None`: the number at full precision (still None for NaN/inf, still no -0.0).
+    """
     if x is None or not math.isfinite(float(x)):
         return None  # JSON has no NaN/inf; "no number" is what they mean here
-    return round(float(x), DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return (float(x) if digits is None else round(float(x), digits)) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -78,7 +83,11 @@ class Decision:
 
 
 def ship_pick(candidates: Sequence[CandidateVoice], prefer: Sequence[str] = ()) -> str | None:
-    """Among candidates passing all three axes: the spec's preference order, else the largest ratio."""
+    """Among candidates passing all three axes: the spec's preference order, else the largest ratio.
+
+    Ratios are compared as recorded (6 decimals), whatever precision the candidates carry, so a
+    full-precision result picks what the recorded one picks (a tie at 6 decimals goes by name).
+    """
     ok = [c for c in candidates
           if c.voice_decides == Voice.PASS and c.copying == Copying.NOT_COPIED and c.damage == Damage.NO_DAMAGE]
     if not ok:
@@ -86,7 +95,7 @@ def ship_pick(candidates: Sequence[CandidateVoice], prefer: Sequence[str] = ()) 
     rank = {name: i for i, name in enumerate(prefer)}
 
     def key(c: CandidateVoice) -> tuple[int, float, str]:
-        ratio = c.ratio if c.ratio is not None else float("inf")  # floor 0 and PASS: infinitely clear
+        ratio = round(c.ratio, DIGITS) if c.ratio is not None else float("inf")  # floor 0 and PASS: infinitely clear
         return (rank.get(c.name, len(rank)), -ratio, c.name)
 
     return min(ok, key=key).name
@@ -98,8 +107,8 @@ def _verdict(kind: type[V], value: str | None) -> V | None:
 
 def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: Sequence[str], *,
            rule: str, copying: Mapping[str, str] | None = None, damage: Mapping[str, str] | None = None,
-           prefer: Sequence[str] = ()) -> Decision:
-    """Verdicts from per-seed distances.
+           prefer: Sequence[str] = (), digits: int | None = DIGITS) -> Decision:
+    """Verdicts from per-seed distances; reported numbers rounded to `digits` (None: full precision).
 
     distances: arm -> seed -> d(arm, seed), for the base and every candidate.
     copying / damage: candidate -> verdict string, decided elsewhere from their
@@ -114,8 +123,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
 
     def stats(arm: str) -> dict[str, Any]:
         per_seed = dist[arm]
-        return {"distances": {str(s): rnd(d) for s, d in sorted(per_seed.items(), key=lambda kv: int(kv[0]))},
-                "mean_distance": rnd(_mean(list(per_seed.values()))), "spread": rnd(spread(per_seed))}
+        return {"distances": {str(s): rnd(d, digits) for s, d in sorted(per_seed.items(), key=lambda kv: int(kv[0]))},
+                "mean_distance": rnd(_mean(list(per_seed.values())), digits), "spread": rnd(spread(per_seed), digits)}
 
     out: list[CandidateVoice] = []
     for arm in candidates:
@@ -125,8 +134,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
         ratios = {rid: (delta / f if f > 0 else None) for rid, f in floors.items()}
         out.append(CandidateVoice(
             name=arm, role="candidate", **stats(arm),
-            delta_cb=rnd(delta), floors={rid: rnd(f) for rid, f in floors.items()}, voice=voice,
-            ratios={rid: rnd(x) for rid, x in ratios.items()}, ratio=rnd(ratios[deciding.id]),
+            delta_cb=rnd(delta, digits), floors={rid: rnd(f, digits) for rid, f in floors.items()}, voice=voice,
+            ratios={rid: rnd(x, digits) for rid, x in ratios.items()}, ratio=rnd(ratios[deciding.id], digits),
             disagree=len(set(voice.values())) > 1, voice_decides=voice[deciding.id],
             copying=_verdict(Copying, (copying or {}).get(arm)), damage=_verdict(Damage, (damage or {}).get(arm))))
     return Decision(rule=deciding.id, ships=ship_pick(out, prefer), base=ArmVoice(name=base, role="base", **stats(base)),

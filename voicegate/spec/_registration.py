@@ -2,7 +2,10 @@
 
 The record `preregistrations/<gate>.registration.json` holds the canonical spec
 itself (so a later mismatch can name the key that changed) and the sha256 of
-every referenced file (so a changed corpus names the file).
+every referenced file (so a changed corpus names the file). The spec has two
+hashes: `spec_sha256`, of its canonical JSON (what registration enforces: a comment
+or a re-indent changes nothing), and `spec_file_sha256`, of the file's raw bytes
+as registered (what `sha256sum preregistrations/<gate>.yaml` prints).
 """
 
 from __future__ import annotations
@@ -61,6 +64,12 @@ class Registration:
         return str(self.data["spec_sha256"])
 
     @property
+    def spec_file_sha256(self) -> str | None:
+        """The spec file's raw-bytes sha256 at registration (None in records written before it was kept)."""
+        value = self.data.get("spec_file_sha256")
+        return value if isinstance(value, str) and value else None
+
+    @property
     def registered_at(self) -> str:
         return str(self.data["registered_at"])
 
@@ -96,6 +105,8 @@ def _record_problem(data: Any) -> str | None:
     for key in ("spec_sha256", "registered_at"):
         if not isinstance(data.get(key), str) or not data[key]:
             return f"{key!r} must be a non-empty string"
+    if "spec_file_sha256" in data and (not isinstance(data["spec_file_sha256"], str) or not data["spec_file_sha256"]):
+        return "'spec_file_sha256' must be a non-empty string"
     files = data.get("files")
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         return "'files' must map file names to sha256s"
@@ -129,6 +140,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         "gate": spec.gate,
         "spec_path": _display(spec, spec.path),
         "spec_sha256": spec_sha256(spec),
+        "spec_file_sha256": sha256_file(spec.path),
         "files": file_hashes(spec),
         "registered_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "voicegate_version": __version__,
@@ -149,7 +161,8 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         ["-c", "user.name=voicegate", "-c", "user.email=voicegate@localhost"]
     git(root, "add", "--", *paths)
     files = "\n".join(f"{h}  {name}" for name, h in data["files"].items())
-    message = (f"voicegate: register {spec.gate}\n\nspec sha256 {data['spec_sha256']}\n"
+    message = (f"voicegate: register {spec.gate}\n\nspec sha256 {data['spec_sha256']} (canonical)\n"
+               f"spec file sha256 {data['spec_file_sha256']}  {data['spec_path']}\n"
                f"deciding rule {spec.floor_rule}\n\n{files}\n")
     git(root, *ident, "commit", "-q", "-m", message, "--", *paths)
     return Registration(path, data, git(root, "rev-parse", "HEAD"))
