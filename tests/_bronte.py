@@ -134,17 +134,17 @@ def patch_scoring(monkeypatch: Any = None) -> None:
     def no_interval(*args: Any, **kwargs: Any) -> None:
         return None  # the informational bootstrap needs per-prompt pools the seam does not fake
 
-    def no_ruler(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        return {}  # the seam's distances are not the corpora's: a ruler check beside them would mean nothing
+    def no_ruler(*args: Any, **kwargs: Any) -> None:
+        return None  # the seam's distances are not the corpora's: a ruler check beside them would mean nothing
 
     if monkeypatch is not None:
         monkeypatch.setattr(S, "_stylometric_view", view)
         monkeypatch.setattr(S, "paired_interval", no_interval)
-        monkeypatch.setattr(S, "_ruler_checks", no_ruler)
+        monkeypatch.setattr(S, "_ruler_numbers", no_ruler)
     else:
         S._stylometric_view = view
         S.paired_interval = no_interval
-        S._ruler_checks = no_ruler
+        S._ruler_numbers = no_ruler
 
 
 def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:

@@ -35,7 +35,7 @@ from voicegate.scoring._result import (
     RulerCheck,
     Span,
 )
-from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC
+from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC, RulerNumbers
 from voicegate.scoring._signature import signature, signature_text
 from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd
 from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
@@ -160,16 +160,22 @@ def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells) -> tuple[Dist
     return dist, pool
 
 
-def _ruler_checks(spec: GateSpec, cache: Cache, digits: int | None = DIGITS) -> dict[str, RulerCheck]:
-    """The ruler check of the deciding view, from the registered corpora alone (`_ruler`).
+def _ruler_numbers(spec: GateSpec, cache: Cache) -> RulerNumbers | None:
+    """The ruler check's numbers for the deciding view, from the registered corpora alone (`_ruler`).
 
     The stylometric view's ruler is its reference (held-out + background, MFW, z-scores);
-    the embedding view has no ruler check yet (its key is absent).
+    the embedding view has no ruler check yet (None).
     """
     if spec.voice.view != "stylometric":
-        return {}
+        return None
     v = spec.voice
-    nums = cache.ruler(spec.corpora.heldout, spec.corpora.background, spec.corpora.training, mfw=v.mfw, chunk=v.chunk)
+    return cache.ruler(spec.corpora.heldout, spec.corpora.background, spec.corpora.training, mfw=v.mfw, chunk=v.chunk)
+
+
+def _ruler_checks(nums: RulerNumbers | None, digits: int | None = DIGITS) -> dict[str, RulerCheck]:
+    """The ruler check as a result carries it, its AUCs rounded to `digits` (no key without a ruler)."""
+    if nums is None:
+        return {}
     return {"stylometric": RulerCheck(
         view="stylometric", method=RULER_METHOD, heldout_auc=rnd(nums.heldout_auc, digits),
         author_auc=rnd(nums.author_auc, digits),
@@ -248,7 +254,7 @@ def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
     cache.prefetch_docs(corpus_files)
     if spec.voice.view == "stylometric":
         cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=spec.voice.mfw, chunk=spec.voice.chunk)
-        _ruler_checks(spec, cache)
+        _ruler_numbers(spec, cache)
     cache.index(spec.corpora.training, n=spec.copying.n)
 
 
@@ -296,7 +302,8 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
                             f"~{MIN_WORDS_PER_ARM_SEED:,} to be reliable")
     else:
         dist, pool, embedding_model = _embedding_view(spec, cache, cells, encode=encode)
-    rulers = _ruler_checks(spec, cache)
+    ruler = _ruler_numbers(spec, cache)
+    rulers = _ruler_checks(ruler)
     warnings += ruler_warnings(rulers)  # the ok flag and the AUCs it quotes: the same at either precision
     pool_words: dict[str, dict[str, int]] = {}
     for (arm_name, seed), rs in cells.by_cell.items():
@@ -391,7 +398,7 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
         return GateResult(gate=spec.gate, rule=rule_id, ships=decided.ships,
                           control=Control(arm=base, overlap=rnd(control, digits)), arms=tuple(arms_out),
                           counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
-                          ruler=_ruler_checks(spec, cache, digits),
+                          ruler=_ruler_checks(ruler, digits),
                           warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig))
 
     return Scored(recorded=assemble(DIGITS), full=assemble(None))
