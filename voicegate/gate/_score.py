@@ -67,11 +67,6 @@ class ScoreOutcome:
         """The JSON bytes written to scores.json (every number rounded to 6 decimals, as recorded)."""
         return result_text(self.result)
 
-    @property
-    def full_text(self) -> str:
-        """The JSON bytes `score --json` prints: the same result, numbers unrounded."""
-        return result_text(self.full or self.result)
-
 
 def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
     """The stored generations; refuses an unreadable file or an empty one with what to run next."""
