@@ -375,13 +375,6 @@ def _seat_plan(voices: Path, extra: list[str]) -> tuple[Path, dict[str, Path]]:
     return carrier, adapters
 
 
-def _shown_under(path: str, base: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(base.resolve()).as_posix()
-    except (ValueError, OSError):
-        return path
-
-
 @seat_app.command("up")
 def up_cmd(
     voices: Annotated[Path, typer.Option(
@@ -403,6 +396,7 @@ def up_cmd(
 
     from voicegate._errors import SeatUnreachable
     from voicegate.demo._vllm import BASE_NAME, start_vllm, vllm_python, why_no_vllm
+    from voicegate.spec._workspace import shown_path
 
     carrier, adapters = _seat_plan(voices, adapter or [])
     if vllm_python() is None:
@@ -427,7 +421,8 @@ def up_cmd(
         w = max(len(c.get("id", "")) for c in cards) if cards else 0
         for c in sorted(cards, key=lambda c: (c.get("parent") is not None, c.get("id", ""))):
             kind = "base" if c.get("parent") is None else "adapter"
-            typer.echo(f"  {c.get('id', ''):<{w}}  {kind:<7}  {_shown_under(str(c.get('root', '')), voices)}")
+            root = str(c.get("root", ""))
+            typer.echo(f"  {c.get('id', ''):<{w}}  {kind:<7}  {shown_path(voices, Path(root)) if root else ''}")
         typer.echo(f"in a spec: seat.url {server.url}, seat.base_model {BASE_NAME}; no API key")
         typer.echo("Ctrl-C (or SIGTERM) stops it.")
         code = server.proc.wait()
