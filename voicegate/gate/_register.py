@@ -40,7 +40,7 @@ def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> 
         warm_cache(spec, spec.run.cache)
     except (OSError, VoicegateError) as exc:
         note = f"the scoring cache was not warmed ({exc}); the first score builds it"
-    from voicegate.spec._resolve import missing_files
+    from voicegate.spec._resolve import artifact_gaps
 
-    later = tuple(missing_files(spec.values, spec.root, artifacts=True)[1])
+    later = tuple(artifact_gaps(spec.values, spec.root)[1])  # the inputs were checked when the spec loaded
     return Registered(spec, registration, words_warning(spec), note, later)

@@ -171,20 +171,14 @@ def missing_files(values: Mapping[str, Any], root: Path, *, artifacts: bool = Fa
     """Every file the spec needs that is not there: (missing, notes), each item naming its key.
 
     All of them at once, so a newcomer fixes the spec's paths in one go rather than one error
-    at a time. `artifacts` (registration) also asks for the adapter README's folder (voicegate
-    creates the README, not the adapter's folder); a compose file that does not exist yet is
-    only a note: `score` then writes no compose comment, and `ship` needs it.
+    at a time. `artifacts` (registration) adds `artifact_gaps`.
     """
     v = values
-
-    def shown(p: Path) -> str:
-        return shown_path(root, p)
-
     missing: list[str] = []
     if isinstance(v["prompts"], str):
         prompts = resolve_path(root, v["prompts"])
         if not prompts.is_file():
-            missing.append(f"prompts {shown(prompts)}")
+            missing.append(f"prompts {shown_path(root, prompts)}")
     for name in ("heldout", "training", "background"):
         for i, pattern in enumerate(v[f"corpora.{name}"] or ()):
             if not any(Path(m).is_file() for m in glob.glob(str(resolve_path(root, pattern)))):
@@ -192,19 +186,34 @@ def missing_files(values: Mapping[str, Any], root: Path, *, artifacts: bool = Fa
     if v["damage.probes"]:
         probes = resolve_path(root, v["damage.probes"])
         if not probes.is_file():
-            missing.append(f"damage.probes {shown(probes)}")
+            missing.append(f"damage.probes {shown_path(root, probes)}")
     notes: list[str] = []
     if artifacts:
-        if v["artifacts.readme"]:
-            readme = resolve_path(root, v["artifacts.readme"])
-            if not readme.parent.is_dir():
-                missing.append(f"artifacts.readme {shown(readme)} (its folder {shown(readme.parent)}/ does not "
-                               "exist; voicegate creates the README, not the adapter's folder)")
-        if v["artifacts.compose"]:
-            compose = resolve_path(root, v["artifacts.compose"])
-            if not compose.is_file():
-                notes.append(f"artifacts.compose {shown(compose)} does not exist yet (score then writes no compose "
-                             "comment; ship needs it)")
+        gaps, notes = artifact_gaps(v, root)
+        missing += gaps
+    return missing, notes
+
+
+def artifact_gaps(values: Mapping[str, Any], root: Path) -> tuple[list[str], list[str]]:
+    """What registration needs of the artifacts' paths: (missing, notes).
+
+    The adapter README's folder must exist (voicegate creates the README, not the adapter's
+    folder); a compose file that does not exist yet is only a note: `score` then writes no
+    compose comment, and `ship` needs it.
+    """
+    v = values
+    missing: list[str] = []
+    notes: list[str] = []
+    if v["artifacts.readme"]:
+        readme = resolve_path(root, v["artifacts.readme"])
+        if not readme.parent.is_dir():
+            missing.append(f"artifacts.readme {shown_path(root, readme)} (its folder {shown_path(root, readme.parent)}/ "
+                           "does not exist; voicegate creates the README, not the adapter's folder)")
+    if v["artifacts.compose"]:
+        compose = resolve_path(root, v["artifacts.compose"])
+        if not compose.is_file():
+            notes.append(f"artifacts.compose {shown_path(root, compose)} does not exist yet (score then writes no "
+                         "compose comment; ship needs it)")
     return missing, notes
 
 
