@@ -118,6 +118,21 @@ def marker_count(data: bytes) -> int:
     return len(re.findall(rb"voicegate:entry \d+", data))
 
 
+def fixed_view(distances: dict[str, dict[int, float]]) -> Any:
+    """A `view_of` for scoring._score whose distances toward the gate author are `distances`, with no ruler check
+    (the seam's distances are not the corpora's: a ruler check beside them would mean nothing)."""
+    from voicegate.scoring._views import Measured, Stylometric
+
+    class Fixed(Stylometric):
+        def measure(self, cache: Any, cells: Any, target: Any) -> Measured:
+            return Measured({arm: dict(per_seed) for arm, per_seed in distances.items()}, lambda *a: None)
+
+        def ruler(self, cache: Any, target: Any) -> None:
+            return None
+
+    return lambda spec, *, encode=None: Fixed(spec, encode=encode)
+
+
 def patch_scoring(monkeypatch: Any = None) -> None:
     """The test seam: the scoring core's per-(arm, seed) voice distances become DISTANCES.
 
@@ -127,24 +142,16 @@ def patch_scoring(monkeypatch: Any = None) -> None:
     """
     import voicegate.scoring._score as S
 
-    def view(spec: Any, cache: Any, cells: Any):
-        dist = {arm: dict(per_seed) for arm, per_seed in DISTANCES.items()}
-        return dist, lambda arm, seed, prompts: None
-
     def no_interval(*args: Any, **kwargs: Any) -> None:
         return None  # the informational bootstrap needs per-prompt pools the seam does not fake
 
-    def no_ruler(*args: Any, **kwargs: Any) -> None:
-        return None  # the seam's distances are not the corpora's: a ruler check beside them would mean nothing
-
+    view = fixed_view(DISTANCES)
     if monkeypatch is not None:
-        monkeypatch.setattr(S, "_stylometric_view", view)
+        monkeypatch.setattr(S, "view_of", view)
         monkeypatch.setattr(S, "paired_interval", no_interval)
-        monkeypatch.setattr(S, "_ruler_numbers", no_ruler)
     else:
-        S._stylometric_view = view
+        S.view_of = view
         S.paired_interval = no_interval
-        S._ruler_numbers = no_ruler
 
 
 def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:

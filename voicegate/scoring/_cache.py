@@ -215,6 +215,36 @@ class Cache:
         self._memo[name] = ruler
         return ruler
 
+    def impostor_ruler(self, target: Sequence[Path], background: Sequence[Path], gate_heldout: Sequence[Path], *,
+                       mfw: int, chunk: int) -> float | None:
+        """Can an impostor's ruler tell its text from the gate author's? The AUC that an impostor chunk is
+        nearer the impostor's profile (itself left out) than a chunk of the gate author's held-out text is."""
+        name = "impostor-ruler-" + _key("impostor-ruler", RULER_METHOD, self.corpus_sha256(target),
+                                        self.corpus_sha256(background), self.corpus_sha256(gate_heldout), mfw, chunk)
+        if name in self._memo:
+            return self._memo[name]  # type: ignore[return-value]
+        data = self._load(name)
+        if data is not None:
+            self.hits += 1
+            value = float(data["auc"])
+            auc = None if np.isnan(value) else value
+        else:
+            self.misses += 1
+            ref = self.reference(target, background, mfw=mfw, chunk=chunk)
+            index = ref.index()
+            n_words = len(index)
+
+            def chunks(paths: Sequence[Path]) -> Chunks:
+                return Chunks.stack([chunk_counts(self.doc(p), index, chunk) for p in paths], n_words)
+
+            docs = [self.doc(p) for p in target]
+            counts = sum((word_counts(index, d) for d in docs), np.zeros(n_words))
+            auc = ruler_check(ref, chunks(target), counts, float(sum(len(d) for d in docs)), chunks(gate_heldout),
+                              Chunks.stack([], n_words)).heldout_auc
+            self._save(name, auc=np.asarray(float("nan") if auc is None else auc))
+        self._memo[name] = auc
+        return auc
+
     def index(self, training: Sequence[Path], *, n: int) -> NgramIndex:
         name = "ngrams-" + _key("ngrams", self.corpus_sha256(training), n)
         if name in self._memo:
