@@ -118,14 +118,16 @@ def marker_count(data: bytes) -> int:
     return len(re.findall(rb"voicegate:entry \d+", data))
 
 
-def fixed_view(distances: dict[str, dict[int, float]]) -> Any:
-    """A `view_of` for scoring._score whose distances toward the gate author are `distances`, with no ruler check
-    (the seam's distances are not the corpora's: a ruler check beside them would mean nothing)."""
+def fixed_view(distances: Any) -> Any:
+    """A `view_of` for scoring._score whose distances toward the gate author are `distances` (a mapping, or a
+    function returning one, read at each scoring), with no ruler check (the seam's distances are not the
+    corpora's: a ruler check beside them would mean nothing)."""
     from voicegate.scoring._views import Measured, Stylometric
 
     class Fixed(Stylometric):
         def measure(self, cache: Any, cells: Any, target: Any) -> Measured:
-            return Measured({arm: dict(per_seed) for arm, per_seed in distances.items()}, lambda *a: None)
+            dist = distances() if callable(distances) else distances
+            return Measured({arm: dict(per_seed) for arm, per_seed in dist.items()}, lambda *a: None)
 
         def ruler(self, cache: Any, target: Any) -> None:
             return None
@@ -145,7 +147,7 @@ def patch_scoring(monkeypatch: Any = None) -> None:
     def no_interval(*args: Any, **kwargs: Any) -> None:
         return None  # the informational bootstrap needs per-prompt pools the seam does not fake
 
-    view = fixed_view(DISTANCES)
+    view = fixed_view(lambda: globals()["DISTANCES"])  # looked up at each scoring: a test may move them
     if monkeypatch is not None:
         monkeypatch.setattr(S, "view_of", view)
         monkeypatch.setattr(S, "paired_interval", no_interval)
