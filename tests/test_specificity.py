@@ -178,6 +178,7 @@ def test_reported_specificity_is_shown_but_does_not_decide(tmp_path: Path):
     root = _workspace(tmp_path / "ws", _spec({"Impostor One": ["corpora/imp/*.txt"]}, "reported"))
     _imported(root)
     code, out, err = workspace.run_cli("score", GATE, "--json", "--dry-run", "-C", root)
+    assert code == 0, err
     result = json.loads(out)
     mimic = _arm(result, "mimic")
     assert mimic["specificity"]["decides"] is False and result["impostors"]["mode"] == "reported"
@@ -189,6 +190,7 @@ def test_without_impostors_specificity_reads_not_checked_and_nothing_else_change
     root = _workspace(tmp_path / "ws", _spec(None))
     _imported(root)
     code, out, err = workspace.run_cli("score", GATE, "--json", "--dry-run", "-C", root)
+    assert code == 0, err
     result = json.loads(out)
     assert "impostors" not in result and "specificity" not in result["signature"]
     assert all("specificity" not in a for a in result["arms"])
@@ -201,7 +203,7 @@ def test_the_narrow_table_keeps_every_verdict_whole(scored: Path):
     assert code == 0, err
     section = out[out.index("author specificity"):out.index("copying (control")]
     assert "…" not in section
-    verdicts = re.findall(r"^    (global|pairwise \*): (SPECIFIC|NOT-SPECIFIC) \(deciding impostor", section, re.M)
+    verdicts = re.findall(r"^    (global|pairwise \*): (SPECIFIC|NOT-SPECIFIC) \(deciding impostor", section, re.MULTILINE)
     assert verdicts == [("global", "SPECIFIC"), ("pairwise *", "SPECIFIC"),
                         ("global", "NOT-SPECIFIC"), ("pairwise *", "NOT-SPECIFIC")]
 
@@ -222,7 +224,7 @@ def test_bad_impostors_are_refused_at_register_with_one_line_and_nothing_written
     root = _workspace(tmp_path / "ws", _spec(impostors))
     before = workspace.tree_snapshot(root)
     head = workspace.git(root, "rev-parse", "HEAD")
-    code, out, err = workspace.run_cli("register", GATE, "-C", root)
+    code, _, err = workspace.run_cli("register", GATE, "-C", root)
     assert code == 2 and message in err, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert workspace.tree_snapshot(root) == before and workspace.git(root, "rev-parse", "HEAD") == head
