@@ -246,3 +246,21 @@ def test_impostor_files_are_pinned_like_every_corpus(tmp_path: Path):
     (root / "corpora" / "imp" / "imp.txt").write_text("changed " * 200, encoding="utf-8")
     code, _, err = workspace.run_cli("score", GATE, "--dry-run", "-C", root)
     assert code == 2 and "registered file changed since registration: corpora/imp/imp.txt" in err
+
+
+def test_an_impostor_the_ruler_cannot_tell_from_the_gate_author_is_warned_about(tmp_path: Path):
+    # the impostor writes in the gate author's own style: her ruler cannot tell the two texts apart
+    corpora = {**CORPORA, "corpora/twin/twin.txt": text(3000, "twin", 0)}
+    root = tmp_path / "ws"
+    workspace.make_workspace(root, _spec({"Twin": ["corpora/twin/*.txt"], "Impostor One": ["corpora/imp/*.txt"]}),
+                             corpora=corpora)
+    workspace.git(root, "add", "-A")
+    workspace.git(root, "commit", "-q", "-m", "workspace")
+    _imported(root)
+    code, out, err = workspace.run_cli("score", GATE, "--json", "--dry-run", "-C", root)
+    assert code == 0, err
+    result = json.loads(out)
+    aucs = result["impostors"]["ruler_auc"]
+    assert aucs["Twin"] < 0.8 <= aucs["Impostor One"]
+    warned = [w for w in result["warnings"] if "cannot tell" in w]
+    assert len(warned) == 1 and "'Twin'" in warned[0] and "Test Author" in warned[0]
