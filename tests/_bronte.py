@@ -153,7 +153,8 @@ def patch_scoring(monkeypatch: Any = None) -> None:
         S._ruler_numbers = no_ruler
 
 
-def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:
+def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True,
+                     prospective: bool = True) -> Path:
     """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library."""
     from voicegate.artifacts import record_score, record_ship
     from voicegate.gate import amend_spec
@@ -162,7 +163,7 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
     from voicegate.spec._registration import check_registered
     from voicegate.spec._spec import load_spec
 
-    bronte_workspace(root, compose)
+    bronte_workspace(root, compose, prospective=prospective)
     spec = load_spec(root, "lv-bronte")
     manifest = import_file(spec, write_jsonl(root / "bronte-360.jsonl", generations()))
     gh = generations_hash(read_rows(spec.generations_path))
