@@ -37,6 +37,7 @@ from voicegate.report._copied import row_key
 from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import Segment, segments
+from voicegate.report._timeline import timeline
 from voicegate.scoring._result import CandidateResult, Copying, Damage, GateResult, Span, Voice
 from voicegate.spec._rules import RULES
 
@@ -455,6 +456,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "signature": current.signature, "signature_text": current.signature_text,
         "plots": plots,
         "counts": _counts(data.generations),
+        "timeline": timeline(data),
     }
 
 
