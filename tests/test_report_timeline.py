@@ -106,3 +106,27 @@ def test_the_report_of_a_real_workspace_draws_its_timeline_from_the_ledger(amend
     assert any(k.startswith(f"lv-hemingway registered under pairwise-max-spread, before any of its numbers existed "
                             f"(commit {commit[:12]})") for k in kinds)
     assert kinds.index(next(k for k in kinds if k.startswith("lv-hemingway registered"))) < order[-1]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width, height", [(1400, 900), (800, 1000)])
+def test_the_timeline_is_on_screen_before_any_scrolling(tmp_path: Path, width: int, height: int) -> None:
+    from _cdp import Browser
+    from test_report_browser import _chromium
+
+    page = tmp_path / "lv-bronte.html"
+    page.write_text(render_report(_data()), encoding="utf-8")
+    b = Browser(_chromium(), tmp_path / "profile")
+    try:
+        b.open(page.resolve().as_uri(), width, height)
+        box = b.evaluate("""(() => {
+            const t = document.querySelector('ol.timeline').getBoundingClientRect();
+            const c = document.querySelector('.cards').getBoundingClientRect();
+            return {bottom: t.bottom, top: t.top, cards: c.top, items: document.querySelectorAll('ol.timeline li').length};
+        })()""")
+        assert b.console() == []
+    finally:
+        b.close()
+    assert box["items"] == 5
+    assert 0 <= box["top"] < box["bottom"] <= height, box   # the whole timeline on the first screen
+    assert box["bottom"] <= box["cards"], box               # and above the cards
