@@ -58,7 +58,7 @@ def test_amend_cites_the_registration_in_all_three_artifacts(bare: Path) -> None
     commit, spec_sha = _registration(bare, "lv-hemingway")
     code, out, err = _amend(bare)
     assert code == 0, err
-    assert f"cites: pairwise-max-spread was registered prospectively for lv-hemingway: commit {commit[:12]}" in out
+    assert f"cites: pairwise-max-spread was registered prospectively for lv-hemingway: commit {commit} (" in out
     record = (bare / "gates/lv-bronte.md").read_text()
     assert (f"**Prospective registration cited.** `pairwise-max-spread` was declared the deciding floor rule by gate "
             f"`lv-hemingway`, registered in commit `{commit}`") in record
@@ -74,7 +74,7 @@ def test_amend_cites_the_registration_in_all_three_artifacts(bare: Path) -> None
     assert row["citation"]["spec_sha256"] == spec_sha and row["citation"]["rule"] == "pairwise-max-spread"
     code, out, err = run_cli("verify", "lv-bronte", "-C", str(bare))
     assert code == 0, out + err
-    assert f"citation: entry 3 cites lv-hemingway's registration of pairwise-max-spread (commit {commit[:12]}" in out
+    assert f"citation: entry 3 cites lv-hemingway's registration of pairwise-max-spread (commit {commit}," in out
 
 
 def test_a_gate_registered_under_another_rule_is_not_a_prospective_registration(bare: Path) -> None:
@@ -99,7 +99,7 @@ def test_registered_in_names_the_gate_among_several(bare: Path) -> None:
     commit, _ = _registration(bare, "lv-hemingway")
     code, out, err = _amend(bare, "--registered-in", "lv-hemingway")
     assert code == 0, err
-    assert f"for lv-hemingway: commit {commit[:12]}" in out
+    assert f"for lv-hemingway: commit {commit} (" in out
     assert f"by gate `lv-hemingway`, registered in commit `{commit}`" in (bare / "gates/lv-bronte.md").read_text()
 
 
@@ -109,7 +109,7 @@ def test_found_automatically_the_first_registration_in_history_is_cited(bare: Pa
     commit, _ = _registration(bare, "lv-austen")
     code, out, err = _amend(bare)
     assert code == 0, err
-    assert f"for lv-austen: commit {commit[:12]}" in out
+    assert f"for lv-austen: commit {commit} (" in out
 
 
 def test_a_registration_made_after_that_gates_results_is_not_prospective(bare: Path) -> None:

@@ -77,7 +77,7 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
         if problem:
             problems.append(f"entry {e.number}'s cited registration no longer holds: {problem}")
         else:
-            held.append(f"entry {e.number} cites {c.gate}'s registration of {c.rule} (commit {c.commit[:12]}, "
+            held.append(f"entry {e.number} cites {c.gate}'s registration of {c.rule} (commit {c.commit}, "
                         f"spec sha256 {c.spec_sha256[:12]}...): git still holds it, before the amendment and "
                         f"before any of {c.gate}'s results")
     return problems, held

@@ -58,7 +58,7 @@ class Citation:
 
     @property
     def sentence(self) -> str:
-        return (f"{self.rule} was registered prospectively for {self.gate}: commit {self.commit[:12]} "
+        return (f"{self.rule} was registered prospectively for {self.gate}: commit {self.commit} "
                 f"({self.committed}), spec sha256 {self.spec_sha256[:12]}..., before this amendment and before "
                 f"any of {self.gate}'s results")
 
