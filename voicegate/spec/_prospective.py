@@ -93,7 +93,7 @@ def _in_history(root: Path, commit: str) -> bool:
 
 
 def _show_json(root: Path, commit: str, rel: str) -> Any:
-    text = git(root, "show", f"{commit}:{rel}", check=False)
+    text = git(root, "show", f"{commit}:./{rel}", check=False)  # ./: relative to the workspace, not the repo top
     if not text:
         return None
     try:
@@ -119,7 +119,7 @@ def _deciding_rule(record: dict[str, Any]) -> str | None:
 
 def registration_commits(root: Path) -> dict[str, str]:
     """gate -> the newest commit in HEAD's history that touched its registration record (oldest gate first)."""
-    out = git(root, "log", "--format=commit %H", "--name-only", "--no-renames", "--",
+    out = git(root, "log", "--format=commit %H", "--name-only", "--no-renames", "--relative", "--",
               f"{REGISTRATIONS}/*{SUFFIX}", check=False)
     newest: dict[str, str] = {}
     commit = ""
@@ -203,7 +203,7 @@ def why_not(root: Path, gate: str, commit: str, rule: str, when: _dt.datetime, *
     if committed > when:
         return (f"{gate}'s registration (commit {short}, {_stamp(committed)}) was committed after this "
                 f"amendment ({_stamp(when)})"), None
-    entries = git(root, "show", f"{commit}:{_record_path(record, gate)}", check=False)
+    entries = git(root, "show", f"{commit}:./{_record_path(record, gate)}", check=False)
     if "voicegate:entry" in entries:
         return f"{gate}'s gate record already held results at its registration commit {short}", None
     first = _earliest_result(root, gate)
