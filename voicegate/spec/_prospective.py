@@ -220,10 +220,10 @@ def find_citation(root: Path, rule: str, when: _dt.datetime, *, this_gate: str,
     if not is_git_worktree(root):
         raise VoicegateError(f"{root} is not a git work tree: an amendment must cite another gate's registration "
                              f"of {rule} from the workspace's git history")
+    from voicegate.spec._spec import check_gate_name
+
     commits = registration_commits(root)
     if registered_in is not None:
-        from voicegate.spec._spec import check_gate_name
-
         check_gate_name(registered_in)
         if registered_in not in commits:
             raise VoicegateError(f"--registered-in {registered_in}: no registration of {registered_in} in this "
@@ -234,6 +234,10 @@ def find_citation(root: Path, rule: str, when: _dt.datetime, *, this_gate: str,
         return citation
     problems = []
     for gate, commit in commits.items():
+        try:
+            check_gate_name(gate)  # a stray file is not a gate, and its name never reaches an artifact
+        except VoicegateError:
+            continue
         if gate == this_gate:
             continue
         problem, citation = why_not(root, gate, commit, rule, when, this_gate=this_gate)
