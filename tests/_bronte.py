@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from _workspace import base_spec, git, make_workspace, voicegate
+from _workspace import base_spec, git, make_workspace, register_prospective, voicegate
 
 SEEDS = (101, 202, 303)
 DISTANCES: dict[str, dict[int, float]] = {
@@ -55,8 +55,12 @@ def bronte_spec(rule: str = "global-max-spread") -> dict[str, Any]:
 
 
 def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True,
-                     spec: dict[str, Any] | None = None) -> Path:
-    """A registered lv-bronte workspace with README and compose in place; returns root."""
+                     spec: dict[str, Any] | None = None, prospective: bool = True) -> Path:
+    """A registered lv-bronte workspace with README and compose in place; returns root.
+
+    `prospective`: as in the history, the pairwise rule is then registered for the next gate,
+    lv-hemingway (un-run: no numbers of it exist), which lv-bronte's amendment cites.
+    """
     spec = spec or bronte_spec()
     make_workspace(root, spec)
     (root / "prompts" / "bronte-beats.txt").write_text(
@@ -73,6 +77,8 @@ def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True
     if register:
         done = voicegate(root, "register", "lv-bronte")
         assert done.returncode == 0, done.stderr
+        if prospective and (spec.get("floor") or {}).get("rule") != "pairwise-max-spread":
+            register_prospective(root, "lv-hemingway", "pairwise-max-spread")
     return root
 
 
@@ -156,7 +162,8 @@ def patch_scoring(monkeypatch: Any = None) -> None:
         S.paired_interval = no_interval
 
 
-def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:
+def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True,
+                     prospective: bool = True) -> Path:
     """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library."""
     from voicegate.artifacts import record_score, record_ship
     from voicegate.gate import amend_spec
@@ -165,7 +172,7 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
     from voicegate.spec._registration import check_registered
     from voicegate.spec._spec import load_spec
 
-    bronte_workspace(root, compose)
+    bronte_workspace(root, compose, prospective=prospective)
     spec = load_spec(root, "lv-bronte")
     manifest = import_file(spec, write_jsonl(root / "bronte-360.jsonl", generations()))
     gh = generations_hash(read_rows(spec.generations_path))

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -196,7 +197,13 @@ def test_amendment_story_on_real_generations(run: Run) -> None:
     before = run.json("before-amend")
     run.vg("ship", gate, "ckpt475", "--reason", SHIP_REASON)
     gens = (run.gate.root / "runs" / gate / "generations.jsonl").read_bytes()
-    run.vg("amend", gate, "--rule", PAIRWISE, "--reason", AMEND_REASON)
+    # The pairwise rule is registered for the next gate before any of its numbers exist; the amendment cites it.
+    from voicegate.demo._run import write_next_gate
+
+    write_next_gate(run.gate.root, gate, f"{gate}-v2")
+    run.vg("register", f"{gate}-v2", step="register-next")
+    amended = run.vg("amend", gate, "--rule", PAIRWISE, "--reason", AMEND_REASON)
+    assert f"cites: {PAIRWISE} was registered prospectively for {gate}-v2: commit " in amended.stdout
     assert (run.gate.root / "runs" / gate / "generations.jsonl").read_bytes() == gens   # nothing re-run
     # `score` still reports under the registered rule; the amendment's result is what changed
     assert run.json("after-amend")["rule"] == GLOBAL
@@ -236,6 +243,13 @@ def _demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     out = done.stdout
     for step in ("register", "generate", "score", "ship", "amend", "verify", "report"):
         assert f"$ voicegate {step} lv-bronte" in out
+    # The seeds' order, and the stand-in demo's ending.
+    at = [out.index(s) for s in ("$ voicegate score lv-bronte", "$ voicegate ship lv-bronte",
+                                 "$ voicegate register lv-bronte-v2", "$ voicegate amend lv-bronte",
+                                 "cites: pairwise-max-spread was registered prospectively for lv-bronte-v2")]
+    assert at == sorted(at)
+    assert re.search(r"^  generated \d+/\d+ \(\d+%\), \d+ s$", out, re.MULTILINE), "no progress while generating"
+    assert "\nnext:\n  open the report:" in out and "  start your own gate:    voicegate init DIR" in out
     assert "ruler (stylometric" in out and "pairwise-max-spread" in out
     assert (tmp_path / "demo" / "gates" / "lv-bronte.md").is_file()
     return done

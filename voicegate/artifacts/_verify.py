@@ -15,6 +15,8 @@ Three witnesses, each covering what the one before cannot see:
    the one that brought in its first entry on, and the uncommitted change
    against HEAD, must only add lines (earlier history, such as a compose.yaml's
    years of edits, is the file's own business).
+4. **The citations** (`_citations`): every amendment in a gate record cites
+   another gate's prospective registration; git must still hold it as cited.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class FileCheck:
     expected: list[tuple[str, int, str, str]] = field(default_factory=list)
     ledger_problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    citation_problems: list[str] = field(default_factory=list)
+    citations: list[str] = field(default_factory=list)
 
     @property
     def problem(self) -> str | None:
@@ -57,7 +61,9 @@ class FileCheck:
             return self.report.problem
         if self.ledger_problem:
             return self.ledger_problem
-        return self.git_problems[0] if self.git_problems else None
+        if self.git_problems:
+            return self.git_problems[0]
+        return self.citation_problems[0] if self.citation_problems else None
 
     @property
     def ok(self) -> bool:
@@ -276,6 +282,10 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
         else:
             fc.report = _chain.verify(fc.path, fc.kind)
             fc.git_commits, fc.git_problems = git_only_added(fc.path)
+            if fc.kind == "record" and fc.report.problem is None:
+                from voicegate.artifacts._citations import check_record
+
+                fc.citation_problems, fc.citations = check_record(root, fc.gates[0], fc.path)
             _text_after(fc)
         _check_ledger(fc)
     for g, run in runs.items():
@@ -314,4 +324,8 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
                 lines += [f"  git: {p}" for p in fc.git_problems]
             else:
                 lines.append(f"  git: {fc.git_commits} commit(s), every one only added lines")
+        lines += [f"  citation: {c}" for c in fc.citations]
+        if fc.citation_problems:
+            ok = False
+            lines += [f"  citation BROKEN: {p}" for p in fc.citation_problems]
     return lines, ok

@@ -37,6 +37,7 @@ from voicegate.report._copied import row_key
 from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import Segment, segments
+from voicegate.report._timeline import timeline
 from voicegate.scoring._result import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice
 from voicegate.spec._rules import RULES
 
@@ -494,6 +495,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "counts": _counts(data.generations),
         "impostors": current.impostors,
         "matrix": author_matrix(current, candidates),
+        "timeline": timeline(data),
     }
 
 

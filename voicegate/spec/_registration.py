@@ -165,7 +165,10 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     message = (f"voicegate: register {spec.gate}\n\nspec sha256 {data['spec_sha256']} (canonical)\n"
                f"spec file sha256 {data['spec_file_sha256']}  {data['spec_path']}\n"
                f"deciding rule {spec.floor_rule}\n\n{files}\n")
-    git(root, *ident, "commit", "-q", "-m", message, "--", *paths)
+    # The commit carries the registration's own time (the one clock, pinned by SOURCE_DATE_EPOCH): an
+    # amendment that cites this registration compares that date with its own (spec._prospective).
+    dated = {"GIT_AUTHOR_DATE": data["registered_at"], "GIT_COMMITTER_DATE": data["registered_at"]}
+    git(root, *ident, "commit", "-q", "-m", message, "--", *paths, env=dated)
     return Registration(path, data, git(root, "rev-parse", "HEAD"))
 
 
