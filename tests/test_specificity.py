@@ -105,7 +105,8 @@ COMPOSE = """services:
 """
 CORPORA = {"corpora/held/held.txt": text(3000, "held", 0), "corpora/train/train.txt": " ".join(TRAIN),
            "corpora/bg/bg1.txt": text(3000, "bg1", 2), "corpora/imp/imp.txt": text(3000, "imp", 1),
-           "corpora/imp2/imp2.txt": text(3000, "imp2", 2), "deploy/compose.yaml": COMPOSE}
+           "corpora/imp2/imp2.txt": text(3000, "imp2", 2), "deploy/compose.yaml": COMPOSE,
+           "corpora/back/back.txt": workspace.BACK}  # what a prospective registration's spec names (base_spec)
 
 
 def _workspace(root: Path, spec: dict[str, Any]) -> Path:
@@ -264,3 +265,24 @@ def test_an_impostor_the_ruler_cannot_tell_from_the_gate_author_is_warned_about(
     assert aucs["Twin"] < 0.8 <= aucs["Impostor One"]
     warned = [w for w in result["warnings"] if "cannot tell" in w]
     assert len(warned) == 1 and "'Twin'" in warned[0] and "Test Author" in warned[0]
+
+
+def test_an_amendment_re_decides_specificity_under_the_new_rule_and_says_so_everywhere(tmp_path: Path):
+    spec = _spec({"Impostor One": ["corpora/imp/*.txt"]})
+    spec["floor"] = {"rule": GLOBAL}
+    root = _workspace(tmp_path / "ws", spec)
+    _imported(root)
+    assert workspace.run_cli("score", GATE, "-C", root).code == 0
+    workspace.register_prospective(root)   # pairwise, registered for an un-run gate before the amendment
+    code, out, err = workspace.run_cli("amend", GATE, "--rule", PAIRWISE, "--reason", "pairwise registered first",
+                                       "-C", root)
+    assert code == 0, err
+    assert "mimic: VOICE" in out and "· NOT-SPECIFIC" in out
+    record = (root / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
+    amendment = record.split("## Amendment")[1]
+    assert "- mimic: specificity stays NOT-SPECIFIC under pairwise-max-spread (margins unchanged)." in amendment
+    readme = (root / "adapters" / "lv-test" / "README.md").read_text(encoding="utf-8")
+    assert "still NOT-SPECIFIC" in readme.split("voicegate amendment")[1]
+    compose = (root / "deploy" / "compose.yaml").read_text(encoding="utf-8")
+    assert "still NOT-SPECIFIC" in compose.split("AMENDED")[1]
+    assert workspace.run_cli("verify", GATE, "-C", root).code == 0

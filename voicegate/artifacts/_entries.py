@@ -380,10 +380,16 @@ class AmendmentChange:
     disagree: bool
     copying: str | None
     damage: str | None
+    # SPECIFIC / NOT-SPECIFIC under the old rule and the new one; None when no impostors are registered.
+    specific_before: str | None = None
+    specific_after: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"arm": self.arm, "delta_cb": self.delta_cb, "before": self.before, "after": self.after,
-                "floors": dict(self.floors), "copying": self.copying, "damage": self.damage}
+        out = {"arm": self.arm, "delta_cb": self.delta_cb, "before": self.before, "after": self.after,
+               "floors": dict(self.floors), "copying": self.copying, "damage": self.damage}
+        if self.specific_after is not None:
+            out.update(specific_before=self.specific_before, specific_after=self.specific_after)
+        return out
 
 
 def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[AmendmentChange], *,

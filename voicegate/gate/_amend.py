@@ -149,7 +149,10 @@ def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -
         numbers = "" if c.delta_cb is None or floor is None else f" ({c.delta_cb:+.3f} vs floor {floor:.3f})"
         ratio = f" {ratio_text(c.after_ratio)}" if c.after == "PASS" else ""
         moved = f"VOICE {c.before} -> {c.after}{ratio}" if c.before != c.after else f"VOICE {c.after}{ratio} (unchanged)"
-        lines.append(f"{c.arm}: {moved}{numbers} · {c.copying} · {c.damage}")
+        specific = "" if c.specific_after is None else (
+            f" · {c.specific_after}" if c.specific_before == c.specific_after
+            else f" · {c.specific_before} -> {c.specific_after}")
+        lines.append(f"{c.arm}: {moved}{numbers} · {c.copying} · {c.damage}{specific}")
     lines.append(f"ships under {new.rule}: {new.ships or 'none'} (under {old.rule}: {old.ships or 'none'})")
     return lines
 
@@ -169,6 +172,12 @@ def _changes(old: GateResult, new: GateResult) -> list[AmendmentChange]:
         if (arm.copying, arm.damage) != (before.copying, before.damage):
             raise VoicegateError(f"COPYING/DAMAGE of {arm.name} changed on re-scoring the same generations; "
                                  "amendment refused")
+        margins = (before.specificity.margins if before.specificity else None,
+                   arm.specificity.margins if arm.specificity else None)
+        if margins[0] is not None and (margins[1] is None or set(margins[0]) != set(margins[1])
+                                       or not all(_same(margins[0][k], margins[1][k]) for k in margins[0])):
+            raise VoicegateError(f"the specificity margins of {arm.name} changed on re-scoring the same "
+                                 "generations; amendment refused")
     changes: list[AmendmentChange] = []
     for before, arm in pairs:
         changes.append(AmendmentChange(
@@ -176,5 +185,7 @@ def _changes(old: GateResult, new: GateResult) -> list[AmendmentChange]:
             before=str(before.voice[old.rule]), after=str(arm.voice[new.rule]),
             before_ratio=_ratio(before, old.rule), after_ratio=_ratio(arm, new.rule), disagree=arm.disagree,
             copying=None if arm.copying is None else str(arm.copying),
-            damage=None if arm.damage is None else str(arm.damage)))
+            damage=None if arm.damage is None else str(arm.damage),
+            specific_before=None if before.specificity is None else str(before.specificity.under(old.rule)),
+            specific_after=None if arm.specificity is None else str(arm.specificity.under(new.rule))))
     return changes
