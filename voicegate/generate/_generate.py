@@ -417,13 +417,23 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
         if not terminated:
             raise
         unloaded = f"; unloaded {', '.join(result.unloaded)}" if result.unloaded else ""
-        raise Terminated(f"terminated (SIGTERM); {result.stored}/{result.total} generations are saved in "
-                         f"{result.path}{unloaded}; run `{result.resume}` again to resume") from None
+        raise Terminated(f"terminated (SIGTERM); {_saved(result)}{unloaded}; {_resume_hint(result)}") from None
     except VoicegateError:
         if created and not path.exists() and not manifest_path(spec).exists():
             # A refusal on a first run writes nothing: take back the directories it made.
             _remove_quietly(created)
         raise
+
+
+def _saved(result: GenerateResult) -> str:
+    """Where the stored generations are; a file that was never written is not named."""
+    if result.stored == 0 and not result.path.exists():
+        return f"no generation is stored yet (0/{result.total})"
+    return f"{result.stored}/{result.total} generations are saved in {result.path}"
+
+
+def _resume_hint(result: GenerateResult) -> str:
+    return f"run `{result.resume}` again to resume"
 
 
 def _remove_quietly(dirs: list[Path]) -> None:
@@ -469,7 +479,10 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
     progress: _Progress | None = None
 
     def retry_note(line: str) -> None:
-        (progress.say if progress is not None else say)(f"voicegate: retrying {line}")
+        if progress is not None:
+            progress.say(f"voicegate: retrying {line}")  # printed as is, beside the bars
+        else:
+            say(f"retrying {line}")  # `say` adds the "voicegate: " itself
     track = AdapterTrack(spec.run.adapters)
     paths = {a.model: a.adapter_path for a in spec.candidates if a.adapter_path}
     replicas: list[_Replica] = []
@@ -539,8 +552,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
         session["status"] = "complete"
     except SeatUnreachable as exc:
         session["status"] = "seat-unreachable"
-        raise SeatUnreachable(f"{exc}; {result.stored}/{result.total} generations are saved in {result.path}; "
-                              f"run `{result.resume}` again to resume") from None
+        raise SeatUnreachable(f"{exc}; {_saved(result)}; {_resume_hint(result)}") from None
     except (VoicegateError, asyncio.CancelledError, KeyboardInterrupt):
         session["status"] = "stopped"
         raise
