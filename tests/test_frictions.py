@@ -89,3 +89,132 @@ def test_a_spec_seat_url_without_v1_is_refused_at_load(tmp_path: Path) -> None:
     done = run_cli("register", GATE, cwd=tmp_path)
     assert done.code == 2
     assert "seat.url: must be the OpenAI base URL, ending in /v1, such as http://127.0.0.1:8027/v1" in done.stderr
+
+
+# -- register: files git does not hold, and how to recover a changed one ----------------------------
+
+
+def test_register_warns_for_every_pinned_file_git_does_not_track(tmp_path: Path) -> None:
+    from _workspace import base_spec, git, make_workspace
+
+    make_workspace(tmp_path, base_spec("lv-test"))
+    git(tmp_path, "add", "prompts", "corpora/held")
+    git(tmp_path, "commit", "-q", "-m", "some inputs")
+    (tmp_path / "corpora" / "held" / "held.txt").write_text("changed after the commit " * 400, encoding="utf-8")
+    done = run_cli("register", "lv-test", cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    err = done.stderr.splitlines()
+    assert "voicegate: warning: corpora/train/train.txt is pinned by its sha256 but git does not track it" in err
+    assert "voicegate: warning: corpora/back/back.txt is pinned by its sha256 but git does not track it" in err
+    assert "voicegate: warning: corpora/held/held.txt is pinned by its sha256 but its changes are not committed" in err
+    assert not any("prompts/beats.txt" in line and "warning" in line for line in err)  # committed and unchanged
+    how = [line for line in err if line.startswith("voicegate: commit them")]
+    assert how == [("voicegate: commit them, so a clone holds what the registration pins: `git add "
+                   "corpora/back/back.txt corpora/train/train.txt corpora/held/held.txt && "
+                   "git commit -m \"lv-test: the gate's inputs\"`")]
+
+
+def test_register_with_every_input_committed_warns_of_nothing(tmp_path: Path) -> None:
+    from _workspace import base_spec, git, make_workspace
+
+    make_workspace(tmp_path, base_spec("lv-test"))
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "inputs")
+    done = run_cli("register", "lv-test", cwd=tmp_path)
+    assert done.code == 0 and "git does not track" not in done.stderr and "commit them" not in done.stderr
+
+
+def test_a_changed_registered_file_says_how_to_recover(tmp_path: Path) -> None:
+    from _workspace import base_spec
+
+    root = registered_workspace(tmp_path / "ws", base_spec("lv-test"))
+    from voicegate._hashing import sha256_file
+
+    prompts = root / "prompts" / "beats.txt"
+    then = sha256_file(prompts)
+    prompts.write_text("Write about something else.\n", encoding="utf-8")
+    done = run_cli("score", "lv-test", cwd=root)
+    assert done.code == 2
+    assert done.stderr.strip() == (
+        f"voicegate: registered file changed since registration: prompts/beats.txt; restore the file that has the "
+        f"recorded sha256 {then} (now {sha256_file(prompts)}), or re-register with the new file "
+        "(`voicegate register lv-test --supersede`: no results exist yet)")
+
+
+# -- compose entries belong to the gate above whose item they sit --------------------------------------
+
+
+def _other_gate_spec(root: Path, gate: str) -> None:
+    import yaml
+    from _workspace import base_spec
+
+    spec = base_spec(gate)
+    spec["artifacts"] = {"record": f"gates/{gate}.md", "compose": "deploy/compose.yaml"}
+    (root / "preregistrations" / f"{gate}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+
+
+def test_verify_gate_lists_only_that_gates_compose_entries(tmp_path: Path, compose_fixture: Path) -> None:
+    """`verify lv-yarros` showed lv-bronte's three compose entries as lv-yarros's, and passed."""
+    from _bronte import as_shipped, scored_workspace
+
+    root = scored_workspace(tmp_path / "ws", as_shipped(compose_fixture))
+    _other_gate_spec(root, "lv-yarros")      # listed in the fleet compose, never scored
+    _other_gate_spec(root, "lv-hemingway")   # not in the compose at all
+    bronte = run_cli("verify", "lv-bronte", cwd=root)
+    assert bronte.code == 0, bronte.stderr
+    block = bronte.stdout.split("deploy/compose.yaml (compose, lv-bronte):\n", 1)[1]
+    assert [ln.split()[1] for ln in block.splitlines() if ln.startswith("  entry ")] == ["1", "2", "3"]
+    yarros = run_cli("verify", "lv-yarros", cwd=root)
+    assert yarros.code == 0, yarros.stderr
+    block = yarros.stdout.split("deploy/compose.yaml (compose, lv-yarros):\n", 1)[1]
+    assert "  entry " not in block, yarros.stdout
+    assert "  no entries of lv-yarros yet" in block
+    assert "3 entries of other gates not listed" in block
+    hemingway = run_cli("verify", "lv-hemingway", cwd=root)
+    assert "no --lora-modules entry for lv-hemingway here" in hemingway.stdout
+
+
+def test_entries_in_a_one_line_flow_list_go_by_the_gate_their_first_line_names() -> None:
+    from voicegate.artifacts._chain import compose_entry
+    from voicegate.artifacts._compose import entries_for
+
+    data = b"services:\n  seat:\n    command: [--lora-modules, lv-a=/a, lv-b=/b]\n"
+    data = compose_entry(data, 2, ["voicegate 2026-01-01 lv-b score, rule x:"], "    ", b"\n")
+    data = compose_entry(data, 4, ["voicegate 2026-01-02 lv-a score, rule x:"], "    ", b"\n")
+    assert entries_for(data, "lv-a") == [2] and entries_for(data, "lv-b") == [1]
+
+
+def test_register_says_when_the_compose_file_has_no_entry_for_the_gate(tmp_path: Path) -> None:
+    from _workspace import base_spec, git, make_workspace
+
+    make_workspace(tmp_path, base_spec("lv-test"))
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "compose.yaml").write_text(
+        "services:\n  seat:\n    command:\n      - --lora-modules\n      - lv-other=/adapters/other\n",
+        encoding="utf-8")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "inputs")
+    done = run_cli("register", "lv-test", cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    assert ("voicegate: note: artifacts.compose deploy/compose.yaml has no --lora-modules entry for lv-test "
+            "(an item `lv-test=PATH`") in done.stderr
+
+
+# -- verify says when git was not asked ---------------------------------------------------------------
+
+
+def test_verify_says_it_did_not_run_the_git_check_on_uncommitted_artifacts(tmp_path: Path,
+                                                                           compose_fixture: Path) -> None:
+    from _bronte import as_shipped, scored_workspace
+    from _workspace import git
+
+    root = scored_workspace(tmp_path / "ws", as_shipped(compose_fixture), ship=False, amend=False)
+    done = run_cli("verify", "lv-bronte", cwd=root)
+    assert done.code == 0
+    assert ("  git: not checked: no commit holds an entry of this file yet (commit it: `git add gates/lv-bronte.md "
+            "&& git commit`)") in done.stdout
+    assert done.stdout.count("git: not checked") == 3
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "verdicts")
+    done = run_cli("verify", "lv-bronte", cwd=root)
+    assert "git: not checked" not in done.stdout and done.stdout.count("only added lines") == 3
