@@ -218,3 +218,27 @@ def test_verify_says_it_did_not_run_the_git_check_on_uncommitted_artifacts(tmp_p
     git(root, "commit", "-q", "-m", "verdicts")
     done = run_cli("verify", "lv-bronte", cwd=root)
     assert "git: not checked" not in done.stdout and done.stdout.count("only added lines") == 3
+
+
+# -- the signature printed is the one recorded -------------------------------------------------------
+
+
+def test_the_signature_score_prints_is_byte_identical_to_the_recorded_one(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """rich read `RegexpTokenizer[re]` as markup and printed `RegexpTokenizer` (and docs/tutorial.md copied it)."""
+    import json
+
+    from _bronte import bronte_workspace, generations, patch_scoring, write_jsonl
+
+    patch_scoring(monkeypatch)
+    root = bronte_workspace(tmp_path / "ws", None)
+    assert run_cli("import", "lv-bronte", write_jsonl(tmp_path / "g.jsonl", generations()), cwd=root).code == 0
+    done = run_cli("score", "lv-bronte", cwd=root)
+    assert done.code == 0, done.stderr
+    recorded = json.loads((root / "runs" / "lv-bronte" / "scores.json").read_text(encoding="utf-8"))["signature_text"]
+    assert "[re]" in recorded
+    printed = [ln for ln in done.stdout.splitlines() if ln.startswith("signature: ")]
+    assert printed == [f"signature: {recorded}"]
+    assert f"`{recorded}`" in (root / "gates" / "lv-bronte.md").read_text(encoding="utf-8")
+    tutorial = (Path(__file__).resolve().parents[1] / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    assert "tok:nltk.RegexpTokenizer[re]:" in tutorial and "tok:nltk.RegexpTokenizer:" not in tutorial

@@ -247,7 +247,7 @@ def print_score(result: GateResult, console: Console | None = None) -> None:
     console.print(renderables(result, console.width))
     if result.signature_text:
         # One unbroken line, however wide: it is copied, not read.
-        console.print(f"signature: {result.signature_text}", style="dim", soft_wrap=True)
+        console.print(f"signature: {result.signature_text}", style="dim", soft_wrap=True, markup=False)
 
 
 def make_console(file: Any = None) -> Console:
