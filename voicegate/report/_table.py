@@ -20,7 +20,9 @@ from voicegate.spec._rules import RULES
 
 def ratio_text(ratio: float | None) -> str:
     """delta_cb / floor as printed: "2.1x" (a zero floor has no ratio)."""
-    return "n/a" if ratio is None else f"{ratio:.1f}x"
+    from voicegate._figures import ratio_figure
+
+    return "n/a" if ratio is None else ratio_figure(ratio)
 
 
 def _num(x: float | None, digits: int = 3, signed: bool = False) -> str:

@@ -416,11 +416,12 @@ class SeatClient:
             delay = policy.delay(attempt, self._rng)
             if retry_after is not None:
                 delay = max(delay, retry_after)
-            if nothing_listening and elapsed + delay > NOTHING_LISTENING_S:
+            out_of_tries = attempt >= policy.attempts or elapsed + delay > policy.budget_s
+            if nothing_listening and (out_of_tries or elapsed + delay > NOTHING_LISTENING_S):
                 raise SeatUnreachable(self._scrub(
                     f"seat {self.shown_url} unreachable: nothing listens there (connection refused, {attempt} "
                     f"attempts over {elapsed:.1f}s); is the seat up? {SEAT_UP_HINT}"))
-            if attempt >= policy.attempts or elapsed + delay > policy.budget_s:
+            if out_of_tries:
                 what = "gave no usable answer" if bad_answers == attempt else "unreachable"
                 raise SeatUnreachable(self._scrub(f"seat {self.shown_url} {what}: {method} {path}: {last} "
                                                   f"({attempt} attempts over {elapsed:.1f}s)"))
