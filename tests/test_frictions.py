@@ -242,3 +242,165 @@ def test_the_signature_score_prints_is_byte_identical_to_the_recorded_one(tmp_pa
     assert f"`{recorded}`" in (root / "gates" / "lv-bronte.md").read_text(encoding="utf-8")
     tutorial = (Path(__file__).resolve().parents[1] / "docs" / "tutorial.md").read_text(encoding="utf-8")
     assert "tok:nltk.RegexpTokenizer[re]:" in tutorial and "tok:nltk.RegexpTokenizer:" not in tutorial
+
+
+# -- small ------------------------------------------------------------------------------------------
+
+
+def test_help_lists_the_commands_in_workflow_order() -> None:
+    done = run_cli("--help")
+    listed = [ln.split()[0] for ln in done.stdout.split("Commands:\n", 1)[1].splitlines() if ln.startswith("  ")]
+    assert listed == ["init", "register", "generate", "import", "score", "ship", "amend", "verify", "report",
+                      "seat", "demo"]
+    seat = run_cli("seat", "--help")
+    listed = [ln.split()[0] for ln in seat.stdout.split("Commands:\n", 1)[1].splitlines() if ln.startswith("  ")]
+    assert listed[:4] == ["up", "models", "check", "simulate"]
+
+
+def test_amend_help_lists_every_built_in_rule_with_its_registration_date() -> None:
+    from voicegate.spec._rules import RULES
+
+    done = run_cli("amend", "--help")
+    text = " ".join(done.stdout.split())
+    assert done.code == 0
+    for rule in RULES.values():
+        assert f"{rule.id} (v{rule.version}, registered {rule.registered.isoformat()}: {rule.summary})" in text
+
+
+def test_seat_models_in_a_workspace_reaches_the_specs_seat(tmp_path: Path) -> None:
+    from _workspace import make_workspace
+
+    from voicegate.seat._standin import StandinSeat
+
+    with StandinSeat() as seat:
+        make_workspace(tmp_path, gate_spec(GATE, url=seat.url))
+        done = run_cli("seat", "models", cwd=tmp_path)
+        assert done.code == 0, done.stderr
+        assert done.stdout.splitlines()[0].startswith(f"seat {seat.url}")
+        assert "voices-base" in done.stdout
+        env_wins = run_cli("seat", "models", "--seat", f"http://127.0.0.1:{_closed_port()}/v1", cwd=tmp_path)
+        assert env_wins.code == 3  # an explicit --seat still wins
+    other = gate_spec("lv-other", url="http://127.0.0.1:8999/v1")
+    make_workspace(tmp_path, other, git_init=False)
+    done = run_cli("seat", "models", cwd=tmp_path)
+    assert done.code == 2 and "the specs here name 2 seats" in done.stderr and "pass --seat URL" in done.stderr
+
+
+def test_seat_up_on_a_busy_port_says_a_seat_may_already_be_up(tmp_path: Path) -> None:
+    voices = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "tiny-voices"
+    if not (voices / "carrier").is_dir():
+        pytest.skip("tiny-voices fixture absent")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = run_cli("seat", "up", "--voices", voices, "--port", port, cwd=tmp_path)
+    assert done.code == 2
+    assert done.stderr.strip() == (
+        f"voicegate: port {port} on 127.0.0.1 is already in use: a seat may already be up there "
+        f"(`voicegate seat models --seat http://127.0.0.1:{port}/v1` shows what it serves); choose another with --port")
+
+
+def test_generate_prints_its_file_workspace_relative(tmp_path: Path) -> None:
+    from voicegate.seat._standin import StandinSeat
+
+    with StandinSeat(adapters={f"{GATE}-ckpt475": "/adapters/x"}) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
+        done = run_cli("generate", GATE, "--quiet", cwd=root)
+        again = run_cli("generate", GATE, "--quiet", cwd=root)
+    assert done.code == 0, done.stderr
+    assert f"stored in runs/{GATE}/generations.jsonl)" in done.stdout and str(root) not in done.stdout
+    assert again.stdout.startswith(f"{GATE}: nothing to generate, all 18 generations are stored in "
+                                   f"runs/{GATE}/generations.jsonl")
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    (None, "# generations can be large; voicegate records their sha256 instead\n/runs/\n"),
+    ("node_modules", "node_modules\n# generations can be large; voicegate records their sha256 instead\n/runs/\n"),
+    ("node_modules\n", "node_modules\n# generations can be large; voicegate records their sha256 instead\n/runs/\n"),
+])
+def test_init_leaves_a_gitignore_that_ends_with_a_newline(tmp_path: Path, before: str | None, after: str) -> None:
+    if before is not None:
+        (tmp_path / ".gitignore").write_text(before, encoding="utf-8")
+    assert run_cli("init", tmp_path).code == 0
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == after
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("sedes", "seeds"), ("seed", "seeds"), ("corpus", "corpora"),
+                                            ("sampling.max_token", "max_tokens"), ("Arms", "arms")])
+def test_a_misspelled_spec_key_says_which_key_was_meant(tmp_path: Path, typo: str, meant: str) -> None:
+    from _workspace import base_spec, make_workspace
+
+    spec = base_spec("lv-test")
+    if "." in typo:
+        section, key = typo.split(".")
+        spec[section][key] = spec[section].pop(meant)
+    else:
+        spec[typo] = spec.pop(meant.lower())
+    make_workspace(tmp_path, spec)
+    done = run_cli("register", "lv-test", cwd=tmp_path)
+    assert done.code == 2
+    assert f": {typo}: unknown key; did you mean {meant}? (allowed: " in done.stderr
+    far = base_spec("lv-test")
+    far["zzz"] = 1
+    make_workspace(tmp_path, far, git_init=False)
+    assert "did you mean" not in run_cli("register", "lv-test", cwd=tmp_path).stderr
+
+
+@pytest.mark.parametrize(("ratio", "shown"), [(0.8, "0.8x"), (2.1, "2.1x"), (1.04, "1.04x"), (0.96, "0.96x"),
+                                              (1.003, "1.003x"), (0.9996, "0.9996x"), (1.0, "1.0x"),
+                                              (1.06, "1.1x"), (0.94, "0.9x")])
+def test_a_ratio_next_to_one_never_reads_as_a_tie(ratio: float, shown: str) -> None:
+    from voicegate.artifacts._format import ratio_text as record_ratio
+    from voicegate.report._page import ratio as page_ratio
+    from voicegate.report._table import ratio_text as table_ratio
+
+    assert record_ratio(ratio) == table_ratio(ratio) == page_ratio(ratio) == shown
+
+
+def test_identical_copied_spans_are_listed_once_with_how_many_seeds(tmp_path: Path) -> None:
+    import dataclasses
+
+    from _bronte import result
+
+    from voicegate.report._table import notes
+    from voicegate.scoring._result import Span
+
+    base = result("pairwise-max-spread")
+    recited = [Span(text="and you ought not to think yourself", tokens=51, source="train.txt", offset=3325,
+                    seed=s, prompt_id="0") for s in (1, 2, 3)]
+    other = Span(text="it would have been better", tokens=8, source="train.txt", offset=17, seed=1, prompt_id="4")
+    arms = tuple(dataclasses.replace(a, spans=(*recited, other)) if a.name == "ckpt925" else a for a in base.arms)
+    lines = [ln for ln in notes(dataclasses.replace(base, arms=arms)) if "-token run" in ln]
+    assert lines == ['  ckpt925: 51-token run from train.txt @3325: "and you ought not to think yourself" (× 3 seeds)']
+
+    from voicegate.artifacts._entries import _spans
+
+    listed = _spans(dataclasses.replace(base, arms=arms))
+    assert [(s["arm"], s["times"]) for s in listed] == [("ckpt925", "× 3 seeds")]
+
+
+def test_the_record_lists_a_recited_span_once_under_a_versioned_heading(tmp_path: Path) -> None:
+    import dataclasses
+
+    from _bronte import bronte_workspace, generations, result, write_jsonl
+
+    from voicegate.artifacts import record_score
+    from voicegate.generate._import import import_file
+    from voicegate.run._store import generations_hash, read_rows
+    from voicegate.scoring._result import Span
+    from voicegate.spec._registration import check_registered
+    from voicegate.spec._spec import load_spec
+
+    root = bronte_workspace(tmp_path / "ws", None)
+    spec = load_spec(root, "lv-bronte")
+    manifest = import_file(spec, write_jsonl(root / "g.jsonl", generations()))
+    base = result("global-max-spread", generations_hash(read_rows(spec.generations_path)))
+    recited = tuple(Span(text="and you ought not to think", tokens=51, source="train.txt", offset=3325, seed=s,
+                         prompt_id="0") for s in (1, 2, 3))
+    arms = tuple(dataclasses.replace(a, spans=recited) if a.name == "ckpt925" else a for a in base.arms)
+    record_score(spec, check_registered(spec), dataclasses.replace(base, arms=arms), manifest)
+    text = (root / "gates" / "lv-bronte.md").read_text(encoding="utf-8")
+    block = text.split("**Longest spans shared with the training text** (list format 2: a span copied identically "
+                       "in several generations is listed once, with how often):\n", 1)[1]
+    assert block.startswith("- ckpt925: 51 tokens, “and you ought not to think” (× 3 seeds)\n\nSignature: ")

@@ -202,10 +202,12 @@ def notes(result: GateResult) -> list[str]:
             lines.append(f"  {cand.name}: delta_cb {_num(cand.delta_cb, signed=True)}, "
                          f"{boot.level or 0:.0%} prompt-bootstrap [{_num(boot.low, signed=True)}, "
                          f"{_num(boot.high, signed=True)}] (informational, not deciding)")
+    from voicegate._figures import once_each
+
     for arm in result.arms:
-        for span in arm.spans[:3]:
+        for span, times in once_each(arm.spans[:3]):
             lines.append(f"  {arm.name}: {span.tokens}-token run from {span.source} "
-                         f"@{span.offset}: \"{clip(span.text, 120)}\"")
+                         f"@{span.offset}: \"{clip(span.text, 120)}\"" + (f" ({times})" if times else ""))
     return lines
 
 
