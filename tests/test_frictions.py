@@ -404,3 +404,11 @@ def test_the_record_lists_a_recited_span_once_under_a_versioned_heading(tmp_path
     block = text.split("**Longest spans shared with the training text** (list format 2: a span copied identically "
                        "in several generations is listed once, with how often):\n", 1)[1]
     assert block.startswith("- ckpt925: 51 tokens, “and you ought not to think” (× 3 seeds)\n\nSignature: ")
+
+
+def test_the_readme_states_the_measured_install_size() -> None:
+    """The core install is ~300 MB (numpy + scipy), not "tens of MB"."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "tens of MB" not in readme
+    core = next(ln for ln in readme.splitlines() if ln.startswith("| the core |"))
+    assert "~300 MB" in core and "scipy" in core and "numpy" in core
