@@ -412,3 +412,5 @@ def test_the_readme_states_the_measured_install_size() -> None:
     assert "tens of MB" not in readme
     core = next(ln for ln in readme.splitlines() if ln.startswith("| the core |"))
     assert "~300 MB" in core and "scipy" in core and "numpy" in core
+    demo = readme.split("`voicegate demo --seat vllm --voices", 1)[1].split("\n\n", 1)[0]
+    assert "between 3 and 10 minutes" in demo and "measured on the" in demo  # not a bare "3–4 minutes"
