@@ -419,8 +419,8 @@ class SeatClient:
             out_of_tries = attempt >= policy.attempts or elapsed + delay > policy.budget_s
             if nothing_listening and (out_of_tries or elapsed + delay > NOTHING_LISTENING_S):
                 raise SeatUnreachable(self._scrub(
-                    f"seat {self.shown_url} unreachable: nothing listens there (connection refused, {attempt} "
-                    f"attempts over {elapsed:.1f}s); is the seat up? {SEAT_UP_HINT}"))
+                    f"seat {self.shown_url} unreachable: nothing listens there ({method} {path}: connection "
+                    f"refused, {attempt} attempts over {elapsed:.1f}s); is the seat up? {SEAT_UP_HINT}"))
             if out_of_tries:
                 what = "gave no usable answer" if bad_answers == attempt else "unreachable"
                 raise SeatUnreachable(self._scrub(f"seat {self.shown_url} {what}: {method} {path}: {last} "
