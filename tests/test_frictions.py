@@ -414,3 +414,18 @@ def test_the_readme_states_the_measured_install_size() -> None:
     assert "~300 MB" in core and "scipy" in core and "numpy" in core
     demo = readme.split("`voicegate demo --seat vllm --voices", 1)[1].split("\n\n", 1)[0]
     assert "between 3 and 10 minutes" in demo and "measured on the" in demo  # not a bare "3–4 minutes"
+
+
+def test_a_changed_registered_file_of_a_gate_with_results_says_to_register_a_new_gate(tmp_path: Path) -> None:
+    from _bronte import bronte_workspace, generations, write_jsonl
+
+    root = bronte_workspace(tmp_path / "ws", None)
+    assert run_cli("import", "lv-bronte", write_jsonl(tmp_path / "g.jsonl", generations()), cwd=root).code == 0
+    (root / "corpora" / "back" / "back.txt").write_text("another background " * 300, encoding="utf-8")
+    done = run_cli("score", "lv-bronte", cwd=root)
+    assert done.code == 2
+    line = done.stderr.strip()
+    assert line.startswith("voicegate: registered file changed since registration: corpora/back/back.txt; restore "
+                           "the file that has the recorded sha256 ")
+    assert line.endswith("or register a new gate for the new file (results of lv-bronte exist, so it cannot be "
+                         "re-registered)")
