@@ -23,6 +23,12 @@ Where "directly above" is:
 - when a file lists the gate's module more than once (two services), the first
   in file order is the anchor.
 
+Which gate an entry belongs to (what `verify GATE` lists): the gate whose module
+item is on the entry's anchor line, the first line below its marker that is not a
+comment (entries stacked above one item share it). A one-line flow list can hold
+several gates' items on that line; there the entry's first line, which every
+entry starts with ``voicegate <date> <gate> ...``, names the gate.
+
 After splicing, the file is parsed before and after; if the data differ (they
 cannot, unless a form slipped through that this module misjudges), nothing is
 written and the command refuses with exit 2. The check is repeated on the
@@ -32,6 +38,7 @@ written file, and the original restored if it fails there.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -106,6 +113,38 @@ def anchor_line(data: bytes, gate: str) -> int:
         raise VoicegateError(f"compose file has no --lora-modules entry for {gate}: "
                              "nothing to annotate (file left untouched)")
     return min(lines)
+
+
+def has_module(data: bytes, gate: str) -> bool:
+    """Whether the file lists `gate` among its --lora-modules (so score can comment above it)."""
+    return any(name == gate for name, _ in module_items(data.decode("utf-8")))
+
+
+_TITLE_GATE = re.compile(r"^[ \t]*#[ \t]*voicegate[ \t]+\S+[ \t]+([^\s:]+)")
+
+
+def entries_for(data: bytes, gate: str) -> list[int]:
+    """The numbers of the entries that belong to `gate` (see the module docstring for the rule)."""
+    from voicegate.artifacts._chain import compose_markers, is_comment
+
+    lines = data.splitlines(keepends=True)
+    on_line: dict[int, set[str]] = {}
+    for name, line in module_items(data.decode("utf-8")):
+        on_line.setdefault(line, set()).add(name)
+    out = []
+    for m in compose_markers(lines):
+        anchor = m.index + 1
+        while anchor < len(lines) and is_comment(lines[anchor]):
+            anchor += 1
+        names = on_line.get(anchor, set())
+        if gate not in names:
+            continue
+        if len(names) > 1:
+            title = _TITLE_GATE.match(lines[max(m.index - m.lines + 1, 0)].decode("utf-8", "replace"))
+            if title is None or title.group(1) != gate:
+                continue
+        out.append(m.number)
+    return sorted(out)
 
 
 def _data(text: bytes) -> object:

@@ -263,13 +263,20 @@ def _run_ctx(spec: Any, run: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+SPANS_FORMAT = 2
+"""The record's span list: 1 listed every span as found (a span copied under three seeds came
+three times); 2 lists identical spans once, with "× N seeds". The list's heading says 2."""
+
+
 def _spans(result: GateResult) -> list[dict[str, Any]]:
+    from voicegate._figures import once_each
+
     out = []
     for arm in result.arms:
-        for span in arm.spans[:3]:
+        for span, times in once_each(arm.spans[:3]):
             text = " ".join(span.text.split())
             out.append({"arm": arm.name, "tokens": "?" if span.tokens is None else span.tokens,
-                        "text": clip(text, 120, ellipsis="...")})
+                        "text": clip(text, 120, ellipsis="..."), "times": times})
     return out
 
 
@@ -299,7 +306,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str
                       "commit": getattr(registration, "commit", None) or reg.get("commit")}
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
-        ctx.update(spans=_spans(result))
+        ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT)
         entry = _render_all(spec, "score", ctx, compose_required=False)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 

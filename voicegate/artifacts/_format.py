@@ -110,7 +110,9 @@ def ratio_text(r: Any) -> str:
         return "—"
     if isinstance(r, float) and math.isinf(r):
         return "inf"
-    return f"{r:.1f}x"
+    from voicegate._figures import ratio_figure
+
+    return ratio_figure(float(r))
 
 
 def rule_sig(rule_id: str) -> str:

@@ -53,6 +53,8 @@ class FileCheck:
     notes: list[str] = field(default_factory=list)
     citation_problems: list[str] = field(default_factory=list)
     citations: list[str] = field(default_factory=list)
+    git_skipped: str | None = None  # why git was not asked, when the file has entries
+    only: list[int] | None = None  # the compose entries of the one gate asked about (None: all gates)
 
     @property
     def problem(self) -> str | None:
@@ -286,11 +288,34 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 from voicegate.artifacts._citations import check_record
 
                 fc.citation_problems, fc.citations = check_record(root, fc.gates[0], fc.path)
+            if not fc.git_commits and fc.report.ok:
+                fc.git_skipped = _why_no_git(root, fc.path)
+            if gate and fc.kind == "compose":
+                from voicegate.artifacts._compose import entries_for, has_module
+
+                data = fc.path.read_bytes()
+                try:
+                    fc.only = entries_for(data, gate)
+                    if not has_module(data, gate):
+                        fc.notes.append(f"no --lora-modules entry for {gate} here, so its compose comments have "
+                                        "nowhere to go")
+                except VoicegateError as exc:
+                    fc.notes.append(str(exc))
             _text_after(fc)
         _check_ledger(fc)
     for g, run in runs.items():
         _check_pending(root, g, run, checks)
     return list(checks.values())
+
+
+def _why_no_git(root: Path, path: Path) -> str:
+    """Why `git_only_added` checked no commit of a file that has entries."""
+    top = _git(path.parent, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        return "not checked: the file is not in a git work tree, so only the chain and the ledger witness it"
+    name = shown_path(root, path)
+    return (f"not checked: no commit holds an entry of this file yet (commit it: `git add {name} && git commit`), "
+            "so nothing shows that earlier commits only added lines")
 
 
 def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
@@ -310,13 +335,18 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
         rep = fc.report
         assert rep is not None
         lines.append(f"{name} ({fc.kind}, {', '.join(fc.gates)}):")
-        for e in rep.ok:
+        shown = rep.ok if fc.only is None else [e for e in rep.ok if int(e.split()[1]) in fc.only]
+        for e in shown:
             lines.append(f"  {e} OK")
         if rep.problem or fc.ledger_problem:
             ok = False
             lines.append(f"  BROKEN: {rep.problem or fc.ledger_problem}")
-        elif not rep.ok:
-            lines.append("  no entries yet")
+        elif not shown:
+            lines.append("  no entries yet" if fc.only is None else f"  no entries of {fc.gates[0]} yet")
+        if fc.only is not None and len(shown) < len(rep.ok):
+            lines.append(f"  note: {len(rep.ok) - len(shown)} entr{'y' if len(rep.ok) - len(shown) == 1 else 'ies'} "
+                         f"of other gates not listed (an entry is {fc.gates[0]}'s when it sits above its "
+                         "--lora-modules item); the chain check covers the whole file")
         lines += [f"  note: {n}" for n in fc.notes]
         if fc.git_commits:
             if fc.git_problems:
@@ -324,6 +354,8 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
                 lines += [f"  git: {p}" for p in fc.git_problems]
             else:
                 lines.append(f"  git: {fc.git_commits} commit(s), every one only added lines")
+        elif fc.git_skipped:
+            lines.append(f"  git: {fc.git_skipped}")
         lines += [f"  citation: {c}" for c in fc.citations]
         if fc.citation_problems:
             ok = False

@@ -21,7 +21,7 @@ app = typer.Typer(
     # Plain click help: rich's help formatter costs ~0.1-0.2 s of imports on every `--help`.
     rich_markup_mode=None,
 )
-seat_app = typer.Typer(help="Seat operations: up, models, drift, try/drop, cost, retire, check, simulate.",
+seat_app = typer.Typer(help="Seat operations: up, models, check, simulate, drift, try/drop, cost, retire.",
                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(seat_app, name="seat")
 
@@ -73,7 +73,27 @@ def _command() -> Any:
 
     from voicegate.cli._help import house_style
 
-    return house_style(typer.main.get_command(app))
+    return _in_order(house_style(typer.main.get_command(app)))
+
+
+# The help lists commands in the order a gate uses them, not in the order their modules load.
+WORKFLOW = ("init", "register", "generate", "import", "score", "ship", "amend", "verify", "report", "seat",
+            "demo")
+SEAT_ORDER = ("up", "models", "check", "simulate", "drift", "try", "drop", "cost", "retire")
+
+
+def _in_order(command: Any) -> Any:
+    def ordered(group: Any, order: tuple[str, ...]) -> None:
+        commands = getattr(group, "commands", None)
+        if isinstance(commands, dict):
+            rank = {name: i for i, name in enumerate(order)}
+            group.commands = dict(sorted(commands.items(), key=lambda kv: rank.get(kv[0], len(order))))
+
+    ordered(command, WORKFLOW)
+    seat = getattr(command, "commands", {}).get("seat")
+    if seat is not None:
+        ordered(seat, SEAT_ORDER)
+    return command
 
 
 INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 + SIGINT)

@@ -10,13 +10,19 @@ import typer
 from voicegate._errors import GateFailed, VoicegateError
 from voicegate.cli._app import Gate, Workspace, app
 
+# The built-in floor rules, written out: `--help` must not import the spec package (yaml, the
+# schema) to list them. tests/test_frictions.py holds this text to spec/_rules.RULES.
+RULES_HELP = ("The floor rule to re-score under, one registered before the amendment. Built in: "
+              "global-max-spread (v1, registered 2026-09-16: floor = the largest seed spread of ANY arm in the "
+              "run); pairwise-max-spread (v1, registered 2026-09-17: floor = max(spread(candidate), "
+              "spread(base))).")
 Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.  [required]")]
 
 
 @app.command("amend")
 def amend_cmd(
     gate: Gate,
-    rule: Annotated[str, typer.Option("--rule", help="A registered floor rule, e.g. pairwise-max-spread.")],
+    rule: Annotated[str, typer.Option("--rule", help=RULES_HELP)],
     reason: Reason = "",
     registered_in: Annotated[str | None, typer.Option(
         "--registered-in", metavar="OTHER_GATE",

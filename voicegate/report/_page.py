@@ -72,7 +72,14 @@ f3 = _number("{:.3f}")
 signed = _number("{:+.3f}")
 # Overlaps: the default tolerance is half a percent, so a fourth decimal is where copying first shows.
 f4 = _number("{:.4f}")
-ratio = _number("{:.1f}x")
+
+
+def ratio(v: Any) -> str:
+    """A jinja filter: the VOICE ratio as every other view writes it (`_figures.ratio_figure`)."""
+    from voicegate._figures import ratio_figure
+
+    f = _finite(v)
+    return "—" if f is None else ratio_figure(f)
 
 
 def integer(v: Any) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from voicegate._figures import ratio_figure
 from voicegate.scoring._result import ArmResult, CandidateResult
 
 INK = "#1a1a1a"
@@ -370,7 +371,7 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
             v = c.voice.get(rule, "?")
             rt = c.ratios.get(rule)
             letter = _floor_style(rule, 0)[0]
-            ratio = f" {float(rt):.1f}x" if rt is not None else ""
+            ratio = f" {ratio_figure(float(rt))}" if rt is not None else ""
             bits.append(f"{letter} {float(f):.3f} {v}{ratio}" if f is not None else f"{letter} n/a")
         line = el("text", {"x": left, "y": bar_y + bar_h + 24, "font-size": 12, "fill": INK},
                   " · ".join(bits),

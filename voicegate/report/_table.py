@@ -20,7 +20,9 @@ from voicegate.spec._rules import RULES
 
 def ratio_text(ratio: float | None) -> str:
     """delta_cb / floor as printed: "2.1x" (a zero floor has no ratio)."""
-    return "n/a" if ratio is None else f"{ratio:.1f}x"
+    from voicegate._figures import ratio_figure
+
+    return "n/a" if ratio is None else ratio_figure(ratio)
 
 
 def _num(x: float | None, digits: int = 3, signed: bool = False) -> str:
@@ -313,10 +315,12 @@ def notes(result: GateResult) -> list[str]:
             lines.append(f"  {cand.name}: delta_cb {_num(cand.delta_cb, signed=True)}, "
                          f"{boot.level or 0:.0%} prompt-bootstrap [{_num(boot.low, signed=True)}, "
                          f"{_num(boot.high, signed=True)}] (informational, not deciding)")
+    from voicegate._figures import once_each
+
     for arm in result.arms:
-        for span in arm.spans[:3]:
+        for span, times in once_each(arm.spans[:3]):
             lines.append(f"  {arm.name}: {span.tokens}-token run from {span.source} "
-                         f"@{span.offset}: \"{clip(span.text, 120)}\"")
+                         f"@{span.offset}: \"{clip(span.text, 120)}\"" + (f" ({times})" if times else ""))
     return lines
 
 
@@ -365,7 +369,7 @@ def print_score(result: GateResult, console: Console | None = None) -> None:
     console.print(renderables(result, console.width))
     if result.signature_text:
         # One unbroken line, however wide: it is copied, not read.
-        console.print(f"signature: {result.signature_text}", style="dim", soft_wrap=True)
+        console.print(f"signature: {result.signature_text}", style="dim", soft_wrap=True, markup=False)
 
 
 def make_console(file: Any = None) -> Console:

@@ -255,6 +255,30 @@ def _no_such_host(exc: BaseException) -> bool:
     return False
 
 
+SEAT_UP_HINT = "start one with `voicegate seat up --voices DIR`"
+"""How a user gets a seat on this machine: said wherever a local seat is found missing."""
+
+# A loopback seat that refuses the connection before it ever answered has no server behind it:
+# retrying for the full policy (about 40 s) only delays saying so. A seat that answered once and
+# then refuses is restarting, and keeps the full policy.
+NOTHING_LISTENING_S = 2.5
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """`localhost`, 127.0.0.0/8, ::1 (and 0.0.0.0, which connects to this machine too)."""
+    import ipaddress
+
+    if not host:
+        return False
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
 def _describe_exc(exc: BaseException) -> str:
     if isinstance(exc, httpx.ConnectError):
         # httpx hides the errno behind "All connection attempts failed"; the cause chain keeps it.
@@ -303,6 +327,8 @@ class SeatClient:
         )
         self.requests_sent = 0
         self.retries = 0
+        self._answered = False  # any HTTP answer at all: a seat was listening once
+        self._loopback = is_loopback_host(parts.hostname)
 
     async def __aenter__(self) -> Self:
         return self
@@ -353,6 +379,7 @@ class SeatClient:
         bad_answers = 0
         while True:
             attempt += 1
+            nothing_listening = False
             wait = self._pause_until - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
@@ -367,11 +394,13 @@ class SeatClient:
                     # A name that does not resolve will not resolve in a minute either: say so at once.
                     raise SeatUnreachable(self._scrub(
                         f"seat {self.shown_url} unreachable: its host name does not resolve ({last}); "
-                        "check the seat URL")) from None
+                        f"check the seat URL, or for a seat on this machine {SEAT_UP_HINT}")) from None
+                nothing_listening = self._loopback and not self._answered and last == "connection refused"
             except TimeoutError:
                 last = f"timed out (no whole answer within {self.timeout:g}s)"
                 retry_after = None
             else:
+                self._answered = True
                 latency = time.monotonic() - t0
                 status = resp.status_code
                 if status < 400:
@@ -387,7 +416,12 @@ class SeatClient:
             delay = policy.delay(attempt, self._rng)
             if retry_after is not None:
                 delay = max(delay, retry_after)
-            if attempt >= policy.attempts or elapsed + delay > policy.budget_s:
+            out_of_tries = attempt >= policy.attempts or elapsed + delay > policy.budget_s
+            if nothing_listening and (out_of_tries or elapsed + delay > NOTHING_LISTENING_S):
+                raise SeatUnreachable(self._scrub(
+                    f"seat {self.shown_url} unreachable: nothing listens there ({method} {path}: connection "
+                    f"refused, {attempt} attempts over {elapsed:.1f}s); is the seat up? {SEAT_UP_HINT}"))
+            if out_of_tries:
                 what = "gave no usable answer" if bad_answers == attempt else "unreachable"
                 raise SeatUnreachable(self._scrub(f"seat {self.shown_url} {what}: {method} {path}: {last} "
                                                   f"({attempt} attempts over {elapsed:.1f}s)"))

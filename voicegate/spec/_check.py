@@ -38,6 +38,17 @@ def check_gate_name(name: str, pattern: str = DEFAULT_NAME_PATTERN) -> str:
     return name
 
 
+def _did_you_mean(name: object, allowed: set[str]) -> str:
+    """'; did you mean X?' for a key one slip away from a declared one (a typo, a missing 's'), else ''."""
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    folded = {a.lower().replace("-", "_"): a for a in allowed}
+    close = difflib.get_close_matches(name.lower().replace("-", "_"), list(folded), n=1, cutoff=0.6)
+    return f"; did you mean {folded[close[0]]}?" if close else ""
+
+
 def _join(key: str, name: object) -> str:
     return f"{key}.{name}" if key else str(name)
 
@@ -55,7 +66,8 @@ def _walk(schema: Schema, parent: str, mapping: dict[str, Any], key: str, out: d
     allowed = {c.name for c in children}
     for name in mapping:
         if name not in allowed:
-            raise fail(_join(key, name), f"unknown key (allowed: {', '.join(sorted(allowed))})")
+            raise fail(_join(key, name), f"unknown key{_did_you_mean(name, allowed)} "
+                                         f"(allowed: {', '.join(sorted(allowed))})")
     missing = [c.name for c in children if c.required and c.name not in mapping]
     if len(missing) == 1:
         raise fail(_join(key, missing[0]), "required key is missing")

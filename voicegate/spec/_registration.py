@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,8 +208,39 @@ def check_registered(spec: GateSpec) -> Registration:
         if name not in then:
             raise VoicegateError(f"file not in the registration: {name}")
         if now[name] != then[name]:
-            raise VoicegateError(f"registered file changed since registration: {name}")
+            new_gate = (f"register a new gate for the new file (results of {spec.gate} exist, so it cannot be "
+                        "re-registered)" if existing_results(spec) else
+                        f"re-register with the new file (`voicegate register {spec.gate} --supersede`: no "
+                        "results exist yet)")
+            raise VoicegateError(f"registered file changed since registration: {name}; restore the file that has "
+                                 f"the recorded sha256 {then[name]} (now {now[name]}), or {new_gate}")
     return reg
+
+
+def uncommitted_pins(spec: GateSpec) -> tuple[list[str], list[str]]:
+    """(untracked, changed): pinned files inside the workspace's repository that git does not
+    track, and tracked ones whose bytes differ from the last commit. A clone then cannot check
+    the hash the registration pins. Files outside the repository (shared corpora) are not git's."""
+    root = spec.root
+    top = git(root, "rev-parse", "--show-toplevel", check=False)
+    if not top:
+        return [], []
+    top_path = Path(top).resolve()
+    names: dict[str, str] = {}  # path relative to root (what git prints) -> how the record names it
+    for p in spec.referenced_files():
+        try:
+            Path(p).resolve().relative_to(top_path)
+        except ValueError:
+            continue
+        names[Path(os.path.relpath(Path(p).resolve(), root)).as_posix()] = _display(spec, p)
+    if not names:
+        return [], []
+    tracked = set(git(root, "ls-files", "-z", "--", *names, check=False).split("\0"))
+    changed = set(git(root, "diff", "--name-only", "--relative", "-z", "HEAD", "--", *names,
+                      check=False).split("\0"))
+    untracked = [shown for rel, shown in names.items() if rel not in tracked]
+    modified = [shown for rel, shown in names.items() if rel in tracked and rel in changed]
+    return sorted(untracked), sorted(modified)
 
 
 def words_warning(spec: GateSpec) -> str | None:

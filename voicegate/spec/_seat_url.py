@@ -13,6 +13,10 @@ from voicegate._errors import VoicegateError
 
 _USERINFO = re.compile(r"//.*@")
 
+# Routes under the base URL: a URL that ends in one was copied from a request, not from the seat.
+_ENDPOINTS = ("/chat/completions", "/completions", "/models", "/embeddings", "/load_lora_adapter",
+              "/unload_lora_adapter")
+
 
 def shown(url: str) -> str:
     """`url` fit to print: any user:password@ replaced, even in a URL too broken to parse."""
@@ -41,6 +45,21 @@ def seat_url_problem(url: object) -> str | None:
         return f"must be an http(s) URL that names a host, {example}, got {safe!r}"
     if port == 0:
         return f"must be an http(s) URL {example} with a port from 1 to 65535, got {safe!r}"
+    return _base_problem(url, parts.path)
+
+
+def _base_problem(url: str, path: str) -> str | None:
+    """A URL that is not the OpenAI *base* URL: no path at all, or a route under the base."""
+    path = path.rstrip("/")
+    base = url.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    rule = "must be the OpenAI base URL, ending in /v1"
+    if not path:
+        return f"{rule}, such as {shown(base)}/v1 (the routes /v1/models and /v1/chat/completions sit under it), " \
+               f"got {shown(url)!r}"
+    for endpoint in _ENDPOINTS:
+        if path.endswith(endpoint):
+            return f"{rule}, such as {shown(base.removesuffix(endpoint))} (without {endpoint}: voicegate adds " \
+                   f"the route itself), got {shown(url)!r}"
     return None
 
 

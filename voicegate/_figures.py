@@ -1,0 +1,48 @@
+"""How a VOICE ratio (delta_cb / floor) and a repeated copied span are written, wherever printed.
+
+One decimal is enough to read a ratio (0.8x, 2.1x), except next to the threshold: a ratio
+that rounds to 1.0x reads as a tie, while PASS means delta_cb *exceeds* the floor. There
+the figure gets the decimals it takes to show on which side of 1 it lies (1.03x, 0.996x);
+only an exact 1 is written 1.0x.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+S = TypeVar("S")
+
+MAX_DIGITS = 6
+
+
+def ratio_figure(ratio: float) -> str:
+    """`ratio` as a number with "x", e.g. "2.1x", "1.04x"; the caller handles None and infinity."""
+    digits = 1
+    text = f"{ratio:.{digits}f}"
+    while text == f"{1:.{digits}f}" and ratio != 1 and digits < MAX_DIGITS:
+        digits += 1
+        text = f"{ratio:.{digits}f}"
+    return f"{text}x"
+
+
+def once_each(spans: Iterable[S]) -> list[tuple[S, str]]:
+    """Identical copied spans once each, in first-seen order, with how often they came.
+
+    One adapter reciting the same passage under every seed is one finding, not three lines:
+    spans with the same text, length, source and offset are merged, and the second element
+    says how many there were ("× 3 seeds" when each came under its own seed, "× 2" otherwise;
+    "" for a span seen once).
+    """
+    groups: dict[tuple[Any, ...], list[S]] = {}
+    for span in spans:
+        key = (" ".join(str(getattr(span, "text", "")).split()), getattr(span, "tokens", None),
+               getattr(span, "source", None), getattr(span, "offset", None))
+        groups.setdefault(key, []).append(span)
+    out = []
+    for members in groups.values():
+        n = len(members)
+        seeds = {getattr(m, "seed", None) for m in members}
+        label = "" if n == 1 else (f"× {n} seeds" if None not in seeds and len(seeds) == n else f"× {n}")
+        out.append((members[0], label))
+    return out
