@@ -284,7 +284,7 @@ def _check_unlisted(fc: FileCheck) -> None:
                         "ledger (run data recreated?); only the chain and git vouch for them")
 
 
-def _history_entries(root: Path, path: Path) -> tuple[int, str] | None:
+def _history_entries(root: Path, path: Path, kind: str) -> tuple[int, str] | None:
     """(entries, where) for an artifact gone from the work tree that git still knows with entries.
 
     HEAD first (an uncommitted delete), then the last commit that touched the path (a committed
@@ -297,19 +297,18 @@ def _history_entries(root: Path, path: Path) -> tuple[int, str] | None:
         rel = Path(os.path.abspath(path)).relative_to(Path(top.stdout.strip()).resolve()).as_posix()
     except ValueError:
         return None
-    kind_markers = _chain.COMPOSE_MARKER if path.suffix in (".yaml", ".yml") else _chain.MD_MARKER
 
     def entries(rev: str) -> int:
         shown = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=root, capture_output=True, check=False)
         if shown.returncode != 0:
             return 0
-        if kind_markers is _chain.COMPOSE_MARKER:
+        if kind == "compose":
             return len(_chain.compose_markers(shown.stdout.splitlines(keepends=True)))
         return len(_chain.md_markers(shown.stdout))
 
     if n := entries("HEAD"):
         return n, "git's HEAD holds it"
-    last = _git(root, "log", "-1", "--format=%H", "--", rel)
+    last = _git(root, "log", "-1", "--format=%H", "--", f":(top){rel}")  # rel is from the top, not from root
     commit = last.stdout.strip() if last.returncode == 0 else ""
     if commit and (n := entries(f"{commit}^")):
         return n, f"commit {commit[:12]} removed it, and the version before holds it"
@@ -340,7 +339,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
     for fc in checks.values():
         if not fc.path.is_file():
             fc.exists = False
-            if not fc.expected and (found := _history_entries(root, fc.path)):
+            if not fc.expected and (found := _history_entries(root, fc.path, fc.kind)):
                 n, where = found
                 fc.ledger_problem = f"the file is gone, but {where} with {n} entr{'y' if n == 1 else 'ies'}"
         else:
