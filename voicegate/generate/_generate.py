@@ -548,6 +548,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
         session["status"] = "stopped"
         raise
     finally:
+        stop.cleaning = True
         result.wall_s = time.monotonic() - t0
         result.completion_tokens = progress.tokens if progress is not None else 0
         complete = session.get("status") == "complete"

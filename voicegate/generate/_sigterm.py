@@ -7,7 +7,8 @@ mid-run signals once hung at 369/375 rows, adapters left on the seat):
    plain handler raises `Terminated`: nothing is loaded yet, or it is unloaded already.
 2. **Inside the run** the loop's handler marks the run stopped and cancels its main
    task; its `finally` unloads what the run loaded (each unload bounded by `UNLOAD_S`)
-   and saves the manifest. The run's own loops also look at the mark (`Stop.check`) and
+   and saves the manifest — a signal that lands once that cleanup began only marks the
+   run, so the unload is never itself cancelled. The run's own loops also look at the mark (`Stop.check`) and
    wake at least every `POLL_S`, so a cancellation that some await swallowed still ends
    them (the cause of the hang: `asyncio.wait_for` on Python 3.11 returns an answer that
    lands in the same loop turn as the cancel; the seat client no longer uses it).
@@ -46,6 +47,7 @@ class Stop:
 
     def __init__(self, grace_s: float = GRACE_S) -> None:
         self.signalled = False
+        self.cleaning = False  # the run's `finally` (unload, manifest) has begun: a signal no longer cancels it
         self.grace_s = grace_s
         self._timer: threading.Timer | None = None
 
@@ -85,7 +87,8 @@ class Stop:
 
         def on_signal() -> None:
             self._mark()
-            task.cancel()
+            if not self.cleaning:  # cancelling the unload itself would leave the adapters loaded
+                task.cancel()
 
         try:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_signal)
