@@ -135,3 +135,25 @@ def test_sigterm_at_several_points_of_a_run_always_exits_143_within_seconds_with
             assert rows < TOTAL or at >= 372
             assert not (root / "runs" / GATE / "adapters.json").exists()
     print("sigterm (at, rows, exit, seconds):", seen)
+
+
+def test_sigterm_during_the_final_unload_does_not_cancel_it(tmp_path: Path) -> None:
+    """The signal lands while the run unloads its runtime voice: still exit 143, and the voice is unloaded."""
+    proc_box: dict[str, subprocess.Popen[str]] = {}
+
+    def signal_then_answer(seat: StandinSeat) -> None:
+        os.kill(proc_box["proc"].pid, signal.SIGTERM)
+        time.sleep(1.0)  # the unload's answer comes after the signal has been handled
+
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, token_time=0.001, slots=8,
+                     fault_paths=("/v1/unload_lora_adapter",), hooks={1: signal_then_answer}) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=4))
+        proc = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet"], cwd=root,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc_box["proc"] = proc
+        _, err = proc.communicate(timeout=60)
+        served = seat.served()
+    assert proc.returncode == TERMINATED, err
+    assert RUNTIME not in served and SERVED in served, (served, err)
+    assert f"unloaded {RUNTIME}" in err.strip().splitlines()[-1], err
+    assert not (root / "runs" / GATE / "adapters.json").exists()
