@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from _workspace import base_spec, git, make_workspace, voicegate
+from _workspace import base_spec, git, make_workspace, register_prospective, voicegate
 
 SEEDS = (101, 202, 303)
 DISTANCES: dict[str, dict[int, float]] = {
@@ -55,8 +55,12 @@ def bronte_spec(rule: str = "global-max-spread") -> dict[str, Any]:
 
 
 def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True,
-                     spec: dict[str, Any] | None = None) -> Path:
-    """A registered lv-bronte workspace with README and compose in place; returns root."""
+                     spec: dict[str, Any] | None = None, prospective: bool = True) -> Path:
+    """A registered lv-bronte workspace with README and compose in place; returns root.
+
+    `prospective`: as in the history, the pairwise rule is then registered for the next gate,
+    lv-hemingway (un-run: no numbers of it exist), which lv-bronte's amendment cites.
+    """
     spec = spec or bronte_spec()
     make_workspace(root, spec)
     (root / "prompts" / "bronte-beats.txt").write_text(
@@ -73,6 +77,8 @@ def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True
     if register:
         done = voicegate(root, "register", "lv-bronte")
         assert done.returncode == 0, done.stderr
+        if prospective and (spec.get("floor") or {}).get("rule") != "pairwise-max-spread":
+            register_prospective(root, "lv-hemingway", "pairwise-max-spread")
     return root
 
 
@@ -118,6 +124,23 @@ def marker_count(data: bytes) -> int:
     return len(re.findall(rb"voicegate:entry \d+", data))
 
 
+def fixed_view(distances: Any) -> Any:
+    """A `view_of` for scoring._score whose distances toward the gate author are `distances` (a mapping, or a
+    function returning one, read at each scoring), with no ruler check (the seam's distances are not the
+    corpora's: a ruler check beside them would mean nothing)."""
+    from voicegate.scoring._views import Measured, Stylometric
+
+    class Fixed(Stylometric):
+        def measure(self, cache: Any, cells: Any, target: Any) -> Measured:
+            dist = distances() if callable(distances) else distances
+            return Measured({arm: dict(per_seed) for arm, per_seed in dist.items()}, lambda *a: None)
+
+        def ruler(self, cache: Any, target: Any) -> None:
+            return None
+
+    return lambda spec, *, encode=None: Fixed(spec, encode=encode)
+
+
 def patch_scoring(monkeypatch: Any = None) -> None:
     """The test seam: the scoring core's per-(arm, seed) voice distances become DISTANCES.
 
@@ -127,27 +150,20 @@ def patch_scoring(monkeypatch: Any = None) -> None:
     """
     import voicegate.scoring._score as S
 
-    def view(spec: Any, cache: Any, cells: Any):
-        dist = {arm: dict(per_seed) for arm, per_seed in DISTANCES.items()}
-        return dist, lambda arm, seed, prompts: None
-
     def no_interval(*args: Any, **kwargs: Any) -> None:
         return None  # the informational bootstrap needs per-prompt pools the seam does not fake
 
-    def no_ruler(*args: Any, **kwargs: Any) -> None:
-        return None  # the seam's distances are not the corpora's: a ruler check beside them would mean nothing
-
+    view = fixed_view(lambda: globals()["DISTANCES"])  # looked up at each scoring: a test may move them
     if monkeypatch is not None:
-        monkeypatch.setattr(S, "_stylometric_view", view)
+        monkeypatch.setattr(S, "view_of", view)
         monkeypatch.setattr(S, "paired_interval", no_interval)
-        monkeypatch.setattr(S, "_ruler_numbers", no_ruler)
     else:
-        S._stylometric_view = view
+        S.view_of = view
         S.paired_interval = no_interval
-        S._ruler_numbers = no_ruler
 
 
-def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True) -> Path:
+def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True,
+                     prospective: bool = True) -> Path:
     """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library."""
     from voicegate.artifacts import record_score, record_ship
     from voicegate.gate import amend_spec
@@ -156,7 +172,7 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
     from voicegate.spec._registration import check_registered
     from voicegate.spec._spec import load_spec
 
-    bronte_workspace(root, compose)
+    bronte_workspace(root, compose, prospective=prospective)
     spec = load_spec(root, "lv-bronte")
     manifest = import_file(spec, write_jsonl(root / "bronte-360.jsonl", generations()))
     gh = generations_hash(read_rows(spec.generations_path))

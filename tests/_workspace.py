@@ -162,6 +162,25 @@ def registered_workspace(root: Path, spec: dict[str, Any], *, prompts: list[str]
     return root
 
 
+def register_prospective(root: Path, gate: str = "lv-hemingway", rule: str = "pairwise-max-spread") -> Path:
+    """Another, un-run gate registered in `root` under `rule`: the prospective registration an amendment
+    to `rule` cites (as lv-hemingway's registration, commit 0bb4938, was for lv-bronte's correction).
+
+    Its spec names only files `make_workspace` wrote (prompts/beats.txt, the default corpora) and a gate
+    record; registration is the library's, in this process, and makes the commit itself.
+    """
+    from voicegate.spec._registration import register
+    from voicegate.spec._spec import load_spec
+
+    spec = base_spec(gate)
+    spec["floor"] = {"rule": rule}
+    spec["artifacts"] = {"record": f"gates/{gate}.md"}
+    path = root / "preregistrations" / f"{gate}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    register(load_spec(root, gate))
+    return path
+
+
 def rows(root: Path, gate: str) -> list[dict[str, Any]]:
     path = root / "runs" / gate / "generations.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []

@@ -115,10 +115,38 @@ def test_demo_runs_a_whole_gate_offline(tmp_path: Path) -> None:
     data = yaml.safe_load(compose.read_text())
     assert "lv-marlowe=/adapters/lv-marlowe-v1" in data["services"]["vllm-voices"]["command"]
 
+    # The seeds' story in the seeds' order: score under global (ckpt475 FAIL), a person ships it against the
+    # verdict (shown as such), the pairwise rule registered for a second, un-run gate, then the amendment cites it.
+    at = {what: out.index(what) for what in (
+        "$ voicegate score lv-marlowe", "$ voicegate ship lv-marlowe ckpt475",
+        "warning: ckpt475 is not what the gate recommends under global-max-spread",
+        "$ voicegate register lv-marlowe-v2", "$ voicegate amend lv-marlowe",
+        "cites: pairwise-max-spread was registered prospectively for lv-marlowe-v2", "$ voicegate verify lv-marlowe")}
+    assert list(at.values()) == sorted(at.values()), at
+    assert "AGAINST the verdict" in out[at["$ voicegate score lv-marlowe"]:at["$ voicegate ship lv-marlowe ckpt475"]]
+    second = yaml.safe_load((ws / "preregistrations" / "lv-marlowe-v2.yaml").read_text())
+    assert second["floor"] == {"rule": "pairwise-max-spread"}
+    assert not (ws / "runs" / "lv-marlowe-v2").exists(), "the second gate is never run"
+    log = subprocess.run(["git", "log", "--format=%H %s"], cwd=ws, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert [line.split(" ", 1)[1] for line in log][:2] == ["voicegate: register lv-marlowe-v2",
+                                                           "voicegate: register lv-marlowe"]
+    commit = log[0].split()[0]
+    reg = json.loads((ws / "preregistrations" / "lv-marlowe-v2.registration.json").read_text())
+    assert amendment["citation"] == {"gate": "lv-marlowe-v2", "commit": commit, "spec_sha256": reg["spec_sha256"],
+                                     "rule": "pairwise-max-spread", "committed": reg["registered_at"]}
+    record = (ws / "gates" / "lv-marlowe.md").read_text()
+    assert f"by gate `lv-marlowe-v2`, registered in commit `{commit}`" in record
+    assert out.rstrip().splitlines()[-4:] == [
+        "next:", f"  open the report:        {(ws / 'runs' / 'lv-marlowe' / 'report.html').as_uri()}",
+        "  every number explained: docs/concepts.md; your first gate step by step: docs/tutorial.md",
+        "  start your own gate:    voicegate init DIR"]
+
     # and the chains verify, in a fresh process, without the seat
     verify = subprocess.run([sys.executable, "-m", "voicegate", "verify", "lv-marlowe"], cwd=ws, env=env,
                             capture_output=True, text=True, check=False)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "citation: entry 3 cites lv-marlowe-v2's registration of pairwise-max-spread" in verify.stdout
     assert (ws / "runs" / "lv-marlowe" / "report.html").read_text().count("<svg") >= 4
 
 
@@ -165,3 +193,57 @@ def test_demo_seat_vllm_needs_voices_and_says_what_is_missing(tmp_path: Path) ->
     done = _demo(str(tmp_path / "c"), "--seat", "gpu")
     assert done.returncode == 2 and "--seat must be 'standin' or 'vllm'" in done.stderr
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+SHARED = REPO.parent / "shared"
+VOICES = SHARED / "fixtures" / "tiny-voices"
+
+
+def test_the_vllm_demo_tells_the_same_story_through_the_same_steps_and_ends_the_same(
+        tmp_path: Path, monkeypatch) -> None:
+    """`--seat vllm` shares the stand-in demo's steps, progress and ending; only the seat differs."""
+    import pytest
+
+    from voicegate.demo import _run
+
+    if not (VOICES / "carrier" / "config.json").is_file():
+        pytest.skip(f"tiny-voices fixture not present at {VOICES}")
+    ran: list[tuple[list[str], float | None]] = []
+
+    def fake_run_steps(root: Path, all_steps: list, echo, *, progress_every: float | None = None) -> None:
+        ran.extend((step.args, progress_every) for step in all_steps)
+
+    monkeypatch.setattr(_run, "_run_steps", fake_run_steps)
+    monkeypatch.setattr(_run.tempfile, "mkdtemp", lambda prefix="": str(tmp_path / "vllm-demo"))
+    lines: list[str] = []
+    root = _run.run_vllm_demo(None, lines.append, voices=VOICES, seat_url="http://127.0.0.1:9/v1")
+    standin = [step.args[0:2] for step in _run.steps("http://x", "lv-bronte")]
+    assert [args[0:2] for args, _ in ran] == standin
+    assert [a[0:2] for a in standin] == [["register", "lv-bronte"], ["generate", "lv-bronte"], ["score", "lv-bronte"],
+                                         ["ship", "lv-bronte"], ["register", "lv-bronte-v2"], ["amend", "lv-bronte"],
+                                         ["verify", "lv-bronte"], ["report", "lv-bronte"]]
+    assert ran[1][0][3] == "http://127.0.0.1:9/v1" and all(every for _, every in ran)
+    assert lines[-5:] == [
+        "\nnext:", f"  open the report:        {(root / 'runs' / 'lv-bronte' / 'report.html').as_uri()}",
+        "  every number explained: docs/concepts.md; your first gate step by step: docs/tutorial.md",
+        "  start your own gate:    voicegate init DIR",
+        f"  this workspace is a temporary folder, kept so you can look: rm -r {root} when done"]
+
+
+def test_generate_progress_is_printed_while_the_child_runs(tmp_path: Path) -> None:
+    from voicegate.demo._run import _progress
+    from voicegate.demo._workspace import GATE, write_workspace
+    from voicegate.generate._schedule import build_schedule
+    from voicegate.spec._spec import load_spec
+
+    write_workspace(tmp_path / "ws")
+    total = len(build_schedule(load_spec(tmp_path / "ws", GATE)))
+    gens = tmp_path / "ws" / "runs" / GATE / "generations.jsonl"
+    gens.parent.mkdir(parents=True)
+    gens.write_text('{"arm": "base"}\n' * 3)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    lines: list[str] = []
+    _progress(tmp_path / "ws", GATE, child, lines.append, 0.3)
+    assert child.returncode == 0
+    assert lines and lines[0].startswith(f"  generated 3/{total} (")
+    assert len(lines) == 1, "a count that did not move is not printed again"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _workspace import gate_spec, manifest, registered_workspace, rows, run_cli, voicegate
+from _workspace import gate_spec, manifest, register_prospective, registered_workspace, rows, run_cli, voicegate
 
 from voicegate.generate._generate import generate
 from voicegate.generate._integrity import (
@@ -238,7 +238,9 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert report.returncode == 0, report.stderr
     page = (run / "report.html").read_text()
     assert "seat integrity" in page and "HOLDS: 18 canaries sent, 18 attributed right" in page
-    # An amendment re-scores the same generations: the same seat verdict goes with it.
+    # An amendment re-scores the same generations: the same seat verdict goes with it. It cites another
+    # gate's registration of the rule, made before any of that gate's numbers exist.
+    register_prospective(root, f"{GATE}-next", "global-max-spread")
     amended = voicegate(root, "amend", GATE, "--rule", "global-max-spread", "--reason", "test")
     assert amended.returncode == 0, amended.stderr
     state = json.loads((run / "recorded.json").read_text())

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from _bronte import README, as_shipped, bronte_spec, bronte_workspace, generations, patch_scoring, write_jsonl
-from _workspace import Result, git, run_cli, tree_snapshot
+from _workspace import Result, git, register_prospective, run_cli, tree_snapshot
 
 REASON = "additive, reversible and safety-clean"
 
@@ -194,6 +194,7 @@ def test_the_explicit_allowance_lets_a_mounted_readme_through(tmp_path: Path, co
     outside = _mounted(tmp_path)
     root = _workspace(tmp_path / "ws", _spec(readme=str(outside), outside_workspace=["readme"]), compose_bytes)
     assert run_cli("register", "lv-bronte", cwd=root).code == 0
+    register_prospective(root)  # what the amendment below cites
     source = write_jsonl(tmp_path / "g.jsonl", generations())
     for step in (("import", "lv-bronte", source), ("score", "lv-bronte"),
                  ("ship", "lv-bronte", "ckpt475", "--reason", REASON),

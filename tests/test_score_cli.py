@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _bronte import fixed_view
 from _workspace import run_cli, voicegate
 from test_scoring_workspace import (
     GATE,
@@ -196,7 +197,7 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch):
     dist = {"base": {101: 0.80, 202: 0.86},            # spread 0.060, mean 0.830
             "cand": {101: 0.5915, 202: 0.6825},         # spread 0.091, delta_cb +0.193
             "other": {101: 0.4945, 202: 0.7455}}        # spread 0.251, delta_cb +0.210
-    monkeypatch.setattr(S, "_stylometric_view", lambda spec, cache, cells: (dist, lambda a, s, p: None))
+    monkeypatch.setattr(S, "view_of", fixed_view(dist))
     monkeypatch.setattr(S, "paired_interval", lambda *a, **k: None)
     monkeypatch.delenv("VOICEGATE_DATA_DIR", raising=False)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -196,7 +197,13 @@ def test_amendment_story_on_real_generations(run: Run) -> None:
     before = run.json("before-amend")
     run.vg("ship", gate, "ckpt475", "--reason", SHIP_REASON)
     gens = (run.gate.root / "runs" / gate / "generations.jsonl").read_bytes()
-    run.vg("amend", gate, "--rule", PAIRWISE, "--reason", AMEND_REASON)
+    # The pairwise rule is registered for the next gate before any of its numbers exist; the amendment cites it.
+    from voicegate.demo._run import write_next_gate
+
+    write_next_gate(run.gate.root, gate, f"{gate}-v2")
+    run.vg("register", f"{gate}-v2", step="register-next")
+    amended = run.vg("amend", gate, "--rule", PAIRWISE, "--reason", AMEND_REASON)
+    assert f"cites: {PAIRWISE} was registered prospectively for {gate}-v2: commit " in amended.stdout
     assert (run.gate.root / "runs" / gate / "generations.jsonl").read_bytes() == gens   # nothing re-run
     # `score` still reports under the registered rule; the amendment's result is what changed
     assert run.json("after-amend")["rule"] == GLOBAL
@@ -236,6 +243,13 @@ def _demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     out = done.stdout
     for step in ("register", "generate", "score", "ship", "amend", "verify", "report"):
         assert f"$ voicegate {step} lv-bronte" in out
+    # The seeds' order, and the stand-in demo's ending.
+    at = [out.index(s) for s in ("$ voicegate score lv-bronte", "$ voicegate ship lv-bronte",
+                                 "$ voicegate register lv-bronte-v2", "$ voicegate amend lv-bronte",
+                                 "cites: pairwise-max-spread was registered prospectively for lv-bronte-v2")]
+    assert at == sorted(at)
+    assert re.search(r"^  generated \d+/\d+ \(\d+%\), \d+ s$", out, re.MULTILINE), "no progress while generating"
+    assert "\nnext:\n  open the report:" in out and "  start your own gate:    voicegate init DIR" in out
     assert "ruler (stylometric" in out and "pairwise-max-spread" in out
     assert (tmp_path / "demo" / "gates" / "lv-bronte.md").is_file()
     return done
@@ -252,3 +266,51 @@ def test_demo_on_a_running_seat(seat: Any, tmp_path: Path) -> None:
     assert f"vLLM seat at {seat.url} (given" in done.stdout
     parrot_rows = [line for line in done.stdout.splitlines() if line.startswith("│ parrot ")]
     assert any(" COPIED " in line and "NOT-COPIED" not in line for line in parrot_rows)
+
+
+def test_specificity_on_vllm_served_text_the_sister_is_not_charlottes_voice(seat: Any, tmp_path: Path) -> None:
+    """Issue 23 on the real seat: Charlotte Brontë's gate with six impostors, arms base, lv-bronte-ckpt475
+    (served) and lv-anne (runtime-loaded). lv-anne moves toward Anne Brontë's text more than toward
+    Charlotte's: NOT-SPECIFIC, never shipped; ckpt475 moves toward Charlotte more than toward Anne.
+
+    At this suite's size (10 prompts x 128 tokens: ~900-word pools, a tenth of what Cosine Delta needs)
+    ckpt475's margin over every impostor is not reliably positive (measured: +0.087 toward Charlotte,
+    +0.090 toward Dickens, one run); the sisters' separation is what such pools still carry. The full-size
+    pattern is tests/test_specificity_voices.py (the check texts, ~9,500-word pools)."""
+    import yaml
+    from _authors import author_spec
+    from _workspace import git
+
+    from voicegate.demo._vllm import BASE_NAME
+
+    root = tmp_path / "sisters"
+    root.mkdir()
+    git(root, "init", "-q")
+    spec = author_spec("Charlotte Bronte", ("lv-bronte-ckpt475", "lv-anne"), seeds=SEEDS, max_tokens=MAX_TOKENS)
+    spec["seat"] = {"url": seat.url, "base_model": BASE_NAME, "concurrency": 1}
+    spec["arms"][0]["model"] = BASE_NAME
+    spec["arms"][2]["adapter_path"] = str(VOICES / "lv-anne")
+    spec["expected_words"] = 90
+    lines = [ln.strip() for ln in (VOICES / "prompts.txt").read_text(encoding="utf-8").splitlines() if ln.strip()]
+    (root / "prompts").mkdir()
+    (root / "prompts" / "tiny-voices.txt").write_text("\n".join(lines[:PROMPTS]) + "\n", encoding="utf-8")
+    (root / "preregistrations").mkdir()
+    (root / "gates").mkdir()
+    (root / "preregistrations" / "lv-charlotte.yaml").write_text(yaml.safe_dump(spec, sort_keys=False),
+                                                                   encoding="utf-8")
+    (root / ".gitignore").write_text("runs/\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "sisters")
+    run = Run(gate=TrainedGate(root=root, gate="lv-charlotte", arms=("base", "lv-bronte-ckpt475", "lv-anne"),
+                               served={}, runtime={}, carrier=VOICES / "carrier"), url=seat.url)
+    run.vg("register", "lv-charlotte")
+    run.vg("generate", "lv-charlotte", "--seat", seat.url, "--quiet")
+    data = run.json("sisters")
+    anne, c475 = _arm(data, "lv-anne"), _arm(data, "lv-bronte-ckpt475")
+    sys.stderr.write(f"\n  sisters on vllm: lv-anne {json.dumps(anne['specificity'])}\n"
+                     f"  ckpt475 {json.dumps(c475['specificity'])}\n")
+    assert anne["specificity"]["verdict"] == {PAIRWISE: "NOT-SPECIFIC", GLOBAL: "NOT-SPECIFIC"}
+    assert anne["specificity"]["deltas"]["Anne Bronte"] > anne["specificity"]["deltas"]["Charlotte Bronte"]
+    assert c475["specificity"]["deltas"]["Charlotte Bronte"] > c475["specificity"]["deltas"]["Anne Bronte"]
+    assert c475["delta_cb"] > 0
+    assert data["ships"] != "lv-anne"

@@ -394,21 +394,23 @@ class AmendmentChange:
 
 def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[AmendmentChange], *,
                      reason: str, rule_registered: str, generations_sha256: str, state: dict[str, Any],
-                     when: _dt.datetime) -> list[str]:
+                     when: _dt.datetime, citation: Any) -> list[str]:
     """Render an amendment already allowed by `gate._amend` and append it everywhere.
 
     The caller holds `verdict_lock(spec, "amend")` and passes the state it read under it.
+    `citation` (a `spec._prospective.Citation`) is the prospective registration the amendment
+    cites: every artifact names its gate, commit and spec sha256, and `verify` re-checks it in git.
     """
     shipped = decisions(spec)
     ctx = _base_ctx(spec, new, when)
     ctx.update(rule_from=old.rule, rule_to=new.rule, rule_to_registered=rule_registered,
                reason=reason, changes=sorted(changes, key=lambda c: c.arm != ctx["featured"]),
                decision=shipped[-1] if shipped else None, ships_before=old.ships,
-               ships_after=new.ships, generations_sha256=generations_sha256,
+               ships_after=new.ships, generations_sha256=generations_sha256, citation=citation.to_json(),
                rules=[old.rule, new.rule] + [r for r in ctx["rules"] if r not in (old.rule, new.rule)])
     entry = _render_all(spec, "amend", ctx, compose_required=False)
     amendment = _row_appended(spec.run.amendments, {
         "time": stamp(when), "rule_from": old.rule, "rule_to": new.rule, "reason": reason,
-        "result": new.to_json(), "changes": [c.to_json() for c in changes],
+        "result": new.to_json(), "changes": [c.to_json() for c in changes], "citation": citation.to_json(),
     })
     return _commit(spec, "amend", when, entry, [amendment, _current(spec, state, new, "amend", when)], new)

@@ -143,8 +143,54 @@ def voice_phrase(arm: CandidateResult, deciding: str) -> str:
     return f"VOICE {verdict} ({'; '.join(parts)})"
 
 
-def verdict_line(arm: CandidateResult, deciding: str) -> str:
+# A score entry with an author-specificity section is format 2 (it says so in that section); an entry
+# without one is the format-1 entry it always was, byte for byte.
+SPECIFICITY_FORMAT = 2
+
+
+def specificity_phrase(arm: CandidateResult, deciding: str) -> str | None:
+    """'NOT-SPECIFIC, deciding (pairwise-max-spread: margin -0.141 over Anne Bronte vs floor 0.040, -3.6x;
+    global-max-spread: NOT-SPECIFIC -0.9x (floor 0.162); nearest impostor Anne Bronte)'; None when unchecked."""
+    axis = arm.specificity
+    if axis is None:
+        return None
+    verdict = axis.under(deciding)
+
+    def against(rid: str) -> str:
+        who = axis.binding.get(rid, "?")
+        return (f"margin {signed(axis.margins.get(who))} over {who} vs floor {num(axis.floors.get(rid))}, "
+                f"{ratio_text(axis.ratios.get(rid))}")
+
+    parts = [f"{deciding}: {against(deciding)}"]
+    for other in sorted(set(axis.verdict) - {deciding}):
+        v = axis.under(other)
+        tail = ": DISAGREE" if v != verdict else ""
+        parts.append(f"{other}{' would be' if v != verdict else ':'} {v} ({against(other)}){tail}")
+    parts.append(f"nearest impostor {axis.nearest} ({signed(axis.margin)})")
+    how = "deciding" if axis.decides else "reported"
+    return f"{verdict}, {how} ({'; '.join(parts)})"
+
+
+def axes_line(arm: CandidateResult, deciding: str) -> str:
+    """VOICE, COPYING and DAMAGE on one line (the compose comment gives specificity a line of its own)."""
     return f"{voice_phrase(arm, deciding)} · {arm.copying} · {arm.damage}"
+
+
+def verdict_line(arm: CandidateResult, deciding: str) -> str:
+    """Every verdict of a candidate on one line, specificity last where it was checked."""
+    specific = specificity_phrase(arm, deciding)
+    return axes_line(arm, deciding) if specific is None else f"{axes_line(arm, deciding)} · {specific}"
+
+
+def specificity_summary(result: GateResult) -> str | None:
+    """One line for the compose comment: each candidate's specificity under the deciding rule; None when unchecked."""
+    imp = result.impostors
+    if imp is None:
+        return None
+    each = ", ".join(f"{a.name} {a.specificity.under(result.rule)}"
+                     + (f" (nearer {a.specificity.nearest})" if a.specificity.under(result.rule) != "SPECIFIC" else "")
+                     for a in result.candidates if a.specificity is not None)
+    return f"specificity ({imp.mode}; impostors {', '.join(imp.authors)}): {each}"
 
 
 def candidates(result: GateResult, featured: str | None = None) -> list[CandidateResult]:
@@ -167,7 +213,8 @@ def env(markdown: bool = True) -> jinja2.Environment:
         finalize=_md_finalize if markdown else _line_finalize,
     )
     e.filters.update(num=num, signed=signed, ratio=ratio_text, rule_sig=rule_sig, code=code)
-    e.globals.update(voice_phrase=voice_phrase, verdict_line=verdict_line, ratio_of=ratio_of)
+    e.globals.update(voice_phrase=voice_phrase, verdict_line=verdict_line, axes_line=axes_line, ratio_of=ratio_of,
+                     specificity_summary=specificity_summary, specificity_format=SPECIFICITY_FORMAT)
     return e
 
 

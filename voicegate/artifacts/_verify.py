@@ -18,6 +18,8 @@ Three witnesses, each covering what the one before cannot see:
    against HEAD, must only add lines (earlier history, such as a compose.yaml's
    years of edits, is the file's own business); an artifact gone from the work
    tree whose history holds entries is broken, with or without run data.
+4. **The citations** (`_citations`): every amendment in a gate record cites
+   another gate's prospective registration; git must still hold it as cited.
 
 A markdown artifact ends with its newest marker line: any byte after it was not
 written by voicegate (a forged "Shipping decision", junk) and is broken, and the
@@ -59,6 +61,8 @@ class FileCheck:
     ledger_problem: str | None = None
     tail_problem: str | None = None   # bytes after the newest marker
     notes: list[str] = field(default_factory=list)
+    citation_problems: list[str] = field(default_factory=list)
+    citations: list[str] = field(default_factory=list)
     # Entries any gate's ledger lists for this file (number -> marker hash), or None: no ledger names it.
     listed: dict[int, str] | None = None
 
@@ -72,7 +76,11 @@ class FileCheck:
     @property
     def problem(self) -> str | None:
         """The first thing wrong with this file, in the order the witnesses are asked."""
-        return self.file_problem or (self.git_problems[0] if self.git_problems else None)
+        if self.file_problem:
+            return self.file_problem
+        if self.git_problems:
+            return self.git_problems[0]
+        return self.citation_problems[0] if self.citation_problems else None
 
     @property
     def ok(self) -> bool:
@@ -345,6 +353,10 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
         else:
             fc.report = _chain.verify(fc.path, fc.kind)
             fc.git_commits, fc.git_problems = git_only_added(fc.path)
+            if fc.kind == "record" and fc.report.problem is None:
+                from voicegate.artifacts._citations import check_record
+
+                fc.citation_problems, fc.citations = check_record(root, fc.gates[0], fc.path)
             _text_after(fc)
         _check_ledger(fc)
         _check_unlisted(fc)
@@ -444,4 +456,8 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
                 lines += [f"  git: {p}" for p in fc.git_problems]
             else:
                 lines.append(f"  git: {fc.git_commits} commit(s), every one only added lines")
+        lines += [f"  citation: {c}" for c in fc.citations]
+        if fc.citation_problems:
+            ok = False
+            lines += [f"  citation BROKEN: {p}" for p in fc.citation_problems]
     return lines, ok

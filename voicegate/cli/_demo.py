@@ -28,7 +28,11 @@ def demo_cmd(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=8, max=400,
                                             help="With --seat vllm: max tokens per generation.")] = 128,
 ) -> None:
-    """Run register, generate, score, ship, amend, verify and report on an embedded default (or a real seat)."""
+    """A whole gate on an embedded stand-in seat (or a real one), in the lv-bronte story's order.
+
+    Register under global, generate, score (ckpt475 FAILs), ship it against the verdict, register the
+    pairwise rule for the next, un-run gate, amend citing that registration, verify, report.
+    """
     from voicegate._errors import VoicegateError
 
     if seat == "standin":

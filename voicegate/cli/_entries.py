@@ -18,12 +18,20 @@ def amend_cmd(
     gate: Gate,
     rule: Annotated[str, typer.Option("--rule", help="A registered floor rule, e.g. pairwise-max-spread.")],
     reason: Reason = "",
+    registered_in: Annotated[str | None, typer.Option(
+        "--registered-in", metavar="OTHER_GATE",
+        help="The gate whose registration (in this workspace's git history, before any of its results) "
+             "declared RULE; default: found in git.")] = None,
     workspace: Workspace = None,
 ) -> None:
-    """Re-score the SAME stored generations under another registered rule; append the amendment everywhere."""
+    """Re-score the SAME stored generations under another registered rule; append the amendment everywhere.
+
+    The amendment must cite a prospective registration: another gate's spec that declared RULE as its
+    deciding floor rule, committed before the amendment and before any of that gate's results.
+    """
     from voicegate.gate import amend
 
-    for line in amend(workspace, gate, rule, reason):
+    for line in amend(workspace, gate, rule, reason, registered_in=registered_in):
         typer.echo(line)
 
 

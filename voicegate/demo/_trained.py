@@ -35,7 +35,7 @@ SERVED = ("lv-bronte-ckpt475", PARROT)   # in --lora-modules; the rest are runti
 
 SHIP_REASON = "additive, reversible and safety-clean"
 AMEND_REASON = ("global-max-spread let one candidate's outlier seed set every candidate's floor; "
-                "pairwise-max-spread was registered before this amendment")
+                "pairwise-max-spread was registered for lv-bronte-v2 before any of its numbers existed")
 
 
 @dataclass(frozen=True)

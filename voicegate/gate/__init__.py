@@ -4,7 +4,8 @@
     register(root, "lv-bronte")                        # commit the spec and its files' hashes
     outcome = score(root, "lv-bronte", dry_run=True)   # ScoreOutcome: .result is a GateResult
     ship(root, "lv-bronte", "ckpt475", "additive, reversible and safety-clean")
-    amend(root, "lv-bronte", "pairwise-max-spread", "why the rule changes")
+    register(root, "lv-hemingway")                     # the next gate, deciding by pairwise-max-spread
+    amend(root, "lv-bronte", "pairwise-max-spread", "why the rule changes")   # cites lv-hemingway's commit
 
 Each returns what was said about the artifacts it touched; the CLI prints it.
 """

@@ -5,7 +5,12 @@ makes an amendment honest (DESIGN.md §3, §6b):
 
 - the rule must have been registered before the amendment (a rule invented
   after seeing the numbers is not a correction);
-- it must differ from the rule the recorded verdicts are under;
+- it must differ from the rule the recorded verdicts are under, and from every
+  rule the gate was ever decided under (no flipping back until a verdict suits);
+- it must have been registered prospectively: another gate's registration in the
+  workspace's git history declared it as its deciding rule, committed before the
+  amendment and before any of that gate's results (`spec._prospective`); the
+  amendment cites that gate, its commit and its spec sha256 in every artifact;
 - the stored generations must be the very ones that were scored (same sha256),
   and re-scoring them must reproduce every delta_cb, COPYING and DAMAGE:
   only the floor may change.
@@ -59,7 +64,7 @@ def _ratio(arm: CandidateResult, rule_id: str) -> float | None:
 
 
 def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _dt.datetime | None = None,
-          scorer: Scorer = rescore) -> list[str]:
+          scorer: Scorer = rescore, registered_in: str | None = None) -> list[str]:
     """Load the registered gate and amend it; returns one line per artifact touched.
 
     `root` None means $VOICEGATE_WORKSPACE or the current directory, as on the command line.
@@ -72,15 +77,24 @@ def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _d
     get_rule(rule)  # an unknown rule is refused before anything is read
     spec = load_spec(workspace_root(root), gate)
     check_registered(spec)
-    return amend_spec(spec, rule, reason, now=now, scorer=scorer)
+    return amend_spec(spec, rule, reason, now=now, scorer=scorer, registered_in=registered_in)
+
+
+def decided_under(spec: GateSpec, state: dict[str, Any], past: Sequence[dict[str, Any]]) -> list[str]:
+    """Every rule this gate's verdicts were ever decided under: its registered rule, each score, each amendment."""
+    rules = [spec.floor_rule, *state.get("results", {})]
+    for row in past:
+        rules += [str(r) for r in (row.get("rule_from"), row.get("rule_to")) if r]
+    return list(dict.fromkeys(rules))
 
 
 def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime | None = None,
-               scorer: Scorer = rescore) -> list[str]:
+               scorer: Scorer = rescore, registered_in: str | None = None) -> list[str]:
     """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
-    from voicegate.artifacts._entries import amendments, current_state, record_amendment, verdict_lock
+    from voicegate.artifacts._entries import amendments, current_state, decisions, record_amendment, verdict_lock
     from voicegate.artifacts._format import one_line
     from voicegate.run._store import generations_hash, read_generations
+    from voicegate.spec._prospective import find_citation
     from voicegate.spec._rules import get_rule
 
     reason = one_line(reason or "")
@@ -100,12 +114,18 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
                 return completed + [(f"{spec.gate}: this amendment (to {rule.signature}, same reason) is already "
                                     f"recorded at {newest.get('time')}; nothing appended")]
             raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
+        past = amendments(spec)
+        if rule_id in decided_under(spec, state, past):
+            raise VoicegateError(f"{spec.gate} was already decided under {rule.signature} (now {old.rule}): an "
+                                 "amendment never returns a gate to a rule it was decided under")
+        decisions(spec)  # read now: a damaged decisions file is named before anything else is asked
         rows = read_generations(spec.generations_path)
         recorded = old.generations_sha256
         now_hash = generations_hash(rows)
         if recorded != now_hash:
             raise VoicegateError(f"the stored generations changed since they were scored (sha256 {now_hash[:12]}..., "
                                  f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
+        citation = find_citation(spec.root, rule_id, when, this_gate=spec.gate, registered_in=registered_in)
         new = scorer(spec, rows, rule=rule_id)
         if new.integrity is None and old.integrity is not None:
             new = replace(new, integrity=old.integrity)  # the same generations: the same seat verdict
@@ -114,9 +134,9 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         if new.generations_sha256 not in (None, recorded):
             raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
         changes = _changes(old, new)
-        return completed + _summary(old, new, changes) + record_amendment(spec, old, new, changes, reason=reason,
-                                            rule_registered=rule.registered.isoformat(),
-                                            generations_sha256=now_hash, state=state, when=when)
+        return completed + _summary(old, new, changes) + [f"cites: {citation.sentence}"] + record_amendment(
+            spec, old, new, changes, reason=reason, rule_registered=rule.registered.isoformat(),
+            generations_sha256=now_hash, state=state, when=when, citation=citation)
 
 
 def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -> list[str]:

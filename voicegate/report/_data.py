@@ -42,11 +42,15 @@ class Amendment:
     result: GateResult | None = None
     # What the amendment says changed: prose (a string, a list of lines, a mapping) or `amend`'s per-arm rows.
     changes: Any = None
+    # The prospective registration it cites: {"gate", "commit", "spec_sha256", "rule", "committed"} (None: none).
+    citation: Mapping[str, str] | None = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Amendment:
+        cited = d.get("citation")
         return cls(time=_text(d.get("time")), rule_from=_text(d.get("rule_from")), rule_to=_text(d.get("rule_to")),
-                   reason=_text(d.get("reason")), result=_result(d.get("result")), changes=d.get("changes"))
+                   reason=_text(d.get("reason")), result=_result(d.get("result")), changes=d.get("changes"),
+                   citation={str(k): str(v) for k, v in cited.items()} if isinstance(cited, Mapping) else None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +104,9 @@ class ReportData:
     # Every verbatim run per voice generation (`_copied.row_key` -> character ranges), found against the
     # training text; None when it was not at hand (only the result's listed spans are then marked).
     copied: Mapping[str, tuple[tuple[int, int], ...]] | None = None
+    # The verdict entries in the order they were written (the run's ledger): (kind, time), kind being
+    # "score", "ship" or "amend". Empty when not known: the timeline then orders events by their times.
+    events: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def current(self) -> GateResult:
@@ -127,4 +134,5 @@ class ReportData:
             max_samples=int(data.get("max_samples", DEFAULT_SAMPLES)),
             rendered_at=_text(data.get("rendered_at")),
             copied=data.get("copied"),
+            events=tuple((str(e[0]), _text(e[1])) for e in data.get("events") or ()),
         )

@@ -18,7 +18,7 @@ from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate.report._copied import verbatim_runs
-from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, ReportData
+from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, ReportData, _text
 from voicegate.run._manifest import read_manifest
 from voicegate.run._store import generations_hash, read_generations, read_rows
 from voicegate.scoring._result import GateResult, is_result
@@ -82,6 +82,8 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
     run = read_manifest(run_dir)
     rows = read_generations(spec.generations_path)
+    events = tuple((str(e.get("kind")), _text(e.get("time"))) for e in _jsonl(spec.run.ledger)
+                   if e.get("kind") in ("score", "ship", "amend"))
 
     notices: list[str] = []
     reg = load_registration(spec)
@@ -104,7 +106,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
         run=run or {}, registration=registration, seeds=tuple(str(s) for s in spec.seeds),
         prompts={p.id: p.text for p in spec.prompts}, copying=spec.copying, damage=spec.damage,
         generations=rows, max_samples=samples, rendered_at=(now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        copied=verbatim_runs(rows, spec.corpora.training, spec.copying.n, spec.run.cache),
+        copied=verbatim_runs(rows, spec.corpora.training, spec.copying.n, spec.run.cache), events=events,
     )
     current = data.current
     if reg is not None and current.spec_sha256 and current.spec_sha256 != reg.spec_sha256:

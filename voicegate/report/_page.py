@@ -37,7 +37,8 @@ from voicegate.report._copied import row_key
 from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import SHOWN_CHARS, Segment, segments, shown, word_count
-from voicegate.scoring._result import CandidateResult, Copying, Damage, GateResult, Span, Voice
+from voicegate.report._timeline import timeline
+from voicegate.scoring._result import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice
 from voicegate.spec._rules import RULES
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -186,6 +187,9 @@ def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing
         failed.append("DAMAGE")
     elif arm.damage != Damage.NO_DAMAGE:
         failed.append("?DAMAGE")
+    axis = arm.specificity
+    if axis is not None and axis.decides and axis.under(deciding) != Specific.SPECIFIC:
+        failed.append("SPECIFICITY" if axis.under(deciding) == Specific.NOT_SPECIFIC else "?SPECIFICITY")
     voice_fail = voice == Voice.FAIL
     blockers = tuple(f for f in failed if not f.startswith("?"))
     ratio_ = _finite(arm.ratios.get(deciding))
@@ -201,7 +205,8 @@ def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing
                         ratio=ratio_)
     if ships == arm.name:
         return Standing(kind="ships", label="ships", blockers=(), voice=voice, ratio=ratio_)
-    return Standing(kind="passes", label="passes all three (not the pick)", blockers=(), voice=voice, ratio=ratio_)
+    every = "every axis" if axis is not None and axis.decides else "all three"
+    return Standing(kind="passes", label=f"passes {every} (not the pick)", blockers=(), voice=voice, ratio=ratio_)
 
 
 # An amendment or decision row without a result of its own: nothing was in force.
@@ -378,6 +383,39 @@ class SpanView:
     samples: list[int]
 
 
+@dataclass(frozen=True, kw_only=True)
+class MatrixRow:
+    """One candidate's delta toward each author: the gate author's first; `top` is the author it moved toward most."""
+
+    name: str
+    deltas: list[float | None]
+    top: str | None
+    specific: Specific | str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Matrix:
+    authors: list[str]          # the gate author first, then the impostors
+    rows: list[MatrixRow]
+
+
+def author_matrix(result: GateResult, candidates: Sequence[CandidateResult]) -> Matrix | None:
+    """The candidate x author matrix of deltas (None when no impostors were registered)."""
+    imp = result.impostors
+    if imp is None:
+        return None
+    authors = [imp.author, *imp.authors]
+    rows = []
+    for c in candidates:
+        if c.specificity is None:
+            continue
+        deltas = [c.specificity.deltas.get(a) for a in authors]
+        known = [(d, a) for d, a in zip(deltas, authors) if d is not None]
+        rows.append(MatrixRow(name=c.name, deltas=deltas, top=max(known)[1] if known else None,
+                              specific=c.specificity.under(result.rule)))
+    return Matrix(authors=authors, rows=rows)
+
+
 def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
     """The template's context. `data` is a `ReportData`, or the same as plain JSON-like data."""
     if not isinstance(data, ReportData):
@@ -457,6 +495,9 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "signature": current.signature, "signature_text": current.signature_text,
         "plots": plots,
         "counts": _counts(data.generations),
+        "impostors": current.impostors,
+        "matrix": author_matrix(current, candidates),
+        "timeline": timeline(data),
     }
 
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from voicegate._clip import clip
-from voicegate.scoring._result import CandidateResult, GateResult
+from voicegate.scoring._result import CandidateResult, GateResult, Specificity
 from voicegate.spec._rules import RULES
 
 
@@ -32,7 +32,7 @@ def _num(x: float | None, digits: int = 3, signed: bool = False) -> str:
 def _verdict(v: str | None) -> Text:
     if v is None:
         return Text("-")
-    good = v in ("PASS", "NOT-COPIED", "NO-DAMAGE")
+    good = v in ("PASS", "NOT-COPIED", "NO-DAMAGE", "SPECIFIC")
     return Text(v, style="bold green" if good else "bold red")
 
 
@@ -125,6 +125,106 @@ def rule_table(result: GateResult) -> Table:
     return t
 
 
+def _binding_cell(axis: Specificity, rid: str) -> str:
+    """'George Eliot +0.229 vs 0.225 (1.0x)': the impostor that decides under `rid`, its margin, floor and ratio."""
+    who = axis.binding.get(rid)
+    margin = axis.margins.get(who) if who else None
+    return f"{who or '-'} {_num(margin, signed=True)} vs {_num(axis.floors.get(rid))} ({ratio_text(axis.ratios.get(rid))})"
+
+
+def _nearest_cell(axis: Specificity) -> str:
+    return f"{axis.nearest or '-'} ({_num(axis.margin, signed=True)})"
+
+
+def specificity_table(result: GateResult) -> Table | None:
+    """Each candidate's margins over the impostors, both rules' floors and verdicts side by side (None: unchecked)."""
+    imp = result.impostors
+    if imp is None:
+        return None
+    rule = result.rule
+    t = Table(title=f"{result.gate}: author specificity ({imp.mode})", title_justify="left",
+              caption="margin over an impostor = delta_cb minus the delta toward that impostor; its floor is the seed "
+                      "spread of (distance to the author minus distance to the impostor) under each rule. SPECIFIC: "
+                      "every margin above its floor; shown, the impostor that decides", caption_justify="left")
+    t.add_column("arm", no_wrap=True)
+    t.add_column("nearest impostor\n(margin)", no_wrap=True)
+    for rid in RULES:
+        t.add_column(f"deciding impostor: margin vs floor\n{_rule_label(rid, rule)}", no_wrap=True)
+    for rid in RULES:
+        t.add_column(f"SPECIFIC\n{_rule_label(rid, rule)}", no_wrap=True)
+    t.add_column("DISAGREE", no_wrap=True)
+    for arm in result.candidates:
+        axis = arm.specificity
+        if axis is None:
+            continue
+        row: list[Any] = [arm.name, _nearest_cell(axis), *(_binding_cell(axis, rid) for rid in RULES),
+                          *(_verdict(axis.under(rid)) for rid in RULES),
+                          Text("DISAGREE", style="bold yellow") if axis.disagree else ""]
+        t.add_row(*row)
+    return t
+
+
+def specificity_rows(result: GateResult) -> Text:
+    """The specificity table for a narrow terminal, as lines (a verdict is never elided): one per (candidate, rule)."""
+    rule = result.rule
+    out = Text(f"{result.gate}: author specificity\n")
+    for arm in result.candidates:
+        axis = arm.specificity
+        if axis is None:
+            continue
+        out.append(f"  {arm.name}: nearest impostor {_nearest_cell(axis)}"
+                   f"{'  DISAGREE' if axis.disagree else ''}\n")
+        for rid in RULES:
+            out.append(f"    {_rule_label(rid, rule)}: ")
+            out.append(_verdict(axis.under(rid)))
+            out.append(f" (deciding impostor {_binding_cell(axis, rid)})\n")
+    out.rstrip()
+    return out
+
+
+def author_matrix(result: GateResult) -> Table | None:
+    """delta toward each author's held-out text, one row per candidate: the gate author's column marked *,
+    each row's largest delta in bold (which author each voice really moves toward)."""
+    imp = result.impostors
+    if imp is None:
+        return None
+    authors = [imp.author, *imp.authors]
+    t = Table(title="delta toward each author's text (* the gate author; bold: the row's largest)",
+              title_justify="left")
+    t.add_column("arm", no_wrap=True)
+    for i, author in enumerate(authors):
+        t.add_column(f"{author}{' *' if i == 0 else ''}", justify="right")
+    for arm in result.candidates:
+        if arm.specificity is None:
+            continue
+        deltas = arm.specificity.deltas
+        top = max((d for d in deltas.values() if d is not None), default=None)
+        t.add_row(arm.name, *(Text(_num(deltas.get(a), signed=True),
+                                   style="bold" if deltas.get(a) is not None and deltas.get(a) == top else "")
+                              for a in authors))
+    return t
+
+
+def author_rows(result: GateResult) -> Text:
+    """The author matrix for a narrow terminal, as lines: each candidate's delta toward every author."""
+    imp = result.impostors
+    authors = [] if imp is None else [imp.author, *imp.authors]
+    out = Text("delta toward each author's text (* the gate author; bold: the candidate's largest)\n")
+    for arm in result.candidates:
+        if arm.specificity is None:
+            continue
+        deltas = arm.specificity.deltas
+        top = max((d for d in deltas.values() if d is not None), default=None)
+        out.append(f"  {arm.name}:")
+        for i, a in enumerate(authors):
+            d = deltas.get(a)
+            out.append(f"{',' if i else ''} {a}{' *' if i == 0 else ''} ")
+            out.append(_num(d, signed=True), style="bold" if d is not None and d == top else "")
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
 _COPYING_COLUMNS = (("overlap", "right"), ("vs control", "right"), ("longest run", "right"), ("COPYING", "left"))
 _DAMAGE_COLUMNS = (("degeneration", "right"), ("truncated", "right"), ("probes passed", "right"), ("DAMAGE", "left"))
 
@@ -163,10 +263,23 @@ def safety_table(result: GateResult, *, copying: bool = True, damage: bool = Tru
 
 def ship_line(result: GateResult) -> str:
     arm = result.candidate(result.ships) if result.ships else None
+    decides = result.impostors is not None and result.impostors.mode == "decides"
     if arm is not None:
+        specific = f", {arm.specificity.under(result.rule)}" if arm.specificity is not None else ""
         return (f"ships: {result.ships} (VOICE PASS {ratio_text(arm.ratio)} under {result.rule}, "
-                f"{arm.copying}, {arm.damage})")
-    return f"ships: none (no candidate passes VOICE, COPYING and DAMAGE under {result.rule})"
+                f"{arm.copying}, {arm.damage}{specific})")
+    axes = "VOICE, SPECIFIC, COPYING and DAMAGE" if decides else "VOICE, COPYING and DAMAGE"
+    return f"ships: none (no candidate passes {axes} under {result.rule})"
+
+
+def specificity_line(result: GateResult) -> str:
+    """Whether specificity was checked, and how it counts: printed under every table."""
+    imp = result.impostors
+    if imp is None:
+        return "specificity: not checked (no impostors registered; a VOICE PASS says 'toward the author's text', " \
+               "not 'toward this author rather than another')"
+    how = "decides (a NOT-SPECIFIC candidate cannot ship)" if imp.mode == "decides" else "reported, not deciding"
+    return f"specificity: {how}; impostors: {', '.join(imp.authors)}"
 
 
 def ruler_lines(result: GateResult) -> list[str]:
@@ -212,14 +325,18 @@ def _fits(table: Table, width: int) -> bool:
     return Console(width=10_000).measure(table).maximum <= width
 
 
-def score_tables(result: GateResult, width: int) -> list[Table]:
+def score_tables(result: GateResult, width: int) -> list[Table | Text]:
     """The wide tables when they fit in `width` columns, else the same cells in narrower tables.
 
     Rich would elide cells of a table wider than the terminal; a floor or DISAGREE cut short
     is a wrong reading, so a narrow terminal gets more, narrower tables instead.
     """
     wide = voice_table(result)
-    tables = [wide] if _fits(wide, width) else [seed_table(result), rule_table(result)]
+    tables: list[Table | Text] = [wide] if _fits(wide, width) else [seed_table(result), rule_table(result)]
+    for full, narrow in ((specificity_table, specificity_rows), (author_matrix, author_rows)):
+        table = full(result)
+        if table is not None:
+            tables.append(table if _fits(table, width) else narrow(result))
     # A result always carries copying statistics now; older hand-made ones had none to show.
     if any(a.overlap is not None for a in result.arms):
         both = safety_table(result)
@@ -231,6 +348,7 @@ def score_tables(result: GateResult, width: int) -> list[Table]:
 def renderables(result: GateResult, width: int = 130) -> Group:
     parts: list[Any] = list(score_tables(result, width))
     parts.append(Text(ship_line(result), style="bold"))
+    parts.append(Text(specificity_line(result)))
     if len(result.replicas) > 1:
         parts.append(Text("replicas (every arm of a cell on one): " + "; ".join(r.line() for r in result.replicas)))
     if result.integrity is not None:

@@ -196,17 +196,7 @@ class Cache:
                                  training_chunks=int(nums[4]))
         else:
             self.misses += 1
-            ref = self.reference(heldout, background, mfw=mfw, chunk=chunk)
-            index = ref.index()
-            n_words = len(index)
-
-            def chunks(paths: Sequence[Path]) -> Chunks:
-                return Chunks.stack([chunk_counts(self.doc(p), index, chunk) for p in paths], n_words)
-
-            held_docs = [self.doc(p) for p in heldout]
-            held_counts = sum((word_counts(index, d) for d in held_docs), np.zeros(n_words))
-            ruler = ruler_check(ref, chunks(heldout), held_counts, float(sum(len(d) for d in held_docs)),
-                                chunks(background), chunks(training))
+            ruler = self._ruler_check(heldout, background, background, training, mfw=mfw, chunk=chunk)
             nan = float("nan")
             self._save(name, numbers=np.asarray([
                 nan if ruler.heldout_auc is None else ruler.heldout_auc,
@@ -214,6 +204,41 @@ class Cache:
                 ruler.heldout_chunks, ruler.background_chunks, ruler.training_chunks], dtype=float))
         self._memo[name] = ruler
         return ruler
+
+    def _ruler_check(self, target: Sequence[Path], background: Sequence[Path], far: Sequence[Path],
+                     training: Sequence[Path], *, mfw: int, chunk: int) -> RulerNumbers:
+        """`ruler_check` under the reference of (target, background): target chunks against `far` chunks,
+        `training` chunks against `far` chunks (`_ruler`)."""
+        ref = self.reference(target, background, mfw=mfw, chunk=chunk)
+        index = ref.index()
+        n_words = len(index)
+
+        def chunks(paths: Sequence[Path]) -> Chunks:
+            return Chunks.stack([chunk_counts(self.doc(p), index, chunk) for p in paths], n_words)
+
+        docs = [self.doc(p) for p in target]
+        counts = sum((word_counts(index, d) for d in docs), np.zeros(n_words))
+        return ruler_check(ref, chunks(target), counts, float(sum(len(d) for d in docs)), chunks(far), chunks(training))
+
+    def impostor_ruler(self, target: Sequence[Path], background: Sequence[Path], gate_heldout: Sequence[Path], *,
+                       mfw: int, chunk: int) -> float | None:
+        """Can an impostor's ruler tell its text from the gate author's? The AUC that an impostor chunk is
+        nearer the impostor's profile (itself left out) than a chunk of the gate author's held-out text is."""
+        name = "impostor-ruler-" + _key("impostor-ruler", RULER_METHOD, self.corpus_sha256(target),
+                                        self.corpus_sha256(background), self.corpus_sha256(gate_heldout), mfw, chunk)
+        if name in self._memo:
+            return self._memo[name]  # type: ignore[return-value]
+        data = self._load(name)
+        if data is not None:
+            self.hits += 1
+            value = float(data["auc"])
+            auc = None if np.isnan(value) else value
+        else:
+            self.misses += 1
+            auc = self._ruler_check(target, background, gate_heldout, (), mfw=mfw, chunk=chunk).heldout_auc
+            self._save(name, auc=np.asarray(float("nan") if auc is None else auc))
+        self._memo[name] = auc
+        return auc
 
     def index(self, training: Sequence[Path], *, n: int) -> NgramIndex:
         name = "ngrams-" + _key("ngrams", self.corpus_sha256(training), n)

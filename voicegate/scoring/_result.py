@@ -41,6 +41,11 @@ class Damage(StrEnum):
     DAMAGE = "DAMAGE"
 
 
+class Specific(StrEnum):
+    SPECIFIC = "SPECIFIC"
+    NOT_SPECIFIC = "NOT-SPECIFIC"
+
+
 class Role(StrEnum):
     BASE = "base"
     CANDIDATE = "candidate"
@@ -144,6 +149,64 @@ class Bootstrap:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Specificity:
+    """One candidate's specificity axis (`_specificity`): toward the gate author more than toward each impostor?"""
+
+    decides: bool = False
+    verdict: Mapping[str, Specific | str] = field(default_factory=dict)   # rule id -> SPECIFIC / NOT-SPECIFIC
+    disagree: bool = False
+    margin: float | None = None          # delta_cb − the largest delta toward any impostor
+    nearest: str | None = None           # the impostor it moved toward most
+    binding: Mapping[str, str] = field(default_factory=dict)   # rule id -> the impostor that decides under it
+    floors: Mapping[str, float | None] = field(default_factory=dict)   # rule id -> floor against that impostor
+    ratios: Mapping[str, float | None] = field(default_factory=dict)   # rule id -> its margin / floor
+    deltas: Mapping[str, float | None] = field(default_factory=dict)   # author -> delta toward her, gate author first
+    margins: Mapping[str, float | None] = field(default_factory=dict)  # impostor -> delta_cb − delta toward her
+
+    def under(self, rule: str) -> Specific | str | None:
+        return self.verdict.get(rule)
+
+    def to_json(self) -> JSON:
+        return {"decides": self.decides, "verdict": {k: _plain(v) for k, v in self.verdict.items()},
+                "disagree": self.disagree, "margin": self.margin, "nearest": self.nearest,
+                "binding": dict(self.binding), "floors": dict(self.floors), "ratios": dict(self.ratios),
+                "deltas": dict(self.deltas), "margins": dict(self.margins)}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Specificity:
+        verdict: dict[str, Specific | str] = {}
+        for k, v in _mapping(d.get("verdict")).items():
+            e = _enum(Specific, v)
+            if e is not None:
+                verdict[str(k)] = e
+        return cls(decides=bool(d.get("decides", False)), verdict=verdict, disagree=bool(d.get("disagree", False)),
+                   margin=d.get("margin"), nearest=d.get("nearest"),
+                   binding={str(k): str(v) for k, v in _mapping(d.get("binding")).items()},
+                   floors=_mapping(d.get("floors")), ratios=_mapping(d.get("ratios")),
+                   deltas=_mapping(d.get("deltas")), margins=_mapping(d.get("margins")))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Impostors:
+    """What the specificity axis measured against: the gate author, the impostors, and their rulers."""
+
+    author: str
+    mode: str                                    # decides | reported (voice.specificity)
+    authors: tuple[str, ...] = ()                # the impostors, in the spec's order
+    # impostor -> AUC that its ruler tells its text from the gate author's (None: the view has no such check)
+    ruler_auc: Mapping[str, float | None] = field(default_factory=dict)
+
+    def to_json(self) -> JSON:
+        return {"author": self.author, "mode": self.mode, "authors": list(self.authors),
+                "ruler_auc": dict(self.ruler_auc)}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Impostors:
+        return cls(author=str(d.get("author", "")), mode=str(d.get("mode", "")),
+                   authors=tuple(str(a) for a in d.get("authors") or ()), ruler_auc=_mapping(d.get("ruler_auc")))
+
+
+@dataclass(frozen=True, kw_only=True)
 class ArmResult:
     """Every arm, the base carrier included: its distances and its copying and damage statistics."""
 
@@ -218,6 +281,8 @@ class CandidateResult(ArmResult):
     damage: Damage | str | None = None
     bootstrap: Bootstrap | None = None
     identical_to_base: int | None = None
+    # The specificity axis; None when the spec registers no impostors ("not checked").
+    specificity: Specificity | None = None
 
     def to_json(self) -> JSON:
         out = self._head()
@@ -229,6 +294,8 @@ class CandidateResult(ArmResult):
                     "bootstrap": None if self.bootstrap is None else self.bootstrap.to_json()})
         if self.identical_to_base is not None:
             out["identical_to_base"] = self.identical_to_base
+        if self.specificity is not None:
+            out["specificity"] = self.specificity.to_json()
         return out
 
     @classmethod
@@ -244,7 +311,9 @@ class CandidateResult(ArmResult):
                    disagree=bool(d.get("disagree", False)), copying=_enum(Copying, d.get("copying")),
                    damage=_enum(Damage, d.get("damage")),
                    bootstrap=Bootstrap.from_json(boot) if isinstance(boot, Mapping) else None,
-                   identical_to_base=d.get("identical_to_base"))
+                   identical_to_base=d.get("identical_to_base"),
+                   specificity=Specificity.from_json(spec) if isinstance(spec := d.get("specificity"), Mapping)
+                   else None)
 
     def voice_under(self, rule: str) -> Voice | str | None:
         return self.voice.get(rule)
@@ -463,6 +532,8 @@ class GateResult:
     integrity: Integrity | None = None
     # Which replica produced which scored rows; empty when the rows name none (imported, older runs).
     replicas: tuple[ReplicaShare, ...] = ()
+    # The specificity axis's impostors; None when the spec registers none.
+    impostors: Impostors | None = None
 
     @property
     def candidates(self) -> tuple[CandidateResult, ...]:
@@ -508,6 +579,8 @@ class GateResult:
             out["replicas"] = [r.to_json() for r in self.replicas]
         if self.ruler:
             out["ruler"] = {view: check.to_json() for view, check in self.ruler.items()}
+        if self.impostors is not None:
+            out["impostors"] = self.impostors.to_json()
         out.update({"warnings": list(self.warnings), "signature": dict(self.signature),
                     "signature_text": self.signature_text})
         return out
@@ -529,7 +602,8 @@ class GateResult:
                    signature=_mapping(d.get("signature")), signature_text=d.get("signature_text"),
                    integrity=Integrity.from_json(integrity) if isinstance(integrity, Mapping) else None,
                    replicas=tuple(ReplicaShare.from_json(r) for r in d.get("replicas") or ()
-                                  if isinstance(r, Mapping)))
+                                  if isinstance(r, Mapping)),
+                   impostors=Impostors.from_json(imp) if isinstance(imp := d.get("impostors"), Mapping) else None)
 
 
 def is_result(d: Any) -> bool:

@@ -10,18 +10,17 @@ from one computation, so they carry the same verdicts and the same pick.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate.run._store import generations_hash, row_key
-from voicegate.scoring import _damage, _embedding, _stylometric
+from voicegate.scoring import _damage
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._cache import Cache
+from voicegate.scoring._cells import Cells
 from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
 from voicegate.scoring._harness import identical_to_base
 from voicegate.scoring._result import (
@@ -32,22 +31,21 @@ from voicegate.scoring._result import (
     Counts,
     Degeneration,
     GateResult,
+    Impostors,
     RulerCheck,
     Span,
 )
 from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC, RulerNumbers
 from voicegate.scoring._signature import signature, signature_text
+from voicegate.scoring._specificity import specificity
 from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd
-from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED, spec_sha256
+from voicegate.scoring._views import Encoder, Target, View, gate_target, impostor_targets, view_of
+from voicegate.spec._registration import spec_sha256
 from voicegate.spec._rules import get_rule
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import as_named
 
 Row = dict[str, Any]
-Distances = dict[str, dict[int, float]]
-Pool = Callable[[np.ndarray], np.ndarray]  # prompt weights (B x P) -> B distances
-PoolOf = Callable[[str, int, Sequence[str]], Pool]
-Encoder = Callable[[list[str]], np.ndarray]
 SPANS = 5
 SPAN_CHARS = 400
 
@@ -115,69 +113,12 @@ def check_rows(spec: GateSpec, rows: Iterable[Row]) -> tuple[list[Row], list[Row
     return voice, probe
 
 
-class _Cells:
-    """Voice rows grouped by (arm, seed), with each generation's token ids over one shared vocabulary."""
-
-    def __init__(self, rows: Sequence[Row], cache: Cache):
-        self.rows = list(rows)
-        self.vocab, self.ids = cache.generation_tokens([r["text"] for r in self.rows])
-        self.lengths = np.asarray([len(i) for i in self.ids], dtype=float)
-        self.by_cell: dict[tuple[str, int], list[int]] = {}
-        for i, r in enumerate(self.rows):
-            self.by_cell.setdefault((r["arm"], int(r["seed"])), []).append(i)
-
-    def tokens(self, i: int, start: int = 0, stop: int | None = None) -> list[str]:
-        return [self.vocab[t] for t in self.ids[i][start:stop].tolist()]
-
-    def arm_rows(self, arm: str) -> list[int]:
-        return [i for i, r in enumerate(self.rows) if r["arm"] == arm]
-
-    def aligned(self, arms: Sequence[str], seeds: Sequence[int]) -> list[str]:
-        """Prompt ids present in every (arm, seed) cell of these arms, in row order."""
-        sets = [{str(self.rows[i]["prompt_id"]) for i in self.by_cell[(a, s)]} for a in arms for s in seeds]
-        common = set.intersection(*sets)
-        first = self.by_cell[(arms[0], seeds[0])]
-        return [str(self.rows[i]["prompt_id"]) for i in first if str(self.rows[i]["prompt_id"]) in common]
-
-    def cell_matrix(self, arm: str, seed: int, prompts: Sequence[str], per_row: np.ndarray) -> np.ndarray:
-        at = {str(self.rows[i]["prompt_id"]): i for i in self.by_cell[(arm, seed)]}
-        return per_row[[at[p] for p in prompts]]
-
-
-def _stylometric_view(spec: GateSpec, cache: Cache, cells: _Cells) -> tuple[Distances, PoolOf]:
-    v = spec.voice
-    ref = cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=v.mfw, chunk=v.chunk)
-    counts = _stylometric.count_matrix(ref.index(), cells.vocab, cells.ids)
-    totals = cells.lengths
-    dist: Distances = {}
-    for (arm, seed), rows in cells.by_cell.items():
-        dist.setdefault(arm, {})[seed] = float(_stylometric.cosine_delta(ref, counts[rows].sum(0), totals[rows].sum()))
-
-    def pool(arm: str, seed: int, prompts: Sequence[str]) -> Pool:
-        return _stylometric.pooled_delta(ref, cells.cell_matrix(arm, seed, prompts, counts),
-                                         cells.cell_matrix(arm, seed, prompts, totals))
-
-    return dist, pool
-
-
-def _ruler_numbers(spec: GateSpec, cache: Cache) -> RulerNumbers | None:
-    """The ruler check's numbers for the deciding view, from the registered corpora alone (`_ruler`).
-
-    The stylometric view's ruler is its reference (held-out + background, MFW, z-scores);
-    the embedding view has no ruler check yet (None).
-    """
-    if spec.voice.view != "stylometric":
-        return None
-    v = spec.voice
-    return cache.ruler(spec.corpora.heldout, spec.corpora.background, spec.corpora.training, mfw=v.mfw, chunk=v.chunk)
-
-
-def _ruler_checks(nums: RulerNumbers | None, digits: int | None = DIGITS) -> dict[str, RulerCheck]:
+def _ruler_checks(nums: RulerNumbers | None, view: str, digits: int | None = DIGITS) -> dict[str, RulerCheck]:
     """The ruler check as a result carries it, its AUCs rounded to `digits` (no key without a ruler)."""
     if nums is None:
         return {}
-    return {"stylometric": RulerCheck(
-        view="stylometric", method=RULER_METHOD, heldout_auc=rnd(nums.heldout_auc, digits),
+    return {view: RulerCheck(
+        view=view, method=RULER_METHOD, heldout_auc=rnd(nums.heldout_auc, digits),
         author_auc=rnd(nums.author_auc, digits),
         heldout_chunks=nums.heldout_chunks, background_chunks=nums.background_chunks,
         training_chunks=nums.training_chunks, threshold=RULER_MIN_AUC, ok=nums.ok)}
@@ -197,24 +138,12 @@ def ruler_warnings(checks: dict[str, RulerCheck]) -> list[str]:
     return out
 
 
-def _embedding_view(spec: GateSpec, cache: Cache, cells: _Cells, *,
-                    encode: Encoder | None = None) -> tuple[Distances, PoolOf, str]:
-    v = spec.voice
-    mid, local = _embedding.model_id(v.model or "", v.revision, spec.root)
-    encode = encode or _embedding.loader(v.model or "", v.revision, local)
-    h_chunks = [c for p in spec.corpora.heldout
-                for c in _embedding.chunk_words(cache.read_text(p), spec.expected_words)]
-    target = _embedding.centroid(cache.embeddings(mid, h_chunks, encode))
-    emb = _embedding.normalize_rows(cache.embeddings(mid, [r["text"] for r in cells.rows], encode))
-    dist: Distances = {}
-    for (arm, seed), rows in cells.by_cell.items():
-        dist.setdefault(arm, {})[seed] = _embedding.centroid_distance(emb[rows], target)
-
-    def pool(arm: str, seed: int, prompts: Sequence[str]) -> Pool:
-        x = cells.cell_matrix(arm, seed, prompts, emb)
-        return lambda w: np.atleast_1d(_stylometric.cosine_distance(w @ x, target))
-
-    return dist, pool, mid
+def impostor_warnings(aucs: dict[str, float | None], author: str) -> list[str]:
+    """One warning per impostor whose ruler cannot tell her text from the gate author's."""
+    return [f"the ruler of impostor {name!r} cannot tell that author's text from {author}'s (chunk AUC {auc:.3f}, "
+            f"under {RULER_MIN_AUC}): a margin against that impostor measures little; choose impostors the ruler "
+            "can tell apart"
+            for name, auc in aucs.items() if auc is not None and auc < RULER_MIN_AUC]
 
 
 def _degeneration(d: dict[str, Any], digits: int | None) -> Degeneration:
@@ -230,7 +159,7 @@ class _Copy(NamedTuple):
     spans: tuple[Span, ...]
 
 
-def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats: Any, index: Any) -> tuple[Span, ...]:
+def _spans(spec: GateSpec, cells: Cells, arm_rows: list[int], stats: Any, index: Any) -> tuple[Span, ...]:
     out = []
     for run in stats.runs:
         row = cells.rows[arm_rows[run.generation]]
@@ -242,20 +171,28 @@ def _spans(spec: GateSpec, cells: _Cells, arm_rows: list[int], stats: Any, index
     return tuple(out)
 
 
+def _targets(spec: GateSpec) -> tuple[Target, ...]:
+    return (gate_target(spec), *impostor_targets(spec))
+
+
 def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
-    """Fill the corpus side of the cache (tokens, the stylometric reference and its ruler check, the
-    n-gram index) from the corpora alone: `register` calls it, so the first `score` is as fast as the next.
+    """Fill the corpus side of the cache (tokens, each target's reference and ruler check, the n-gram
+    index) from the corpora alone: `register` calls it, so the first `score` is as fast as the next.
 
     Only what depends on the generations (their tokens) is left for `score`."""
     cache = Cache(cache_dir, write=True)
-    corpus_files = spec.corpora.training
-    if spec.voice.view == "stylometric":
-        corpus_files = (*spec.corpora.heldout, *spec.corpora.background, *corpus_files)
-    cache.prefetch_docs(corpus_files)
-    if spec.voice.view == "stylometric":
-        cache.reference(spec.corpora.heldout, spec.corpora.background, mfw=spec.voice.mfw, chunk=spec.voice.chunk)
-        _ruler_numbers(spec, cache)
+    view = view_of(spec)
+    targets = _targets(spec)
+    cache.prefetch_docs((*view.corpus_files(targets), *spec.corpora.training))
+    view.warm(cache, targets)
+    _rulers(view, cache, targets)
     cache.index(spec.corpora.training, n=spec.copying.n)
+
+
+def _rulers(view: View, cache: Cache, targets: Sequence[Target]) -> tuple[RulerNumbers | None, dict[str, float | None]]:
+    """The gate target's ruler check and, per impostor, whether its ruler tells it from the gate author."""
+    gate, *impostors = targets
+    return view.ruler(cache, gate), {t.author: view.impostor_ruler(cache, t, gate) for t in impostors}
 
 
 class Scored(NamedTuple):
@@ -283,31 +220,27 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     rule_id = get_rule(rule or spec.floor_rule).id
     voice_rows, probe_rows = check_rows(spec, rows)
     cache = Cache(cache_dir, write=write_cache)
-    cells = _Cells(voice_rows, cache)
+    cells = Cells(voice_rows, cache)
     base = spec.base.name
     cand_names = [a.name for a in spec.candidates]
     warnings: list[str] = []
 
-    # -- voice distance d(a, s) ------------------------------------------------
-    embedding_model = None
-    corpus_files = spec.corpora.training
-    if spec.voice.view == "stylometric":
-        corpus_files = (*spec.corpora.heldout, *spec.corpora.background, *corpus_files)
-    cache.prefetch_docs(corpus_files)
-    if spec.voice.view == "stylometric":
-        dist, pool = _stylometric_view(spec, cache, cells)
-        words = int(min(cells.lengths[rs].sum() for rs in cells.by_cell.values()))
-        if words < MIN_WORDS_PER_ARM_SEED:
-            warnings.append(f"smallest (arm, seed) pool has {words:,} words; Cosine Delta needs "
-                            f"~{MIN_WORDS_PER_ARM_SEED:,} to be reliable")
-    else:
-        dist, pool, embedding_model = _embedding_view(spec, cache, cells, encode=encode)
-    ruler = _ruler_numbers(spec, cache)
-    rulers = _ruler_checks(ruler)
+    # -- voice distance d(a, s), toward the gate author and toward each impostor -----------
+    view = view_of(spec, encode=encode)
+    targets = _targets(spec)
+    cache.prefetch_docs((*view.corpus_files(targets), *spec.corpora.training))
+    measured = view.measure(cache, cells, targets[0])
+    dist, pool = measured.distances, measured.pool
+    toward = {t.author: view.measure(cache, cells, t).distances for t in targets[1:]}
+    words = int(min(cells.lengths[rs].sum() for rs in cells.by_cell.values()))
+    if view.reliable_words is not None and words < view.reliable_words:
+        warnings.append(f"smallest (arm, seed) pool has {words:,} words; {view.title} needs "
+                        f"~{view.reliable_words:,} to be reliable")
+    ruler, impostor_aucs = _rulers(view, cache, targets)
+    rulers = _ruler_checks(ruler, view.name)
     warnings += ruler_warnings(rulers)  # the ok flag and the AUCs it quotes: the same at either precision
-    pool_words: dict[str, dict[str, int]] = {}
-    for (arm_name, seed), rs in cells.by_cell.items():
-        pool_words.setdefault(arm_name, {})[str(seed)] = int(cells.lengths[rs].sum())
+    warnings += impostor_warnings(impostor_aucs, spec.author)
+    pool_words = cells.pool_words()
 
     # -- copying ---------------------------------------------------------------
     index = cache.index(spec.corpora.training, n=spec.copying.n)
@@ -365,23 +298,26 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
             + "): the damage verdict compares pass rates over different probes; run `voicegate generate` to "
               "complete them")
 
-    corpus = sha256_json({k: cache.corpus_sha256(getattr(spec.corpora, k))
-                          for k in ("heldout", "training", "background")})
+    corpora: dict[str, Any] = {k: cache.corpus_sha256(getattr(spec.corpora, k))
+                               for k in ("heldout", "training", "background")}
+    if spec.corpora.impostors:  # a key only where there are impostors: older results keep their hash
+        corpora["impostors"] = {imp.author: cache.corpus_sha256(imp.files) for imp in spec.corpora.impostors}
     sig = signature(
-        view=spec.voice.view,
-        mfw=spec.voice.mfw if spec.voice.view == "stylometric" else None,
-        chunk=spec.voice.chunk if spec.voice.view == "stylometric" else None,
-        n=spec.copying.n, tolerance=spec.copying.tolerance, max_run=spec.copying.max_run,
+        view=view, n=spec.copying.n, tolerance=spec.copying.tolerance, max_run=spec.copying.max_run,
         damage_tolerance=spec.damage.tolerance, truncation_decides=spec.damage.truncation_decides,
-        embedding_model=embedding_model if spec.voice.view == "embedding" else None,
-        embedding_revision=spec.voice.revision if spec.voice.view == "embedding" else None,
         rule=rule_id, spec_sha256=spec_sha256(spec), generations_sha256=generations_hash(rows),
-        corpus_sha256=corpus)
+        corpus_sha256=sha256_json(corpora),
+        specificity=spec.voice.specificity if spec.corpora.impostors else None)
+    impostors = None if not toward else Impostors(
+        author=spec.author, mode=spec.voice.specificity, authors=tuple(toward),
+        ruler_auc={a: rnd(auc) for a, auc in impostor_aucs.items()})
 
     # -- verdicts, assembled at a precision ----------------------------------------
     def assemble(digits: int | None) -> GateResult:
-        decided = decide(dist, base, cand_names, rule=rule_id, copying=copying, damage=damage, prefer=spec.prefer,
-                         digits=digits)
+        axis = {a: specificity(dist, toward, base, a, author=spec.author, decides=spec.voice.specificity == "decides",
+                               digits=digits) for a in cand_names} if toward else {}
+        decided = decide(dist, base, cand_names, rule=rule_id, copying=copying, damage=damage, specificity=axis,
+                         prefer=spec.prefer, digits=digits)
         voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
         arms_out: list[ArmResult] = []
         for arm in spec.arms:
@@ -401,13 +337,15 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
             arms_out.append(CandidateResult(
                 **common, delta_cb=v.delta_cb, floors=v.floors, voice=v.voice, ratios=v.ratios, ratio=v.ratio,
                 disagree=v.disagree, copying=v.copying, damage=v.damage, identical_to_base=identical[arm.name],
+                specificity=axis.get(arm.name),
                 bootstrap=None if boot is None else Bootstrap(**{**boot, "low": rnd(boot["low"], digits),
                                                                   "high": rnd(boot["high"], digits),
                                                                   "bias": rnd(boot["bias"], digits)})))
         return GateResult(gate=spec.gate, rule=rule_id, ships=decided.ships,
                           control=Control(arm=base, overlap=rnd(control, digits)), arms=tuple(arms_out),
                           counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
-                          ruler=_ruler_checks(ruler, digits),
-                          warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig))
+                          ruler=_ruler_checks(ruler, view.name, digits),
+                          warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig),
+                          impostors=impostors)
 
     return Scored(recorded=assemble(DIGITS), full=assemble(None))

@@ -6,12 +6,15 @@ registered inputs; a reader quoting a number quotes its signature with it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voicegate._version import __version__
 from voicegate.scoring._bootstrap import BOOTSTRAP_SEED, LEVEL, RESAMPLES
 from voicegate.scoring._tokens import TOKENIZER_NAME
 from voicegate.spec._rules import RULES, get_rule
+
+if TYPE_CHECKING:
+    from voicegate.scoring._views import View
 
 
 def installed_version(name: str) -> str | None:
@@ -38,24 +41,26 @@ def installed_version(name: str) -> str | None:
         return None
 
 
-def signature(*, view: str, mfw: int | None, chunk: int | None, n: int, tolerance: float, max_run: int,
-              damage_tolerance: float, truncation_decides: bool, embedding_model: str | None,
-              embedding_revision: str | None, rule: str, spec_sha256: str, generations_sha256: str,
-              corpus_sha256: str) -> dict[str, Any]:
+def signature(*, view: View, n: int, tolerance: float, max_run: int, damage_tolerance: float,
+              truncation_decides: bool, rule: str, spec_sha256: str, generations_sha256: str,
+              corpus_sha256: str, specificity: str | None = None) -> dict[str, Any]:
+    """`specificity`: the registered `voice.specificity` when the spec has impostors (a key only then, so
+    a result without impostors keeps the bytes it always had)."""
     import numpy
 
-    return {
-        "view": view,
-        "mfw": mfw,
-        "chunk": chunk,
+    params = view.signature()
+    sig: dict[str, Any] = {
+        "view": view.name,
+        "mfw": params["mfw"],
+        "chunk": params["chunk"],
         "n": n,
         "copying_tolerance": tolerance,
         "max_run": max_run,
         "damage_tolerance": damage_tolerance,
         "truncation_decides": truncation_decides,
         "tokenizer": TOKENIZER_NAME,
-        "embedding_model": embedding_model,
-        "embedding_revision": embedding_revision,
+        "embedding_model": params["embedding_model"],
+        "embedding_revision": params["embedding_revision"],
         "rule": get_rule(rule).signature,
         "rules": {rid: r.signature for rid, r in sorted(RULES.items())},
         "bootstrap": f"paired-prompt-cluster,percentile-recentred,B={RESAMPLES},level={LEVEL},seed={BOOTSTRAP_SEED}",
@@ -66,15 +71,16 @@ def signature(*, view: str, mfw: int | None, chunk: int | None, n: int, toleranc
         "generations_sha256": generations_sha256,
         "corpus_sha256": corpus_sha256,
     }
+    if specificity is not None:
+        sig["specificity"] = f"impostors,{specificity},margin-floor-per-impostor@1"
+    return sig
 
 
 def signature_text(sig: dict[str, Any]) -> str:
     """One line, `key:value|...`, short hashes: the form printed under a table."""
-    parts = [f"view:{sig['view']}"]
-    if sig["view"] == "stylometric":
-        parts += [f"mfw:{sig['mfw']}", f"chunk:{sig['chunk']}"]
-    else:
-        parts += [f"emb:{sig['embedding_model']}", f"rev:{sig['embedding_revision'] or '-'}"]
+    from voicegate.scoring._views import VIEWS
+
+    parts = [f"view:{sig['view']}", *VIEWS[sig["view"]].signature_parts(sig)]
     parts += [
         f"n:{sig['n']}", f"tol:{sig['copying_tolerance']}", f"maxrun:{sig['max_run']}",
         f"dmg:{sig['damage_tolerance']}{'+trunc' if sig['truncation_decides'] else ''}",
@@ -84,4 +90,6 @@ def signature_text(sig: dict[str, Any]) -> str:
         f"spec:{sig['spec_sha256'][:12]}", f"gens:{sig['generations_sha256'][:12]}",
         f"corpus:{sig['corpus_sha256'][:12]}",
     ]
+    if sig.get("specificity"):
+        parts.append(f"spec-axis:{sig['specificity']}")
     return "|".join(parts)

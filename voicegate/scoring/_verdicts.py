@@ -19,7 +19,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from voicegate.scoring._result import ArmResult, CandidateResult, Control, Copying, Damage, GateResult, Voice
+from voicegate.scoring._result import (
+    ArmResult,
+    CandidateResult,
+    Control,
+    Copying,
+    Damage,
+    GateResult,
+    Specific,
+    Specificity,
+    Voice,
+)
 from voicegate.spec._rules import RULES, get_rule, spread
 
 DIGITS = 6
@@ -68,6 +78,8 @@ class CandidateVoice(ArmVoice):
     voice_decides: Voice
     copying: Copying | None
     damage: Damage | None
+    # False only when specificity decides and the candidate is NOT-SPECIFIC under the deciding rule.
+    specific_ok: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,13 +95,15 @@ class Decision:
 
 
 def ship_pick(candidates: Sequence[CandidateVoice], prefer: Sequence[str] = ()) -> str | None:
-    """Among candidates passing all three axes: the spec's preference order, else the largest ratio.
+    """Among candidates passing all three axes (and SPECIFIC, where specificity decides): the spec's
+    preference order, else the largest ratio.
 
     Ratios are compared as recorded (6 decimals), whatever precision the candidates carry, so a
     full-precision result picks what the recorded one picks (a tie at 6 decimals goes by name).
     """
     ok = [c for c in candidates
-          if c.voice_decides == Voice.PASS and c.copying == Copying.NOT_COPIED and c.damage == Damage.NO_DAMAGE]
+          if c.voice_decides == Voice.PASS and c.copying == Copying.NOT_COPIED and c.damage == Damage.NO_DAMAGE
+          and c.specific_ok]
     if not ok:
         return None
     rank = {name: i for i, name in enumerate(prefer)}
@@ -101,18 +115,24 @@ def ship_pick(candidates: Sequence[CandidateVoice], prefer: Sequence[str] = ()) 
     return min(ok, key=key).name
 
 
+def _specific_ok(axis: Specificity | None, rule: str) -> bool:
+    return axis is None or not axis.decides or axis.under(rule) == Specific.SPECIFIC
+
+
 def _verdict(kind: type[V], value: str | None) -> V | None:
     return None if value is None else kind(value)
 
 
 def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: Sequence[str], *,
            rule: str, copying: Mapping[str, str] | None = None, damage: Mapping[str, str] | None = None,
-           prefer: Sequence[str] = (), digits: int | None = DIGITS) -> Decision:
+           specificity: Mapping[str, Specificity] | None = None, prefer: Sequence[str] = (),
+           digits: int | None = DIGITS) -> Decision:
     """Verdicts from per-seed distances; reported numbers rounded to `digits` (None: full precision).
 
     distances: arm -> seed -> d(arm, seed), for the base and every candidate.
     copying / damage: candidate -> verdict string, decided elsewhere from their
-    own statistics; a candidate without one cannot ship.
+    own statistics; a candidate without one cannot ship. specificity: candidate ->
+    its specificity axis (none: not checked); where it decides, a NOT-SPECIFIC one cannot ship.
     """
     deciding = get_rule(rule)
     dist = {arm: dict(per_seed) for arm, per_seed in distances.items()}
@@ -137,7 +157,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
             delta_cb=rnd(delta, digits), floors={rid: rnd(f, digits) for rid, f in floors.items()}, voice=voice,
             ratios={rid: rnd(x, digits) for rid, x in ratios.items()}, ratio=rnd(ratios[deciding.id], digits),
             disagree=len(set(voice.values())) > 1, voice_decides=voice[deciding.id],
-            copying=_verdict(Copying, (copying or {}).get(arm)), damage=_verdict(Damage, (damage or {}).get(arm))))
+            copying=_verdict(Copying, (copying or {}).get(arm)), damage=_verdict(Damage, (damage or {}).get(arm)),
+            specific_ok=_specific_ok((specificity or {}).get(arm), deciding.id)))
     return Decision(rule=deciding.id, ships=ship_pick(out, prefer), base=ArmVoice(name=base, role="base", **stats(base)),
                     candidates=tuple(out))
 

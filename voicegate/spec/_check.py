@@ -15,7 +15,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.spec import _schema
 from voicegate.spec._schema import Key, Schema
-from voicegate.spec._types import Problem, Records, Section
+from voicegate.spec._types import Problem, Records, Section, author_key
 
 DEFAULT_NAME_PATTERN = r"lv-[a-z0-9-]+"
 
@@ -137,6 +137,10 @@ def _across_keys(v: dict[str, Any], fail: Fail, name_pattern: str) -> None:
         raise fail("voice.model", "must be a non-empty string")
     if v["copying.max_run"] < v["copying.n"]:
         raise fail("copying.max_run", f"must be >= copying.n ({v['copying.n']})")
+    for impostor, _ in v["corpora.impostors"] or ():
+        if author_key(impostor) == author_key(v["author"]):
+            raise fail(f"corpora.impostors.{impostor}",
+                       f"{impostor!r} is the gate author ({v['author']!r}); impostors are OTHER authors")
     candidates = {a["name"] for a in arms if a["role"] != "base"}
     if any(p not in candidates for p in v["prefer"]):
         raise fail("prefer", "must list candidate arm names, most preferred first")

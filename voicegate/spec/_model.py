@@ -64,10 +64,25 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class Impostor:
+    """Another author's held-out text: what a SPECIFIC candidate must move toward less than toward the gate author."""
+
+    author: str
+    files: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
 class Corpora:
     heldout: tuple[Path, ...]
     training: tuple[Path, ...]
     background: tuple[Path, ...]
+    impostors: tuple[Impostor, ...] = ()
+
+    def impostor_background(self, impostor: Impostor) -> tuple[Path, ...]:
+        """The z-score reference of an impostor's ruler: the background without that author, plus the gate
+        author's held-out text, so every ruler of a gate is z-scored over the same authors."""
+        own = set(impostor.files)
+        return tuple(dict.fromkeys([*(p for p in self.background if p not in own), *self.heldout]))
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,7 @@ class Voice:
     chunk: int = _d("voice.chunk")
     model: str | None = None
     revision: str | None = None
+    specificity: str = _d("voice.specificity")
 
 
 @dataclass(frozen=True)
@@ -168,6 +184,7 @@ class GateSpec:
         if self.prompts_path is not None:
             files.append(self.prompts_path)
         files += [*self.corpora.heldout, *self.corpora.training, *self.corpora.background]
+        files += [p for imp in self.corpora.impostors for p in imp.files]
         if self.damage.probes_path is not None:
             files.append(self.damage.probes_path)
         files += list(self.embedding_files)

@@ -23,7 +23,7 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._version import __version__
 from voicegate.spec._artifact_paths import check_artifact_paths
-from voicegate.spec._resolve import check_corpus_words
+from voicegate.spec._resolve import check_corpus_words, check_impostors
 from voicegate.spec._rules import RULES
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import (
@@ -126,6 +126,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         if not available():
             raise VoicegateError(MISSING)  # found now, not after a whole `generate`
     check_corpus_words(spec)  # an empty corpus would decide; once registered, the hashes keep it as it is
+    check_impostors(spec)     # an impostor that is the author, or that an arm saw, would test nothing
     results = existing_results(spec)
     if results:
         raise VoicegateError(
@@ -164,7 +165,10 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     message = (f"voicegate: register {spec.gate}\n\nspec sha256 {data['spec_sha256']} (canonical)\n"
                f"spec file sha256 {data['spec_file_sha256']}  {data['spec_path']}\n"
                f"deciding rule {spec.floor_rule}\n\n{files}\n")
-    git(root, *ident, "commit", "-q", "-m", message, "--", *paths)
+    # The commit carries the registration's own time (the one clock, pinned by SOURCE_DATE_EPOCH): an
+    # amendment that cites this registration compares that date with its own (spec._prospective).
+    dated = {"GIT_AUTHOR_DATE": data["registered_at"], "GIT_COMMITTER_DATE": data["registered_at"]}
+    git(root, *ident, "commit", "-q", "-m", message, "--", *paths, env=dated)
     return Registration(path, data, git(root, "rev-parse", "HEAD"))
 
 

@@ -27,6 +27,7 @@ from voicegate.spec._model import (
     Corpora,
     Damage,
     GateSpec,
+    Impostor,
     Probe,
     Prompt,
     Sampling,
@@ -146,10 +147,11 @@ def check_corpus_words(spec: GateSpec) -> None:
     Registration asks this once; after it, the files' hashes keep them as they were.
     """
     fail = failer(spec.path)
-    need = {"heldout": MIN_CORPUS_WORDS, "training": max(MIN_CORPUS_WORDS, spec.copying.max_run), "background": 1}
-    for name in ("heldout", "training", "background"):
-        files = getattr(spec.corpora, name)
-        key = f"corpora.{name}"
+    need = {"heldout": MIN_CORPUS_WORDS, "training": max(MIN_CORPUS_WORDS, spec.copying.max_run), "background": 1,
+            "impostor": MIN_CORPUS_WORDS}
+    groups = [(name, f"corpora.{name}", getattr(spec.corpora, name)) for name in ("heldout", "training", "background")]
+    groups += [("impostor", f"corpora.impostors.{imp.author}", imp.files) for imp in spec.corpora.impostors]
+    for name, key, files in groups:
         total = 0
         for path in files:
             n = _words(read_text(fail, key, path), need[name])
@@ -160,6 +162,37 @@ def check_corpus_words(spec: GateSpec) -> None:
         if files and total < need[name]:
             where = ", ".join(shown_path(spec.root, p) for p in files)
             raise fail(key, f"{total} words in all ({where}); a {name} corpus needs at least {need[name]} words")
+
+
+def check_impostors(spec: GateSpec) -> None:
+    """Refuse impostor texts that cannot test specificity: the gate author's held-out text, or text an arm saw.
+
+    Files are compared by content as well as by path, so a copy under another name is refused too.
+    (The impostor's NAME is checked against the gate author's with the rest of the spec, in `_check`.)
+    """
+    from voicegate._hashing import sha256_file
+
+    fail = failer(spec.path)
+    root = spec.root
+
+    def digests(paths: tuple[Path, ...]) -> dict[str, Path]:
+        return {sha256_file(p): p for p in paths}
+
+    held, train = digests(spec.corpora.heldout), digests(spec.corpora.training)
+    owner: dict[str, str] = {}
+    for imp in spec.corpora.impostors:
+        key = f"corpora.impostors.{imp.author}"
+        for digest, path in digests(imp.files).items():
+            shown = shown_path(root, path)
+            if digest in held:
+                raise fail(key, f"{shown} is the gate author's held-out text ({shown_path(root, held[digest])}); "
+                                "impostors are other authors' texts")
+            if digest in train:
+                raise fail(key, f"{shown} is a training file ({shown_path(root, train[digest])}): an impostor "
+                                "must be text no arm was trained on")
+            if digest in owner and owner[digest] != imp.author:
+                raise fail(key, f"{shown} is also listed under {owner[digest]!r}: one text, one author")
+            owner[digest] = imp.author
 
 
 def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:
@@ -193,10 +226,12 @@ def missing_files(values: Mapping[str, Any], root: Path, *, artifacts: bool = Fa
         prompts = resolve_path(root, v["prompts"])
         if not prompts.is_file():
             missing.append(f"prompts {shown_path(root, prompts)}")
-    for name in ("heldout", "training", "background"):
-        for i, pattern in enumerate(v[f"corpora.{name}"] or ()):
+    groups = [(f"corpora.{name}", v[f"corpora.{name}"] or ()) for name in ("heldout", "training", "background")]
+    groups += [(f"corpora.impostors.{author}", globs) for author, globs in v["corpora.impostors"] or ()]
+    for key, patterns in groups:
+        for i, pattern in enumerate(patterns):
             if not any(Path(m).is_file() for m in glob.glob(str(resolve_path(root, pattern)))):
-                missing.append(f"corpora.{name}[{i}] glob {pattern!r} matches no file")
+                missing.append(f"{key}[{i}] glob {pattern!r} matches no file")
     if v["damage.probes"]:
         probes = resolve_path(root, v["damage.probes"])
         if not probes.is_file():
@@ -252,12 +287,15 @@ def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Pa
             raise fail("", f"{what}: {'; '.join(missing)}{also}")
     prompts, prompts_path = _prompts(fail, root, v["prompts"], check_files)
     voice = Voice(view=v["voice.view"], mfw=v["voice.mfw"], chunk=v["voice.chunk"], model=v["voice.model"],
-                  revision=v["voice.revision"])
+                  revision=v["voice.revision"], specificity=v["voice.specificity"])
     cap = v["corpora.max_file_mb"]
     corpora = Corpora(heldout=_corpus(fail, root, "corpora.heldout", v["corpora.heldout"], check_files, cap),
                       training=_corpus(fail, root, "corpora.training", v["corpora.training"], check_files, cap),
                       background=_corpus(fail, root, "corpora.background", v["corpora.background"], check_files,
-                                         cap))
+                                         cap),
+                      impostors=tuple(Impostor(author, _corpus(fail, root, f"corpora.impostors.{author}", globs,
+                                                               check_files, cap))
+                                      for author, globs in v["corpora.impostors"] or ()))
     embedding_files: tuple[Path, ...] = ()
     if voice.view == "embedding" and voice.model is not None:
         local = resolve_path(root, voice.model)

@@ -18,6 +18,7 @@ from typing import Any
 from voicegate.spec._rules import RULES
 from voicegate.spec._types import (
     MAX_SEED,
+    AuthorGlobs,
     Choice,
     Flag,
     Globs,
@@ -46,6 +47,7 @@ ROLES = ("base", "candidate")
 # workspace's own, in git).
 MAY_BE_OUTSIDE = ("readme", "compose")
 VIEWS = ("stylometric", "embedding")
+SPECIFICITY = ("decides", "reported")
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,9 @@ SPEC_SCHEMA = Schema((
     Key("corpora.heldout", Globs(), "the author's text the adapter never saw", required=True),
     Key("corpora.training", Globs(), "what the adapter saw (the copying check's reference)", required=True),
     Key("corpora.background", Globs(), "other authors: the z-score reference", when="for the stylometric view"),
+    Key("corpora.impostors", AuthorGlobs(), "other authors' held-out texts, grouped by author (`{Anne Bronte: "
+        "[...], ...}`): a candidate is SPECIFIC only when it moves toward the gate author more than toward each "
+        "of them; same period and kind, none trained on by any arm, never the gate author"),
     Key("corpora.max_file_mb", Number(0.001, 1_000_000, "number of MiB > 0"),
         "the largest corpus file accepted, in MiB (2**20 bytes): a bigger one is refused before it is read, since "
         "scoring holds about 20x a corpus's bytes in memory; raise it for a genuinely larger corpus",
@@ -167,6 +172,8 @@ SPEC_SCHEMA = Schema((
     Key("voice.model", Line("path or hub name"), "a local sentence-transformers directory (hashed at "
         "registration) or a hub name", when="for the embedding view"),
     Key("voice.revision", Line(), "the pinned revision", when="for a hub model"),
+    Key("voice.specificity", Choice(SPECIFICITY), "whether SPECIFIC is part of the shipping verdict (`decides`) "
+        "or shown beside it (`reported`); without `corpora.impostors` it is not checked", default="decides"),
     Key("copying", Section(), "the copying check"),
     Key("copying.n", Integer(2, 64), "n-gram length", default=8),
     Key("copying.tolerance", Number(0.0, 1.0), "allowed overlap above the control", default=0.005),

@@ -243,6 +243,49 @@ class Globs(Kind):
 
 
 @dataclass(frozen=True)
+class AuthorGlobs(Kind):
+    """A mapping of author name (one line) to that author's file globs: the impostors of a gate.
+
+    Validated to a tuple of (author, globs) pairs in the order written; an empty group is refused
+    (an impostor with no text measures nothing), and so is a name written twice up to case and spacing.
+    """
+
+    def check(self, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        if not isinstance(value, dict) or not value:
+            raise Problem("must be a mapping of author name to a list of file globs, e.g. {Anne Bronte: [...]}")
+        out: list[tuple[str, tuple[str, ...]]] = []
+        seen: dict[str, str] = {}
+        for author, globs in value.items():
+            if not isinstance(author, str) or not author.strip():
+                raise Problem(f"{author!r}: an impostor's name must be a non-empty string")
+            problem = line_problem(author)
+            if problem is not None:
+                raise Problem(problem, f".{author}")
+            key = author_key(author)
+            if key in seen:
+                raise Problem(f"{author!r} and {seen[key]!r} name the same author", f".{author}")
+            seen[key] = author
+            if isinstance(globs, list) and not globs:
+                raise Problem("an empty impostor group: give that author's files (or drop the author)", f".{author}")
+            try:
+                out.append((author, Globs().check(globs)))
+            except Problem as exc:
+                raise Problem(exc.message, f".{author}{exc.sub}") from None
+        return tuple(out)
+
+    def describe(self) -> str:
+        return "mapping: author → globs"
+
+
+def author_key(name: str) -> str:
+    """An author's name compared as people write it: case, accents, punctuation and spacing aside."""
+    import unicodedata
+
+    plain = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return " ".join(re.sub(r"[^\w]+", " ", plain.casefold()).split())
+
+
+@dataclass(frozen=True)
 class Names(Kind):
     """One name or a list of names (which names are allowed depends on other keys)."""
 

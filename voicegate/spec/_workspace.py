@@ -20,10 +20,11 @@ def workspace_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     return root
 
 
-def git(root: Path, *args: str, check: bool = True) -> str:
-    """Run git in the workspace; a failure is a refused action, not a traceback."""
+def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+    """Run git in the workspace; a failure is a refused action, not a traceback. `env` adds variables."""
     try:
-        done = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True)
+        done = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True,
+                              env=None if env is None else {**os.environ, **env})
     except FileNotFoundError:
         raise VoicegateError("git is not installed; a workspace must be a git repository") from None
     if check and done.returncode != 0:

@@ -1,0 +1,83 @@
+"""`verify`'s fourth witness: every amendment's citation of a prospective registration, asked of git again.
+
+An amendment (`gate._amend`) records, in the gate record, the other gate whose
+registration declared the new rule, that registration's commit and its spec
+sha256. Here each amendment entry of a gate record is read back and
+`spec._prospective.check_citation` asks git whether that commit is still in the
+workspace's history, still holds that gate's registration with that spec sha256
+and rule, and was committed no later than the amendment and before any of that
+gate's results. A registration rewritten out of history breaks the amendment.
+
+An amendment entry written before voicegate required a citation carries none;
+it is named in a note (its bytes cannot be changed to add one).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from voicegate.artifacts import _chain
+from voicegate.spec._prospective import Citation, check_citation
+from voicegate.spec._workspace import is_git_worktree
+
+_HEADING = re.compile(r"^## Amendment — (\S+) — ", re.MULTILINE)
+_CITED = re.compile(r"^\*\*Prospective registration cited\.\*\* `([^`]+)` was declared the deciding floor rule by "
+                    r"gate `([^`]+)`, registered in commit `([0-9a-f]{40})` \(([^)]*)\), spec sha256 "
+                    r"`([0-9a-f]{64})`", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class CitedEntry:
+    number: int
+    time: _dt.datetime | None
+    citation: Citation | None
+
+
+def amendment_citations(data: bytes) -> list[CitedEntry]:
+    """Every amendment entry of a gate record, with the citation it carries (None: it carries none)."""
+    out: list[CitedEntry] = []
+    prev_end = 0
+    for m in _chain.md_markers(data):
+        text = data[prev_end:m.start].decode("utf-8", "replace")
+        prev_end = data.find(b"\n", m.start) + 1
+        heading = _HEADING.search(text)
+        if heading is None:
+            continue
+        try:
+            when: _dt.datetime | None = _dt.datetime.fromisoformat(heading.group(1))
+        except ValueError:
+            when = None
+        cited = _CITED.search(text)
+        citation = None if cited is None else Citation(rule=cited.group(1), gate=cited.group(2),
+                                                       commit=cited.group(3), committed=cited.group(4),
+                                                       spec_sha256=cited.group(5))
+        out.append(CitedEntry(m.number, when, citation))
+    return out
+
+
+def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str]]:
+    """(problems, lines that hold) for every amendment entry of `gate`'s record at `path`."""
+    entries = amendment_citations(path.read_bytes())
+    if not entries:
+        return [], []
+    if not is_git_worktree(root):
+        return [], [f"{len(entries)} amendment citation(s) not checked: {root} is not a git work tree"]
+    problems: list[str] = []
+    held: list[str] = []
+    for e in entries:
+        if e.citation is None:
+            held.append(f"entry {e.number} (an amendment) cites no prospective registration: written before "
+                        "voicegate required one, so there is nothing to re-check")
+            continue
+        c = e.citation
+        problem = check_citation(root, c, e.time, this_gate=gate)
+        if problem:
+            problems.append(f"entry {e.number}'s cited registration no longer holds: {problem}")
+        else:
+            held.append(f"entry {e.number} cites {c.gate}'s registration of {c.rule} (commit {c.commit}, "
+                        f"spec sha256 {c.spec_sha256[:12]}...): git still holds it, before the amendment and "
+                        f"before any of {c.gate}'s results")
+    return problems, held

@@ -1,0 +1,74 @@
+"""The specificity axis: does a candidate move toward THIS author, or toward any writer of the kind?
+
+DESIGN.md §6b "Author specificity"; the impostors design of authorship verification (Koppel &
+Winter 2014; Kestemont et al. 2016): an attribution counts only when the text is nearer the
+candidate author than it is to each of a set of impostor authors.
+
+Pure: per-seed distances in, verdicts out. For each impostor I the candidate's delta toward I
+(delta_I, measured with I's own ruler) is set against its delta toward the gate author
+(delta_cb). The margin against I is delta_cb − delta_I. Seed by seed it is a difference of
+distances, r_I(a, s) = d_gate(a, s) − d_I(a, s), whose base-minus-candidate mean is exactly
+that margin, so the registered floor rules apply to r_I unchanged: the margin against I must
+exceed the floor of r_I under the rule, for EVERY impostor, for SPECIFIC. Both rules are always
+computed and shown; `disagree` flags where they differ.
+
+Reported per candidate: the margin (delta_cb − the largest delta toward any impostor, the
+issue's definition), the nearest impostor (the one it moved toward most), and per rule the
+binding impostor (the lowest margin/floor ratio: the one that decides) with its floor and ratio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from voicegate.scoring._result import Specific, Specificity
+from voicegate.scoring._verdicts import DIGITS, passes, rnd
+from voicegate.spec._rules import RULES
+
+SeedDistances = Mapping[str, Mapping[int, float]]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _delta(dist: SeedDistances, base: str, arm: str) -> float:
+    return _mean(list(dist[base].values())) - _mean(list(dist[arm].values()))
+
+
+def _ratio(margin: float, floor: float) -> float:
+    return margin / floor if floor > 0 else (float("inf") if passes(margin, floor) else float("-inf"))
+
+
+def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], base: str, candidate: str, *,
+                author: str, decides: bool, digits: int | None = DIGITS) -> Specificity:
+    """The specificity of `candidate`: `gate` and each impostor's distances are arm -> seed -> d."""
+    if not impostors:
+        raise ValueError("specificity needs at least one impostor")
+    delta_gate = _delta(gate, base, candidate)
+    deltas = {name: _delta(d, base, candidate) for name, d in impostors.items()}
+    margins = {name: delta_gate - d for name, d in deltas.items()}
+    floors: dict[str, dict[str, float]] = {}
+    for name, dist in impostors.items():
+        relative = {arm: {s: gate[arm][s] - dist[arm][s] for s in gate[arm]} for arm in gate}
+        floors[name] = {rid: rule.floor(relative, base, candidate) for rid, rule in RULES.items()}
+    verdict: dict[str, Specific] = {}
+    binding: dict[str, str] = {}
+    for rid in RULES:
+        ok = all(passes(margins[n], floors[n][rid]) for n in impostors)
+        verdict[rid] = Specific.SPECIFIC if ok else Specific.NOT_SPECIFIC
+        binding[rid] = min(impostors, key=lambda n: (_ratio(margins[n], floors[n][rid]), margins[n], n))
+    nearest = max(impostors, key=lambda n: (deltas[n], n))
+    ratios = {rid: _ratio(margins[b], floors[b][rid]) for rid, b in binding.items()}
+    return Specificity(
+        decides=decides,
+        verdict=verdict,
+        disagree=len(set(verdict.values())) > 1,
+        margin=rnd(margins[nearest], digits),
+        nearest=nearest,
+        binding=binding,
+        floors={rid: rnd(floors[b][rid], digits) for rid, b in binding.items()},
+        ratios={rid: rnd(r, digits) for rid, r in ratios.items()},
+        deltas={author: rnd(delta_gate, digits), **{n: rnd(d, digits) for n, d in deltas.items()}},
+        margins={n: rnd(m, digits) for n, m in margins.items()},
+    )

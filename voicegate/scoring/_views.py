@@ -1,0 +1,202 @@
+"""Voice views: how d(a, s), the distance of an (arm, seed) pool toward one author's text, is measured.
+
+The one seam a view plugs into. `score_gate` never branches on a view's name: it asks the
+spec's view (`view_of`) which corpus files it reads, for the distances toward a `Target`
+(the gate author's held-out text, or an impostor's text for the specificity axis), for the
+ruler check of a target, and for the parameters that go into the signature.
+
+Adding a view is one class here (registered in `VIEWS`) and its `voice.view` choice in
+`spec/_schema.py`; its parameters are spec keys under `voice`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from voicegate.scoring import _embedding, _stylometric
+from voicegate.scoring._cache import Cache
+from voicegate.scoring._cells import Cells
+from voicegate.scoring._ruler import RulerNumbers
+from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED
+from voicegate.spec._spec import GateSpec
+
+Distances = dict[str, dict[int, float]]
+Pool = Callable[[np.ndarray], np.ndarray]  # prompt weights (B x P) -> B distances
+PoolOf = Callable[[str, int, Sequence[str]], Pool]
+Encoder = Callable[[list[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What distances are measured toward: an author's text, and the other authors its ruler is z-scored over."""
+
+    author: str
+    files: tuple[Path, ...]
+    background: tuple[Path, ...]
+
+
+def gate_target(spec: GateSpec) -> Target:
+    return Target(spec.author, spec.corpora.heldout, spec.corpora.background)
+
+
+def impostor_targets(spec: GateSpec) -> tuple[Target, ...]:
+    """One target per registered impostor: its text, z-scored over the background without it plus the
+    gate author's held-out text (`Corpora.impostor_background`)."""
+    return tuple(Target(imp.author, imp.files, spec.corpora.impostor_background(imp))
+                 for imp in spec.corpora.impostors)
+
+
+class Measured(NamedTuple):
+    distances: Distances   # arm -> seed -> d(arm, seed)
+    pool: PoolOf           # the same distance for re-weighted pools of prompts (the bootstrap)
+
+
+class View(ABC):
+    name: ClassVar[str]
+    title: ClassVar[str]
+    # The words an (arm, seed) pool needs for this view's distance to be reliable (None: no known bound).
+    reliable_words: ClassVar[int | None] = None
+
+    def __init__(self, spec: GateSpec, *, encode: Encoder | None = None) -> None:
+        self.spec = spec
+        self.encode = encode
+
+    @abstractmethod
+    def corpus_files(self, targets: Sequence[Target]) -> tuple[Path, ...]:
+        """The corpus files this view tokenizes for these targets (training text aside)."""
+
+    @abstractmethod
+    def measure(self, cache: Cache, cells: Cells, target: Target) -> Measured:
+        """d(a, s) toward `target` for every (arm, seed) of `cells`."""
+
+    def warm(self, cache: Cache, targets: Sequence[Target]) -> None:
+        """Fill the cache with what the view derives from the corpora alone (`register` calls it)."""
+
+    def ruler(self, cache: Cache, target: Target) -> RulerNumbers | None:
+        """The ruler check of the gate's own target; None when this view has none."""
+        return None
+
+    def impostor_ruler(self, cache: Cache, target: Target, gate: Target) -> float | None:
+        """Can this view tell an impostor's text from the gate author's? An AUC, or None when it cannot say."""
+        return None
+
+    @abstractmethod
+    def signature(self) -> dict[str, Any]:
+        """The view's parameters, under the signature's historical keys (every view fills all four)."""
+
+    @staticmethod
+    @abstractmethod
+    def signature_parts(sig: dict[str, Any]) -> list[str]:
+        """The view's part of the one-line signature text."""
+
+
+class Stylometric(View):
+    """Cosine Delta against a reference fixed by the registered corpora (`_stylometric`)."""
+
+    name = "stylometric"
+    title = "Cosine Delta"
+    reliable_words = MIN_WORDS_PER_ARM_SEED
+
+    def corpus_files(self, targets: Sequence[Target]) -> tuple[Path, ...]:
+        return tuple(dict.fromkeys(p for t in targets for p in (*t.files, *t.background)))
+
+    def _reference(self, cache: Cache, target: Target) -> _stylometric.Reference:
+        v = self.spec.voice
+        return cache.reference(target.files, target.background, mfw=v.mfw, chunk=v.chunk)
+
+    def measure(self, cache: Cache, cells: Cells, target: Target) -> Measured:
+        ref = self._reference(cache, target)
+        counts = _stylometric.count_matrix(ref.index(), cells.vocab, cells.ids)
+        totals = cells.lengths
+        dist: Distances = {}
+        for (arm, seed), rows in cells.by_cell.items():
+            dist.setdefault(arm, {})[seed] = float(_stylometric.cosine_delta(ref, counts[rows].sum(0),
+                                                                             totals[rows].sum()))
+
+        def pool(arm: str, seed: int, prompts: Sequence[str]) -> Pool:
+            return _stylometric.pooled_delta(ref, cells.cell_matrix(arm, seed, prompts, counts),
+                                             cells.cell_matrix(arm, seed, prompts, totals))
+
+        return Measured(dist, pool)
+
+    def warm(self, cache: Cache, targets: Sequence[Target]) -> None:
+        for target in targets:
+            self._reference(cache, target)
+
+    def ruler(self, cache: Cache, target: Target) -> RulerNumbers:
+        v = self.spec.voice
+        return cache.ruler(target.files, target.background, self.spec.corpora.training, mfw=v.mfw, chunk=v.chunk)
+
+    def impostor_ruler(self, cache: Cache, target: Target, gate: Target) -> float | None:
+        v = self.spec.voice
+        return cache.impostor_ruler(target.files, target.background, gate.files, mfw=v.mfw, chunk=v.chunk)
+
+    def signature(self) -> dict[str, Any]:
+        v = self.spec.voice
+        return {"mfw": v.mfw, "chunk": v.chunk, "embedding_model": None, "embedding_revision": None}
+
+    @staticmethod
+    def signature_parts(sig: dict[str, Any]) -> list[str]:
+        return [f"mfw:{sig['mfw']}", f"chunk:{sig['chunk']}"]
+
+
+class Embedding(View):
+    """Centroid cosine distance under a pinned sentence-transformers model (`_embedding`)."""
+
+    name = "embedding"
+    title = "the embedding view"
+
+    @cached_property
+    def _model(self) -> tuple[str, str | None]:
+        v = self.spec.voice
+        return _embedding.model_id(v.model or "", v.revision, self.spec.root)  # a local model's files hashed
+
+    @property
+    def model_id(self) -> str:
+        return self._model[0]
+
+    def corpus_files(self, targets: Sequence[Target]) -> tuple[Path, ...]:
+        return ()  # embeddings read the texts whole; nothing is tokenized for them
+
+    def _encoder(self) -> Encoder:
+        if self.encode is None:
+            v = self.spec.voice
+            self.encode = _embedding.loader(v.model or "", v.revision, self._model[1])
+        return self.encode
+
+    def measure(self, cache: Cache, cells: Cells, target: Target) -> Measured:
+        encode = self._encoder()
+        chunks = [c for p in target.files for c in _embedding.chunk_words(cache.read_text(p), self.spec.expected_words)]
+        centre = _embedding.centroid(cache.embeddings(self.model_id, chunks, encode))
+        emb = _embedding.normalize_rows(cache.embeddings(self.model_id, [r["text"] for r in cells.rows], encode))
+        dist: Distances = {}
+        for (arm, seed), rows in cells.by_cell.items():
+            dist.setdefault(arm, {})[seed] = _embedding.centroid_distance(emb[rows], centre)
+
+        def pool(arm: str, seed: int, prompts: Sequence[str]) -> Pool:
+            x = cells.cell_matrix(arm, seed, prompts, emb)
+            return lambda w: np.atleast_1d(_stylometric.cosine_distance(w @ x, centre))
+
+        return Measured(dist, pool)
+
+    def signature(self) -> dict[str, Any]:
+        return {"mfw": None, "chunk": None, "embedding_model": self.model_id,
+                "embedding_revision": self.spec.voice.revision}
+
+    @staticmethod
+    def signature_parts(sig: dict[str, Any]) -> list[str]:
+        return [f"emb:{sig['embedding_model']}", f"rev:{sig['embedding_revision'] or '-'}"]
+
+
+VIEWS: dict[str, type[View]] = {v.name: v for v in (Stylometric, Embedding)}
+
+
+def view_of(spec: GateSpec, *, encode: Encoder | None = None) -> View:
+    return VIEWS[spec.voice.view](spec, encode=encode)

@@ -1,0 +1,260 @@
+"""Prospective registrations: the evidence an amendment cites that its new rule was chosen blind.
+
+An amendment may move a gate to another floor rule only by citing a registration
+of ANOTHER gate, found in this workspace's git history, whose spec declared that
+rule as its deciding rule, committed before the amendment and before any of that
+other gate's results (DESIGN.md §6b; lv-bronte's correction cites lv-hemingway's
+commit 0bb4938 so). Without it, `amend` would let a user try rules until the
+verdict they want appears: the failure pre-registration exists to prevent.
+
+Everything here is read from git (`git log`, `git show COMMIT:path`), so `verify`
+can ask the same questions again later: a cited commit rewritten out of history,
+or whose record no longer says what the citation says, breaks the amendment.
+
+What counts as the other gate's registration is its record
+`preregistrations/<gate>.registration.json` as of its newest commit in HEAD's
+history (a superseded registration no longer speaks for the gate). What counts as
+its results: a voicegate entry in its gate record at that commit, or any
+generation, import or score in its run directory from before the commit.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voicegate._errors import VoicegateError
+from voicegate.spec._workspace import git, is_git_worktree
+
+REGISTRATIONS = "preregistrations"
+SUFFIX = ".registration.json"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Another gate's registration that declared the amendment's new rule, as git holds it."""
+
+    gate: str
+    commit: str
+    spec_sha256: str
+    rule: str
+    committed: str  # the commit's date, UTC, "%Y-%m-%dT%H:%M:%SZ"
+
+    def to_json(self) -> dict[str, str]:
+        return {"gate": self.gate, "commit": self.commit, "spec_sha256": self.spec_sha256, "rule": self.rule,
+                "committed": self.committed}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Citation | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(**{k: str(data[k]) for k in ("gate", "commit", "spec_sha256", "rule", "committed")})
+        except KeyError:
+            return None
+
+    @property
+    def sentence(self) -> str:
+        return (f"{self.rule} was registered prospectively for {self.gate}: commit {self.commit} "
+                f"({self.committed}), spec sha256 {self.spec_sha256[:12]}..., before this amendment and before "
+                f"any of {self.gate}'s results")
+
+
+def _stamp(when: _dt.datetime) -> str:
+    return when.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_time(text: Any) -> _dt.datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        when = _dt.datetime.fromisoformat(text)  # python >= 3.11 reads a trailing Z
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=_dt.UTC)
+
+
+def _commit_time(root: Path, commit: str) -> _dt.datetime | None:
+    return _parse_time(git(root, "log", "-1", "--format=%cI", commit, "--", check=False))
+
+
+def _in_history(root: Path, commit: str) -> bool:
+    exists = git(root, "cat-file", "-t", commit, check=False) == "commit"
+    if not exists:
+        return False
+    import subprocess
+
+    done = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=root, check=False,
+                          capture_output=True, text=True)
+    return done.returncode == 0
+
+
+def _show_json(root: Path, commit: str, rel: str) -> Any:
+    text = git(root, "show", f"{commit}:./{rel}", check=False)  # ./: relative to the workspace, not the repo top
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _record_at(root: Path, commit: str, gate: str) -> dict[str, Any] | None:
+    data = _show_json(root, commit, f"{REGISTRATIONS}/{gate}{SUFFIX}")
+    if not isinstance(data, dict) or not isinstance(data.get("spec_sha256"), str):
+        return None
+    return data
+
+
+def _deciding_rule(record: dict[str, Any]) -> str | None:
+    spec = record.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("floor"), dict) and spec["floor"].get("rule"):
+        return str(spec["floor"]["rule"])
+    rule = record.get("deciding_rule")
+    return str(rule) if rule else None
+
+
+def registration_commits(root: Path) -> dict[str, str]:
+    """gate -> the newest commit in HEAD's history that touched its registration record (oldest gate first)."""
+    out = git(root, "log", "--format=commit %H", "--name-only", "--no-renames", "--relative", "--",
+              f"{REGISTRATIONS}/*{SUFFIX}", check=False)
+    newest: dict[str, str] = {}
+    commit = ""
+    for line in out.splitlines():
+        if line.startswith("commit "):
+            commit = line.split()[1]
+        elif line.startswith(f"{REGISTRATIONS}/") and line.endswith(SUFFIX) and "/" not in line[len(REGISTRATIONS) + 1:]:
+            gate = line[len(REGISTRATIONS) + 1:-len(SUFFIX)]
+            newest.setdefault(gate, commit)
+    return dict(reversed(list(newest.items())))
+
+
+def _record_path(record: dict[str, Any], gate: str) -> str:
+    spec = record.get("spec")
+    arts = spec.get("artifacts") if isinstance(spec, dict) else None
+    rel = arts.get("record") if isinstance(arts, dict) else None
+    return str(rel) if isinstance(rel, str) and rel and not Path(rel).is_absolute() else f"gates/{gate}.md"
+
+
+def _earliest_result(root: Path, gate: str) -> _dt.datetime | None:
+    """When the other gate's first number came to exist, as its run directory tells (None: no result)."""
+    from voicegate.artifacts._verify import run_dir
+    from voicegate.run._store import read_rows
+
+    try:
+        run = run_dir(root, gate)
+    except VoicegateError:
+        return None  # its spec is gone or unreadable: its run directory cannot be found
+    times: list[_dt.datetime] = []
+    for path in run.results:
+        if not path.is_file() or path.stat().st_size == 0:
+            continue
+        times.append(_dt.datetime.fromtimestamp(path.stat().st_mtime, _dt.UTC))
+        if path.suffix == ".jsonl":
+            with path.open("rb") as fh:
+                first = fh.readline()
+            try:
+                row = json.loads(first)
+            except ValueError:
+                row = None
+            if isinstance(row, dict) and (t := _parse_time(row.get("time"))):
+                times.append(t)
+    try:
+        manifest = json.loads(run.manifest.read_bytes()) if run.manifest.is_file() else {}
+    except (OSError, ValueError):
+        manifest = {}
+    if isinstance(manifest, dict):
+        for key, field in (("sessions", "started"), ("imports", "time")):
+            for item in manifest.get(key) or ():
+                if isinstance(item, dict) and (t := _parse_time(item.get(field))):
+                    times.append(t)
+    try:
+        ledger = read_rows(run.ledger)
+    except (OSError, ValueError, VoicegateError):
+        ledger = []
+    times += [t for row in ledger if (t := _parse_time(row.get("time")))]
+    return min(times) if times else None
+
+
+def why_not(root: Path, gate: str, commit: str, rule: str, when: _dt.datetime, *,
+            this_gate: str, spec_sha256: str | None = None) -> tuple[str | None, Citation | None]:
+    """(what disqualifies `gate`'s registration at `commit`, None) or (None, the citation it makes)."""
+    short = commit[:12]
+    if gate == this_gate:
+        return f"{gate} is the gate being amended; the rule must have been registered for another gate", None
+    if not _in_history(root, commit):
+        return (f"{gate}'s registration commit {short} is not in this workspace's git history "
+                "(rewritten or removed)"), None
+    record = _record_at(root, commit, gate)
+    if record is None:
+        return f"commit {short} holds no registration record of {gate} ({REGISTRATIONS}/{gate}{SUFFIX})", None
+    declared = _deciding_rule(record)
+    if declared != rule:
+        return f"{gate}'s registration (commit {short}) declares {declared or 'no rule'}, not {rule}", None
+    if spec_sha256 is not None and record["spec_sha256"] != spec_sha256:
+        return (f"{gate}'s registration at commit {short} has spec sha256 {record['spec_sha256'][:12]}..., "
+                f"not the cited {spec_sha256[:12]}..."), None
+    committed = _commit_time(root, commit)
+    if committed is None:
+        return f"commit {short} has no readable date", None
+    if committed > when:
+        return (f"{gate}'s registration (commit {short}, {_stamp(committed)}) was committed after this "
+                f"amendment ({_stamp(when)})"), None
+    entries = git(root, "show", f"{commit}:./{_record_path(record, gate)}", check=False)
+    if "voicegate:entry" in entries:
+        return f"{gate}'s gate record already held results at its registration commit {short}", None
+    first = _earliest_result(root, gate)
+    if first is not None and first < committed:
+        return (f"{gate} has results from {_stamp(first)}, before its registration commit {short} "
+                f"({_stamp(committed)})"), None
+    return None, Citation(gate=gate, commit=commit, spec_sha256=str(record["spec_sha256"]), rule=rule,
+                          committed=_stamp(committed))
+
+
+def find_citation(root: Path, rule: str, when: _dt.datetime, *, this_gate: str,
+                  registered_in: str | None = None) -> Citation:
+    """The registration an amendment to `rule` cites; refused (one line) when there is none."""
+    if not is_git_worktree(root):
+        raise VoicegateError(f"{root} is not a git work tree: an amendment must cite another gate's registration "
+                             f"of {rule} from the workspace's git history")
+    from voicegate.spec._spec import check_gate_name
+
+    commits = registration_commits(root)
+    if registered_in is not None:
+        check_gate_name(registered_in)
+        if registered_in not in commits:
+            raise VoicegateError(f"--registered-in {registered_in}: no registration of {registered_in} in this "
+                                 f"workspace's git history ({REGISTRATIONS}/{registered_in}{SUFFIX} was never committed)")
+        problem, citation = why_not(root, registered_in, commits[registered_in], rule, when, this_gate=this_gate)
+        if citation is None:
+            raise VoicegateError(f"--registered-in {registered_in} cannot be cited: {problem}")
+        return citation
+    problems = []
+    for gate, commit in commits.items():
+        try:
+            check_gate_name(gate)  # a stray file is not a gate, and its name never reaches an artifact
+        except VoicegateError:
+            continue
+        if gate == this_gate:
+            continue
+        problem, citation = why_not(root, gate, commit, rule, when, this_gate=this_gate)
+        if citation is not None:
+            return citation
+        problems.append(problem)
+    seen = f" (looked at {len(problems)}: {problems[0]}{'; ...' if len(problems) > 1 else ''})" if problems else ""
+    raise VoicegateError(
+        f"no prospective registration of {rule}: an amendment to it must cite another gate's registration, "
+        f"committed in this workspace's git history before the amendment and before any of that gate's results, "
+        f"whose spec declares floor: {{rule: {rule}}}{seen}; register such a gate first (or name it with "
+        "--registered-in GATE)")
+
+
+def check_citation(root: Path, citation: Citation, when: _dt.datetime | None, *, this_gate: str) -> str | None:
+    """What is wrong with a recorded citation now (None: git still holds it as cited)."""
+    problem, _ = why_not(root, citation.gate, citation.commit, citation.rule,
+                         when or _dt.datetime.max.replace(tzinfo=_dt.UTC), this_gate=this_gate,
+                         spec_sha256=citation.spec_sha256)
+    return problem
