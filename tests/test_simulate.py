@@ -51,3 +51,29 @@ def test_simulate_a_spec_whose_corpora_sit_beside_the_workspace(tmp_path: Path) 
     assert "18 requests (18 voice + 0 probe)" in done.stdout
     assert "adapters/lv-test/README.md  (score, amend, ship)" in done.stdout
     assert tree_snapshot(root) == before
+
+
+def test_simulate_is_linear_in_prompts_and_quick_at_10000(tmp_path: Path) -> None:
+    """Issue 25, finding 10: 10,000 prompts were still running after 300 s (every request a round trip).
+
+    The counts cover the whole schedule; the real path runs on a fixed sample of prompts, so the
+    run's size does not grow with the spec's (the timing ratio is in benchmarks/bench_simulate.py).
+    """
+    import time
+
+    from voicegate.generate._simulate import SAMPLE_PROMPTS
+
+    prompts = [f"Write about the {i}th morning on the moor." for i in range(10_000)]
+    make_workspace(tmp_path, prompts=prompts)  # base + 2 candidates, 2 seeds
+    before = tree_snapshot(tmp_path)
+    t0 = time.monotonic()
+    done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path)
+    took = time.monotonic() - t0
+    assert done.code == 0, done.stderr
+    assert "60000 requests (60000 voice + 0 probe) scheduled" in done.stdout
+    ran = SAMPLE_PROMPTS * 3 * 2
+    assert f"the real path ran {ran} of them (the first {SAMPLE_PROMPTS} of 10,000 prompts" in done.stdout
+    for arm in ("base", "ckpt475", "ckpt925"):
+        assert f"  {arm}: 20000 generations" in done.stdout
+    assert took < 120, took  # generous: a shared 2-core box; it takes seconds
+    assert tree_snapshot(tmp_path) == before

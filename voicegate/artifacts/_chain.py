@@ -16,8 +16,9 @@ Numbers run 1, 2, 3, ... in file order. `verify` recomputes each ``H`` from the
 bytes actually in front of the marker, so the first marker whose hash no longer
 matches names the entry whose text (between it and the previous marker) was
 edited or lost lines; a gap or an inversion in the numbers names a deleted
-marker or two swapped entries. Text a person appends after the last marker is
-not an entry and is not checked until the next entry covers it.
+marker or two swapped entries. A file with entries ends with its newest marker
+line: a byte after it is not an entry (a forged verdict, junk), so `verify`
+calls it broken and the next entry refuses to seal it in (`md_tail`).
 
 **compose.yaml**. Entries are comment blocks inserted mid-file, directly above
 the adapter's ``--lora-modules`` item, so a prefix hash cannot work. As
@@ -114,6 +115,22 @@ def md_markers(data: bytes) -> list[Marker]:
 # A line of an entry's text that looks like a marker (to `verify`, or to a reader) is written
 # with its "<" as "&lt;": it reads the same once rendered, and only `md_appended` writes markers.
 _MD_MARKER_LIKE = re.compile(r"^([ \t]*)<(!--[ \t]*voicegate:entry)", re.MULTILINE)
+
+
+def md_tail(data: bytes) -> bytes:
+    """The bytes after the newest marker's line (b"" when there is no marker, or nothing after it)."""
+    markers = md_markers(data)
+    if not markers:
+        return b""
+    end = data.find(b"\n", markers[-1].start)
+    return b"" if end < 0 else data[end + 1:]
+
+
+def tail_problem(tail: bytes, newest: int) -> str:
+    """What `verify` and the writers say about bytes after entry `newest`'s marker."""
+    lines = len(tail.splitlines()) or 1
+    return (f"{len(tail)} byte(s) ({lines} line(s)) after entry {newest}'s marker, the end of what voicegate wrote: "
+            "text appended by hand or by another tool (a forged entry?); remove it")
 
 
 def md_inert(text: str) -> str:

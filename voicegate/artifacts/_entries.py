@@ -39,7 +39,7 @@ from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate._locks import gate_lock as _gate_lock
-from voicegate.artifacts import _chain, _compose, _transaction
+from voicegate.artifacts import _chain, _compose, _ledger, _transaction
 from voicegate.artifacts._format import candidates, one_line, render, stamp
 from voicegate.artifacts._transaction import Write, read_or_none
 from voicegate.run._store import read_generations, read_rows
@@ -187,6 +187,10 @@ class _Entry:
 
 def _md_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry: _Entry, header: str = "") -> None:
     before = read_or_none(path)
+    if before and (tail := _chain.md_tail(before)):
+        # Sealing them into the next entry's hash would make `verify` vouch for bytes voicegate never wrote.
+        newest = _chain.md_markers(before)[-1].number
+        raise VoicegateError(f"{_display(spec, path)}: {_chain.tail_problem(tail, newest)}; nothing written")
     new, number, digest = _chain.md_appended(before or b"", body, header=header)
     entry.writes.append(Write(path, before, new))
     entry.ledger.append({"artifact": artifact, "path": _display(spec, path), "number": number, "sha256": digest})
@@ -224,8 +228,10 @@ def _render_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: 
 def _commit(spec: Any, kind: str, when: _dt.datetime, entry: _Entry, state_writes: list[Write],
             result: GateResult) -> list[str]:
     """The artifacts, the run's state and the ledger line, as one transaction."""
-    ledger = _row_appended(spec.run.ledger, {"kind": kind, "time": stamp(when), "gate": spec.gate,
-                                             "result_sha256": result_sha256(result), "entries": entry.ledger})
+    before = read_or_none(spec.run.ledger)
+    ledger = Write(spec.run.ledger, before, _ledger.appended(before, {
+        "kind": kind, "time": stamp(when), "gate": spec.gate, "result_sha256": result_sha256(result),
+        "entries": entry.ledger}))  # chained: verify sees a ledger line deleted, swapped or dropped
     _transaction.commit(spec.run, kind, stamp(when), entry.writes + state_writes + [ledger])
     return entry.said
 

@@ -98,6 +98,18 @@ def _decode(run: RunDir) -> tuple[str, str, list[dict[str, Any]]] | None:
                              "it was not written by voicegate — inspect it and remove it by hand") from None
 
 
+def pending_after(run: RunDir, path: Path) -> bytes | None:
+    """What an unfinished transaction in `run` will write to `path` (None: no intent, or not that file)."""
+    decoded = _decode(run)
+    if decoded is None:
+        return None
+    want = os.path.realpath(path)
+    for w in decoded[2]:
+        if os.path.realpath(w["path"]) == want:
+            return base64.b64decode(w["after"])
+    return None
+
+
 def pending(run: RunDir) -> Pending | None:
     """The unfinished transaction in `run`, if any, and how far it got (reads only)."""
     decoded = _decode(run)

@@ -7,16 +7,23 @@ Three witnesses, each covering what the one before cannot see:
    removed whole (with its marker), nor a file deleted, emptied or
    overwritten, because then no chain is left to break.
 2. **The run's ledger** (`<data>/<gate>/entries.jsonl`, written in the same
-   transaction as every entry) lists each entry ever written with its marker
-   hash: each must still be in its file, so a missing, emptied or replaced
-   artifact, or a newest entry cut off, is broken. An unfinished transaction
-   (a killed command) is reported with what it still lacks.
+   transaction as every entry, itself chained: `_ledger`) lists each entry ever
+   written with its marker hash: each must still be in its file, so a missing,
+   emptied or replaced artifact, or a newest entry cut off, is broken; and each
+   entry a file holds past the first one the ledger lists must be listed, so an
+   entry voicegate did not write is broken too. An unfinished transaction (a
+   killed command) is reported with what it still lacks.
 3. **git**, inside a work tree: every commit that touched an artifact, from
    the one that brought in its first entry on, and the uncommitted change
    against HEAD, must only add lines (earlier history, such as a compose.yaml's
-   years of edits, is the file's own business).
+   years of edits, is the file's own business); an artifact gone from the work
+   tree whose history holds entries is broken, with or without run data.
 4. **The citations** (`_citations`): every amendment in a gate record cites
    another gate's prospective registration; git must still hold it as cited.
+
+A markdown artifact ends with its newest marker line: any byte after it was not
+written by voicegate (a forged "Shipping decision", junk) and is broken, and the
+next entry refuses to seal it in (`_entries`).
 """
 
 from __future__ import annotations
@@ -25,11 +32,13 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain, _transaction
+from voicegate.artifacts import _ledger as ledger_file
 from voicegate.run._rundir import RunDir
 from voicegate.run._store import read_rows
 from voicegate.spec._resolve import DATA_DIR_ENV
@@ -50,19 +59,27 @@ class FileCheck:
     # Entries the gates' ledgers say were written here: (gate, number, marker hash, what wrote it).
     expected: list[tuple[str, int, str, str]] = field(default_factory=list)
     ledger_problem: str | None = None
+    tail_problem: str | None = None   # bytes after the newest marker
     notes: list[str] = field(default_factory=list)
     citation_problems: list[str] = field(default_factory=list)
     citations: list[str] = field(default_factory=list)
     git_skipped: str | None = None  # why git was not asked, when the file has entries
     only: list[int] | None = None  # the compose entries of the one gate asked about (None: all gates)
+    # Entries any gate's ledger lists for this file (number -> marker hash), or None: no ledger names it.
+    listed: dict[int, str] | None = None
+
+    @property
+    def file_problem(self) -> str | None:
+        """The first thing wrong with this file's own bytes, chain and ledger (git aside)."""
+        if self.report is not None and self.report.problem:
+            return self.report.problem
+        return self.ledger_problem or self.tail_problem
 
     @property
     def problem(self) -> str | None:
         """The first thing wrong with this file, in the order the witnesses are asked."""
-        if self.report is not None and self.report.problem:
-            return self.report.problem
-        if self.ledger_problem:
-            return self.ledger_problem
+        if self.file_problem:
+            return self.file_problem
         if self.git_problems:
             return self.git_problems[0]
         return self.citation_problems[0] if self.citation_problems else None
@@ -165,12 +182,25 @@ def _key(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _ledger(root: Path, gate: str, run: RunDir) -> list[tuple[Path, int, str, str]]:
-    """(artifact path, entry number, marker hash, "kind at time") for every entry the gate's ledger lists."""
+def _ledger_rows(gate: str, run: RunDir) -> tuple[ledger_file.Ledger | None, list[dict[str, object]]]:
+    """The gate's ledger with its chain checked, and its rows (a line that is not JSON is refused, exit 2)."""
     try:
-        rows = read_rows(run.ledger)
-    except ValueError:
-        raise VoicegateError(f"{run.ledger}: a line is not valid JSON; the ledger of {gate} is damaged") from None
+        led = ledger_file.read(run.ledger)
+    except OSError as exc:
+        raise VoicegateError(f"{run.ledger}: unreadable ({exc.strerror or exc})") from None
+    if led is not None and led.damaged:
+        raise VoicegateError(f"{run.ledger}: a line is not valid JSON; the ledger of {gate} is damaged")
+    return led, (led.rows if led is not None else [])
+
+
+def _ledger(root: Path, gate: str, run: RunDir,
+            rows: list[dict[str, Any]] | None = None) -> list[tuple[Path, int, str, str]]:
+    """(artifact path, entry number, marker hash, "kind at time") for every entry the gate's ledger lists."""
+    if rows is None:
+        try:
+            rows = read_rows(run.ledger)
+        except ValueError:
+            raise VoicegateError(f"{run.ledger}: a line is not valid JSON; the ledger of {gate} is damaged") from None
     out = []
     for row in rows:
         try:
@@ -235,29 +265,64 @@ def _check_pending(root: Path, gate: str, run: RunDir, checks: dict[Path, FileCh
         next(iter(arts.values())).notes.append(f"{how} {state}; the next `voicegate score {gate}` completes it")
 
 
-def _head_entries(root: Path, path: Path) -> int:
-    """How many voicegate entries git's HEAD holds for a file that is gone from the work tree."""
+def _text_after(fc: FileCheck) -> None:
+    """Bytes after a markdown file's newest marker were not written by voicegate: broken (issue 25, finding 8)."""
+    if fc.kind not in ("record", "readme") or fc.report is None or not fc.report.ok:
+        return
+    tail = _chain.md_tail(fc.path.read_bytes())
+    if tail:
+        fc.tail_problem = _chain.tail_problem(tail, len(fc.report.ok))
+
+
+def _check_unlisted(fc: FileCheck) -> None:
+    """Every entry past the first one a ledger lists for this file must be listed: voicegate wrote it."""
+    if fc.listed is None or not fc.exists or fc.report is None or fc.ledger_problem:
+        return
+    first = min(fc.listed, default=None)
+    older = []
+    for number in sorted(_markers(fc)):
+        if number in fc.listed:
+            continue
+        if first is not None and number < first:
+            older.append(number)
+            continue
+        fc.ledger_problem = (f"entry {number} is not in the run's ledger: voicegate did not write it (an entry added "
+                             "by hand or by a copy of the file), or the ledger lost its line")
+        return
+    if older:
+        fc.notes.append(f"entr{'y' if len(older) == 1 else 'ies'} {', '.join(map(str, older))} predate the run's "
+                        "ledger (run data recreated?); only the chain and git vouch for them")
+
+
+def _history_entries(root: Path, path: Path, kind: str) -> tuple[int, str] | None:
+    """(entries, where) for an artifact gone from the work tree that git still knows with entries.
+
+    HEAD first (an uncommitted delete), then the last commit that touched the path (a committed
+    `git rm` or move): the version before that commit is the last one history holds.
+    """
     top = _git(root, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
-        return 0
+        return None
     try:
-        rel = Path(os.path.abspath(path)).relative_to(Path(top.stdout.strip()).resolve())
+        rel = Path(os.path.abspath(path)).relative_to(Path(top.stdout.strip()).resolve()).as_posix()
     except ValueError:
-        return 0
-    shown = _git(root, "show", f"HEAD:{rel.as_posix()}")
-    return shown.stdout.count("voicegate:entry ") if shown.returncode == 0 else 0
+        return None
 
+    def entries(rev: str) -> int:
+        shown = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=root, capture_output=True, check=False)
+        if shown.returncode != 0:
+            return 0
+        if kind == "compose":
+            return len(_chain.compose_markers(shown.stdout.splitlines(keepends=True)))
+        return len(_chain.md_markers(shown.stdout))
 
-def _text_after(fc: FileCheck) -> None:
-    if fc.kind == "compose" or fc.report is None or not fc.report.ok:
-        return
-    data = fc.path.read_bytes()
-    last = _chain.md_markers(data)[-1]
-    tail = data[data.find(b"\n", last.start) + 1:] if b"\n" in data[last.start:] else b""
-    lines = [ln for ln in tail.splitlines() if ln.strip()]
-    if lines:
-        fc.notes.append(f"{len(lines)} line(s) of text after entry {last.number}, not covered by any entry yet "
-                        "(the next entry's hash will cover them)")
+    if n := entries("HEAD"):
+        return n, "git's HEAD holds it"
+    last = _git(root, "log", "-1", "--format=%H", "--", f":(top){rel}")  # rel is from the top, not from root
+    commit = last.stdout.strip() if last.returncode == 0 else ""
+    if commit and (n := entries(f"{commit}^")):
+        return n, f"commit {commit[:12]} removed it, and the version before holds it"
+    return None
 
 
 def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
@@ -272,15 +337,21 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 checks[key].gates.append(g)  # one compose.yaml, many gates: check it once
                 continue
             checks[key] = FileCheck(path, kind, [g])
+    ledgers: list[FileCheck] = []
     for g, run in runs.items():
-        for path, number, digest, by in _ledger(root, g, run):
+        led, rows = _ledger_rows(g, run)
+        for path, number, digest, by in _ledger(root, g, run, rows):
             if _key(path) in checks:
                 checks[_key(path)].expected.append((g, number, digest, by))
+        if led is not None:
+            ledgers.append(_ledger_check(g, led))
+    _gather_listed(root, runs, checks)
     for fc in checks.values():
         if not fc.path.is_file():
             fc.exists = False
-            if not fc.expected and (n := _head_entries(root, fc.path)):
-                fc.ledger_problem = f"the file is gone, but git's HEAD holds it with {n} entr{'y' if n == 1 else 'ies'}"
+            if not fc.expected and (found := _history_entries(root, fc.path, fc.kind)):
+                n, where = found
+                fc.ledger_problem = f"the file is gone, but {where} with {n} entr{'y' if n == 1 else 'ies'}"
         else:
             fc.report = _chain.verify(fc.path, fc.kind)
             fc.git_commits, fc.git_problems = git_only_added(fc.path)
@@ -303,9 +374,61 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                     fc.notes.append(str(exc))
             _text_after(fc)
         _check_ledger(fc)
+        _check_unlisted(fc)
     for g, run in runs.items():
         _check_pending(root, g, run, checks)
-    return list(checks.values())
+    return list(checks.values()) + ledgers
+
+
+def _ledger_check(gate: str, led: ledger_file.Ledger) -> FileCheck:
+    """The ledger's own chain, reported like an artifact's (kind "ledger")."""
+    fc = FileCheck(led.path, "ledger", [gate])
+    fc.report = _chain.Report(led.path, [], led.problem)
+    if led.unchained and len(led.rows) == led.unchained:
+        fc.notes.append("written before the ledger was chained: the next verdict's line will cover it")
+    elif led.unchained:
+        fc.notes.append(f"{led.unchained} line(s) were written before the ledger was chained; the chained lines "
+                        "after them cover their bytes")
+    fc.expected = [(gate, i, "", "") for i in range(1, len(led.rows) + 1)]  # the line count, for describe
+    return fc
+
+
+def _gather_listed(root: Path, runs: dict[str, RunDir], checks: dict[Path, FileCheck]) -> None:
+    """Each file's entries listed by ANY gate's ledger, or an unfinished verdict's (a shared compose.yaml
+    holds other gates' entries: `verify GATE` still asks their ledgers)."""
+    every = dict(runs)
+    for g in all_gates(root):
+        if g not in every:
+            try:
+                every[g] = run_dir(root, g)
+            except VoicegateError:
+                continue  # another gate's unreadable spec is its own `verify`'s business
+    for g, run in every.items():
+        try:
+            names = {_key(p) for p in artifact_paths(root, g).values()}
+            led = ledger_file.read(run.ledger)
+            pending = _transaction.pending_after(run, run.ledger)
+        except (VoicegateError, OSError):
+            continue
+        if not names & checks.keys():
+            continue
+        rows = list(led.rows) if led is not None and not led.damaged else []
+        if pending is not None:
+            later = ledger_file.read_bytes(pending)
+            rows += later.rows[len(rows):]
+        if led is None and pending is None:
+            continue
+        for key in names & checks.keys():
+            if checks[key].listed is None:
+                checks[key].listed = {}
+        for row in rows:
+            for e in row.get("entries", []) if isinstance(row.get("entries"), list) else []:
+                try:
+                    key = _key(_resolve(root, str(e["path"])))
+                    if key in checks:
+                        checks[key].listed.setdefault(int(e["number"]), str(e["sha256"]))  # type: ignore[union-attr]
+                except (KeyError, TypeError, ValueError):
+                    continue
 
 
 def _why_no_git(root: Path, path: Path) -> str:
@@ -324,6 +447,15 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
     ok = True
     for fc in checks:
         name = shown_path(root, fc.path)
+        if fc.kind == "ledger":
+            lines.append(f"{name} (ledger, {', '.join(fc.gates)}):")
+            if fc.file_problem:
+                ok = False
+                lines.append(f"  BROKEN: {fc.file_problem}")
+            else:
+                lines.append(f"  {len(fc.expected)} line(s), each chained to the lines before it")
+            lines += [f"  note: {n}" for n in fc.notes]
+            continue
         if not fc.exists:
             if fc.problem:
                 ok = False
@@ -338,9 +470,9 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
         shown = rep.ok if fc.only is None else [e for e in rep.ok if int(e.split()[1]) in fc.only]
         for e in shown:
             lines.append(f"  {e} OK")
-        if rep.problem or fc.ledger_problem:
+        if fc.file_problem:
             ok = False
-            lines.append(f"  BROKEN: {rep.problem or fc.ledger_problem}")
+            lines.append(f"  BROKEN: {fc.file_problem}")
         elif not shown:
             lines.append("  no entries yet" if fc.only is None else f"  no entries of {fc.gates[0]} yet")
         if fc.only is not None and len(shown) < len(rep.ok):

@@ -60,6 +60,10 @@ def verify_cmd(
     from voicegate.artifacts import describe, verify_gates
     from voicegate.spec._workspace import shown_path, workspace_root
 
+    if gate is not None:
+        from voicegate.spec._spec import check_gate_name
+
+        check_gate_name(gate)  # `verify ''` is a bad name (exit 2), not "every gate"
     root = workspace_root(workspace)
     if not (root / "preregistrations").is_dir():
         # "every chain holds" about a directory that holds no gate would be a false all-clear.

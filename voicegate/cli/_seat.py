@@ -9,6 +9,7 @@ unsupported, 2 bad input or a refusal, 3 the seat or proxy unreachable.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,11 +35,19 @@ def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, sort_keys=False))
 
 
+def _check_timeout(timeout: float, option: str = "--timeout") -> float:
+    """A timeout is a finite number of seconds > 0: 0 would time every request out (exit 2, not 3)."""
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise VoicegateError(f"{option} must be a number of seconds > 0, got {timeout:g}")
+    return timeout
+
+
 def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patient: bool = False):
     """A SeatClient for the command; few quick retries, since an operator is waiting at the prompt."""
     from voicegate.seat import RetryPolicy, SeatClient
     from voicegate.spec._seat_url import check_seat_url
 
+    _check_timeout(timeout)
     spec_key_env = None
     if not seat:
         seat, spec_key_env = _workspace_seat()
@@ -319,6 +328,7 @@ def retire_cmd(
         raise VoicegateError(f"--litellm must be an http(s) URL, got {litellm!r}")
     if not 1 <= page_size <= 100:
         raise VoicegateError("--page-size must be between 1 and 100")
+    _check_timeout(timeout)
     key = os.environ.get(master_key_env)
     if not key:
         raise VoicegateError(f"${master_key_env} is not set: the proxy's master key comes from the environment")
@@ -431,6 +441,7 @@ def up_cmd(
     from voicegate.demo._vllm import BASE_NAME, port_free, start_vllm, vllm_python, why_no_vllm
     from voicegate.spec._workspace import shown_path
 
+    _check_timeout(timeout)
     carrier, adapters = _seat_plan(voices, adapter or [])
     if not port_free(port):
         raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: a seat may already be up there "

@@ -39,11 +39,11 @@ skips every stored key and cuts a torn last line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as _dt
 import itertools
 import math
 import os
-import signal
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -84,6 +84,7 @@ from voicegate.generate._schedule import (
     build_schedule,
     isolate_waves,
 )
+from voicegate.generate._sigterm import POLL_S, UNLOAD_S, Stop, Terminated
 from voicegate.run import _manifest as manifest_file
 from voicegate.run._store import append_rows, read_generations, read_rows, repair_tail, row_key
 from voicegate.seat._adapters import AdapterTrack, RuntimeAdapters, tracked
@@ -103,15 +104,9 @@ from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import shown_path
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
-TERMINATED = 143  # 128 + SIGTERM, the shell's convention
 ISOLATE_KEY = "generation.isolate_arms"
 WAVE_FACTOR = 4   # an isolated wave holds up to WAVE_FACTOR x concurrency jobs of one arm
 
-
-class Terminated(VoicegateError):
-    """SIGTERM (a `docker stop`, a CI timeout): the run stopped cleanly, adapters unloaded."""
-
-    exit_code = TERMINATED
 
 Say = Callable[[str], None]
 
@@ -358,11 +353,12 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
     isolate = bool(spec.values.get(ISOLATE_KEY, False)) if isolate_arms is None else isolate_arms
     mode = _Mode(isolate, wave_size or conc * WAVE_FACTOR, CanaryParams(checks_per_arm=canaries))
     jobs = build_schedule(spec)
-    with gate_lock(spec.run_dir, spec.gate, "generate"):
+    stop = Stop()
+    with stop.guarding(), gate_lock(spec.run_dir, spec.gate, "generate"):
         # A resume hint must reach the same seat: keep --seat when it was given (credentials redacted).
         resume = f"voicegate generate {spec.gate}" + "".join(f" --seat {redact_url(u)}" for u in explicit)
         return _generate_locked(spec, reg, urls, api_key, conc, jobs, quiet, retry, say or (lambda line: None), mode,
-                                resume)
+                                resume, stop)
 
 
 def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[Part],
@@ -383,7 +379,8 @@ def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, A
 
 def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
                      jobs: list[Job], quiet: bool, retry: RetryPolicy | None, say: Say, mode: _Mode,
-                     resume: str) -> GenerateResult:
+                     resume: str, stop: Stop | None = None) -> GenerateResult:
+    stop = stop or Stop()
     manifest = read_manifest(spec)
     if manifest is not None and manifest.get("source") != "generated":
         raise VoicegateError(f"{spec.gate}: its generations were imported ({manifest_path(spec)}); "
@@ -415,12 +412,17 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
                             quarantined=quarantined, resume=resume, shown=shown_path(spec.root, path))
     if not pending:
         return result
-    terminated: list[int] = []
     try:
-        return asyncio.run(_run(spec, reg, urls, api_key, conc, jobs, rows, manifest, result,
-                                quiet, retry, say, terminated, mode))
+        try:
+            ran = asyncio.run(_run(spec, reg, urls, api_key, conc, jobs, rows, manifest, result,
+                                   quiet, retry, say, stop, mode))
+        finally:
+            stop.rearm()  # the closed loop left SIGTERM at its default
+        if stop.signalled:  # it came as the run was ending: the run is whole, the signal still ends it
+            raise asyncio.CancelledError()
+        return ran
     except asyncio.CancelledError:
-        if not terminated:
+        if not stop.signalled:
             raise
         unloaded = f"; unloaded {', '.join(result.unloaded)}" if result.unloaded else ""
         raise Terminated(f"terminated (SIGTERM); {_saved(result)}{unloaded}; {_resume_hint(result)}") from None
@@ -479,7 +481,7 @@ async def _seat_states(replicas: list[_Replica], say: Say) -> list[SeatState]:
 async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
                jobs: list[Job], rows: list[dict[str, Any]], manifest: dict[str, Any] | None,
                result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say,
-               terminated: list[int], mode: _Mode) -> GenerateResult:
+               stop: Stop, mode: _Mode) -> GenerateResult:
     # Notes that change what a user should expect always print; routine steps only without --quiet.
     info: Say = (lambda line: None) if quiet else say
     progress: _Progress | None = None
@@ -499,7 +501,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
                             on_retry=None if quiet else retry_note)
         adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown)
         replicas.append(_Replica(i, shown, client, adapters))
-    _on_sigterm(terminated)
+    stop.attach()
     wrote_manifest = False
     session: dict[str, Any] = {"started": _now(), "seat_url": replicas[0].url, "concurrency": conc,
                                "voicegate_version": __version__, "isolate_arms": mode.isolate}
@@ -552,9 +554,10 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
         stored_now = {row_key(x) for x in rows} - {row_key(x) for x in cells.orphans}
         progress = _Progress(spec, jobs, stored_now, quiet)
         runner = _Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
-                         manifest)
+                         manifest, stop)
         with progress:
             await runner.run()
+        stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here
         session["status"] = "complete"
     except SeatUnreachable as exc:
         session["status"] = "seat-unreachable"
@@ -563,11 +566,12 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
         session["status"] = "stopped"
         raise
     finally:
+        stop.cleaning = True
         result.wall_s = time.monotonic() - t0
         result.completion_tokens = progress.tokens if progress is not None else 0
         complete = session.get("status") == "complete"
         for r in replicas:
-            await r.adapters.unload_all(complete=complete and r.alive)
+            await r.adapters.unload_all(complete=complete and r.alive, within_s=UNLOAD_S if stop.signalled else None)
             at = f" on {r.url}" if len(replicas) > 1 else ""
             result.loaded += [m + at for m in r.adapters.loaded]
             result.unloaded += [m + at for m in r.adapters.unloaded]
@@ -605,22 +609,6 @@ def _orphan_rows(spec: GateSpec, manifest: dict[str, Any], orphans: Iterable[Map
     manifest["quarantine"] = {**q, "file": spec.run.quarantine.name,
                               "orphans": int(q.get("orphans", 0)) + moved}
     return moved
-
-
-def _on_sigterm(terminated: list[int]) -> None:
-    """SIGTERM cancels the run like Ctrl-C does, so its `finally` unloads the adapters and saves the manifest."""
-    task = asyncio.current_task()
-    if task is None:
-        return
-
-    def stop() -> None:
-        terminated.append(signal.SIGTERM)
-        task.cancel()
-
-    try:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
-    except (NotImplementedError, RuntimeError, ValueError):
-        pass  # not the main thread (a library caller's worker) or no signals here: the default applies
 
 
 def _manifest(spec: GateSpec, reg: Registration, states: list[SeatState], jobs: list[Job],
@@ -731,8 +719,9 @@ class _Runner:
 
     def __init__(self, spec: GateSpec, replicas: list[_Replica], all_cells: list[Cell], free: list[Cell],
                  result: GenerateResult, progress: _Progress, session: int, mode: _Mode, conc: int, say: Say,
-                 manifest: dict[str, Any]):
+                 manifest: dict[str, Any], stop: Stop | None = None):
         self.spec = spec
+        self.stop = stop or Stop()
         self.replicas = replicas
         self.whole = {c.key: c for c in all_cells}
         self.free: deque[Cell] = deque(free)
@@ -788,6 +777,7 @@ class _Runner:
 
         async def worker() -> None:
             while queue:
+                self.stop.check()
                 await self._send(r, queue.popleft())
 
         await _together(worker() for _ in range(min(self.conc, len(queue))))
@@ -835,6 +825,7 @@ class _Runner:
         may yet come back from one that is lost.
         """
         while r.alive:
+            self.stop.check()
             if not r.local and (cell := self._claim(r)) is not None:
                 r.local.extend(cell.jobs)
             if r.local:
@@ -853,6 +844,7 @@ class _Runner:
         While a replica still holds cells an empty claim waits instead (as `_next` does).
         """
         while True:
+            self.stop.check()
             batch: list[Cell] = []
             while len(batch) < size and (cell := self._claim(r)) is not None:
                 batch.append(cell)
@@ -861,8 +853,11 @@ class _Runner:
             await self._wait()
 
     async def _wait(self) -> None:
+        """Until a cell finishes or comes back, or `POLL_S` passed (the callers loop, and look at the stop mark)."""
         async with self._changed:
-            await self._changed.wait()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(POLL_S):
+                    await self._changed.wait()
 
     async def _notify(self) -> None:
         async with self._changed:

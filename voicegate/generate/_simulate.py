@@ -5,10 +5,16 @@ loading, interleaving, storage — against an in-process stand-in that serves ev
 in a scratch copy of the workspace, so nothing is registered or written in the real one.
 It reports the counts, how long the dry run took, a runtime estimate for a real seat,
 and the files a real run writes.
+
+Linear in the prompts, and quick at any size (issue 25: 10,000 prompts were still running
+after 300 s, every request a real HTTP round trip to the stand-in): the counts come from
+the full registered schedule, while the real path runs on the first `SAMPLE_PROMPTS`
+prompts (and every probe), which is what exercises it; the summary says when it sampled.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -24,6 +30,7 @@ from voicegate.spec._spec import GateSpec, load_spec, spec_path
 # the slower of the two, per sequence in flight.
 SEAT_LORA_TOK_S = 108.2
 TOKENS_PER_WORD = 1.3
+SAMPLE_PROMPTS = 100  # the dry run's real path runs on at most this many prompts; the counts cover all
 
 
 @dataclass
@@ -38,10 +45,16 @@ class Simulation:
     estimated_real_s: float
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    sampled: tuple[int, int, int] | None = None   # (prompts run, prompts in all, requests run) when sampled
 
     def lines(self) -> list[str]:
-        out = [(f"{self.gate}: {self.requests} requests ({self.voice_rows} voice + {self.probe_rows} probe) "
-                f"simulated in {self.wall_s:.1f} s against the stand-in seat")]
+        if self.sampled is None:
+            how = f"simulated in {self.wall_s:.1f} s against the stand-in seat"
+        else:
+            ran, total, requests = self.sampled
+            how = (f"scheduled; the real path ran {requests} of them (the first {ran} of {total:,} prompts, every "
+                   f"probe) in {self.wall_s:.1f} s against the stand-in seat")
+        out = [f"{self.gate}: {self.requests} requests ({self.voice_rows} voice + {self.probe_rows} probe) {how}"]
         out += [f"  {arm}: {n} generations" for arm, n in self.per_arm.items()]
         out.append(f"  on a real seat: ~{self.estimated_tokens:,} completion tokens, roughly "
                    f"{self.estimated_real_s / 60:.0f} min at {SEAT_LORA_TOK_S} tok/s per sequence in flight")
@@ -66,7 +79,10 @@ def _environ(overrides: dict[str, str]) -> Iterator[None]:
 
 
 def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
-    """The same relative paths as the real workspace, through symlinks; its own git and data dir."""
+    """The same relative paths as the real workspace, through symlinks; its own git and data dir.
+
+    More than `SAMPLE_PROMPTS` prompts: the scratch spec names a file of the first ones, with their ids.
+    """
     from voicegate.spec._workspace import git
 
     for entry in spec.root.iterdir():
@@ -77,8 +93,13 @@ def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
     target = scratch / "preregistrations" / spec.path.name
     import yaml
 
-    target.write_text(yaml.safe_dump(_anchored(spec.raw, spec.root), sort_keys=False, allow_unicode=True),
-                      encoding="utf-8")
+    raw = _anchored(spec.raw, spec.root)
+    if len(spec.prompts) > SAMPLE_PROMPTS and isinstance(raw, dict):
+        sample = scratch / ".voicegate-simulate-prompts.jsonl"
+        sample.write_text("".join(json.dumps({"id": p.id, "text": p.text}, ensure_ascii=False) + "\n"
+                                  for p in spec.prompts[:SAMPLE_PROMPTS]), encoding="utf-8")
+        raw["prompts"] = str(sample)
+    target.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True), encoding="utf-8")
     git(scratch, "init", "-q")
 
 
@@ -120,6 +141,7 @@ def _anchored(raw: Any, root: Path) -> Any:
 
 def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     from voicegate.generate._generate import generate
+    from voicegate.generate._schedule import build_schedule
     from voicegate.run._store import read_generations
     from voicegate.seat import StandinSeat
     from voicegate.spec._registration import register
@@ -141,10 +163,13 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
                 started = time.monotonic()
                 generate(scratch_spec, seat_url=seat.url, quiet=True)
                 wall = time.monotonic() - started
-            rows = read_generations(scratch_spec.generations_path)
-    per_arm = {a.name: sum(1 for r in rows if r["arm"] == a.name) for a in spec.arms}
-    probes = sum(1 for r in rows if r.get("kind") == "probe")
-    voice = len(rows) - probes
+            ran = len(read_generations(scratch_spec.generations_path))
+    jobs = build_schedule(spec)  # the counts: the whole registered schedule, whatever ran
+    per_arm = {a.name: 0 for a in spec.arms}
+    for j in jobs:
+        per_arm[j.arm] += 1
+    probes = sum(1 for j in jobs if j.kind == "probe")
+    voice = len(jobs) - probes
     tokens = int(voice * min(spec.sampling.max_tokens, spec.expected_words * TOKENS_PER_WORD)
                  + probes * min(spec.sampling.max_tokens, 64))
     estimate = tokens / (SEAT_LORA_TOK_S * spec.seat.concurrency)
@@ -160,4 +185,5 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     runtime = [a.model for a in spec.candidates if a.adapter_path]
     if runtime:
         notes.append(f"{len(runtime)} candidate(s) would be runtime-loaded and unloaded after: {', '.join(runtime)}")
-    return Simulation(gate, len(rows), per_arm, voice, probes, wall, tokens, estimate, files, notes)
+    sampled = (SAMPLE_PROMPTS, len(spec.prompts), ran) if len(spec.prompts) > SAMPLE_PROMPTS else None
+    return Simulation(gate, len(jobs), per_arm, voice, probes, wall, tokens, estimate, files, notes, sampled)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from voicegate.report._spans import tokens_with_offsets
+from voicegate.report._spans import shown, tokens_with_offsets
 from voicegate.scoring._copying import NgramIndex, ngram_hashes, vocab_hashes
 
 Runs = tuple[tuple[int, int], ...]
@@ -67,7 +67,7 @@ def verbatim_runs(rows: Sequence[Mapping[str, Any]], training: Sequence[Path], n
     for row in rows:
         if row.get("kind", "voice") != "voice":
             continue
-        runs = runs_in_text(str(row.get("text", "")), index)
+        runs = runs_in_text(shown(str(row.get("text", ""))), index)  # only what a sample box can show
         if runs:
             out[row_key(row)] = runs
     return out

@@ -8,6 +8,7 @@ recorded (a spec edited after registration, generations changed after scoring).
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from voicegate import _json as strict_json
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
+from voicegate._hashing import sha256_json
 from voicegate.report._copied import verbatim_runs
 from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, ReportData, _text
 from voicegate.run._manifest import read_manifest
@@ -22,6 +24,7 @@ from voicegate.run._store import generations_hash, read_generations, read_rows
 from voicegate.scoring._result import GateResult, is_result
 from voicegate.spec._registration import check_registered, load_registration
 from voicegate.spec._spec import GateSpec
+from voicegate.spec._workspace import shown_path
 
 
 def _json(path: Path) -> Any:
@@ -40,6 +43,28 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
         raise VoicegateError(f"{path}: unreadable ({exc})") from None
 
 
+_RESULT_LINE = re.compile(r"^Result sha256: `([0-9a-f]{64})`", re.MULTILINE)
+
+
+def _check_recorded(spec: GateSpec, score: GateResult) -> None:
+    """Refuse a scores.json whose result is not one the gate record holds (issue 25: an edited delta_cb showed).
+
+    The record is the chained, committed witness: every score and amendment entry names its result's
+    sha256. A record with no entry yet (or none at all) has nothing to hold the file against.
+    """
+    try:
+        held = set(_RESULT_LINE.findall(spec.artifacts.record.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return
+    digest = sha256_json(score.to_json())
+    if held and digest not in held:
+        raise VoicegateError(
+            f"{spec.run.scores}: its result (sha256 {digest[:16]}) is not one the gate record "
+            f"{shown_path(spec.root, spec.artifacts.record)} holds: scores.json was edited or replaced after "
+            f"scoring, so the report would show numbers no verdict was given on; run `voicegate score {spec.gate}` "
+            "to write it again from the stored generations")
+
+
 def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt.datetime | None = None
                      ) -> ReportData:
     """Everything `render_report` needs, typed. Refuses when the gate has no scores yet."""
@@ -52,6 +77,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
     if not is_result(stored):
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
     score = GateResult.from_json(stored)
+    _check_recorded(spec, score)
     amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
     run = read_manifest(run_dir)

@@ -36,7 +36,7 @@ from voicegate.report import _svg
 from voicegate.report._copied import row_key
 from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
-from voicegate.report._spans import Segment, segments
+from voicegate.report._spans import SHOWN_CHARS, Segment, segments, shown, word_count
 from voicegate.report._timeline import timeline
 from voicegate.scoring._result import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice
 from voicegate.spec._rules import RULES
@@ -367,6 +367,7 @@ class CellView:
     finish_reason: Any
     tokens: Any
     words: int
+    cut: int = 0  # characters of the generation past what the page shows (`SHOWN_CHARS`)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -449,7 +450,8 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         for row in s.rows:
             arm = str(row.get("arm"))
             runs = data.copied.get(row_key(row), ()) if data.copied is not None else ()
-            segs = segments(str(row.get("text", "")), spans_by_arm.get(arm, []), runs)
+            text = str(row.get("text", ""))
+            segs = segments(shown(text), spans_by_arm.get(arm, []), runs)
             for seg in segs:
                 if seg.span is not None:
                     span_seen.setdefault((arm, seg.span), [])
@@ -458,7 +460,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
             usage = row.get("usage") or {}
             cells.append(CellView(arm=arm, arm_index=arm_index.get(arm, 0), segments=segs,
                                   finish_reason=row.get("finish_reason"), tokens=usage.get("completion_tokens"),
-                                  words=len(str(row.get("text", "")).split())))
+                                  words=word_count(text), cut=len(text) - len(shown(text))))
         sample_views.append(SampleView(index=k, prompt_id=s.prompt_id, seed=s.seed,
                                        prompt=data.prompts.get(s.prompt_id), cells=cells))
     span_views = [SpanView(arm=a.name, arm_index=arm_index[a.name], i=i, span=sp,
@@ -491,7 +493,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "run": data.run,
         "score": score, "current": current, "amended": bool(amendments),
         "standings": {c.name: standing(c, current.rule, current.ships) for c in candidates},
-        "runs_known": data.copied is not None, "copying_n": int(copying.n),
+        "runs_known": data.copied is not None, "copying_n": int(copying.n), "shown_chars": SHOWN_CHARS,
         "rules": rules, "deciding": current.rule, "original_rule": score.rule,
         "seeds": seeds, "arms": arms, "base": base, "control": control, "candidates": candidates,
         "copying": copying, "damage": damage,

@@ -288,6 +288,15 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     expected = len(spec.arms) * len(spec.seeds) * len(spec.prompts)
     if len(voice_rows) < expected:
         warnings.append(f"{len(voice_rows)} of {expected} registered voice generations present")
+    # A probe row missing makes the damage verdict compare pass rates over different probes: said,
+    # like a missing voice row, never silent (issue 25, finding 10).
+    per_arm = len(spec.seeds) * len(spec.damage.probes)
+    short = {a.name: per_arm - sum(1 for r in probe_rows if r["arm"] == a.name) for a in spec.arms}
+    if per_arm and any(n > 0 for n in short.values()):
+        warnings.append("registered probe generations missing (" + ", ".join(
+            f"{a}: {per_arm - n} of {per_arm} present" for a, n in short.items() if n > 0)
+            + "): the damage verdict compares pass rates over different probes; run `voicegate generate` to "
+              "complete them")
 
     corpora: dict[str, Any] = {k: cache.corpus_sha256(getattr(spec.corpora, k))
                                for k in ("heldout", "training", "background")}

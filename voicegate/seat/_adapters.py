@@ -153,12 +153,21 @@ class RuntimeAdapters:
             self._epoch[model] = epoch + 1
             self.info(f"reloaded {model} (arm {arm})")
 
-    async def unload_all(self, *, complete: bool) -> None:
-        """Unload what this run loaded and nothing else; after a failure, try once and move on."""
+    async def unload_all(self, *, complete: bool, within_s: float | None = None) -> None:
+        """Unload what this run loaded and nothing else; after a failure, try once and move on.
+
+        `within_s` bounds each unload (after a SIGTERM: the run must end within seconds); one
+        that takes longer is left loaded, still named in the tracking file for the next run.
+        """
         quick = RetryPolicy(attempts=1 if not complete else 4, base_s=0.2, budget_s=5.0 if not complete else 30.0)
         for model in sorted(self.ours):
             try:
-                await self.client.unload_adapter(model, retry=quick)
+                async with asyncio.timeout(within_s):
+                    await self.client.unload_adapter(model, retry=quick)
+            except TimeoutError:
+                self.say(f"warning: could not unload {model} within {within_s:g}s; it stays named in "
+                         f"{self.track.path} for the next run to unload")
+                continue
             except AdapterNotLoaded:
                 pass  # already gone (the seat restarted, or the load never landed): nothing left to undo
             except (SeatError, SeatUnreachable) as exc:

@@ -243,6 +243,17 @@ def api_key_from_env(name: str | None) -> str | None:
     return os.environ.get(name) or None
 
 
+async def _within(seconds: float, request: Awaitable[T]) -> T:
+    """`request` under a whole-request deadline (TimeoutError past it), never swallowing a cancellation.
+
+    Not `asyncio.wait_for`: on Python 3.11 it returns the answer instead of raising CancelledError when
+    the answer lands in the same loop turn as a cancel, so a SIGTERM'd run's worker kept sending
+    requests (and generate hung, issue 25 finding 4). `asyncio.timeout` re-raises the cancel.
+    """
+    async with asyncio.timeout(seconds):
+        return await request
+
+
 def _no_such_host(exc: BaseException) -> bool:
     """A DNS answer that the name does not exist (not a temporary resolver failure, which is retried)."""
     import socket
@@ -349,7 +360,7 @@ class SeatClient:
     async def _once(self, method: str, url: str, json: Any) -> httpx.Response:
         """One attempt, under the whole-request deadline (httpx's own timeout is per read)."""
         try:
-            return await asyncio.wait_for(self._http.request(method, url, json=json), timeout=self.timeout)
+            return await _within(self.timeout, self._http.request(method, url, json=json))
         except httpx.InvalidURL as exc:
             raise VoicegateError(f"seat URL {self.shown_url}: {self._scrub(str(exc))}") from None
 
@@ -481,7 +492,7 @@ class SeatClient:
     async def health(self) -> bool:
         """One try, no retries: is the server up and answering 200 on ``<root>/health``?"""
         try:
-            resp = await asyncio.wait_for(self._http.get(f"{self.root}/health"), timeout=self.timeout)
+            resp = await _within(self.timeout, self._http.get(f"{self.root}/health"))
         except (httpx.HTTPError, httpx.InvalidURL, TimeoutError):
             return False
         return resp.status_code == 200
@@ -524,7 +535,7 @@ class SeatClient:
 
         async def attempt() -> httpx.Response:
             try:
-                return await asyncio.wait_for(read(), timeout=self.timeout)
+                return await _within(self.timeout, read())
             except httpx.InvalidURL as exc:
                 raise VoicegateError(f"seat URL {self.shown_url}: {self._scrub(str(exc))}") from None
 

@@ -71,7 +71,8 @@ def yaml_where(exc: yaml.YAMLError) -> str:
     return f"{problem} at line {mark.line + 1}" if mark is not None else problem
 
 
-def _corpus(fail: Fail, root: Path, key: str, patterns: tuple[str, ...] | None, check_files: bool) -> tuple[Path, ...]:
+def _corpus(fail: Fail, root: Path, key: str, patterns: tuple[str, ...] | None, check_files: bool,
+            cap_mb: float) -> tuple[Path, ...]:
     if patterns is None or not check_files:
         return ()
     files: list[Path] = []
@@ -80,9 +81,22 @@ def _corpus(fail: Fail, root: Path, key: str, patterns: tuple[str, ...] | None, 
         if not matched:
             raise fail(f"{key}[{i}]", f"glob {pattern!r} matches no file")
         for m in matched:
+            _check_size(fail, key, m, cap_mb)  # before a byte is read: a 1 GB file once took 149 s and 13.7 GB
             read_text(fail, key, m)
         files += matched
     return tuple(dict.fromkeys(files))
+
+
+def _check_size(fail: Fail, key: str, path: Path, cap_mb: float) -> None:
+    """Refuse a corpus file over `corpora.max_file_mb` (scoring holds ~20x a corpus's bytes in memory)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # read_text names what is wrong with it
+    if size > cap_mb * 2**20:
+        raise fail(key, f"{path} is {size / 2**20:,.1f} MiB, over the corpus cap of {cap_mb:g} MiB per file "
+                        f"(scoring holds about 20x a corpus in memory); split or trim it, or raise "
+                        f"corpora.max_file_mb in the spec")
 
 
 def _prompts_file(fail: Fail, path: Path) -> tuple[tuple[str, str], ...]:
@@ -274,11 +288,13 @@ def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Pa
     prompts, prompts_path = _prompts(fail, root, v["prompts"], check_files)
     voice = Voice(view=v["voice.view"], mfw=v["voice.mfw"], chunk=v["voice.chunk"], model=v["voice.model"],
                   revision=v["voice.revision"], specificity=v["voice.specificity"])
-    corpora = Corpora(heldout=_corpus(fail, root, "corpora.heldout", v["corpora.heldout"], check_files),
-                      training=_corpus(fail, root, "corpora.training", v["corpora.training"], check_files),
-                      background=_corpus(fail, root, "corpora.background", v["corpora.background"], check_files),
+    cap = v["corpora.max_file_mb"]
+    corpora = Corpora(heldout=_corpus(fail, root, "corpora.heldout", v["corpora.heldout"], check_files, cap),
+                      training=_corpus(fail, root, "corpora.training", v["corpora.training"], check_files, cap),
+                      background=_corpus(fail, root, "corpora.background", v["corpora.background"], check_files,
+                                         cap),
                       impostors=tuple(Impostor(author, _corpus(fail, root, f"corpora.impostors.{author}", globs,
-                                                               check_files))
+                                                               check_files, cap))
                                       for author, globs in v["corpora.impostors"] or ()))
     embedding_files: tuple[Path, ...] = ()
     if voice.view == "embedding" and voice.model is not None:

@@ -40,6 +40,8 @@ from voicegate.spec._types import (
     Text,
 )
 
+CORPUS_CAP_MB = 32.0  # corpora.max_file_mb's default: ~0.7 GB of memory at the cap (issue 25, finding 9)
+
 ROLES = ("base", "candidate")
 # The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
 # workspace's own, in git).
@@ -159,6 +161,10 @@ SPEC_SCHEMA = Schema((
     Key("corpora.impostors", AuthorGlobs(), "other authors' held-out texts, grouped by author (`{Anne Bronte: "
         "[...], ...}`): a candidate is SPECIFIC only when it moves toward the gate author more than toward each "
         "of them; same period and kind, none trained on by any arm, never the gate author"),
+    Key("corpora.max_file_mb", Number(0.001, 1_000_000, "number of MiB > 0"),
+        "the largest corpus file accepted, in MiB (2**20 bytes): a bigger one is refused before it is read, since "
+        "scoring holds about 20x a corpus's bytes in memory; raise it for a genuinely larger corpus",
+        default=CORPUS_CAP_MB),
     Key("voice", Section(), "the voice-distance view"),
     Key("voice.view", Choice(VIEWS), "how voice distance is measured", default="stylometric"),
     Key("voice.mfw", Integer(10, 100_000), "most frequent words", default=1000),
