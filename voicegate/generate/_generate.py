@@ -836,6 +836,7 @@ class _Runner:
                 self.result.canaries.problems.append(r.calibration.problem)
                 self.say(f"warning: seat integrity cannot hold for this session{where}: {r.calibration.problem}")
         if len(live) < 2:
+            self.result.canaries.calibration = live[0].calibration if live else None
             return
         first = live[0]
         cal = first.calibration or Calibration(None, None, None)
