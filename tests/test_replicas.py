@@ -18,8 +18,7 @@ from typing import Any
 from _workspace import gate_spec, make_workspace, manifest, registered_workspace, rows, run_cli, voicegate
 
 from voicegate.generate._cells import cell_key, mixed_cells, plan_cells
-from voicegate.generate._integrity import CanaryParams
-from voicegate.generate._schedule import build_schedule
+from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.seat import StandinSeat
 from voicegate.spec._spec import load_spec
 
@@ -28,7 +27,8 @@ SERVED = f"{GATE}-ckpt475"
 RUNTIME = f"{GATE}-ckpt925"          # loaded at run time, on every replica
 PROMPTS = [f"Write scene {i} of the story, in the author's voice." for i in range(6)]
 TOTAL = 3 * 2 * len(PROMPTS)         # arms x seeds x prompts
-CANARY_SEED = CanaryParams().seed
+# A generation's seed is the schedule's; a canary's is its own (drawn per session): that tells them apart.
+REAL_SEEDS = {request_seed(s, "voice", str(i)) for s in (101, 202) for i in range(len(PROMPTS))}
 
 
 def _replicas(stack: ExitStack, n: int, **kw: Any) -> list[StandinSeat]:
@@ -55,7 +55,7 @@ def _keys(found: list[dict[str, Any]]) -> list[tuple[str, str, int, str]]:
 
 
 def _generations(seat: StandinSeat) -> list[dict[str, Any]]:
-    return [e for e in seat.chat_log() if e["status"] == 200 and e.get("seed") != CANARY_SEED]
+    return [e for e in seat.chat_log() if e["status"] == 200 and e.get("seed") in REAL_SEEDS]
 
 
 def test_three_replicas_every_cell_on_one_replica_one_row_per_key(tmp_path):
@@ -327,7 +327,7 @@ def test_integrity_is_judged_per_replica_and_only_the_failing_replicas_rows_are_
                                               wrong_weights_every=2))   # serves another arm's weights, often
         root = _workspace(tmp_path, [good, bad], concurrency=3)
         first = voicegate(root, "generate", GATE, "--quiet")
-        assert first.returncode == 0, first.stderr
+        assert first.returncode == 4, first.stderr   # generate's own check failed (issue 25)
         assert "seat integrity FAILED" in first.stdout
         canaries = [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
         wrong = {c["replica"] for c in canaries if c.get("status") == "wrong"}
