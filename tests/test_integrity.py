@@ -33,9 +33,9 @@ from voicegate.generate._integrity import (
     checks_per_arm,
     choose_canaries,
     detection_floor,
+    plan_checks,
     positions,
     similarity,
-    plan_checks,
 )
 from voicegate.generate._schedule import build_schedule, isolate_waves
 from voicegate.run._store import generations_hash, row_key
@@ -405,7 +405,7 @@ def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: P
 
 
 def test_issue25_finding2_weights_of_no_arm_are_caught(tmp_path: Path) -> None:
-    root, done, seat = _fault_run(tmp_path, late_after=30)   # after the references: foreign weights from then on
+    root, done, _ = _fault_run(tmp_path, late_after=30)   # after the references: foreign weights from then on
     assert done.returncode == 4, done.stdout + done.stderr
     m = manifest(root, GATE)["sessions"][0]["integrity"]
     assert m["foreign"] > 0 and m["right"] < m["sent"]
