@@ -9,11 +9,15 @@ canaries, new positions), and the script prints how often integrity did NOT hold
 - ``sampled-only``: every 10th shared request *with temperature > 0* is answered with
   another arm's weights (arms mixed in flight) — the canaries are sampled like the real
   requests, so they meet it;
-- ``foreign weights``: every 10th request is answered with weights of no arm;
+- ``foreign weights``: every 10th request is answered with weights of no arm (also a
+  reference: the calibration then fails); ``..., references spared``: the same from the
+  13th request on, after the 12 references, so only the checks can catch it;
 - ``replica with another adapter``: two replicas, the second serves ckpt925's weights
   under ckpt475's name and root (refused by the cross-check before any cell);
 - ``sticky after switch``: ``--isolate-arms``, the first 3 requests after every arm
   switch answered with the previous arm's weights (waves of 32: ~9% of requests);
+  ``..., references spared``: the same once the references are done (the wave-opening
+  checks must catch it);
 - ``late``: every request after the first 90% of the run answered with weights of no arm;
 - ``clean``: no fault (half of the runs mixed, half isolated), answers still
   nondeterministic (1 in 10 diverges somewhere in its last third): false alarms.
@@ -77,7 +81,10 @@ MODES: dict[str, dict[str, Any]] = {
     "sampled-only": {"size": "large", "faults": {"wrong_weights_every": 10, "sampled_only": True}},
     "foreign weights": {"size": "large", "faults": {"foreign_every": 10}},
     "replica with another adapter": {"size": "small", "replica": {"impostors": {SERVED: RUNTIME}}},
+    "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": 12}},
     "sticky after switch": {"size": "small", "isolate": True, "faults": {"sticky_after_switch": 3}},
+    "sticky after switch, references spared": {"size": "small", "isolate": True,
+                                               "faults": {"sticky_after_switch": 3, "faults_from": 12}},
     "late": {"size": "small", "late": 0.9},
     "clean": {"size": "small", "faults": {}},
 }

@@ -26,7 +26,9 @@ The faults a seat can show that a canary must not slip past (issue 25), each a k
   ``lv-x``'s name and root (a replica that serves another adapter);
 - ``sticky_after_switch=k``: when a request for another model arrives at an idle seat,
   the first k requests of that model are answered with the previous model's weights;
-- ``late_after=n``: every chat request after the n-th is answered with weights of no arm.
+- ``late_after=n``: every chat request after the n-th is answered with weights of no arm;
+- ``faults_from=n``: the faults above spare the first n chat requests (a seat that answers
+  the integrity references right and misbehaves afterwards).
 
     with StandinSeat(adapters={"lv-x-ckpt475": "/adapters/x/ckpt475"}) as seat:
         seat.url   # http://127.0.0.1:PORT/v1
@@ -138,6 +140,7 @@ class StandinSeat:
         impostors: dict[str, str] | None = None,
         sticky_after_switch: int = 0,
         late_after: int | None = None,
+        faults_from: int = 0,
         fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
         hooks: dict[int, Callable[[StandinSeat], None]] | None = None,
         max_model_len: int = 4096,
@@ -173,6 +176,7 @@ class StandinSeat:
         self.impostors = dict(impostors or {})
         self.sticky_after_switch = sticky_after_switch
         self.late_after = late_after
+        self.faults_from = faults_from
         self.chat_requests = 0                       # chat requests decoded so far
         self._eligible = 0                           # ... of them the faults may hit (sampled_only: sampled ones)
         self._eligible_shared = 0
@@ -445,12 +449,12 @@ class StandinSeat:
         """Before the request counts as in flight (under the lock): the weights the switch-time faults give it."""
         served_as = self.impostors.get(model, model)
         self.chat_requests += 1
-        eligible = temperature > 0 or not self.sampled_only
+        eligible = (temperature > 0 or not self.sampled_only) and self.chat_requests > self.faults_from
         if eligible:
             self._eligible += 1
         if self.sticky_after_switch:
             if (self._switch is None and self.in_flight == 0 and self._active is not None
-                    and model != self._active):
+                    and model != self._active and self.chat_requests > self.faults_from):
                 self._switch, self._switch_left = (self._active, model), self.sticky_after_switch
             if self._switch is not None and model == self._switch[1]:
                 served_as = self.impostors.get(self._switch[0], self._switch[0])
@@ -476,7 +480,7 @@ class StandinSeat:
         """
         with self._lock:
             served_as = self._weights(model, temperature)
-            eligible = temperature > 0 or not self.sampled_only
+            eligible = (temperature > 0 or not self.sampled_only) and self.chat_requests > self.faults_from
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             others = sorted(m for m, n in self.models_in_flight.items() if n > 0 and m != model)
