@@ -100,6 +100,28 @@ def test_issue25_finding2_an_answer_like_no_reference_is_foreign_weights_and_cou
     assert attribute(REFS["base"][0], "y", same, cal2, params).status == "right"
 
 
+def test_issue25_finding3_score_also_holds_each_replica_to_the_first_replicas_references() -> None:
+    """Judged again from canaries.jsonl: a replica whose references differ from the first one's fails."""
+    m = {"arms": [{"name": "base"}, {"name": "x"}], "sessions": [{"replicas": ["A", "B"], "isolate_arms": False}],
+         "integrity": {"method": "canary-reproduction@2", "params": {}}}
+
+    def ref(replica: str, arm: str, text: str, ask: int) -> dict:
+        return {"session": 0, "replica": replica, "phase": "reference", "canary": "k0", "arm": arm, "ask": ask,
+                "text": text}
+
+    other = "Then a carriage drew up at the gate and nobody in the parish spoke of it again."
+    rows_ = [ref(r, a, REFS[a][0], k) for r in ("A", "B") for a in ("base", "x") for k in (0, 1)]
+    rows_ = [c if not (c["replica"] == "B" and c["arm"] == "x") else {**c, "text": other} for c in rows_]
+    checks = [{"session": 0, "replica": r, "phase": "check", "canary": "k0", "arm": a,
+               "text": (other if (r, a) == ("B", "x") else REFS[a][0])} for r in ("A", "B") for a in ("base", "x")]
+    from voicegate.generate._integrity import tallies
+
+    out = tallies(rows_ + checks, m)
+    assert not out[(0, "A")].failed and out[(0, "A")].right == 2
+    assert out[(0, "B")].right == 2     # B agrees with itself ...
+    assert out[(0, "B")].failed and "do not reproduce A's" in out[(0, "B")].problems[0]   # ... not with A
+
+
 def test_calibration_needs_both_asks_and_a_gap_between_self_and_other() -> None:
     params = CanaryParams()
     one_ask = {"k0": {"base": REFS["base"][:1], "x": REFS["x"]}}
@@ -399,8 +421,8 @@ def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: P
     assert {c["sampling"]["temperature"] for c in _canaries(root)} == {0.8}
     assert any(c["status"] == "wrong" for c in checks)
     # Nothing in a canary's request marks it: the gate's prompts, the gate's sampling, a seed like the real ones'.
-    prompts = {e["seed"] for e in seat.chat_log()}
-    assert {c["seed"] for c in checks} <= prompts
+    seeds_sent = {e["seed"] for e in seat.chat_log()}
+    assert {c["seed"] for c in checks} <= seeds_sent
     assert "answered as" in _refused_by_score(root)
 
 
