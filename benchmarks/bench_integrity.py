@@ -19,8 +19,8 @@ canaries, new positions), and the script prints how often integrity did NOT hold
   ``..., references spared``: the same once the references are done (the wave-opening
   checks must catch it);
 - ``late``: every request after the first 90% of the run answered with weights of no arm;
-- ``clean``: no fault (half of the runs mixed, half isolated), answers still
-  nondeterministic (1 in 10 diverges somewhere in its last third): false alarms.
+- ``clean``, ``clean, large``: no fault (half of the runs mixed, half isolated), answers
+  still nondeterministic (1 in 10 diverges somewhere in its last third): false alarms.
 
 Every run's answers carry that same nondeterminism. The rate modes use a gate large
 enough (1,200 requests) that the default budget (5%) gives ~54 checks, whose 95%
@@ -87,6 +87,7 @@ MODES: dict[str, dict[str, Any]] = {
                                                "faults": {"sticky_after_switch": 3, "faults_from": 12}},
     "late": {"size": "small", "late": 0.9},
     "clean": {"size": "small", "faults": {}},
+    "clean, large": {"size": "large", "faults": {}},
 }
 SIZES = {"large": (50, 8), "small": (20, 4)}   # (prompts, seeds): x 3 arms = 1,200 and 240 requests
 
@@ -147,7 +148,7 @@ def sweep(names: list[str], runs: int, say: Callable[[str], None] = print) -> di
         ws = Workspaces(Path(tmp))
         for name in names:
             mode = MODES[name]
-            results = [one_run(ws, mode, bool(mode.get("isolate")) or (name == "clean" and i % 2 == 1))
+            results = [one_run(ws, mode, bool(mode.get("isolate")) or (name.startswith("clean") and i % 2 == 1))
                        for i in range(runs)]
             detected = sum(r["detected"] for r in results)
             done = [r for r in results if r.get("requests")]
@@ -159,7 +160,7 @@ def sweep(names: list[str], runs: int, say: Callable[[str], None] = print) -> di
                     "floor_95": round(min(r["floor"] for r in done if r["floor"]), 4) if done else None,
                     "example": results[0]["how"]}
             out[name] = line
-            verdict = (f"{detected}/{runs} false alarms" if name == "clean" else f"detected {detected}/{runs}")
+            verdict = (f"{detected}/{runs} false alarms" if name.startswith("clean") else f"detected {detected}/{runs}")
             say(f"{name:30s} {verdict:22s} checks/run {line['checks_per_run']}, requests/run "
                 f"{line['requests_per_run']}, overhead {_pct(line['overhead'])} + repeats "
                 f"{_pct(line['calibration_repeats'])}, 95% floor {_pct(line['floor_95'])}  ({line['example']})")

@@ -10,19 +10,24 @@ The order of events is the guarantee:
    the one an earlier part of this run used;
 4. candidates the seat does not serve are loaded at run time (and said once
    not to persist); the run manifest ``run.json`` records the seat;
-5. every arm answers the integrity canaries alone on the seat (its reference,
-   `generate._integrity`);
+5. every arm answers each integrity canary twice alone on the seat (its
+   reference and the session's calibration, `generate._integrity`); with
+   replicas, every replica's references must reproduce the first replica's, or
+   the run is refused before any cell;
 6. up to N requests are kept in flight in schedule order, the canary checks
-   spread among them; each finished generation is appended whole and fsync'd
-   before the next is counted. Under ``--isolate-arms`` the same requests go in
-   waves of one arm, each drained before the next;
+   at unpredictable places among them; each finished generation is appended
+   whole and fsync'd before the next is counted. Under ``--isolate-arms`` the
+   same requests go in waves of one arm, each drained before the next and
+   each opened by a check;
 7. whatever voicegate loaded is unloaded, and nothing else — also on SIGTERM
    (`seat._adapters` writes each name down before its load request); the
-   session's integrity verdict goes into run.json.
+   session's integrity verdict goes into run.json (and `voicegate generate`
+   exits 4 when it failed).
 
 A run whose integrity check failed is not continued as it was: ``--isolate-arms``
 first moves the suspect rows (every row of a failed session) to the quarantine
-file, then regenerates them.
+file, then regenerates them. Rows of a session that stopped before its first
+check are moved there too, by any `generate`, and regenerated.
 
 **Replicas** (issue 13). Given several URLs (``seat.replicas``, or ``--seat`` more
 than once), step 3 asks every replica and refuses, before any request, one that
