@@ -137,6 +137,12 @@ def test_issue25_finding1_canaries_are_the_gates_own_prompts_with_fixed_seeds() 
     assert a == choose_canaries(prompts, 2, "nonce-a")      # fixed per canary: the reference can be reproduced
     assert all((c.prompt_id, c.prompt) in prompts for c in a)
     assert all(0 <= c.seed < 2 ** 31 for c in a) and a[0].seed != a[1].seed
+    # With the gate's seeds, a canary is one of its cells: the request seed its real requests carry.
+    from voicegate.generate._schedule import request_seed
+
+    cells = choose_canaries(prompts, 2, "nonce-a", [101, 202])
+    assert all(c.registered_seed in (101, 202) and c.seed == request_seed(c.registered_seed, "voice", c.prompt_id)
+               for c in cells)
     others = [choose_canaries(prompts, 2, f"n{i}") for i in range(20)]
     assert len({tuple(c.prompt_id for c in o) for o in others}) > 5   # drawn anew each session
 
@@ -420,9 +426,10 @@ def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: P
     checks = [c for c in _canaries(root) if c["phase"] == "check"]
     assert {c["sampling"]["temperature"] for c in _canaries(root)} == {0.8}
     assert any(c["status"] == "wrong" for c in checks)
-    # Nothing in a canary's request marks it: the gate's prompts, the gate's sampling, a seed like the real ones'.
-    seeds_sent = {e["seed"] for e in seat.chat_log()}
-    assert {c["seed"] for c in checks} <= seeds_sent
+    # Nothing in a canary's request marks it: it is the very request of one of the gate's own cells
+    # (prompt, request seed, sampling), so even a seat that knows the schedule cannot pick it out.
+    real = {(r["prompt_sha256"], r["request_seed"], json.dumps(r["sampling"], sort_keys=True)) for r in rows(root, GATE)}
+    assert all((c["prompt_sha256"], c["seed"], json.dumps(c["sampling"], sort_keys=True)) in real for c in checks)
     assert "answered as" in _refused_by_score(root)
 
 

@@ -574,7 +574,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
         progress = _Progress(spec, jobs, stored_now, quiet)
         # The session's canaries: drawn from a nonce the seat never sees (recorded when the session ends).
         nonce = secrets.token_hex(16)
-        canaries = choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce)
+        canaries = choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce, spec.seeds)
         runner = _Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
                          manifest, canaries, nonce)
         with progress:

@@ -8,12 +8,13 @@ echoing the requested ``model`` name all along. This module makes that visible.
 **Method** (``canary-reproduction@2``; every parameter is recorded in run.json):
 
 1. *Canaries a seat cannot tell from real requests.* Each session draws, from a
-   secret per-session nonce, ``count`` of the gate's own voice prompts and gives
-   each a fixed seed of the same 31-bit form as the real request seeds. A canary is
-   sent with the gate's own sampling (temperature, top_p, max_tokens), so nothing
-   in its body marks it. vLLM's seeded sampling repeats on the same weights (the
-   same seed gives the same text, also under concurrency and across restarts), so a
-   canary's answer is a fingerprint of the weights that produced it.
+   secret per-session nonce, ``count`` of the gate's own voice cells (a prompt and a
+   registered seed); a canary is that cell's very request — the prompt, its request
+   seed, the gate's own sampling (temperature, top_p, max_tokens) — so nothing in
+   its body marks it, not even for a seat that knows the schedule. vLLM's seeded
+   sampling repeats on the same weights (the same seed gives the same text, also
+   under concurrency and across restarts), so a canary's answer is a fingerprint of
+   the weights that produced it.
 2. *References, asked twice, alone.* Before any real request, each arm answers
    every canary ``asks`` (2) times, alone on the seat (one wave per arm, drained
    before the next). The two asks *calibrate* the session from the seat itself:
@@ -90,25 +91,36 @@ FOREIGN = "foreign weights"
 
 @dataclass(frozen=True)
 class Canary:
-    """One of the gate's own prompts with a fixed seed: the same request, asked of every arm."""
+    """One of the gate's own voice cells (prompt, registered seed): its very request, asked of every arm."""
 
     id: str
     prompt_id: str
     prompt: str
-    seed: int
+    seed: int                 # the request seed, as the real requests of that cell carry it
+    registered_seed: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "prompt_id": self.prompt_id,
+        return {"id": self.id, "prompt_id": self.prompt_id, "registered_seed": self.registered_seed,
                 "prompt_sha256": hashlib.sha256(self.prompt.encode("utf-8")).hexdigest(), "seed": self.seed}
 
 
-def choose_canaries(prompts: Sequence[tuple[str, str]], count: int, nonce: str) -> list[Canary]:
-    """`count` of the gate's (prompt id, text) pairs, and their seeds, drawn from the session's nonce."""
+def choose_canaries(prompts: Sequence[tuple[str, str]], count: int, nonce: str,
+                    seeds: Sequence[int] = ()) -> list[Canary]:
+    """`count` of the gate's voice cells (a prompt and a registered seed), drawn from the session's nonce.
+
+    Without registered `seeds` (a caller outside a gate), each canary's seed is drawn from the nonce.
+    """
+    from voicegate.generate._schedule import request_seed
+
     order = sorted(prompts, key=lambda p: hashlib.sha256(f"{nonce}:prompt:{p[0]}".encode()).hexdigest())
     out = []
     for i, (pid, text) in enumerate(order[:max(1, count)]):
-        seed = int(hashlib.sha256(f"{nonce}:seed:{i}".encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
-        out.append(Canary(f"k{i}", pid, text, seed))
+        digest = int(hashlib.sha256(f"{nonce}:seed:{i}".encode()).hexdigest()[:8], 16)
+        if seeds:
+            registered = list(seeds)[digest % len(seeds)]
+            out.append(Canary(f"k{i}", pid, text, request_seed(registered, "voice", pid), registered))
+        else:
+            out.append(Canary(f"k{i}", pid, text, digest & 0x7FFFFFFF))
     return out
 
 
