@@ -400,12 +400,12 @@ def test_canary_overhead_and_makespan_on_the_benchmark(tmp_path: Path, isolate: 
 # -- issue 25: what a faulty seat can no longer slip past ----------------------------------------
 
 
-def _fault_run(tmp_path: Path, *, isolate: bool = False, seeds: list[int] | None = None,
+def _fault_run(tmp_path: Path, *, isolate: bool = False, seeds: list[int] | None = None, args: tuple[str, ...] = (),
                **faults: object) -> tuple[Path, subprocess.CompletedProcess, StandinSeat]:
     with _seat(token_time=0.001, slots=8, **faults) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8,
                                                                seeds=seeds or [101, 202, 303, 404]))
-        done = voicegate(root, "generate", GATE, "--quiet", *(["--isolate-arms"] if isolate else []))
+        done = voicegate(root, "generate", GATE, "--quiet", *(["--isolate-arms"] if isolate else []), *args)
     return root, done, seat
 
 
@@ -434,7 +434,8 @@ def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: P
 
 
 def test_issue25_finding2_weights_of_no_arm_are_caught(tmp_path: Path) -> None:
-    root, done, _ = _fault_run(tmp_path, late_after=30)   # after the references: foreign weights from then on
+    # Every 2nd request after the 12 references: weights of no arm (the references themselves are spared).
+    root, done, _ = _fault_run(tmp_path, foreign_every=2, faults_from=12, args=("--canaries", "8"))
     assert done.returncode == 4, done.stdout + done.stderr
     m = manifest(root, GATE)["sessions"][0]["integrity"]
     assert m["foreign"] > 0 and m["right"] < m["sent"]
