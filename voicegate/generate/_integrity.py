@@ -21,8 +21,12 @@ echoing the requested ``model`` name all along. This module makes that visible.
    ``S`` = the lowest similarity between two asks of one (arm, canary) — how well
    the seat reproduces itself — and ``X`` = the highest similarity between two
    different arms' references on one canary — how near different weights come.
-   The threshold is their midpoint, ``t = (S + X) / 2``; when ``S - X`` is below
-   ``min_gap`` the seat cannot tell its arms apart and every check is *unclear*.
+   The threshold sits a third of the way from the nearest other arm to the seat's own
+   reproduction, ``t = X + (S - X) / 3``: an answer of another arm's (or of no arm's)
+   weights lands near ``X`` or below, a reproduction near ``S`` — and on the stand-in
+   with late divergence, the midpoint flagged 1 clean run in 20 (a reproduction at
+   0.676 against t = 0.677). When ``S - X`` is below ``min_gap`` the seat cannot tell
+   its arms apart and every check is *unclear*.
 3. *Checks.* During the run the canaries are re-sent at unpredictable positions
    (stratified random, from the nonce) among the real requests, so they meet the
    conditions those meet; at least one check per arm falls in the last
@@ -79,9 +83,9 @@ METHOD = ("each session draws canaries from the gate's own prompts with fixed pe
           "canaries are re-sent at unpredictable positions among the real requests; a check is right only when it "
           "reproduces its own arm's reference within the session's calibrated threshold (Dice similarity of "
           "character n-gram multisets), otherwise it counts against integrity")
-THRESHOLD_RULE = ("t = (S + X) / 2: S the lowest similarity between two asks of one (arm, canary) alone on the "
-                  "seat, X the highest similarity between two arms' references on one canary; uncalibrated when "
-                  "S - X < min_gap")
+THRESHOLD_RULE = ("t = X + (S - X) / 3: S the lowest similarity between two asks of one (arm, canary) alone on "
+                  "the seat, X the highest similarity between two arms' references on one canary; uncalibrated "
+                  "when S - X < min_gap")
 POSITION_RULE = ("checks at stratified random positions among each replica's real requests (drawn from the "
                  "session's nonce), one per arm in the last `closing` share of the run; isolated: one check opens "
                  "every wave and one more falls in each arm's last wave")
@@ -244,8 +248,8 @@ def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams) -> Calibrat
                     crosses.append(max(similarity(x, y, params.ngram) for x in by_arm[a] for y in by_arm[b]))
     x = max(crosses) if crosses else None
     if x is None:
-        return Calibration(s, None, max(0.0, s - params.min_gap / 2))
-    t = (s + x) / 2
+        return Calibration(s, None, max(0.0, s - 2 * params.min_gap / 3))
+    t = x + (s - x) / 3
     if s - x < params.min_gap:
         return Calibration(s, x, t, f"the seat does not reproduce its own references well enough to tell its arms "
                                     f"apart (lowest self-similarity {s:.3f}, highest cross-arm {x:.3f}, "
