@@ -279,7 +279,8 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         assert params["count"] == 2 and params["asks"] == 2 and params["checks_per_arm"] == 6
         assert {"threshold_rule", "position_rule", "floor_rule", "min_gap", "closing"} <= set(params)
         session = m["sessions"][0]
-        assert session["integrity"]["calibration"]["threshold"] > 0.5
+        cal = session["integrity"]["calibration"]
+        assert cal["cross_similarity"] < cal["threshold"] < cal["self_similarity"] and cal["problem"] is None
         assert len(session["canaries"]["canaries"]) == 2 and session["canaries"]["nonce"]
 
         # score refuses: exit 2, one line naming integrity and the arms, pointing at the fix; nothing written.
