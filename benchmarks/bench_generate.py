@@ -94,6 +94,9 @@ def bench(*, slots: int = 8, concurrency: int | None = None, token_time: float =
             "isolate_arms": isolate, "requests": result.generated, "canary_requests": canary_requests,
             "canary_references": len(refs), "canary_checks": canary_requests - len(refs),
             "canary_overhead": round(canary_requests / max(result.generated, 1), 4),
+            # issue 25: the references' first asks + checks (the 5% budget), the calibration repeats on top
+            "canary_overhead_budgeted": round(sum(1 for c in canaries if c.get("ask", 0) == 0)
+                                              / max(result.generated, 1), 4),
             "integrity": "failed" if result.canaries.failed else "holds",
             "canaries_wrong": result.canaries.wrong,
             "slots": slots, "concurrency": concurrency, "token_time_s": token_time,
@@ -171,7 +174,7 @@ def detection(runs: int, fault_every: int, **kw: Any) -> dict[str, Any]:
     caught = []
     for i in range(runs):
         out = bench(**{**kw, "seeds": kw.get("seeds", 3)}, fault_every=fault_every, seed_base=1000 * (i + 1))
-        caught.append(out["canaries_wrong"] > 0)
+        caught.append(out["integrity"] == "failed")
     return {"runs": runs, "fault_every": fault_every, "caught": sum(caught), "detection_rate": sum(caught) / runs,
             "checks_per_run": out["canary_checks"], "requests_per_run": out["requests"]}
 

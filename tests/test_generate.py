@@ -19,7 +19,6 @@ from pathlib import Path
 
 from _workspace import gate_spec, manifest, registered_workspace, rows, voicegate
 
-from voicegate.generate._integrity import CanaryParams
 from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.seat import StandinSeat
 from voicegate.spec._spec import load_spec
@@ -59,8 +58,9 @@ def test_generate_makes_every_row_interleaved_with_recorded_seeds(tmp_path):
     assert Counter(r["kind"] for r in out) == {"voice": 18, "probe": 12}
     assert {r["prompt_id"] for r in out if r["kind"] == "probe"} == {"p-capital", "p-short"}
 
-    # Acceptance 4: every arm within the first (arms x 2) requests; peak in flight == concurrency.
-    assert {e["model"] for e in log[:6]} == {"voices-base", SERVED, RUNTIME}
+    # Acceptance 4: every arm within the first (arms x 2) requests after the integrity references;
+    # peak in flight == concurrency.
+    assert {e["model"] for e in log[12:18]} == {"voices-base", SERVED, RUNTIME}
     assert seat.peak_in_flight == 3
 
     # The schedule: blocks of one (kind, prompt, seed) with every arm once, orders shuffled.
@@ -378,13 +378,14 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
     with _seat(token_time=0.002, slots=2) as seat:
         def go_down(s: StandinSeat) -> None:
             s.fail_every = 1               # from now on every request 500s: the seat is gone
-        # The first 6 chat requests are the integrity references (3 arms x 2 canaries, alone on the seat).
-        seat.hooks = {14: go_down}
+        # The first 12 chat requests are the integrity references (3 arms x 2 canaries x 2 asks, alone on the seat).
+        seat.hooks = {20: go_down}
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
         lost = voicegate(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "1")
         saved = rows(root, GATE)
-        canary_seed = CanaryParams().seed
-        ok_before = sum(1 for e in seat.chat_log() if e["status"] == 200 and e["seed"] != canary_seed)
+        # Canaries are the very requests of real cells: count them from canaries.jsonl, not from the seat's log.
+        canaries = (root / "runs" / GATE / "canaries.jsonl").read_text().count("\n")
+        ok_before = sum(1 for e in seat.chat_log() if e["status"] == 200) - canaries
         seat.fail_every = None
         back = voicegate(root, "generate", GATE, "--quiet")
     assert lost.returncode == 3, lost.stderr

@@ -1,16 +1,22 @@
-"""Seat integrity (issue 16) on the stand-in seat: canaries, the verdict, the refusal, --isolate-arms, quarantine.
+"""Seat integrity (issues 16, 25) on the stand-in seat: canaries, reproduction, the verdict, the refusal,
+--isolate-arms, quarantine, replicas, the detection floor and the evidence bound to the verdict.
 
 The stand-in's text depends on the model, so a request answered with another
-model's weights is visible in its text; `wrong_weights_every=k` is the fault
-(every k-th request that shares the seat with another model in flight).
+model's weights is visible in its text; `wrong_weights_every=k` is the mixed-arms
+fault (every k-th request that shares the seat with another model in flight), and
+issue 25's fault modes are `sampled_only`, `foreign_every`, `impostors`,
+`sticky_after_switch` and `late_after`. The 20-run sweeps of every mode are in
+benchmarks/bench_integrity.py; here, one fast run each.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import shutil
 import subprocess
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -19,13 +25,17 @@ from _workspace import gate_spec, manifest, register_prospective, registered_wor
 
 from voicegate.generate._generate import generate
 from voicegate.generate._integrity import (
-    CanaryCheck,
+    Calibration,
     CanaryParams,
+    Tally,
     attribute,
+    calibrate,
     checks_per_arm,
-    into_waves,
+    choose_canaries,
+    detection_floor,
+    plan_checks,
+    positions,
     similarity,
-    spread,
 )
 from voicegate.generate._schedule import build_schedule, isolate_waves
 from voicegate.run._store import generations_hash, row_key
@@ -35,10 +45,15 @@ from voicegate.spec._spec import load_spec
 
 GATE = "lv-int"
 SERVED = f"{GATE}-ckpt475"
+RUNTIME = f"{GATE}-ckpt925"
 
 
 def _seat(**kw) -> StandinSeat:
     return StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, **kw)
+
+
+def _canaries(root: Path) -> list[dict]:
+    return [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
 
 
 # -- the comparison ---------------------------------------------------------------------
@@ -53,41 +68,113 @@ def test_similarity_is_one_for_the_same_text_and_low_for_another_models() -> Non
     assert similarity("", "") == 1.0 and similarity(a, "") == 0.0
 
 
-def test_attribution_right_wrong_unclear_and_indistinct() -> None:
+REFS = {"base": ["The moor was grey and the wind rose over the hills all night long."] * 2,
+        "x": ["Her sister laughed at the letter, and the house by the river was still."] * 2}
+
+
+def test_issue25_finding2_an_answer_like_no_reference_is_foreign_weights_and_counts_against() -> None:
+    """Reproduction, not nearness: weights of no arm used to be "right" or "unclear", never wrong."""
     params = CanaryParams()
-    refs = {"base": "The moor was grey and the wind rose over the hills all night long.",
-            "x": "Her sister laughed at the letter, and the house by the river was still."}
-    assert attribute(refs["base"], "base", refs, params).status == "right"
-    # Another arm's exact answer: the seat served that arm's weights.
-    wrong = attribute(refs["x"], "base", refs, params)
+    cal = calibrate({"k0": REFS}, ["base", "x"], params)
+    assert cal.problem is None and cal.self_similarity == 1.0 and cal.threshold is not None
+    assert attribute(REFS["base"][0], "base", REFS, cal, params).status == "right"
+    wrong = attribute(REFS["x"][0], "base", REFS, cal, params)
     assert (wrong.status, wrong.answered_as) == ("wrong", "x")
-    # Batch nondeterminism: the greedy continuation flips late and diverges; still its own.
-    drift = refs["base"][:40] + " and then she said nothing more to anyone."
-    assert attribute(drift, "base", refs, params).status == "right"
-    # Halfway between the two: reported, never decisive.
-    mixed = refs["base"][:34] + refs["x"][34:]
-    assert attribute(mixed, "base", refs, params).status in ("unclear", "right")
+    # Stale weights: unlike either reference. The old rule called this "right" (nearer its own than any other).
+    stale = "Then a carriage drew up at the gate and nobody in the parish spoke of it again."
+    found = attribute(stale, "base", REFS, cal, params)
+    assert found.status == "foreign" and found.answered_as is None
+    # A late divergence (batch nondeterminism) still reproduces its reference.
+    drift = REFS["base"][0][:52] + " all the week."
+    assert attribute(drift, "base", REFS, cal, params).status == "right"
+    # Nothing but "right" can make a session hold: foreign and unclear count against.
+    t = Tally()
+    t.add("base", found)
+    assert t.failed and t.status == "failed"
+    t = Tally()
+    t.add("base", attribute(REFS["base"][0], "base", REFS, Calibration(1.0, 0.95, 0.97, "gap"), params))
+    assert t.unclear == 1 and t.failed
     # Two arms with the same reference cannot be told apart: never "wrong".
-    same = {"base": refs["base"], "y": refs["base"]}
-    assert attribute(refs["base"], "y", same, params).status == "right"
+    same = {"base": REFS["base"], "y": REFS["base"]}
+    cal2 = calibrate({"k0": same}, ["base", "y"], params)
+    assert attribute(REFS["base"][0], "y", same, cal2, params).status == "right"
 
 
-def test_canary_budget_is_five_percent_with_a_floor_per_arm() -> None:
+def test_issue25_finding3_score_also_holds_each_replica_to_the_first_replicas_references() -> None:
+    """Judged again from canaries.jsonl: a replica whose references differ from the first one's fails."""
+    m = {"arms": [{"name": "base"}, {"name": "x"}], "sessions": [{"replicas": ["A", "B"], "isolate_arms": False}],
+         "integrity": {"method": "canary-reproduction@2", "params": {}}}
+
+    def ref(replica: str, arm: str, text: str, ask: int) -> dict:
+        return {"session": 0, "replica": replica, "phase": "reference", "canary": "k0", "arm": arm, "ask": ask,
+                "text": text}
+
+    other = "Then a carriage drew up at the gate and nobody in the parish spoke of it again."
+    rows_ = [ref(r, a, REFS[a][0], k) for r in ("A", "B") for a in ("base", "x") for k in (0, 1)]
+    rows_ = [c if not (c["replica"] == "B" and c["arm"] == "x") else {**c, "text": other} for c in rows_]
+    checks = [{"session": 0, "replica": r, "phase": "check", "canary": "k0", "arm": a,
+               "text": (other if (r, a) == ("B", "x") else REFS[a][0])} for r in ("A", "B") for a in ("base", "x")]
+    from voicegate.generate._integrity import tallies
+
+    out = tallies(rows_ + checks, m)
+    assert not out[(0, "A")].failed and out[(0, "A")].right == 2
+    assert out[(0, "B")].right == 2     # B agrees with itself ...
+    assert out[(0, "B")].failed and "do not reproduce A's" in out[(0, "B")].problems[0]   # ... not with A
+
+
+def test_calibration_needs_both_asks_and_a_gap_between_self_and_other() -> None:
     params = CanaryParams()
-    # lv-bronte's size: 3 arms x 40 prompts x 3 seeds = 360 requests -> 18 canary requests, 5%.
-    assert checks_per_arm(params, 3, 360) == 4
-    assert 3 * 2 + 3 * checks_per_arm(params, 3, 360) <= 0.05 * 360
+    one_ask = {"k0": {"base": REFS["base"][:1], "x": REFS["x"]}}
+    assert "1 of its 2 reference asks" in (calibrate(one_ask, ["base", "x"], params).problem or "")
+    # A seat whose two asks of the same canary disagree as much as two arms do cannot tell its arms apart.
+    noisy = {"k0": {"base": [REFS["base"][0], REFS["x"][0][::-1]], "x": REFS["x"]}}
+    assert "does not reproduce its own references" in (calibrate(noisy, ["base", "x"], params).problem or "")
+
+
+def test_issue25_finding1_canaries_are_the_gates_own_prompts_with_fixed_seeds() -> None:
+    prompts = [(str(i), f"Write scene {i}.") for i in range(10)]
+    a = choose_canaries(prompts, 2, "nonce-a")
+    assert a == choose_canaries(prompts, 2, "nonce-a")      # fixed per canary: the reference can be reproduced
+    assert all((c.prompt_id, c.prompt) in prompts for c in a)
+    assert all(0 <= c.seed < 2 ** 31 for c in a) and a[0].seed != a[1].seed
+    # With the gate's seeds, a canary is one of its cells: the request seed its real requests carry.
+    from voicegate.generate._schedule import request_seed
+
+    cells = choose_canaries(prompts, 2, "nonce-a", [101, 202])
+    assert all(c.registered_seed in (101, 202) and c.seed == request_seed(c.registered_seed, "voice", c.prompt_id)
+               for c in cells)
+    others = [choose_canaries(prompts, 2, f"n{i}") for i in range(20)]
+    assert len({tuple(c.prompt_id for c in o) for o in others}) > 5   # drawn anew each session
+
+
+def test_issue25_finding6_checks_scale_with_the_run_and_state_their_floor() -> None:
+    params = CanaryParams()
+    # lv-bronte's size: 360 requests, 3 arms -> references (one ask each) + checks within 5%.
+    assert checks_per_arm(params, 3, 360) == 4 and 3 * 2 + 3 * 4 <= 0.05 * 360
     assert checks_per_arm(params, 3, 12) == params.min_checks_per_arm
+    assert checks_per_arm(params, 3, 1200) == 18 and checks_per_arm(params, 3, 6000) == 98
     assert checks_per_arm(CanaryParams(checks_per_arm=7), 3, 12) == 7
+    # The floor: n checks catch a fault on a share f of requests with 95% when f >= 1 - 0.05^(1/n).
+    assert (detection_floor(29) or 1) < 0.1 < (detection_floor(28) or 0)
+    assert round(detection_floor(54) or 0, 3) == 0.054 and detection_floor(0) is None
 
 
-def test_spread_places_checks_evenly_and_never_first() -> None:
-    items = list(range(20))
-    checks = ["a", "b", "c"]
-    out = spread(items, checks)
-    assert [x for x in out if isinstance(x, int)] == items and out[0] == 0
-    at = [out.index(c) for c in checks]
-    assert at == sorted(at) and at[0] > 2 and at[-1] < len(out) - 2
+def test_issue25_finding6_positions_are_random_stratified_and_one_per_arm_closes_the_run() -> None:
+    params = CanaryParams()
+    arms = [("base", "b"), ("x", "x"), ("y", "y")]
+    canaries = choose_canaries([("0", "p0"), ("1", "p1")], 2, "n")
+    seen = set()
+    for k in range(10):
+        rng = random.Random(k)
+        checks = plan_checks(params, arms, 6, canaries, rng)
+        placed = positions(checks, 600, params, rng)
+        at = [a for a, _ in placed]
+        assert at == sorted(at) and 1 <= at[0] and at[-1] <= 600
+        closing = [c for a, c in placed if c.role == "closing"]
+        assert sorted(c.arm for c in closing) == ["base", "x", "y"]
+        assert all(a >= 600 * (1 - params.closing) - 1 for a, c in placed if c.role == "closing")
+        seen.add(tuple(at))
+    assert len(seen) == 10    # not the same places twice: a seat cannot learn them
 
 
 def test_isolate_waves_one_arm_each_interleaved_across_rounds(tmp_path: Path) -> None:
@@ -104,23 +191,23 @@ def test_isolate_waves_one_arm_each_interleaved_across_rounds(tmp_path: Path) ->
     for arm in ("base", "ckpt475"):
         orders = [j.order for w in waves for j in w if j.arm == arm]
         assert orders == sorted(orders)
-    # Checks land in their own arm's waves.
-    checks = [CanaryCheck(i, arm, arm, "c-letter", "p") for i, arm in enumerate(["base", "ckpt925"] * 3)]
-    placed = into_waves(waves, checks)
-    for w in placed:
-        assert len({x.arm for x in w}) == 1
-    assert sum(isinstance(x, CanaryCheck) for w in placed for x in w) == 6
 
 
 # -- acceptance 1: no false alarm ------------------------------------------------------------
 
 
 def _jitter(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
-    """Batch nondeterminism, exaggerated: 40% of answers flip at a random word and diverge from there."""
+    """Seeded sampling, nearly repeatable: 1 answer in 5 diverges at a word in its last third.
+
+    (vLLM's seeded sampling repeats on the same weights; a batch-shape difference can flip a
+    near-tie token late in an answer. Divergence from the first third on, 40% of answers, is
+    what the canary-nearest-reference@1 check was tuned for: a seat that noisy cannot be told
+    from one that swaps weights, and canary-reproduction@2 says so.)
+    """
     text, finish = default_text(model, seed, prompt, max_tokens)
     words = text.split()
-    if len(words) > 3 and random.random() < 0.4:
-        cut = random.randint(len(words) // 3, len(words) - 1)
+    if len(words) > 6 and random.random() < 0.2:
+        cut = random.randint(2 * len(words) // 3, len(words) - 1)
         tail = default_text(f"{model}~{random.random()}", seed, prompt, max_tokens)[0].split()
         words = words[:cut] + tail[cut:len(words)]
     return " ".join(words), finish
@@ -140,9 +227,12 @@ def _register_more(root: Path, base: dict, gates: list[tuple[str, dict]]) -> Non
         assert done.code == 0, done.stderr
 
 
-def test_acceptance_1_no_false_alarm_over_20_runs_with_different_seeds(tmp_path: Path) -> None:
-    """Default generate on a faultless (but nondeterministic) stand-in: integrity holds and score decides, 20/20."""
-    n = 20
+def test_acceptance_1_no_false_alarm_on_a_clean_nondeterministic_seat(tmp_path: Path) -> None:
+    """A faultless (nondeterministic) stand-in: integrity holds and score decides, mixed and isolated.
+
+    Four runs here; the 20-run sweep (no false alarm in 20 clean runs) is benchmarks/bench_integrity.py.
+    """
+    n = 4
     gates = [f"lv-fa{i}" for i in range(n)]
     with StandinSeat(adapters={f"{g}-ckpt475": f"/adapters/{g}/ckpt475" for g in gates},
                      default_generator=_jitter, token_time=0.0005, slots=8) as seat:
@@ -151,21 +241,19 @@ def test_acceptance_1_no_false_alarm_over_20_runs_with_different_seeds(tmp_path:
         _register_more(root, base, [(g, {"seeds": [100 + 7 * i, 200 + 7 * i], "order_seed": i})
                                     for i, g in enumerate(gates) if i])
         tally: Counter[str] = Counter()
-        for gate in gates:
-            result = generate(load_spec(root, gate), quiet=True)
+        for i, gate in enumerate(gates):
+            result = generate(load_spec(root, gate), quiet=True, isolate_arms=bool(i % 2))
             assert not result.canaries.failed, result.integrity_line()
-            tally.update(right=result.canaries.right, wrong=result.canaries.wrong,
-                         unclear=result.canaries.unclear, sent=result.canaries.sent)
+            tally.update(right=result.canaries.right, wrong=result.canaries.wrong, foreign=result.canaries.foreign,
+                         unclear=result.canaries.unclear, sent=result.canaries.sent, exact=result.canaries.exact)
             scored = run_cli("score", gate, "--json", "--dry-run", cwd=root)
             assert scored.code == 0, scored.stderr
             integrity = json.loads(scored.stdout)["integrity"]
             assert integrity["status"] == "holds" and integrity["wrong"] == 0
+            assert integrity["right"] == result.canaries.right   # score judged the same texts the same way
         assert seat.wrong_served == 0 and seat.shared_requests > 0
-    # The false-alarm rate: wrong attributions over every check of 20 runs.
-    print(f"\nno-fault stand-in, 20 runs: {dict(tally)}")
-    assert tally["wrong"] == 0 and tally["sent"] >= 20 * 9, tally
-    # Texts really were perturbed (the check had nondeterminism to survive).
-    assert tally["right"] + tally["unclear"] == tally["sent"]
+    print(f"\nno-fault stand-in, {n} runs: {dict(tally)}")
+    assert tally["right"] == tally["sent"] >= n * 9, tally
 
 
 # -- acceptance 2: the fault is caught and fixed -------------------------------------------------
@@ -176,16 +264,24 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8,
                                                                seeds=[101, 202, 303, 404]))
         mixed = voicegate(root, "generate", GATE, "--quiet", "--canaries", "6")
-        assert mixed.returncode == 0, mixed.stderr
+        # Issue 25 finding 10: generate's own check failed -> exit 4, the summary still printed, one line on stderr.
+        assert mixed.returncode == 4, mixed.stderr
         assert f"{GATE}: seat integrity FAILED (arms mixed in flight)" in mixed.stdout
+        assert "exit 4" in mixed.stderr and "--isolate-arms" in mixed.stderr
         assert seat.wrong_served > 0
         first = rows(root, GATE)
         m = manifest(root, GATE)
         verdict = m["sessions"][0]["integrity"]
         assert verdict["status"] == "failed" and verdict["wrong"] > 0 and verdict["sent"] == 18
         assert m["integrity"]["current"]["status"] == "failed"
-        assert m["integrity"]["method"] == "canary-nearest-reference@1"
-        assert m["integrity"]["params"]["temperature"] == 0.0 and m["integrity"]["params"]["max_tokens"] == 32
+        assert m["integrity"]["method"] == "canary-reproduction@2"
+        params = m["integrity"]["params"]
+        assert params["count"] == 2 and params["asks"] == 2 and params["checks_per_arm"] == 6
+        assert {"threshold_rule", "position_rule", "floor_rule", "min_gap", "closing"} <= set(params)
+        session = m["sessions"][0]
+        cal = session["integrity"]["calibration"]
+        assert cal["cross_similarity"] < cal["threshold"] < cal["self_similarity"] and cal["problem"] is None
+        assert len(session["canaries"]["canaries"]) == 2 and session["canaries"]["nonce"]
 
         # score refuses: exit 2, one line naming integrity and the arms, pointing at the fix; nothing written.
         refused = voicegate(root, "score", GATE)
@@ -233,11 +329,13 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert m["quarantine"]["file"] == "quarantine.jsonl" and m["quarantine"]["sessions"] == [0]
     assert m["sessions"][1]["isolate_arms"] is True and m["sessions"][1]["integrity"]["wrong"] == 0
     record = (root / "gates" / f"{GATE}.md").read_text()
-    assert "**Seat integrity.** HOLDS" in record and "canary-nearest-reference@1" in record
+    assert "**Seat integrity.** HOLDS" in record and "canary-reproduction@2" in record
+    sent = result["integrity"]["sent"]
+    assert sent >= 18 and result["integrity"]["right"] == sent and result["integrity"]["detects_95"] < 0.2
     report = voicegate(root, "report", GATE)
     assert report.returncode == 0, report.stderr
     page = (run / "report.html").read_text()
-    assert "seat integrity" in page and "HOLDS: 18 canaries sent, 18 attributed right" in page
+    assert "seat integrity" in page and f"HOLDS: {sent} canaries sent, {sent} reproduced their reference" in page
     # An amendment re-scores the same generations: the same seat verdict goes with it. It cites another
     # gate's registration of the rule, made before any of that gate's numbers exist.
     register_prospective(root, f"{GATE}-next", "global-max-spread")
@@ -247,8 +345,9 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert state["current"]["integrity"]["status"] == "holds"
     # Every canary is kept, with its session and what it was attributed to.
     canaries = [json.loads(x) for x in (run / "canaries.jsonl").read_text().splitlines()]
-    assert Counter((c["session"], c["phase"]) for c in canaries) == {
-        (0, "reference"): 6, (0, "check"): 18, (1, "reference"): 6, (1, "check"): 18}
+    counts = Counter((c["session"], c["phase"]) for c in canaries)
+    assert counts[(0, "reference")] == counts[(1, "reference")] == 12 and counts[(0, "check")] == 18
+    assert counts[(1, "check")] == sent
 
 
 def test_isolated_waves_never_mix_arms_on_the_seat_and_keep_it_busy(tmp_path: Path) -> None:
@@ -279,7 +378,10 @@ def test_imported_generations_say_not_checked(tmp_path: Path) -> None:
     assert out.code == 0, out.stderr
     assert "seat integrity: not checked (imported)" in out.stdout
     scored = run_cli("score", GATE, "--json", "--dry-run", cwd=root)
-    assert "integrity" not in json.loads(scored.stdout)
+    result = json.loads(scored.stdout)
+    assert "integrity" not in result
+    # Imported runs carry no canaries: their signature (and so lv-bronte's golden bytes) gains no integrity keys.
+    assert "integrity_sha256" not in result["signature"] and "canaries_sha256" not in result["signature"]
 
 
 @pytest.mark.parametrize("isolate", [False, True])
@@ -292,6 +394,202 @@ def test_canary_overhead_and_makespan_on_the_benchmark(tmp_path: Path, isolate: 
 
     out = bench(slots=4, token_time=0.002, prompts=20, seeds=3, workdir=tmp_path, isolate=isolate)
     assert out["requests"] == 180 and out["integrity"] == "holds"
-    assert out["canary_requests"] == 6 + 9 and out["isolate_arms"] is isolate
+    # 3 arms x 2 canaries x 2 asks; mixed, 3 checks per arm; isolated, 12 waves each opened by a check + 3 closing.
+    assert out["canary_requests"] == 12 + (15 if isolate else 9) and out["isolate_arms"] is isolate
     if isolate:
         assert out["shared_requests"] == 0
+
+
+# -- issue 25: what a faulty seat can no longer slip past ----------------------------------------
+
+
+def _fault_run(tmp_path: Path, *, isolate: bool = False, seeds: list[int] | None = None, args: tuple[str, ...] = (),
+               **faults: object) -> tuple[Path, subprocess.CompletedProcess, StandinSeat]:
+    with _seat(token_time=0.001, slots=8, **faults) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8,
+                                                               seeds=seeds or [101, 202, 303, 404]))
+        done = voicegate(root, "generate", GATE, "--quiet", *(["--isolate-arms"] if isolate else []), *args)
+    return root, done, seat
+
+
+def _refused_by_score(root: Path) -> str:
+    out = run_cli("score", GATE, cwd=root)
+    assert out.code == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "refusing to decide: seat integrity" in lines[0], out.stderr
+    assert not (root / "runs" / GATE / "scores.json").exists()
+    return lines[0]
+
+
+def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: Path) -> None:
+    """Canaries use the gate's own sampling: a seat that faults only when temperature > 0 meets them too."""
+    root, done, seat = _fault_run(tmp_path, wrong_weights_every=3, sampled_only=True)
+    assert seat.wrong_served > 0
+    assert done.returncode == 4 and "seat integrity FAILED" in done.stdout, done.stdout + done.stderr
+    checks = [c for c in _canaries(root) if c["phase"] == "check"]
+    assert {c["sampling"]["temperature"] for c in _canaries(root)} == {0.8}
+    assert any(c["status"] == "wrong" for c in checks)
+    # Nothing in a canary's request marks it: it is the very request of one of the gate's own cells
+    # (prompt, request seed, sampling), so even a seat that knows the schedule cannot pick it out.
+    real = {(r["prompt_sha256"], r["request_seed"], json.dumps(r["sampling"], sort_keys=True)) for r in rows(root, GATE)}
+    assert all((c["prompt_sha256"], c["seed"], json.dumps(c["sampling"], sort_keys=True)) in real for c in checks)
+    assert "answered as" in _refused_by_score(root)
+
+
+def test_issue25_finding2_weights_of_no_arm_are_caught(tmp_path: Path) -> None:
+    # Every 2nd request after the 12 references: weights of no arm (the references themselves are spared).
+    root, done, _ = _fault_run(tmp_path, foreign_every=2, faults_from=12, args=("--canaries", "8"))
+    assert done.returncode == 4, done.stdout + done.stderr
+    m = manifest(root, GATE)["sessions"][0]["integrity"]
+    assert m["foreign"] > 0 and m["right"] < m["sent"]
+    assert "foreign weights" in _refused_by_score(root)
+
+
+def test_issue25_finding3_a_replica_serving_another_adapter_under_the_same_name_is_refused(tmp_path: Path) -> None:
+    with ExitStack() as stack:
+        good = stack.enter_context(_seat(token_time=0.001))
+        bad = stack.enter_context(_seat(token_time=0.001, impostors={SERVED: RUNTIME}))
+        spec = gate_spec(GATE, url=good.url, concurrency=4, seeds=[1, 2])
+        spec["seat"]["replicas"] = [good.url, bad.url]
+        root = registered_workspace(tmp_path / "ws", spec)
+        out = voicegate(root, "generate", GATE, "--quiet")
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = [ln for ln in out.stderr.strip().splitlines() if "do not persist" not in ln]
+    assert len(lines) == 1 and f"refusing replica {bad.url}" in lines[0] and "ckpt475" in lines[0], out.stderr
+    assert rows(root, GATE) == []           # before any cell
+    assert all(c["phase"] == "reference" for c in _canaries(root))
+    assert good.runtime == {} and bad.runtime == {}   # the adapters it loaded are unloaded
+
+
+def test_issue25_finding6_a_late_fault_meets_the_closing_checks(tmp_path: Path) -> None:
+    """Faults only in the last ~10% of a run: one check per arm closes the run, so they are met."""
+    real = 3 * 3 * 8
+    root, done, _ = _fault_run(tmp_path, seeds=list(range(1, 9)), late_after=12 + 9 + int(0.88 * real))
+    assert done.returncode == 4, done.stdout + done.stderr
+    checks = [c for c in _canaries(root) if c["phase"] == "check"]
+    assert sorted(c["arm"] for c in checks if c["role"] == "closing") == ["base", "ckpt475", "ckpt925"]
+    assert any(c["status"] == "foreign" for c in checks if c["role"] == "closing")
+
+
+def test_issue25_finding6_every_isolated_wave_opens_with_a_check_so_a_sticky_switch_is_caught(tmp_path: Path) -> None:
+    root, done, seat = _fault_run(tmp_path, isolate=True, sticky_after_switch=2)
+    assert seat.wrong_served > 0
+    assert done.returncode == 4, done.stdout + done.stderr
+    # One opening check per wave (the first request sent after the arm switch) and one closing per arm.
+    checks = [c for c in _canaries(root) if c["phase"] == "check"]
+    spec = load_spec(root, GATE)
+    waves = isolate_waves(build_schedule(spec), manifest(root, GATE)["sessions"][0]["wave_size"], spec.order_seed)
+    assert sum(c["role"] == "opening" for c in checks) == len(waves)
+    assert sum(c["role"] == "closing" for c in checks) == 3
+
+
+def test_issue25_finding6_the_record_states_the_detection_floor(tmp_path: Path) -> None:
+    with _seat(token_time=0.0005, slots=8) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8,
+                                                               seeds=[101, 202, 303, 404]))
+        done = voicegate(root, "generate", GATE, "--quiet")
+        assert done.returncode == 0, done.stderr
+        assert "catches a fault on" in done.stdout
+        scored = run_cli("score", GATE, cwd=root)
+    assert scored.code == 0, scored.stderr
+    record = (root / "gates" / f"{GATE}.md").read_text()
+    integrity = json.loads((root / "runs" / GATE / "scores.json").read_text())["integrity"]
+    floor = integrity["detects_95"]
+    assert floor == round(1 - 0.05 ** (1 / integrity["sent"]), 4)
+    assert f"catches a fault on {100 * floor:.1f}% of requests with 95%" in record
+
+
+def _failed_run(tmp_path: Path) -> Path:
+    with _seat(token_time=0.001, slots=8, wrong_weights_every=3) as seat:
+        root = registered_workspace(tmp_path / "failed", gate_spec(GATE, url=seat.url, concurrency=8,
+                                                                   seeds=[101, 202, 303, 404]))
+        done = voicegate(root, "generate", GATE, "--quiet", "--canaries", "6")
+        assert done.returncode == 4, done.stdout + done.stderr
+    return root
+
+
+def _edit_jsonl(path: Path, edit) -> None:
+    out = []
+    for line in path.read_text().splitlines():
+        row = edit(json.loads(line))
+        if row is not None:
+            out.append(json.dumps(row) + "\n")
+    path.write_text("".join(out))
+
+
+def _edit_json(path: Path, edit) -> None:
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+def _flip(c: dict) -> dict:
+    if c.get("status") not in (None, "right"):
+        c.update(status="right", answered_as=c["arm"])
+    return c
+
+
+EDITS = {
+    "delete canaries.jsonl": lambda run: (run / "canaries.jsonl").unlink(),
+    "flip every check to right": lambda run: _edit_jsonl(run / "canaries.jsonl", _flip),
+    "drop every check": lambda run: _edit_jsonl(run / "canaries.jsonl",
+                                                lambda c: c if c["phase"] == "reference" else None),
+    "drop the failing checks": lambda run: _edit_jsonl(run / "canaries.jsonl",
+                                                       lambda c: None if c.get("status") == "wrong" else c),
+    "delete run.json": lambda run: (run / "run.json").unlink(),
+    "drop run.json's integrity": lambda run: _edit_json(run / "run.json", lambda m: m.pop("integrity")),
+    "set source imported": lambda run: _edit_json(run / "run.json", lambda m: m.update(source="imported")),
+    "null rows' session": lambda run: _edit_jsonl(run / "generations.jsonl", lambda r: {**r, "session": None}),
+    "renumber rows' session": lambda run: _edit_jsonl(run / "generations.jsonl", lambda r: {**r, "session": 1}),
+    "rename replica": lambda run: _edit_jsonl(run / "generations.jsonl",
+                                              lambda r: {**r, "replica": "http://elsewhere:1/v1"}),
+}
+
+
+def test_issue25_finding7_no_edit_of_the_evidence_makes_score_decide_a_failed_run(tmp_path: Path) -> None:
+    failed = _failed_run(tmp_path)
+    _refused_by_score(failed)
+    for name, edit in EDITS.items():
+        root = tmp_path / name.replace(" ", "-").replace("'", "")
+        shutil.copytree(failed, root, symlinks=True)
+        edit(root / "runs" / GATE)
+        out = run_cli("score", GATE, cwd=root)
+        assert out.code == 2, f"{name}: score decided ({out.stdout[-300:]})"
+        assert "refusing to decide: seat integrity" in out.stderr, f"{name}: {out.stderr}"
+        assert not (root / "runs" / GATE / "scores.json").exists(), name
+
+
+def test_issue25_finding7_the_signature_binds_the_integrity_evidence(tmp_path: Path) -> None:
+    with _seat(token_time=0.0005, slots=8) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=[1, 2]))
+        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
+    run = root / "runs" / GATE
+    first = json.loads(run_cli("score", GATE, "--json", "--dry-run", cwd=root).stdout)["signature"]
+    from voicegate._hashing import sha256_file, sha256_json
+
+    assert first["canaries_sha256"] == sha256_file(run / "canaries.jsonl")
+    assert first["integrity_sha256"] == sha256_json(manifest(root, GATE)["integrity"])
+    # An edit that leaves the verdict as it was still changes what the verdict names: a new line at the end.
+    with open(run / "canaries.jsonl", "a") as fh:
+        fh.write("\n")
+    second = json.loads(run_cli("score", GATE, "--json", "--dry-run", cwd=root).stdout)["signature"]
+    assert second["canaries_sha256"] != first["canaries_sha256"]
+
+
+def test_issue25_generated_rows_without_a_check_are_refused_then_regenerated(tmp_path: Path) -> None:
+    """A session that stopped before its first check: score refuses its rows; generate quarantines and redoes them."""
+    with _seat(token_time=0.0005, slots=8) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=[1, 2]))
+        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
+        run = root / "runs" / GATE
+        # What a kill before the first check leaves: its rows, its references, no check, no end of session.
+        _edit_jsonl(run / "canaries.jsonl", lambda c: c if c["phase"] == "reference" else None)
+        _edit_json(run / "run.json", lambda m: m["sessions"][0].pop("generated"))
+        line = _refused_by_score(root)
+        assert "NOT CHECKED" in line and "generate" in line
+        again = voicegate(root, "generate", GATE, "--quiet")
+        assert again.returncode == 0, again.stderr
+        assert "carry no seat-integrity check" in again.stderr
+    assert len(rows(root, GATE)) == 18 and all(r["session"] == 1 for r in rows(root, GATE))
+    assert (run / "quarantine.jsonl").read_text().count("\n") == 18
+    assert run_cli("score", GATE, cwd=root).code == 0

@@ -83,7 +83,12 @@ def _say(label: str, v: dict) -> None:
 # own solo answer (3/3 and 5/5 a run, 18/18 in all) while every adapter canary was right (36/36), and
 # 4-7 of 16 candidate rows were byte-identical to the base's; arms isolated, 54/54 canaries right
 # (no false alarm) and no candidate row identical to the base's. What is pinned is that pattern.
-MEASURED_MIXED = {("base", "austen")}
+# Under canary-reproduction@2 (issue 25: a canary is one of the gate's own cells, sampled and seeded, each
+# reference asked twice alone) two runs measured: mixed, 2 of 3 base checks reproduced lv-austen's reference
+# and (second run) the third reproduced no arm's (foreign weights), 6-7 of 16 candidate rows byte-identical to
+# the base's, generate exit 4; isolated, 9 of 9 checks reproduced their own reference (calibration: self 1.0,
+# cross-arm 0.24). Pinned: the mixed run flags, only ever on the base arm, as austen or as foreign weights.
+MEASURED_MIXED = {("base", "austen"), ("base", "foreign weights")}
 
 
 def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(voices_seat, tmp_path: Path) -> None:
@@ -91,17 +96,19 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
 
     # 1. arms mixed in flight (the default): the check reports what this seat does.
     mixed = voicegate(root, "generate", GATE, "--quiet", timeout=1500)
-    assert mixed.returncode == 0, mixed.stderr
+    assert mixed.returncode in (0, 4), mixed.stderr
     v0 = _verdict(root, 0)
     _say("vllm mixed", v0)
-    assert v0["sent"] == 9 and v0["references"] == 6
-    assert v0["right"] + v0["wrong"] + v0["unclear"] == v0["sent"]
+    assert v0["sent"] == 9 and v0["references"] == 12     # 3 arms x 2 canaries x 2 asks, alone
+    assert v0["right"] + v0["wrong"] + v0["foreign"] + v0["unclear"] == v0["sent"]
+    assert mixed.returncode == 4 or v0["status"] != "failed", mixed.stderr
     first = rows(root, GATE)
     base = {(r["seed"], r["prompt_id"]): r["text"] for r in first if r["arm"] == "base"}
     identical = sum(1 for r in first if r["arm"] != "base" and base[(r["seed"], r["prompt_id"])] == r["text"])
     sys.stderr.write(f"vllm mixed: {identical} of {len(first) - len(base)} candidate rows byte-identical to the base's\n")
-    assert v0["status"] == "failed" and v0["wrong"] >= 1, v0
-    assert {(c["arm"], c["answered_as"]) for c in v0["confusions"]} == MEASURED_MIXED, v0
+    assert v0["status"] == "failed" and v0["wrong"] + v0["foreign"] >= 1, v0
+    assert mixed.returncode == 4
+    assert {(c["arm"], c["answered_as"]) for c in v0["confusions"]} <= MEASURED_MIXED, v0
     score = voicegate(root, "score", GATE)
     assert score.returncode == 2, score.stderr
     assert "seat integrity FAILED for arms base" in score.stderr and "--isolate-arms" in score.stderr
@@ -113,7 +120,8 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
     v1 = sessions[-1]["integrity"]
     _say("vllm isolated", v1)
     assert len(sessions) == 2 and sessions[-1]["isolate_arms"] is True
-    assert v1["sent"] == 9 and v1["wrong"] == 0 and v1["right"] + v1["unclear"] == 9, v1
+    assert v1["sent"] >= 9 and v1["right"] == v1["sent"], v1      # every check reproduced its reference
+    assert v1["calibration"]["problem"] is None, v1
     assert (root / "runs" / GATE / "quarantine.jsonl").read_text().count("\n") == len(first)
     now = rows(root, GATE)
     base = {(r["seed"], r["prompt_id"]): r["text"] for r in now if r["arm"] == "base"}

@@ -1,4 +1,4 @@
-"""The three ways a command can end badly, each with its exit code (DESIGN.md §6)."""
+"""The ways a command can end badly, each with its exit code (DESIGN.md §6, and 4 for `generate`)."""
 
 from __future__ import annotations
 
@@ -19,3 +19,9 @@ class SeatUnreachable(VoicegateError):
     """The seat or another service could not be reached after retries: exit 3."""
 
     exit_code = 3
+
+
+class IntegrityFailed(VoicegateError):
+    """`generate` finished, but its own seat-integrity check failed: exit 4 (rows kept, `score` will refuse)."""
+
+    exit_code = 4

@@ -32,8 +32,9 @@ def generate_cmd(
              "seat integrity failed, also moves the suspect rows to quarantine and regenerates them "
              "(default: the spec's generation.isolate_arms).")] = None,
     canaries: Annotated[int | None, typer.Option(
-        "--canaries", min=1, help="Integrity canary checks per arm (default: within 5% of the requests, "
-                                  "at least 3 per arm).")] = None,
+        "--canaries", min=1, help="Integrity canary checks per arm and replica (default: references and checks "
+                                  "within 5% of the requests, at least 3 per arm; isolated, one more opens every "
+                                  "wave).")] = None,
 ) -> None:
     """Generate every registered (arm, seed, prompt) not yet stored: interleaved, resumable."""
     from voicegate.generate._generate import generate
@@ -52,3 +53,9 @@ def generate_cmd(
     result = generate(spec, seat_url=seat, concurrency=concurrency, quiet=quiet, retry=policy, say=fail,
                       isolate_arms=isolate_arms, canaries=canaries)
     typer.echo(result.summary())
+    if result.canaries.failed:
+        from voicegate._errors import IntegrityFailed
+
+        # Exit 4: every row is stored, but the seat did not prove it served each arm its own weights.
+        raise IntegrityFailed(f"{gate}: seat integrity FAILED in this run (exit 4); the rows are kept but `voicegate "
+                              f"score {gate}` will refuse them: run `voicegate generate {gate} --isolate-arms`")

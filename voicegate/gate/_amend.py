@@ -128,7 +128,11 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         citation = find_citation(spec.root, rule_id, when, this_gate=spec.gate, registered_in=registered_in)
         new = scorer(spec, rows, rule=rule_id)
         if new.integrity is None and old.integrity is not None:
-            new = replace(new, integrity=old.integrity)  # the same generations: the same seat verdict
+            # The same generations: the same seat verdict, bound to the same evidence.
+            from voicegate.gate._score import INTEGRITY_KEYS
+
+            bound = {k: old.signature[k] for k in INTEGRITY_KEYS if k in old.signature}
+            new = replace(new, integrity=old.integrity, signature={**new.signature, **bound})
         if old.replicas:
             new = replace(new, replicas=old.replicas)
         if new.generations_sha256 not in (None, recorded):

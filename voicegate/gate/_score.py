@@ -83,16 +83,32 @@ class IntegrityRefused(VoicegateError):
 
 def seat_integrity(spec: GateSpec, rows: Sequence[Mapping[str, Any]],
                    manifest: Mapping[str, Any] | None) -> Integrity | None:
-    """The canary verdict behind `rows`; None when they carry none (imported, or an older run)."""
+    """The canary verdict behind `rows`, judged again from the stored texts; None when no row was generated.
+
+    Imported rows (and rows written by hand) carry no canaries and are scored as they always were;
+    generated rows must carry their checks (``canaries.jsonl``, run.json's integrity record).
+    """
     from voicegate.generate._integrity import verdict
 
-    if manifest is None or manifest.get("source") != "generated":
-        return None
     try:
         canaries = read_rows(spec.run.canaries)
     except ValueError as exc:
         raise VoicegateError(f"{spec.run.canaries}: a row is not valid JSON ({exc})") from None
     return verdict(rows, canaries, manifest)
+
+
+# The signature keys that bind a verdict to its integrity evidence (issue 25): only generated runs have them.
+INTEGRITY_KEYS = ("integrity_sha256", "canaries_sha256")
+
+
+def integrity_evidence(spec: GateSpec, manifest: Mapping[str, Any] | None) -> dict[str, str | None]:
+    """sha256 of run.json's integrity block (canonical JSON) and of canaries.jsonl's bytes."""
+    from voicegate._hashing import sha256_file, sha256_json
+
+    block = (manifest or {}).get("integrity")
+    path = spec.run.canaries
+    return {"integrity_sha256": sha256_json(block) if block is not None else None,
+            "canaries_sha256": sha256_file(path) if path.exists() else None}
 
 
 class MixedCells(VoicegateError):
@@ -130,10 +146,19 @@ def integrity_note(manifest: Mapping[str, Any] | None, integrity: Integrity | No
 
 def refusal(gate: str, integrity: Integrity) -> str:
     """The one line `score` exits 2 with."""
-    arms = ", ".join(integrity.affected) or "unknown"
-    return (f"{gate}: refusing to decide: seat integrity FAILED for arms {arms} "
-            f"({integrity.confusion_text()}; {integrity.wrong} of {integrity.sent} canaries answered with another "
-            f"arm's weights); run `voicegate generate {gate} --isolate-arms` to quarantine and regenerate them")
+    if integrity.status == "not checked":
+        why = "; ".join(integrity.problems) or (f"{integrity.unchecked_rows} generated rows come from sessions "
+                                                "without a single integrity check")
+        return (f"{gate}: refusing to decide: seat integrity NOT CHECKED for generated rows ({why}); run "
+                f"`voicegate generate {gate}` to quarantine and regenerate them")
+    arms = ", ".join(integrity.affected) or "every arm"
+    against = integrity.wrong + integrity.foreign + integrity.unclear
+    detail = [f"{against} of {integrity.sent} canaries did not reproduce their own arm's reference"]
+    if integrity.confusions:
+        detail.insert(0, integrity.confusion_text())
+    detail += list(integrity.problems)
+    return (f"{gate}: refusing to decide: seat integrity FAILED for arms {arms} ({'; '.join(detail)}); run "
+            f"`voicegate generate {gate} --isolate-arms` to quarantine and regenerate them")
 
 
 def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
@@ -154,19 +179,22 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     manifest = read_manifest(spec.run_dir)
     check_cells(spec.gate, rows)   # before anything is written, like the integrity refusal
     integrity = seat_integrity(spec, rows, manifest)
-    if integrity is not None and integrity.failed and not dry_run:
+    if integrity is not None and not integrity.holds and not dry_run:
         raise IntegrityRefused(refusal(spec.gate, integrity))  # before scores.json or anything else is written
     # The cache is derived data, not a record: a dry run fills it too, so the real run that follows is fast.
     result, full = score_gate_both(spec, rows, cache_dir=spec.run.cache, write_cache=True)
     if integrity is not None:
-        result, full = replace(result, integrity=integrity), replace(full, integrity=integrity)
+        # The verdict names the evidence it stands on: edit either file and the signature changes.
+        bound = integrity_evidence(spec, manifest)
+        result = replace(result, integrity=integrity, signature={**result.signature, **bound})
+        full = replace(full, integrity=integrity, signature={**full.signature, **bound})
     shares = replicas_of(rows, manifest)
     if shares:
         result, full = replace(result, replicas=shares), replace(full, replicas=shares)
     amended = in_force(spec, result)
     if on_scored is not None:
         on_scored(result, amended, full)
-    if integrity is not None and integrity.failed:
+    if integrity is not None and not integrity.holds:
         raise IntegrityRefused(refusal(spec.gate, integrity))  # --dry-run: the numbers, then the refusal
     recorded: list[str] = []
     if not dry_run:

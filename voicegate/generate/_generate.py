@@ -10,19 +10,24 @@ The order of events is the guarantee:
    the one an earlier part of this run used;
 4. candidates the seat does not serve are loaded at run time (and said once
    not to persist); the run manifest ``run.json`` records the seat;
-5. every arm answers the integrity canaries alone on the seat (its reference,
-   `generate._integrity`);
+5. every arm answers each integrity canary twice alone on the seat (its
+   reference and the session's calibration, `generate._integrity`); with
+   replicas, every replica's references must reproduce the first replica's, or
+   the run is refused before any cell;
 6. up to N requests are kept in flight in schedule order, the canary checks
-   spread among them; each finished generation is appended whole and fsync'd
-   before the next is counted. Under ``--isolate-arms`` the same requests go in
-   waves of one arm, each drained before the next;
+   at unpredictable places among them; each finished generation is appended
+   whole and fsync'd before the next is counted. Under ``--isolate-arms`` the
+   same requests go in waves of one arm, each drained before the next and
+   each opened by a check;
 7. whatever voicegate loaded is unloaded, and nothing else — also on SIGTERM
    (`seat._adapters` writes each name down before its load request); the
-   session's integrity verdict goes into run.json.
+   session's integrity verdict goes into run.json (and `voicegate generate`
+   exits 4 when it failed).
 
 A run whose integrity check failed is not continued as it was: ``--isolate-arms``
 first moves the suspect rows (every row of a failed session) to the quarantine
-file, then regenerates them.
+file, then regenerates them. Rows of a session that stopped before its first
+check are moved there too, by any `generate`, and regenerated.
 
 **Replicas** (issue 13). Given several URLs (``seat.replicas``, or ``--seat`` more
 than once), step 3 asks every replica and refuses, before any request, one that
@@ -44,6 +49,8 @@ import datetime as _dt
 import itertools
 import math
 import os
+import random
+import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -59,18 +66,26 @@ from voicegate.generate._cells import Cell, CellKey, build_cells, cell_key, plan
 from voicegate.generate._integrity import (
     METHOD,
     METHOD_ID,
+    Calibration,
+    Canary,
     CanaryCheck,
     CanaryParams,
     CanaryReference,
     Part,
     Tally,
     attribute,
+    calibrate,
+    checks_per_arm,
+    choose_canaries,
     describe_parts,
     failed_parts,
-    into_waves,
     part_of,
+    place_in_wave,
     plan_checks,
+    positions,
     reference_waves,
+    replica_differs,
+    unchecked_parts,
     verdict,
 )
 from voicegate.generate._quarantine import move_to_quarantine, row_identity
@@ -177,12 +192,20 @@ class GenerateResult:
         t = self.canaries
         mode = "arms isolated" if self.isolate_arms else "arms mixed in flight"
         head = (f"{self.gate}: seat integrity {'FAILED' if t.failed else 'holds'} ({mode}): {t.sent} canaries "
-                f"sent, {t.right} attributed right, {t.wrong} wrong")
+                f"sent, {t.right} reproduced their reference, {t.wrong} wrong")
+        if t.foreign:
+            head += f", {t.foreign} foreign weights"
         if t.confusions:
             head += " (" + ", ".join(f"{a} answered as {b} ×{n}" for (a, b), n in sorted(t.confusions.items())) + ")"
         if t.unclear:
             head += f", {t.unclear} unclear"
         head += f"; {t.references} references"
+        seat, one_arm = t.floors()
+        if seat is not None and one_arm is not None:
+            head += (f"; catches a fault on {100 * seat:.1f}% of requests with 95% "
+                     f"({100 * one_arm:.1f}% on one arm alone)")
+        if t.problems:
+            head += "; " + "; ".join(dict.fromkeys(t.problems))
         if t.failed:
             head += (f"; `voicegate score {self.gate}` will refuse: regenerate with "
                      f"`voicegate generate {self.gate} --isolate-arms`")
@@ -361,19 +384,29 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
                                 resume, stop)
 
 
-def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[Part],
-                say: Say) -> list[dict[str, Any]]:
-    """Move every row of a failed (session, replica) to the quarantine file (appended first), then drop it."""
+def _quarantine(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[Part | None],
+                say: Say, *, unchecked: bool = False) -> list[dict[str, Any]]:
+    """Move every row of a failed (or unchecked) (session, replica) to the quarantine file (appended first)."""
+    why = "carried no seat-integrity check" if unchecked else "seat integrity failed"
     moved = move_to_quarantine(
-        spec, lambda r: (f"seat integrity failed in session {describe_parts([p])}"
-                         if (p := part_of(r)) in failed and p is not None else None), "generate --isolate-arms")
+        spec, lambda r: (f"{why} in session {describe_parts([p]) if p is not None else '(none recorded)'}"
+                         if (p := part_of(r)) in failed else None),
+        "generate" if unchecked else "generate --isolate-arms")
     q = manifest.get("quarantine", {})
+    known = {p for p in failed if p is not None}
     manifest["quarantine"] = {**q, "file": spec.run.quarantine.name, "rows": int(q.get("rows", 0)) + moved,
-                              "sessions": sorted(set(q.get("sessions", [])) | {s for s, _ in failed}),
-                              "reason": "seat integrity failed (canaries answered with another arm's weights)"}
+                              "sessions": sorted(set(q.get("sessions", [])) | {s for s, _ in known}),
+                              "reason": q.get("reason") if unchecked and q.get("reason") else
+                              ("generations without a seat-integrity check" if unchecked else
+                               "seat integrity failed (canaries not reproduced: another arm's or foreign weights)")}
     manifest_file.write_manifest(spec.run_dir, manifest)
-    say(f"note: seat integrity failed in session(s) {describe_parts(failed)}: moved {moved} "
-        f"suspect generation(s) to {spec.run.quarantine} (kept, not scored); regenerating them with arms isolated")
+    if unchecked:
+        say(f"note: {moved} stored generation(s) of session(s) {describe_parts(known) or '(none recorded)'} carry no "
+            f"seat-integrity check (the run stopped before its first); moved them to {spec.run.quarantine} (kept, not "
+            "scored) and regenerating them")
+    else:
+        say(f"note: seat integrity failed in session(s) {describe_parts(known)}: moved {moved} "
+            f"suspect generation(s) to {spec.run.quarantine} (kept, not scored); regenerating them with arms isolated")
     return [r for r in rows if part_of(r) not in failed]
 
 
@@ -392,8 +425,14 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
     rows = read_generations(path)
     if any(r.get("imported") for r in rows):
         raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
-    failed = failed_parts(read_rows(spec.run.canaries)) & {part_of(r) for r in rows}
+    canary_rows = read_rows(spec.run.canaries)
+    failed: set[Part] = failed_parts(canary_rows, manifest) & {p for r in rows if (p := part_of(r)) is not None}
     quarantined = 0
+    unchecked = unchecked_parts(rows, canary_rows) - set(failed)
+    if unchecked and manifest is not None:
+        before = len(rows)
+        rows = _quarantine(spec, manifest, rows, unchecked, say, unchecked=True)
+        quarantined += before - len(rows)
     if failed and manifest is not None:
         if not mode.isolate:
             suspect = sum(part_of(r) in failed for r in rows)
@@ -402,8 +441,8 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
                 f"({suspect} generations suspect); not continuing with arms mixed: run "
                 f"`voicegate generate {spec.gate} --isolate-arms` (the suspect rows are kept in quarantine)")
         before = len(rows)
-        rows = _quarantine(spec, manifest, rows, failed, say)
-        quarantined = before - len(rows)
+        rows = _quarantine(spec, manifest, rows, set(failed), say)
+        quarantined += before - len(rows)
     done = {row_key(r) for r in rows}
     wanted = {j.key for j in jobs}
     pending = [j for j in jobs if j.key not in done]
@@ -485,6 +524,7 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
     # Notes that change what a user should expect always print; routine steps only without --quiet.
     info: Say = (lambda line: None) if quiet else say
     progress: _Progress | None = None
+    runner: _Runner | None = None
 
     def retry_note(line: str) -> None:
         if progress is not None:
@@ -553,8 +593,11 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
             r.pinned.extend(cells.pinned.get(r.url, []))
         stored_now = {row_key(x) for x in rows} - {row_key(x) for x in cells.orphans}
         progress = _Progress(spec, jobs, stored_now, quiet)
+        # The session's canaries: drawn from a nonce the seat never sees (recorded when the session ends).
+        nonce = secrets.token_hex(16)
+        canaries = choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce, spec.seeds)
         runner = _Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
-                         manifest, stop)
+                         manifest, canaries, nonce, stop)
         with progress:
             await runner.run()
         stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here
@@ -584,6 +627,9 @@ async def _run(spec: GateSpec, reg: Registration, urls: list[str], api_key: str 
                             "loaded": result.loaded, "unloaded": result.unloaded,
                             "integrity": result.canaries.as_dict()})
             session["per_replica"] = result.replicas
+            if runner is not None:
+                session["canaries"] = {"nonce": runner.nonce, "canaries": [c.as_dict() for c in runner.canaries],
+                                       "planned_per_replica": runner.planned}
             try:
                 current = verdict(read_rows(spec.generations_path), read_rows(spec.run.canaries), manifest)
             except (OSError, ValueError):
@@ -673,8 +719,11 @@ class _Replica:
         self.pinned: deque[Cell] = deque()          # partly stored cells that must finish here
         self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
         self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
-        self.references: dict[str, dict[str, str]] = {}   # canary -> arm -> its answer alone on this replica
+        self.references: dict[str, dict[str, list[str]]] = {}   # canary -> arm -> its asks alone on this replica
+        self.calibration: Calibration | None = None
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
+        self.rng = random.Random()
+        self.seq = 0
         self.sent = 0
         self.tally = Tally()
         self.cells_done = 0
@@ -719,7 +768,7 @@ class _Runner:
 
     def __init__(self, spec: GateSpec, replicas: list[_Replica], all_cells: list[Cell], free: list[Cell],
                  result: GenerateResult, progress: _Progress, session: int, mode: _Mode, conc: int, say: Say,
-                 manifest: dict[str, Any], stop: Stop | None = None):
+                 manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None):
         self.spec = spec
         self.stop = stop or Stop()
         self.replicas = replicas
@@ -735,20 +784,32 @@ class _Runner:
         self.arms = [(a.name, a.model) for a in spec.arms]
         self._changed = asyncio.Condition()
         self._finished: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+        self.canaries = canaries
+        self.nonce = nonce
+        self.planned: dict[str, int] = {}
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
         share = max(1, math.ceil(work / max(1, len(live))))
+        params = mode.params
         for r in live:
-            salt = session if r.index == 0 else f"{session}.{r.index}"
-            checks = plan_checks(mode.params, self.arms, share, spec.order_seed, salt)
-            step = share / (len(checks) + 1)
-            r.checks = deque((round(step * (k + 1)), c) for k, c in enumerate(checks))
+            r.rng = random.Random(f"{nonce}:{r.index}")
+            per_arm = checks_per_arm(params, len(self.arms), share)
+            if mode.isolate:
+                # Every wave opens with a check and each arm's last wave holds one more: only the rest are random.
+                waves_per_arm = math.ceil(share / max(1, len(self.arms)) / max(1, mode.wave_size))
+                checks = plan_checks(params, self.arms, max(0, per_arm - waves_per_arm - 1), canaries, r.rng,
+                                     closing=False)
+            else:
+                checks = plan_checks(params, self.arms, per_arm, canaries, r.rng)
+            r.seq = len(checks)
+            r.checks = deque(positions(checks, share, params, r.rng))
+            self.planned[r.url] = len(checks)
 
     # -- the whole run ------------------------------------------------------------
 
     async def run(self) -> None:
         writer = asyncio.create_task(self._writer())
-        work = asyncio.create_task(_together(self._replica(r) for r in self.replicas if r.alive))
+        work = asyncio.create_task(self._all())
         try:
             await asyncio.wait({writer, work}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -761,10 +822,48 @@ class _Runner:
             await writer
         work.result()
 
+    async def _all(self) -> None:
+        """Every replica's references first (each arm alone), then the cross-check, then the cells."""
+        await _together(self._references(r) for r in self.replicas if r.alive)
+        self._calibrate()
+        await _together(self._replica(r) for r in self.replicas if r.alive)
+
+    async def _references(self, r: _Replica) -> None:
+        try:
+            for wave in reference_waves(self.mode.params, self.arms, self.canaries, r.rng):
+                await self._drain(r, list(wave))
+        except SeatUnreachable as exc:
+            await self._lost(r, exc)
+
+    def _calibrate(self) -> None:
+        """Each replica's threshold from its own references; a replica whose references differ is refused."""
+        params = self.mode.params
+        live = [r for r in self.replicas if r.alive]
+        names = [a for a, _ in self.arms]
+        for r in live:
+            r.calibration = calibrate(r.references, names, params)
+            if r.calibration.problem is not None:
+                where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
+                r.tally.problems.append(r.calibration.problem)
+                self.result.canaries.problems.append(r.calibration.problem)
+                self.say(f"warning: seat integrity cannot hold for this session{where}: {r.calibration.problem}")
+        if len(live) < 2:
+            self.result.canaries.calibration = live[0].calibration if live else None
+            return
+        first = live[0]
+        cal = first.calibration or Calibration(None, None, None)
+        for r in live[1:]:
+            differs = replica_differs(first.references, r.references, cal, params)
+            if differs is not None:
+                arm, sim = differs
+                model = dict(self.arms)[arm]
+                raise VoicegateError(
+                    f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
+                    f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
+                    "it serves other weights under the same name; no cell was generated")
+
     async def _replica(self, r: _Replica) -> None:
         try:
-            for wave in reference_waves(self.mode.params, self.arms, self.spec.order_seed, self.session):
-                await self._drain(r, list(wave))
             if self.mode.isolate:
                 await self._isolated(r)
             else:
@@ -786,21 +885,45 @@ class _Runner:
         while (item := await self._next(r)) is not None:
             await self._send(r, item)
 
+    def _new_check(self, r: _Replica, arm: str, model: str, role: str) -> CanaryCheck:
+        check = CanaryCheck(r.seq, arm, model, r.rng.choice(self.canaries), role)
+        r.seq += 1
+        return check
+
     async def _isolated(self, r: _Replica) -> None:
-        """Batches of cells, each sent as waves of one arm (drained before the next) on this replica."""
+        """Batches of cells, each sent as waves of one arm (drained before the next) on this replica.
+
+        Every wave opens with a check of its arm (the first request after the switch); the random
+        checks due in the batch go to random places in their arm's waves; the batch that ends the
+        replica's run holds one more check per arm in that arm's last wave.
+        """
         while jobs := await self._claim_batch(r, self.mode.wave_size):
             arms = {j.arm for j in jobs}
-            due: list[CanaryCheck] = []     # the checks that fall in this batch, sent in its waves
+            due: dict[str, list[CanaryCheck]] = {}     # the checks that fall in this batch, per arm
             later: deque[tuple[int, CanaryCheck]] = deque()
             for at, check in r.checks:
                 if at < r.sent + len(jobs) and check.arm in arms:
-                    due.append(check)
+                    due.setdefault(check.arm, []).append(check)
                 else:
                     later.append((at, check))
             r.checks = later
             r.sent += len(jobs)
-            for wave in into_waves(isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed), due):
-                await self._drain(r, wave)
+            last = not self.free and not r.pinned
+            waves = isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed)
+            mine: dict[str, list[int]] = {}
+            for i, wave in enumerate(waves):
+                mine.setdefault(wave[0].arm, []).append(i)
+            extra: dict[int, list[CanaryCheck]] = {}
+            for arm, cs in due.items():
+                for c in cs:
+                    extra.setdefault(r.rng.choice(mine[arm]), []).append(c)
+            if last:
+                for arm, slots in mine.items():
+                    extra.setdefault(slots[-1], []).append(self._new_check(r, arm, waves[slots[-1]][0].model,
+                                                                           "closing"))
+            for i, wave in enumerate(waves):
+                opening = self._new_check(r, wave[0].arm, wave[0].model, "opening")
+                await self._drain(r, place_in_wave(wave, opening, extra.get(i, []), r.rng))
         left = [c for _, c in r.checks]
         r.checks.clear()
         for arm, _model in self.arms:
@@ -918,23 +1041,30 @@ class _Runner:
                 await self._notify()
 
     async def _canary(self, r: _Replica, item: CanaryReference | CanaryCheck) -> None:
+        """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed."""
         params = self.mode.params
-        completion = await self._chat(r, item.model, item.arm, item.prompt, params.seed, params.sampling())
+        c = item.canary
+        completion = await self._chat(r, item.model, item.arm, c.prompt, c.seed, self.spec.sampling)
         row: dict[str, Any] = {
             "session": self.session, "phase": "reference" if isinstance(item, CanaryReference) else "check",
-            "arm": item.arm, "model": item.model, "canary": item.canary, "seed": params.seed,
+            "arm": item.arm, "model": item.model, "canary": c.id, "prompt_id": c.prompt_id,
+            "prompt_sha256": sha256_text(c.prompt), "seed": c.seed, "sampling": self.spec.sampling.as_dict(),
             "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
             "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
             "time": _now(),
         }
         if isinstance(item, CanaryReference):
-            r.references.setdefault(item.canary, {})[item.arm] = completion.text
+            row["ask"] = item.ask
+            r.references.setdefault(c.id, {}).setdefault(item.arm, []).append(completion.text)
+            self.result.canaries.references += 1
+            r.tally.references += 1
         else:
-            found = attribute(completion.text, item.arm, r.references.get(item.canary, {}), params)
-            row.update(seq=item.seq, status=found.status, answered_as=found.answered_as,
-                       similarities=found.similarities)
-        self.result.canaries.add(row)
-        r.tally.add(row)
+            cal = r.calibration or Calibration(None, None, None, "no references")
+            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params)
+            row.update(seq=item.seq, role=item.role, status=found.status, answered_as=found.answered_as,
+                       similarities=found.similarities, threshold=cal.threshold)
+            self.result.canaries.add(item.arm, found)
+            r.tally.add(item.arm, found)
         await self._finished.put(("canary", row))
 
     async def _writer(self) -> None:

@@ -545,8 +545,8 @@ def _integrity_text(run: Mapping[str, Any], current: GateResult) -> str:
     integrity = current.integrity
     if integrity is not None:
         return (f"{integrity.line()}; method {integrity.method}" +
-                (f" ({integrity.params.get('similarity')}, margin {integrity.params.get('margin')})"
-                 if integrity.params else ""))
+                (f" ({integrity.params.get('similarity')}, calibrated threshold {integrity.threshold})"
+                 if integrity.params and integrity.threshold is not None else ""))
     if run.get("source") == "imported":
         return "not checked (imported)"
     return "not checked (no canaries in this run)"

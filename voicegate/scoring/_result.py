@@ -416,10 +416,22 @@ class Integrity:
     unchecked_rows: int = 0           # scored rows from a session without a check
     quarantined: int = 0
     quarantine: str | None = None
+    # canary-reproduction@2 (issue 25): reproduction against a calibrated threshold, and the detection floor
+    foreign: int = 0                  # checks near no arm's reference (weights of no arm)
+    exact: int = 0                    # right checks that reproduced their reference byte for byte
+    threshold: float | None = None    # the (lowest) calibrated threshold of the sessions behind the rows
+    checks_per_arm: int = 0           # the fewest checks any arm had
+    detects: float | None = None      # the fault rate (share of requests) the checks catch with 95%
+    detects_one_arm: float | None = None   # ... when only one arm is affected (its checks alone)
+    problems: tuple[str, ...] = ()    # why the evidence does not hold (uncalibrated, files disagree, ...)
 
     @property
     def failed(self) -> bool:
         return self.status == "failed"
+
+    @property
+    def holds(self) -> bool:
+        return self.status == "holds"
 
     @property
     def affected(self) -> tuple[str, ...]:
@@ -431,10 +443,17 @@ class Integrity:
     def line(self) -> str:
         """One line for tables and records."""
         mode = {True: "arms isolated", False: "arms mixed in flight", None: ""}[self.isolated]
-        text = (f"{self.status.upper()}: {self.sent} canaries sent, {self.right} attributed right, "
-                f"{self.wrong} wrong" + (f" ({self.confusion_text()})" if self.confusions else "")
+        text = (f"{self.status.upper()}: {self.sent} canaries sent, {self.right} reproduced their reference, "
+                f"{self.wrong} wrong" + (f", {self.foreign} foreign weights" if self.foreign else "")
+                + (f" ({self.confusion_text()})" if self.confusions else "")
                 + (f", {self.unclear} unclear" if self.unclear else "")
                 + f"; {self.references} references" + (f"; {mode}" if mode else ""))
+        if self.detects is not None:
+            text += f"; catches a fault on {_pct(self.detects)} of requests with 95%"
+            if self.detects_one_arm is not None:
+                text += f" ({_pct(self.detects_one_arm)} on one arm alone)"
+        if self.problems:
+            text += "; " + "; ".join(self.problems)
         if self.unchecked_rows:
             text += f"; {self.unchecked_rows} rows from sessions without a check"
         if self.quarantined:
@@ -446,7 +465,10 @@ class Integrity:
                 "references": self.references, "sent": self.sent, "right": self.right, "wrong": self.wrong,
                 "unclear": self.unclear, "confusions": [c.to_json() for c in self.confusions],
                 "sessions": list(self.sessions), "isolated": self.isolated, "unchecked_rows": self.unchecked_rows,
-                "quarantined": self.quarantined, "quarantine": self.quarantine}
+                "quarantined": self.quarantined, "quarantine": self.quarantine, "foreign": self.foreign,
+                "exact": self.exact, "threshold": self.threshold, "checks_per_arm": self.checks_per_arm,
+                "detects_95": self.detects, "detects_95_one_arm": self.detects_one_arm,
+                "problems": list(self.problems)}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Integrity:
@@ -458,7 +480,19 @@ class Integrity:
                                     if isinstance(c, Mapping)),
                    sessions=tuple(int(s) for s in d.get("sessions") or ()), isolated=d.get("isolated"),
                    unchecked_rows=int(d.get("unchecked_rows") or 0), quarantined=int(d.get("quarantined") or 0),
-                   quarantine=d.get("quarantine"))
+                   quarantine=d.get("quarantine"), foreign=int(d.get("foreign") or 0), exact=int(d.get("exact") or 0),
+                   threshold=_float_or_none(d.get("threshold")), checks_per_arm=int(d.get("checks_per_arm") or 0),
+                   detects=_float_or_none(d.get("detects_95")),
+                   detects_one_arm=_float_or_none(d.get("detects_95_one_arm")),
+                   problems=tuple(str(p) for p in d.get("problems") or ()))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _float_or_none(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 @dataclass(frozen=True, kw_only=True)

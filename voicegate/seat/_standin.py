@@ -16,6 +16,20 @@ while the reply still echoes the requested ``model``. That is what vLLM CPU has
 been measured to do with base and adapters mixed in a batch. The text depends on
 the model (``default_text`` hashes it in), so the fault is detectable.
 
+The faults a seat can show that a canary must not slip past (issue 25), each a knob:
+
+- ``sampled_only=True``: the faults above and ``foreign_every`` hit only requests with
+  temperature > 0 (the real ones, when canaries were greedy);
+- ``foreign_every=k``: every k-th chat request is answered with weights of no arm
+  (stale or unknown: its text is no arm's);
+- ``impostors={"lv-x": "lv-y"}``: ``lv-x`` is answered with ``lv-y``'s weights under
+  ``lv-x``'s name and root (a replica that serves another adapter);
+- ``sticky_after_switch=k``: when a request for another model arrives at an idle seat,
+  the first k requests of that model are answered with the previous model's weights;
+- ``late_after=n``: every chat request after the n-th is answered with weights of no arm;
+- ``faults_from=n``: the faults above spare the first n chat requests (a seat that answers
+  the integrity references right and misbehaves afterwards).
+
     with StandinSeat(adapters={"lv-x-ckpt475": "/adapters/x/ckpt475"}) as seat:
         seat.url   # http://127.0.0.1:PORT/v1
 
@@ -121,6 +135,12 @@ class StandinSeat:
         timeout_delay: float = 5.0,
         trickle_s: float = 0.0,
         wrong_weights_every: int | None = None,
+        sampled_only: bool = False,
+        foreign_every: int | None = None,
+        impostors: dict[str, str] | None = None,
+        sticky_after_switch: int = 0,
+        late_after: int | None = None,
+        faults_from: int = 0,
         fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
         hooks: dict[int, Callable[[StandinSeat], None]] | None = None,
         max_model_len: int = 4096,
@@ -151,6 +171,18 @@ class StandinSeat:
         # Seconds between the bytes of a faultable route's body: every read is quick, the whole answer slow.
         self.trickle_s = trickle_s
         self.wrong_weights_every = wrong_weights_every
+        self.sampled_only = sampled_only
+        self.foreign_every = foreign_every
+        self.impostors = dict(impostors or {})
+        self.sticky_after_switch = sticky_after_switch
+        self.late_after = late_after
+        self.faults_from = faults_from
+        self.chat_requests = 0                       # chat requests decoded so far
+        self._eligible = 0                           # ... of them the faults may hit (sampled_only: sampled ones)
+        self._eligible_shared = 0
+        self._active: str | None = None              # whose weights the seat holds (sticky_after_switch)
+        self._switch: tuple[str, str] | None = None  # (old, new) while a switch is pending
+        self._switch_left = 0
         self.models_in_flight: dict[str, int] = {}   # model -> chat requests of it in flight now
         self.shared_requests = 0                     # chat requests that arrived with another model in flight
         self.wrong_served = 0                        # ... and were answered with another model's weights
@@ -376,8 +408,8 @@ class StandinSeat:
         if stream:
             self._record(entry, 200)
             return 200, Stream(self._stream(model, seed, prompt, max_tokens, ignore_eos, include_usage,
-                                            prompt_tokens)), {}
-        with self._decoding(entry, model) as served_as:
+                                            prompt_tokens, _temperature(data))), {}
+        with self._decoding(entry, model, _temperature(data)) as served_as:
             # The weights that answer: the requested model's, unless the fault swapped them.
             text, finish, tokens = self._generate(served_as, seed, prompt, max_tokens, ignore_eos)
             entry["tokens"] = tokens
@@ -413,15 +445,42 @@ class StandinSeat:
             finish = "length" if tokens >= max_tokens else "stop"
         return text, finish, tokens
 
+    def _weights(self, model: str, temperature: float) -> str:
+        """Before the request counts as in flight (under the lock): the weights the switch-time faults give it."""
+        served_as = self.impostors.get(model, model)
+        self.chat_requests += 1
+        eligible = (temperature > 0 or not self.sampled_only) and self.chat_requests > self.faults_from
+        if eligible:
+            self._eligible += 1
+        if self.sticky_after_switch:
+            if (self._switch is None and self.in_flight == 0 and self._active is not None
+                    and model != self._active and self.chat_requests > self.faults_from):
+                self._switch, self._switch_left = (self._active, model), self.sticky_after_switch
+            if self._switch is not None and model == self._switch[1]:
+                served_as = self.impostors.get(self._switch[0], self._switch[0])
+                self.wrong_served += 1
+                self._switch_left -= 1
+                if self._switch_left <= 0:
+                    self._switch, self._active = None, model
+            elif self._switch is None:
+                self._active = model
+        late = self.late_after is not None and self.chat_requests > self.late_after
+        foreign = bool(eligible and self.foreign_every and self._eligible % self.foreign_every == 0)
+        if late or foreign:
+            served_as = f"{model}~stale"
+            self.wrong_served += 1
+        return served_as
+
     @contextmanager
-    def _decoding(self, entry: dict[str, Any] | None, model: str) -> Iterator[str]:
+    def _decoding(self, entry: dict[str, Any] | None, model: str, temperature: float = 1.0) -> Iterator[str]:
         """In flight, then (beyond the seat's slots it waits, as vLLM queues beyond --max-num-seqs) decoding.
 
-        Yields the model whose weights answer: `model`, unless the wrong-weights fault swaps in
-        another model in flight at the same moment (the echoed name stays `model`).
+        Yields the model whose weights answer: `model`, unless a fault swaps in another model in
+        flight at the same moment, or weights of no arm (the echoed name stays `model`).
         """
-        served_as = model
         with self._lock:
+            served_as = self._weights(model, temperature)
+            eligible = (temperature > 0 or not self.sampled_only) and self.chat_requests > self.faults_from
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             others = sorted(m for m, n in self.models_in_flight.items() if n > 0 and m != model)
@@ -429,9 +488,11 @@ class StandinSeat:
             if others:
                 self.shared_requests += 1
                 k = self.wrong_weights_every
-                if k and self.shared_requests % k == 0:
-                    served_as = others[(self.shared_requests // k) % len(others)]
-                    self.wrong_served += 1
+                if eligible:
+                    self._eligible_shared += 1
+                    if k and self._eligible_shared % k == 0:
+                        served_as = others[(self._eligible_shared // k) % len(others)]
+                        self.wrong_served += 1
             if entry is not None:
                 entry["in_flight"] = self.in_flight
                 if others:
@@ -453,7 +514,7 @@ class StandinSeat:
                 self.models_in_flight[model] -= 1
 
     def _stream(self, model: str, seed: int, prompt: str, max_tokens: int, ignore_eos: bool,
-                include_usage: bool, prompt_tokens: int) -> Iterator[bytes]:
+                include_usage: bool, prompt_tokens: int, temperature: float = 1.0) -> Iterator[bytes]:
         """vLLM's chat stream: a role chunk, one chunk per token, the finish chunk, usage, ``[DONE]``.
 
         Token i is sent at ttft + (i+1) x per-token time after the request started decoding (sleeping to
@@ -467,7 +528,7 @@ class StandinSeat:
                          "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish,
                                       **({"stop_reason": None} if finish else {})}]})
 
-        with self._decoding(None, model) as served_as:
+        with self._decoding(None, model, temperature) as served_as:
             text, finish, tokens = self._generate(served_as, seed, prompt, max_tokens, ignore_eos)
             ttft, per_token = self._ttft(model), self._per_token(model)
             t0 = time.monotonic()
@@ -484,6 +545,11 @@ class StandinSeat:
                         "choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
                                                  "total_tokens": prompt_tokens + tokens}})
         yield _sse("[DONE]")
+
+
+def _temperature(data: dict[str, Any]) -> float:
+    t = data.get("temperature")
+    return float(t) if isinstance(t, int | float) and not isinstance(t, bool) else 1.0
 
 
 class _Handler(BaseHTTPRequestHandler):

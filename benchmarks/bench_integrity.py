@@ -1,0 +1,186 @@
+"""Does seat integrity catch a faulty seat, and never a clean one? (issue 25)
+
+Each fault mode of the stand-in seat (`voicegate.seat._standin`) runs `runs` times
+(20 by default), each run a fresh seat and a fresh generate session (new nonce: new
+canaries, new positions), and the script prints how often integrity did NOT hold
+(generate's own verdict, or the replica refusal). Faults are at a rate of about
+1 in 10 requests:
+
+- ``sampled-only``: every 10th shared request *with temperature > 0* is answered with
+  another arm's weights (arms mixed in flight) — the canaries are sampled like the real
+  requests, so they meet it;
+- ``foreign weights``: every 10th request is answered with weights of no arm (also a
+  reference: the calibration then fails); ``..., references spared``: the same from the
+  13th request on, after the 12 references, so only the checks can catch it;
+- ``replica with another adapter``: two replicas, the second serves ckpt925's weights
+  under ckpt475's name and root (refused by the cross-check before any cell);
+- ``sticky after switch``: ``--isolate-arms``, the first 3 requests after every arm
+  switch answered with the previous arm's weights (waves of 32: ~9% of requests);
+  ``..., references spared``: the same once the references are done (the wave-opening
+  checks must catch it);
+- ``late``: every request after the first 90% of the run answered with weights of no arm;
+- ``clean``, ``clean, large``: no fault (half of the runs mixed, half isolated), answers
+  still nondeterministic (1 in 10 diverges somewhere in its last third): false alarms.
+
+Every run's answers carry that same nondeterminism. The rate modes use a gate large
+enough (1,200 requests) that the default budget (5%) gives ~54 checks, whose 95%
+detection floor (~5.4% of requests) is below the 10% fault; the structural modes use
+240 requests. Also printed: the canary overhead (references' first asks + checks, and
+the calibration repeats on top) as a share of the real requests.
+
+    python benchmarks/bench_integrity.py            # every mode, 20 runs each (~5 min of CPU)
+    python benchmarks/bench_integrity.py --runs 5 --modes late clean
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from _workspace import gate_spec, registered_workspace
+
+from voicegate._errors import VoicegateError
+from voicegate.generate._generate import generate
+from voicegate.seat import StandinSeat
+from voicegate.seat._standin import default_text
+from voicegate.spec._spec import load_spec
+
+GATE = "lv-bench"
+SERVED = f"{GATE}-ckpt475"
+RUNTIME = f"{GATE}-ckpt925"
+
+
+def jitter(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
+    """Seeded sampling, nearly repeatable: 1 answer in 10 diverges at a word in its last third."""
+    text, finish = default_text(model, seed, prompt, max_tokens)
+    words = text.split()
+    if len(words) > 6 and random.random() < 0.1:
+        cut = random.randint(2 * len(words) // 3, len(words) - 1)
+        tail = default_text(f"{model}~{random.random()}", seed, prompt, max_tokens)[0].split()
+        words = words[:cut] + tail[cut:len(words)]
+    return " ".join(words), finish
+
+
+def _seat(**faults: Any) -> StandinSeat:
+    return StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, default_generator=jitter, slots=8,
+                       token_time=0.0005, **faults)
+
+
+MODES: dict[str, dict[str, Any]] = {
+    "sampled-only": {"size": "large", "faults": {"wrong_weights_every": 10, "sampled_only": True}},
+    "foreign weights": {"size": "large", "faults": {"foreign_every": 10}},
+    "replica with another adapter": {"size": "small", "replica": {"impostors": {SERVED: RUNTIME}}},
+    "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": 12}},
+    "sticky after switch": {"size": "small", "isolate": True, "faults": {"sticky_after_switch": 3}},
+    "sticky after switch, references spared": {"size": "small", "isolate": True,
+                                               "faults": {"sticky_after_switch": 3, "faults_from": 12}},
+    "late": {"size": "small", "late": 0.9},
+    "clean": {"size": "small", "faults": {}},
+    "clean, large": {"size": "large", "faults": {}},
+}
+SIZES = {"large": (50, 8), "small": (20, 4)}   # (prompts, seeds): x 3 arms = 1,200 and 240 requests
+
+
+class Workspaces:
+    """One registered workspace per size, reused: each run starts from an empty run directory."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.roots: dict[str, Path] = {}
+
+    def root(self, size: str, url: str) -> Path:
+        if size not in self.roots:
+            prompts, seeds = SIZES[size]
+            spec = gate_spec(GATE, url=url, concurrency=8, seeds=[101 + 7 * i for i in range(seeds)])
+            self.roots[size] = registered_workspace(
+                self.tmp / size, spec, prompts=[f"Write scene {i} of the story, in the author's voice." for i in
+                                                range(prompts)])
+        root = self.roots[size]
+        shutil.rmtree(root / "runs", ignore_errors=True)
+        return root
+
+
+def one_run(ws: Workspaces, mode: dict[str, Any], isolate: bool) -> dict[str, Any]:
+    size = mode["size"]
+    prompts, seeds = SIZES[size]
+    real = prompts * seeds * 3
+    faults = dict(mode.get("faults") or {})
+    if "late" in mode:
+        faults["late_after"] = int(mode["late"] * real)
+    with ExitStack() as stack:
+        seat = stack.enter_context(_seat(**faults))
+        urls = [seat.url]
+        if "replica" in mode:
+            other = stack.enter_context(_seat(**mode["replica"]))
+            urls.append(other.url)
+        root = ws.root(size, seat.url)
+        spec = load_spec(root, GATE)
+        try:
+            result = generate(spec, seat_url=urls, quiet=True, isolate_arms=isolate)
+        except VoicegateError as exc:
+            return {"detected": True, "how": f"refused: {str(exc)[:90]}", "requests": 0, "canaries": 0}
+        canaries = [json.loads(x) for x in spec.run.canaries.read_text().splitlines()]
+        refs = [c for c in canaries if c["phase"] == "reference"]
+        first_asks = sum(1 for c in refs if c.get("ask", 0) == 0)
+        checks = len(canaries) - len(refs)
+        t = result.canaries
+        return {"detected": t.failed, "how": f"wrong {t.wrong}, foreign {t.foreign}, unclear {t.unclear}",
+                "requests": result.generated, "checks": checks, "references": len(refs),
+                "overhead": (first_asks + checks) / max(1, result.generated),
+                "repeats": (len(refs) - first_asks) / max(1, result.generated),
+                "floor": t.floors()[0], "wrong_served": seat.wrong_served}
+
+
+def sweep(names: list[str], runs: int, say: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspaces(Path(tmp))
+        for name in names:
+            mode = MODES[name]
+            results = [one_run(ws, mode, bool(mode.get("isolate")) or (name.startswith("clean") and i % 2 == 1))
+                       for i in range(runs)]
+            detected = sum(r["detected"] for r in results)
+            done = [r for r in results if r.get("requests")]
+            line = {"mode": name, "runs": runs, "not holding": detected,
+                    "checks_per_run": round(sum(r["checks"] for r in done) / len(done), 1) if done else None,
+                    "requests_per_run": done[0]["requests"] if done else None,
+                    "overhead": round(max(r["overhead"] for r in done), 4) if done else None,
+                    "calibration_repeats": round(max(r["repeats"] for r in done), 4) if done else None,
+                    "floor_95": round(min(r["floor"] for r in done if r["floor"]), 4) if done else None,
+                    "example": results[0]["how"]}
+            out[name] = line
+            verdict = (f"{detected}/{runs} false alarms" if name.startswith("clean") else f"detected {detected}/{runs}")
+            say(f"{name:30s} {verdict:22s} checks/run {line['checks_per_run']}, requests/run "
+                f"{line['requests_per_run']}, overhead {_pct(line['overhead'])} + repeats "
+                f"{_pct(line['calibration_repeats'])}, 95% floor {_pct(line['floor_95'])}  ({line['example']})")
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--modes", nargs="*", default=list(MODES), choices=list(MODES))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    out = sweep(args.modes, args.runs)
+    if args.json:
+        print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
