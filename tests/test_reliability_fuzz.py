@@ -32,6 +32,7 @@ from test_scoring_workspace import make_workspace as registered_workspace
 
 from voicegate.spec._schema import SPEC_SCHEMA, Key
 from voicegate.spec._types import (
+    AuthorGlobs,
     Choice,
     Flag,
     Globs,
@@ -150,6 +151,13 @@ def refused_by(kind: Kind) -> st.SearchStrategy[Any]:
         return st.one_of(_NOT_STRING, _BLANK)
     if isinstance(kind, Globs):
         return st.one_of(_NOT_LIST, st.just([]), st.lists(st.one_of(_NOT_STRING, _BLANK), min_size=1, max_size=2))
+    if isinstance(kind, AuthorGlobs):
+        # Not a mapping, an empty one, an empty group, a group of non-strings, or one author twice.
+        return st.one_of(_NOT_LIST.filter(lambda v: not isinstance(v, dict)), st.just({}),
+                         st.just({"Other Author": []}),
+                         st.lists(st.one_of(_NOT_STRING, _BLANK), min_size=1, max_size=2)
+                         .map(lambda bad: {"Other Author": bad}),
+                         st.just({"Other Author": ["a.txt"], "other  author": ["b.txt"]}))
     if isinstance(kind, IntList):
         return st.one_of(_NOT_LIST, _TEXT, st.just([]), st.lists(_NOT_INT, min_size=1, max_size=3),
                          st.integers(kind.lo, kind.lo + 5).map(lambda n: [n, n]),

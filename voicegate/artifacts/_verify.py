@@ -372,6 +372,10 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                                         "nowhere to go")
                 except VoicegateError as exc:
                     fc.notes.append(str(exc))
+                except (UnicodeDecodeError, ValueError):
+                    # Bytes that are not text are the chain's to report (BROKEN above); which gate's
+                    # entries they were cannot be told, so every entry is listed.
+                    fc.only = None
             _text_after(fc)
         _check_ledger(fc)
         _check_unlisted(fc)
