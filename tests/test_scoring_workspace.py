@@ -56,15 +56,14 @@ def text(n: int, seed: int | str, style: int | None = None) -> str:
 TRAIN = words(6000, "train")
 
 
-def make_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict | None = None,
-                   extra: dict | None = None) -> Path:
-    """A registered workspace under `root` (no generations yet) over the constructed corpora; returns root."""
-    spec: dict[str, Any] = {
+def constructed_spec(*, voice: dict | None = None, arms: tuple[str, ...] = ("cand", "other"),
+                     extra: dict | None = None) -> dict[str, Any]:
+    """The spec over the constructed corpora: base plus `arms` as candidates (models lv-test-<arm>)."""
+    return {
         "gate": GATE, "author": "Test Author",
         "seat": {"url": "http://127.0.0.1:9/v1", "base_model": "base"},
         "arms": [{"name": "base", "model": "base", "role": "base"},
-                 {"name": "cand", "model": "lv-test-cand", "role": "candidate"},
-                 {"name": "other", "model": "lv-test-other", "role": "candidate"}],
+                 *({"name": a, "model": f"lv-test-{a}", "role": "candidate"} for a in arms)],
         "prompts": [f"prompt {i}" for i in range(PROMPTS)],
         "seeds": SEEDS,
         "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 400},
@@ -77,6 +76,12 @@ def make_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict 
         "expected_words": 120,
         **(extra or {}),
     }
+
+
+def make_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict | None = None,
+                   extra: dict | None = None) -> Path:
+    """A registered workspace under `root` (no generations yet) over the constructed corpora; returns root."""
+    spec = constructed_spec(voice=voice, extra=extra)
     corpora = {"corpora/held/held.txt": text(3000, "held", 0), "corpora/train/train.txt": " ".join(TRAIN),
                "corpora/bg/bg1.txt": text(3000, "bg1", 1), "corpora/bg/bg2.txt": text(3000, "bg2", 2)}
     if probes is not None:

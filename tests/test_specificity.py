@@ -15,7 +15,7 @@ from typing import Any
 import _workspace as workspace
 import pytest
 import yaml
-from test_scoring_workspace import GATE, PROMPTS, SEEDS, TRAIN, text
+from test_scoring_workspace import GATE, PROMPTS, SEEDS, TRAIN, constructed_spec, text
 
 from voicegate.scoring._result import Specific
 from voicegate.scoring._specificity import specificity
@@ -75,23 +75,10 @@ def test_where_specificity_decides_a_not_specific_candidate_cannot_ship():
 
 
 def _spec(impostors: dict[str, list[str]] | None, specificity_mode: str = "decides") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "gate": GATE, "author": "Test Author",
-        "seat": {"url": "http://127.0.0.1:9/v1", "base_model": "base"},
-        "arms": [{"name": "base", "model": "base", "role": "base"},
-                 {"name": "cand", "model": "lv-test-cand", "role": "candidate"},
-                 {"name": "mimic", "model": "lv-test-mimic", "role": "candidate"}],
-        "prompts": [f"prompt {i}" for i in range(PROMPTS)],
-        "seeds": SEEDS,
-        "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 400},
-        "corpora": {"heldout": ["corpora/held/*.txt"], "training": ["corpora/train/*.txt"],
-                    "background": ["corpora/bg/*.txt"]},
-        "voice": {"view": "stylometric", "mfw": 100, "chunk": 500, "specificity": specificity_mode},
-        "floor": {"rule": PAIRWISE},
-        "artifacts": {"record": f"gates/{GATE}.md", "readme": "adapters/lv-test/README.md",
-                      "compose": "deploy/compose.yaml"},
-        "expected_words": 120,
-    }
+    spec = constructed_spec(voice={"view": "stylometric", "mfw": 100, "chunk": 500, "specificity": specificity_mode},
+                            arms=("cand", "mimic"),
+                            extra={"artifacts": {"record": f"gates/{GATE}.md", "readme": "adapters/lv-test/README.md",
+                                                 "compose": "deploy/compose.yaml"}})
     if impostors is not None:
         spec["corpora"]["impostors"] = impostors
     return spec
