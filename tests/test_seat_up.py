@@ -78,7 +78,7 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
     # manager sends it). The seat and its vLLM are stopped in the finally whatever happens.
     from test_tutorial_vllm import VOICES, Seat, _alive, _env, _skip_reason
 
-    from voicegate.demo._vllm import free_port
+    from voicegate.seat._vllm import free_port
 
     reason = _skip_reason()
     if reason:

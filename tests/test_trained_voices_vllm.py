@@ -47,7 +47,7 @@ import pytest
 from vllm_seat import trained_voices_skip_reason
 
 from voicegate.demo._trained import SHIP_REASON, TrainedGate, write_trained_workspace
-from voicegate.demo._vllm import start_vllm
+from voicegate.seat._vllm import start_vllm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 
@@ -282,7 +282,7 @@ def test_specificity_on_vllm_served_text_the_sister_is_not_charlottes_voice(seat
     from _authors import author_spec
     from _workspace import git
 
-    from voicegate.demo._vllm import BASE_NAME
+    from voicegate.seat._vllm import BASE_NAME
 
     root = tmp_path / "sisters"
     root.mkdir()

@@ -7,7 +7,7 @@ folder that holds a `shared` symlink to the real ../shared (the layout the tutor
 with `voicegate` on PATH running this tree's code. A `cd` in one block carries over to the next.
 
 The `voicegate seat up ...` block is what the reader runs in a second terminal: it is started in
-the background (so the seat is started through `demo._vllm.start_vllm`, as the command does), its
+the background (so the seat is started through `seat._vllm.start_vllm`, as the command does), its
 output up to "stops it." is its printed output, and at the end it gets SIGINT (the reader's
 Ctrl-C) and must exit 0 with "stopped in N s", its vLLM process gone. Whatever happens, the seat
 and vLLM are stopped in the `finally`: SIGINT, then SIGKILL of their process groups by id.
@@ -53,7 +53,7 @@ from pathlib import Path
 import pytest
 from vllm_seat import trained_voices_skip_reason
 
-from voicegate.demo._vllm import free_port
+from voicegate.seat._vllm import free_port
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 

