@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import shutil
 import sys
 import tempfile
@@ -53,7 +52,7 @@ from _workspace import gate_spec, registered_workspace
 from voicegate._errors import VoicegateError
 from voicegate.generate._generate import generate
 from voicegate.seat import StandinSeat
-from voicegate.seat._standin import default_text
+from voicegate.seat._standin import late_divergence
 from voicegate.spec._spec import load_spec
 
 GATE = "lv-bench"
@@ -61,15 +60,7 @@ SERVED = f"{GATE}-ckpt475"
 RUNTIME = f"{GATE}-ckpt925"
 
 
-def jitter(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
-    """Seeded sampling, nearly repeatable: 1 answer in 10 diverges at a word in its last third."""
-    text, finish = default_text(model, seed, prompt, max_tokens)
-    words = text.split()
-    if len(words) > 6 and random.random() < 0.1:
-        cut = random.randint(2 * len(words) // 3, len(words) - 1)
-        tail = default_text(f"{model}~{random.random()}", seed, prompt, max_tokens)[0].split()
-        words = words[:cut] + tail[cut:len(words)]
-    return " ".join(words), finish
+jitter = late_divergence(0.1)  # seeded sampling, nearly repeatable: 1 answer in 10 diverges late
 
 
 def _seat(**faults: Any) -> StandinSeat:

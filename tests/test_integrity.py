@@ -40,7 +40,7 @@ from voicegate.generate._integrity import (
 from voicegate.generate._schedule import build_schedule, isolate_waves
 from voicegate.run._store import generations_hash, row_key
 from voicegate.seat import StandinSeat
-from voicegate.seat._standin import default_text
+from voicegate.seat._standin import default_text, late_divergence
 from voicegate.spec._spec import load_spec
 
 GATE = "lv-int"
@@ -196,21 +196,10 @@ def test_isolate_waves_one_arm_each_interleaved_across_rounds(tmp_path: Path) ->
 # -- acceptance 1: no false alarm ------------------------------------------------------------
 
 
-def _jitter(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
-    """Seeded sampling, nearly repeatable: 1 answer in 5 diverges at a word in its last third.
-
-    (vLLM's seeded sampling repeats on the same weights; a batch-shape difference can flip a
-    near-tie token late in an answer. Divergence from the first third on, 40% of answers, is
-    what the canary-nearest-reference@1 check was tuned for: a seat that noisy cannot be told
-    from one that swaps weights, and canary-reproduction@2 says so.)
-    """
-    text, finish = default_text(model, seed, prompt, max_tokens)
-    words = text.split()
-    if len(words) > 6 and random.random() < 0.2:
-        cut = random.randint(2 * len(words) // 3, len(words) - 1)
-        tail = default_text(f"{model}~{random.random()}", seed, prompt, max_tokens)[0].split()
-        words = words[:cut] + tail[cut:len(words)]
-    return " ".join(words), finish
+# Seeded sampling, nearly repeatable: 1 answer in 5 diverges at a word in its last third. Divergence
+# from the first third on, 40% of answers, is what the canary-nearest-reference@1 check was tuned for:
+# a seat that noisy cannot be told from one that swaps weights, and canary-reproduction@2 says so.
+_jitter = late_divergence(0.2)
 
 
 def _register_more(root: Path, base: dict, gates: list[tuple[str, dict]]) -> None:

@@ -176,10 +176,9 @@ def _changes(old: GateResult, new: GateResult) -> list[AmendmentChange]:
         if (arm.copying, arm.damage) != (before.copying, before.damage):
             raise VoicegateError(f"COPYING/DAMAGE of {arm.name} changed on re-scoring the same generations; "
                                  "amendment refused")
-        margins = (before.specificity.margins if before.specificity else None,
-                   arm.specificity.margins if arm.specificity else None)
-        if margins[0] is not None and (margins[1] is None or set(margins[0]) != set(margins[1])
-                                       or not all(_same(margins[0][k], margins[1][k]) for k in margins[0])):
+        then = before.specificity.margins if before.specificity else None
+        now = arm.specificity.margins if arm.specificity else {}
+        if then is not None and (then.keys() != now.keys() or not all(_same(m, now[k]) for k, m in then.items())):
             raise VoicegateError(f"the specificity margins of {arm.name} changed on re-scoring the same "
                                  "generations; amendment refused")
     changes: list[AmendmentChange] = []

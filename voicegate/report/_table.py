@@ -199,8 +199,7 @@ def author_matrix(result: GateResult) -> Table | None:
     for arm in result.candidates:
         if arm.specificity is None:
             continue
-        deltas = arm.specificity.deltas
-        top = max((d for d in deltas.values() if d is not None), default=None)
+        deltas, top = arm.specificity.deltas, arm.specificity.largest_delta
         t.add_row(arm.name, *(Text(_num(deltas.get(a), signed=True),
                                    style="bold" if deltas.get(a) is not None and deltas.get(a) == top else "")
                               for a in authors))
@@ -215,8 +214,7 @@ def author_rows(result: GateResult) -> Text:
     for arm in result.candidates:
         if arm.specificity is None:
             continue
-        deltas = arm.specificity.deltas
-        top = max((d for d in deltas.values() if d is not None), default=None)
+        deltas, top = arm.specificity.deltas, arm.specificity.largest_delta
         out.append(f"  {arm.name}:")
         for i, a in enumerate(authors):
             d = deltas.get(a)

@@ -166,6 +166,11 @@ class Specificity:
     def under(self, rule: str) -> Specific | str | None:
         return self.verdict.get(rule)
 
+    @property
+    def largest_delta(self) -> float | None:
+        """The largest delta toward any author, the gate author's included: what the matrices mark."""
+        return max((d for d in self.deltas.values() if d is not None), default=None)
+
     def to_json(self) -> JSON:
         return {"decides": self.decides, "verdict": {k: _plain(v) for k, v in self.verdict.items()},
                 "disagree": self.disagree, "margin": self.margin, "nearest": self.nearest,

@@ -19,21 +19,17 @@ binding impostor (the lowest margin/floor ratio: the one that decides) with its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from voicegate.scoring._result import Specific, Specificity
-from voicegate.scoring._verdicts import DIGITS, passes, rnd
+from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd
 from voicegate.spec._rules import RULES
 
 SeedDistances = Mapping[str, Mapping[int, float]]
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
-
-
 def _delta(dist: SeedDistances, base: str, arm: str) -> float:
-    return _mean(list(dist[base].values())) - _mean(list(dist[arm].values()))
+    return mean(list(dist[base].values())) - mean(list(dist[arm].values()))
 
 
 def _ratio(margin: float, floor: float) -> float:

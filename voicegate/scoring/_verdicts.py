@@ -46,7 +46,7 @@ def rnd(x: float | None, digits: int | None = DIGITS) -> float | None:
     return (float(x) if digits is None else round(float(x), digits)) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def _mean(values: Sequence[float]) -> float:
+def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
@@ -139,16 +139,16 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     for arm in (base, *candidates):
         if not dist.get(arm):
             raise ValueError(f"no distances for arm {arm!r}")
-    base_mean = _mean(list(dist[base].values()))
+    base_mean = mean(list(dist[base].values()))
 
     def stats(arm: str) -> dict[str, Any]:
         per_seed = dist[arm]
         return {"distances": {str(s): rnd(d, digits) for s, d in sorted(per_seed.items(), key=lambda kv: int(kv[0]))},
-                "mean_distance": rnd(_mean(list(per_seed.values())), digits), "spread": rnd(spread(per_seed), digits)}
+                "mean_distance": rnd(mean(list(per_seed.values())), digits), "spread": rnd(spread(per_seed), digits)}
 
     out: list[CandidateVoice] = []
     for arm in candidates:
-        delta = base_mean - _mean(list(dist[arm].values()))
+        delta = base_mean - mean(list(dist[arm].values()))
         floors = {rid: r.floor(dist, base, arm) for rid, r in RULES.items()}
         voice = {rid: Voice.PASS if passes(delta, f) else Voice.FAIL for rid, f in floors.items()}
         ratios = {rid: (delta / f if f > 0 else None) for rid, f in floors.items()}

@@ -81,6 +81,26 @@ def default_text(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[s
     return text, ("stop" if n <= max_tokens else "length")
 
 
+def late_divergence(rate: float) -> Callable[[str, int, str, int], tuple[str, str]]:
+    """`default_text`, nearly repeatable: `rate` of the answers diverge at a word in their last third.
+
+    vLLM's seeded sampling repeats on the same weights; a batch-shape difference can flip a near-tie
+    token late in an answer. This is that seat, for the integrity check's false-alarm tests and sweeps.
+    """
+    import random
+
+    def generate(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
+        text, finish = default_text(model, seed, prompt, max_tokens)
+        words = text.split()
+        if len(words) > 6 and random.random() < rate:
+            cut = random.randint(2 * len(words) // 3, len(words) - 1)
+            tail = default_text(f"{model}~{random.random()}", seed, prompt, max_tokens)[0].split()
+            words = words[:cut] + tail[cut:len(words)]
+        return " ".join(words), finish
+
+    return generate
+
+
 def _pad_to(text: str, model: str, seed: int, max_tokens: int) -> str:
     """``ignore_eos``: go on past the generator's end, deterministically, to exactly max_tokens words."""
     words = text.split()
