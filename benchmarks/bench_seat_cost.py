@@ -26,14 +26,14 @@ def main() -> None:
     args = ap.parse_args()
 
     from voicegate.seat import SeatClient, StandinSeat, _standin, run
-    from voicegate.seat._cost import measure, render
+    from voicegate.seat._cost import measure, render_cost
 
     if args.seat:
         async def real():
             async with SeatClient(args.seat) as c:
                 bases = [m.id for m in await c.models() if m.parent is None]
                 return await measure(c, base=bases[0], voice=args.voice, n=args.n[0])
-        print(render(run(real())))
+        print(render_cost(run(real())))
         return
 
     # See the report of issue 7: the stand-in's replies need TCP_NODELAY to time tokens, not Nagle.

@@ -100,6 +100,7 @@ def result(rule: str, generations_sha256: str = "0" * 64) -> Any:
     """A full score result (a GateResult) for the reference case, through the scoring core's verdict seam."""
     from voicegate.scoring import decide
     from voicegate.scoring._result import ArmResult, CandidateResult, Control, Degeneration, GateResult
+    from voicegate.scoring._signature import Signature
 
     cands = ("ckpt475", "ckpt925")
     out = decide(DISTANCES, "base", cands, rule=rule, copying={c: "NOT-COPIED" for c in cands},
@@ -117,7 +118,7 @@ def result(rule: str, generations_sha256: str = "0" * 64) -> Any:
     sig = {"generations_sha256": generations_sha256, "rules": {"global-max-spread": "global-max-spread@1",
                                                                "pairwise-max-spread": "pairwise-max-spread@1"}}
     return GateResult(gate="lv-bronte", rule=out.rule, ships=out.ships, control=Control(arm="base", overlap=0.0),
-                      arms=tuple(arms), signature=sig, signature_text=f"view:stylometric|mfw:50|rule:{rule}@1")
+                      arms=tuple(arms), signature=Signature.from_json(sig), signature_text=f"view:stylometric|mfw:50|rule:{rule}@1")
 
 
 def marker_count(data: bytes) -> int:
@@ -168,6 +169,7 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
     from voicegate.artifacts import record_score, record_ship
     from voicegate.gate import amend_spec
     from voicegate.generate._import import import_file
+    from voicegate.run._manifest import RunManifest
     from voicegate.run._store import generations_hash, read_rows
     from voicegate.spec._registration import check_registered
     from voicegate.spec._spec import load_spec
@@ -176,10 +178,10 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
     spec = load_spec(root, "lv-bronte")
     manifest = import_file(spec, write_jsonl(root / "bronte-360.jsonl", generations()))
     gh = generations_hash(read_rows(spec.generations_path))
-    record_score(spec, check_registered(spec), result("global-max-spread", gh), manifest)
+    record_score(spec, check_registered(spec), result("global-max-spread", gh), RunManifest.from_json(manifest))
     if ship:
         record_ship(spec, "ckpt475", "additive, reversible and safety-clean")
     if amend:
         amend_spec(spec, "pairwise-max-spread", "the global floor let an unshipped arm fail the shipped one",
-                   scorer=lambda spec, rows, *, rule: result(rule, gh))
+                   scorer=lambda spec, rows, *, rule, provenance: result(rule, gh))
     return root

@@ -8,6 +8,16 @@ Workspaces
     nothing needs ../shared. `base_spec` (every section, all three artifacts)
     and `gate_spec` (a seat-facing spec for the generate tests) are the specs.
 
+Constructed corpora (the scoring tests)
+    `scoring_workspace(root)` is a registered workspace over small constructed
+    corpora: random words from a fixed vocabulary (`VOCAB`), seeded, so no two
+    texts share an 8-gram by chance, in three word "styles" (`text(n, seed,
+    style)`): the held-out author writes style 0, the background 1 and 2.
+    `constructed_spec` is its spec, `voice_rows` / `write_rows` its generations,
+    `score` scores it in this process. `impostor_workspace(root, impostor_spec(...))`
+    adds impostor corpora (the specificity tests). `warm_workspace` is a
+    registered `base_spec` gate with imported generations.
+
 Running the CLI
     `run_cli(*args, cwd=root)` runs `voicegate.cli.main` in this process: a
     monkeypatched seam applies and no interpreter starts. `voicegate(root,
@@ -22,6 +32,7 @@ import contextlib
 import io
 import json
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -196,6 +207,179 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
             if p.is_file() and ".git" not in p.relative_to(root).parts}
 
 
+# -- constructed corpora (the scoring workspaces) ----------------------------------------
+
+VOCAB = [f"w{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}" for i in range(400)] + \
+    ["the", "and", "of", "to", "a", "in", "was", "she", "he", "it", "her", "his", "that", "had", "not"] * 6
+GATE = "lv-test"
+SEEDS = [101, 202]
+N_PROMPTS = 6
+
+# Three "styles": each favours a different third of the vocabulary, so the
+# held-out author (style 0) and the background authors (1, 2) differ the way
+# real authors differ: in the rates of the same common words.
+STYLES = {s: [3.0 if i % 3 == s else 1.0 for i in range(len(VOCAB))] for s in range(3)}
+
+
+def words(n: int, seed: int | str, style: int | None = None) -> list[str]:
+    rng = random.Random(seed)
+    if style is None:
+        return [rng.choice(VOCAB) for _ in range(n)]
+    return rng.choices(VOCAB, weights=STYLES[style], k=n)
+
+
+def text(n: int, seed: int | str, style: int | None = None) -> str:
+    return " ".join(words(n, seed, style))
+
+
+TRAIN_WORDS = words(6000, "train")  # the constructed training text, word by word
+
+
+def constructed_spec(*, voice: dict | None = None, arms: tuple[str, ...] = ("cand", "other"),
+                     extra: dict | None = None) -> dict[str, Any]:
+    """The spec over the constructed corpora: base plus `arms` as candidates (models lv-test-<arm>)."""
+    return {
+        "gate": GATE, "author": "Test Author",
+        "seat": {"url": "http://127.0.0.1:9/v1", "base_model": "base"},
+        "arms": [{"name": "base", "model": "base", "role": "base"},
+                 *({"name": a, "model": f"lv-test-{a}", "role": "candidate"} for a in arms)],
+        "prompts": [f"prompt {i}" for i in range(N_PROMPTS)],
+        "seeds": SEEDS,
+        "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 400},
+        "corpora": {"heldout": ["corpora/held/*.txt"], "training": ["corpora/train/*.txt"],
+                    "background": ["corpora/bg/*.txt"]},
+        "voice": voice or {"view": "stylometric", "mfw": 100, "chunk": 500},
+        "copying": {"n": 8, "tolerance": 0.005, "max_run": 50},
+        "floor": {"rule": "pairwise-max-spread"},
+        "artifacts": {"record": f"gates/{GATE}.md"},
+        "expected_words": 120,
+        **(extra or {}),
+    }
+
+
+def scoring_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict | None = None,
+                      extra: dict | None = None) -> Path:
+    """A registered workspace under `root` (no generations yet) over the constructed corpora; returns root."""
+    from voicegate.spec._registration import register
+    from voicegate.spec._spec import load_spec
+
+    spec = constructed_spec(voice=voice, extra=extra)
+    corpora = {"corpora/held/held.txt": text(3000, "held", 0), "corpora/train/train.txt": " ".join(TRAIN_WORDS),
+               "corpora/bg/bg1.txt": text(3000, "bg1", 1), "corpora/bg/bg2.txt": text(3000, "bg2", 2)}
+    if probes is not None:
+        corpora["probes.yaml"] = yaml.safe_dump({"probes": probes})
+        spec["damage"] = {"probes": "probes.yaml", "tolerance": 0.05}
+    make_workspace(root, spec, corpora=corpora)
+    register(load_spec(root, GATE))
+    return root
+
+
+def voice_rows(texts: dict[str, Any], finish: dict[str, str] | None = None) -> list[dict]:
+    """texts: arm -> callable(seed, prompt_index) -> text."""
+    rows = []
+    for name, make in texts.items():
+        for seed in SEEDS:
+            for p in range(N_PROMPTS):
+                rows.append({"kind": "voice", "arm": name, "model": name, "seed": seed, "prompt_id": str(p),
+                             "text": make(seed, p), "finish_reason": (finish or {}).get(name, "stop")})
+    return rows
+
+
+def write_rows(root: Path, rows: list[dict]) -> None:
+    from voicegate.run._store import append_rows
+
+    append_rows(root / "runs" / GATE / "generations.jsonl", rows)
+
+
+def arm(result: dict, name: str) -> dict:
+    return next(a for a in result["arms"] if a["name"] == name)
+
+
+def unrelated(tag: str) -> Any:
+    return lambda seed, p: text(160, f"{tag}/{seed}/{p}")
+
+
+def author_like(tag: str) -> Any:  # the held-out author's style
+    return lambda seed, p: " ".join(words(160, f"{tag}/{seed}/{p}", 0))
+
+
+def carrier_like(tag: str) -> Any:  # a background author's style: far from the author
+    return lambda seed, p: " ".join(words(160, f"{tag}/{seed}/{p}", 1))
+
+
+def copier(seed: int, p: int) -> str:
+    return " ".join(TRAIN_WORDS[200 * p + seed % 7: 200 * p + seed % 7 + 120])
+
+
+def score(root: Path, rows: list[dict], **kw: Any) -> dict:
+    """score_gate on the constructed workspace, in this process: the §6 JSON contract."""
+    from voicegate.scoring import score_gate
+    from voicegate.spec._registration import check_registered
+    from voicegate.spec._spec import load_spec
+
+    spec = load_spec(root, GATE)
+    check_registered(spec)
+    return score_gate(spec, rows, cache_dir=root / "runs" / ".cache", **kw).to_json()
+
+
+def result_json(data: dict) -> str:
+    """The JSON bytes, through one from_json/to_json round trip (which must not change them)."""
+    from voicegate.scoring import GateResult, result_text
+
+    return result_text(GateResult.from_json(data))
+
+
+# Impostors (the specificity tests): the gate author writes style 0, the impostor style 1, the
+# background style 2 (and so does the second impostor, imp2).
+IMPOSTOR_COMPOSE = """services:
+  vllm:
+    command:
+      - --lora-modules
+      - lv-test=/adapters/lv-test
+"""
+IMPOSTOR_CORPORA = {
+    "corpora/held/held.txt": text(3000, "held", 0), "corpora/train/train.txt": " ".join(TRAIN_WORDS),
+    "corpora/bg/bg1.txt": text(3000, "bg1", 2), "corpora/imp/imp.txt": text(3000, "imp", 1),
+    "corpora/imp2/imp2.txt": text(3000, "imp2", 2), "deploy/compose.yaml": IMPOSTOR_COMPOSE,
+    "corpora/back/back.txt": BACK}  # what a prospective registration's spec names (base_spec)
+
+
+def impostor_spec(impostors: dict[str, list[str]] | None, specificity_mode: str = "decides") -> dict[str, Any]:
+    """`constructed_spec` with arms cand and mimic, all three artifacts, and `impostors` (author -> globs)."""
+    spec = constructed_spec(voice={"view": "stylometric", "mfw": 100, "chunk": 500, "specificity": specificity_mode},
+                            arms=("cand", "mimic"),
+                            extra={"artifacts": {"record": f"gates/{GATE}.md", "readme": "adapters/lv-test/README.md",
+                                                 "compose": "deploy/compose.yaml"}})
+    if impostors is not None:
+        spec["corpora"]["impostors"] = impostors
+    return spec
+
+
+def impostor_workspace(root: Path, spec: dict[str, Any]) -> Path:
+    """A committed, unregistered workspace over `IMPOSTOR_CORPORA`; returns root."""
+    make_workspace(root, spec, corpora=IMPOSTOR_CORPORA)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "workspace")
+    return root
+
+
+def warm_workspace(tmp_path: Path, gate: str) -> Path:
+    """A registered stylometric gate (`register` through the CLI) with imported generations."""
+    from voicegate.spec._spec import load_spec
+
+    root = registered_workspace(tmp_path / "ws", base_spec(gate))
+    ids = [p.id for p in load_spec(root, gate).prompts]
+    rows = [{"arm": name, "model": model, "seed": seed, "prompt_id": str(p), "text": f"{name} {seed} {p} the moor",
+             "finish_reason": "stop"}
+            for name, model in (("base", "voices-base"), ("ckpt475", f"{gate}-ckpt475"),
+                                ("ckpt925", f"{gate}-ckpt925"))
+            for seed in (101, 202) for p in ids]
+    source = tmp_path / "g.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert run_cli("import", gate, str(source), cwd=root).code == 0
+    return root
+
+
 # -- running the CLI -------------------------------------------------------------------
 
 
@@ -205,6 +389,11 @@ def voicegate(root: Path, *args: str, env: dict[str, str] | None = None, timeout
     # The autouse fixture in conftest.py has cleared the caller's VOICEGATE_* settings already.
     return subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, check=False, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def vg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`voicegate ARGS -C root` in its own process."""
+    return voicegate(root, *args, "-C", str(root))
 
 
 class Result(NamedTuple):

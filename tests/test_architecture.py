@@ -76,3 +76,94 @@ def test_the_grep_catches_a_key_read(tmp_path: Path) -> None:
     (tmp_path / "spec").mkdir()
     (tmp_path / "spec" / "v.py").write_text('t = spec["copying"]\n', encoding="utf-8")
     assert list(hits(tmp_path)) == ["m.py"] and len(hits(tmp_path)["m.py"]) == 2
+
+
+# -- packages are entered by their faces (issue 26) ---------------------------------------------
+#
+# A module may import its own package's private modules, and the root package's shared internals
+# (`voicegate/_errors.py`, `_atomic.py`, ...), but another package only through that package's
+# `__init__`: what `voicegate.scoring` exports is what the other packages may rely on, as httpx
+# guards its exported members. Every import counts: at the top, inside a function, under
+# TYPE_CHECKING. On the tree before this test, 161 of 275 cross-package imports named a private
+# module.
+
+
+def _package(rel: tuple[str, ...]) -> str:
+    return rel[0] if len(rel) > 1 else ""  # "" for the root package's own modules
+
+
+def private_imports(root: Path = PACKAGE) -> list[str]:
+    """`file:line: module` for every import of another package's private module (or private name)."""
+    import ast
+
+    found: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).parts
+        mine = _package(rel)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                parts = target.split(".")
+                if parts[0] != "voicegate" or len(parts) < 3 or parts[1] == mine or parts[1].startswith("_"):
+                    continue
+                if parts[2].startswith("_"):
+                    found.append(f"{'/'.join(rel)}:{node.lineno}: {target}")
+                    break
+    return found
+
+
+def test_packages_are_entered_by_their_init() -> None:
+    offenders = private_imports()
+    assert not offenders, ("another package's private module imported; export the name from that package's "
+                           "__init__ and import it from there:\n" + "\n".join(offenders))
+
+
+def test_the_import_check_catches_a_planted_private_import(tmp_path: Path) -> None:
+    (tmp_path / "report").mkdir()
+    (tmp_path / "scoring").mkdir()
+    (tmp_path / "report" / "_page.py").write_text(
+        "from voicegate.scoring import GateResult\n"          # the face: allowed
+        "from voicegate.report._table import ship_line\n"     # its own package: allowed
+        "from voicegate._errors import VoicegateError\n"      # the root's shared internals: allowed
+        "def f():\n"
+        "    from voicegate.scoring._result import Span\n"   # planted, inside a function
+        "    from voicegate.spec import _rules\n", encoding="utf-8")  # a private module by name
+    (tmp_path / "scoring" / "_score.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from voicegate.run._store import Row\n", encoding="utf-8")  # planted, for the type checker only
+    assert private_imports(tmp_path) == ["report/_page.py:5: voicegate.scoring._result",
+                                         "report/_page.py:6: voicegate.spec._rules",
+                                         "scoring/_score.py:3: voicegate.run._store"]
+
+
+def test_the_planted_import_fails_on_the_real_tree(tmp_path: Path) -> None:
+    import shutil
+
+    tree = tmp_path / "voicegate"
+    shutil.copytree(PACKAGE, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    assert private_imports(tree) == private_imports()
+    with (tree / "report" / "_page.py").open("a", encoding="utf-8") as f:
+        f.write("\n\ndef _planted():\n    from voicegate.scoring._result import Span\n    return Span\n")
+    planted = [x for x in private_imports(tree) if x not in private_imports()]
+    assert len(planted) == 1 and planted[0].endswith(": voicegate.scoring._result"), planted
+
+
+def test_no_test_module_imports_another() -> None:
+    # Shared builders live in tests/_*.py (one workspace builder, `_workspace.py`); a test module that
+    # imports another runs that module's fixtures and constants as a side effect, and hides who owns them.
+    import ast
+
+    tests = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(tests.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
+                     [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            found += [f"{path.name}:{node.lineno}: {n}" for n in names if n.split(".")[0].startswith("test_")]
+    assert not found, "\n".join(found)

@@ -10,6 +10,7 @@ import pytest
 from _bronte import README, as_shipped, bronte_workspace, result, scored_workspace
 
 from voicegate.artifacts import record_score, result_sha256
+from voicegate.run._manifest import RunManifest
 from voicegate.spec._registration import check_registered
 from voicegate.spec._spec import load_spec
 
@@ -85,7 +86,7 @@ def test_generated_run_provenance(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     spec = load_spec(root, "lv-bronte")
     manifest = {"source": "generated", "seat": {"url": "http://fv-ml1:8027/v1", "version": "0.32.0"},
                 "counts": {"total": 360}}
-    lines = record_score(spec, check_registered(spec), result("global-max-spread"), manifest)
+    lines = record_score(spec, check_registered(spec), result("global-max-spread"), RunManifest.from_json(manifest))
     assert lines[0] == "gates/lv-bronte.md: appended entry 1 (score)"
     assert lines[2] == ("deploy/compose.yaml: compose comment not written — compose file not found "
                         "(the record and README carry the entry)")
@@ -98,6 +99,6 @@ def test_missing_readme_is_created(tmp_path: Path) -> None:
     root = bronte_workspace(tmp_path / "ws", None)
     (root / "adapters/lv-bronte-4b-v1/README.md").unlink()
     spec = load_spec(root, "lv-bronte")
-    record_score(spec, check_registered(spec), result("global-max-spread"), {})
+    record_score(spec, check_registered(spec), result("global-max-spread"), None)
     readme = (root / "adapters/lv-bronte-4b-v1/README.md").read_text(encoding="utf-8")
     assert readme.startswith("### voicegate verdict — lv-bronte — score ")

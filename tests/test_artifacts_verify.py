@@ -15,6 +15,8 @@ import pytest
 from _bronte import as_shipped, scored_workspace
 from _workspace import git, run_cli
 
+from voicegate.run._manifest import RunManifest
+
 ARTIFACTS = {"record": "gates/lv-bronte.md", "readme": "adapters/lv-bronte-4b-v1/README.md",
              "compose": "deploy/compose.yaml"}
 MD_MARKER = re.compile(rb"^<!-- voicegate:entry (\d+) .*\n", re.MULTILINE)
@@ -196,7 +198,7 @@ def test_history_before_the_first_entry_is_not_judged(tmp_path: Path, compose_fi
     git(root, "commit", "-q", "-am", "ops: no restart policy")
     spec = load_spec(root, "lv-bronte")
     record_score(spec, check_registered(spec), result("global-max-spread"),
-                 import_file(spec, write_jsonl(root / "g.jsonl", generations())))
+                 RunManifest.from_json(import_file(spec, write_jsonl(root / "g.jsonl", generations()))))
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "verdicts")
     done = run_cli("verify", "lv-bronte", cwd=root)

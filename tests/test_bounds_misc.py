@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 import pytest
-from _workspace import run_cli
-from test_scoring_workspace import SEEDS, _score, make_workspace, unrelated, voice_rows
+from _workspace import SEEDS, run_cli, unrelated, voice_rows
+from _workspace import score as _score
+from _workspace import scoring_workspace as make_workspace
 
 PROBES = [{"id": "add", "prompt": "2+2? Answer with the number.", "check": {"exact": "4"}},
           {"id": "short", "prompt": "One word.", "check": {"max_words": 3}}]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_score_cli import author_like, carrier_like, vg
-from test_scoring_workspace import GATE, make_workspace, voice_rows, write_rows
+from _workspace import GATE, author_like, carrier_like, vg, voice_rows, write_rows
+from _workspace import scoring_workspace as make_workspace
 
 
 def test_report_to_an_impossible_place_is_one_line(tmp_path: Path) -> None:

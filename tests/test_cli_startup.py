@@ -52,7 +52,7 @@ def test_command_help_imports_no_heavy_library(args, tmp_path):
 def test_a_dry_run_score_imports_what_scoring_needs_only(tmp_path, monkeypatch):
     """No pydantic (typer's coercion of plain options), jinja2 (no entry is rendered), scipy, nltk
     (the corpus and generation tokens are cached) or numpy.ma (np.quantile's np.unique)."""
-    from test_score_cli import _warm_workspace
+    from _workspace import warm_workspace as _warm_workspace
 
     root = _warm_workspace(tmp_path, "lv-light")
     first = _modules_after(["score", "lv-light", "--dry-run", "--json"], cwd=root)

@@ -251,7 +251,7 @@ def test_amend_then_score_again_is_current(scored: Path) -> None:
 
     spec = load_spec(scored, "lv-bronte")
     gh = generations_hash(read_rows(spec.generations_path))
-    lines = record_score(spec, check_registered(spec), result("global-max-spread", gh), {})
+    lines = record_score(spec, check_registered(spec), result("global-max-spread", gh), None)
     assert lines == [("gates/lv-bronte.md: the record is current (same generations, same rule global-max-spread); "
                      "nothing appended")]
     assert tree_snapshot(scored) == before

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from _workspace import gate_spec, registered_workspace, run_cli, tree_snapshot
 
+from voicegate.run._manifest import RunManifest
+
 GATE = "lv-gen"
 
 
@@ -352,11 +354,25 @@ def test_a_misspelled_spec_key_says_which_key_was_meant(tmp_path: Path, typo: st
                                               (1.003, "1.003x"), (0.9996, "0.9996x"), (1.0, "1.0x"),
                                               (1.06, "1.1x"), (0.94, "0.9x")])
 def test_a_ratio_next_to_one_never_reads_as_a_tie(ratio: float, shown: str) -> None:
-    from voicegate.artifacts._format import ratio_text as record_ratio
+    from voicegate._figures import ratio_text
     from voicegate.report._page import ratio as page_ratio
-    from voicegate.report._table import ratio_text as table_ratio
 
-    assert record_ratio(ratio) == table_ratio(ratio) == page_ratio(ratio) == shown
+    assert ratio_text(ratio) == page_ratio(ratio) == shown
+
+
+def test_one_ratio_text_for_the_table_and_the_artifacts() -> None:
+    # Issue 26: the table and the record printed a missing ratio differently ("n/a", "—"); now one function.
+    import math
+
+    from voicegate._figures import ratio_text
+    from voicegate.artifacts import _format
+    from voicegate.report import _table
+    from voicegate.report._page import ratio as page_ratio
+
+    assert _format.ratio_text is _table.ratio_text is ratio_text
+    assert (ratio_text(None), ratio_text(math.inf), ratio_text(2.1)) == ("n/a", "inf", "2.1x")
+    # The report page's filter writes what the table and the record write (it printed "—").
+    assert [page_ratio(v) for v in (None, math.inf, 2.1, "inf")] == ["n/a", "inf", "2.1x", "inf"]
 
 
 def test_identical_copied_spans_are_listed_once_with_how_many_seeds(tmp_path: Path) -> None:
@@ -400,7 +416,7 @@ def test_the_record_lists_a_recited_span_once_under_a_versioned_heading(tmp_path
     recited = tuple(Span(text="and you ought not to think", tokens=51, source="train.txt", offset=3325, seed=s,
                          prompt_id="0") for s in (1, 2, 3))
     arms = tuple(dataclasses.replace(a, spans=recited) if a.name == "ckpt925" else a for a in base.arms)
-    record_score(spec, check_registered(spec), dataclasses.replace(base, arms=arms), manifest)
+    record_score(spec, check_registered(spec), dataclasses.replace(base, arms=arms), RunManifest.from_json(manifest))
     text = (root / "gates" / "lv-bronte.md").read_text(encoding="utf-8")
     block = text.split("**Longest spans shared with the training text** (list format 2: a span copied identically "
                        "in several generations is listed once, with how often):\n", 1)[1]

@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 import yaml
-from _workspace import base_spec, git, make_workspace, run_cli
+from _workspace import GATE as IMPORT_GATE
+from _workspace import N_PROMPTS as PROMPTS
+from _workspace import SEEDS, base_spec, git, make_workspace, run_cli
+from _workspace import scoring_workspace as registered_workspace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_scoring_workspace import GATE as IMPORT_GATE
-from test_scoring_workspace import PROMPTS, SEEDS
-from test_scoring_workspace import make_workspace as registered_workspace
 
 from voicegate.spec._schema import SPEC_SCHEMA, Key
 from voicegate.spec._types import (

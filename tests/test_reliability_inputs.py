@@ -28,12 +28,23 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from _workspace import Result, base_spec, gate_spec, git, make_workspace, registered_workspace, run_cli
+from _workspace import GATE as SCORED_GATE
+from _workspace import (
+    Result,
+    author_like,
+    base_spec,
+    carrier_like,
+    copier,
+    gate_spec,
+    git,
+    make_workspace,
+    registered_workspace,
+    run_cli,
+    voice_rows,
+    write_rows,
+)
 from _workspace import rows as stored_rows
-from test_score_cli import author_like, carrier_like, copier
-from test_scoring_workspace import GATE as SCORED_GATE
-from test_scoring_workspace import make_workspace as scored_workspace
-from test_scoring_workspace import voice_rows, write_rows
+from _workspace import scoring_workspace as scored_workspace
 
 from voicegate._errors import SeatUnreachable
 from voicegate.seat import RetryPolicy, SeatClient, StandinSeat, run
@@ -359,7 +370,7 @@ def test_an_invalid_name_pattern_is_one_line_exit_2(tmp_path, pattern):
 
 @pytest.fixture
 def scored(tmp_path: Path) -> Path:
-    """A registered, imported and scored workspace (tests/test_scoring_workspace.py's gate)."""
+    """A registered, imported and scored workspace (`_workspace.scoring_workspace`'s gate)."""
     root = scored_workspace(tmp_path / "ws")
     source = tmp_path / "gens.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in voice_rows(

@@ -1,6 +1,6 @@
 """The reviewer's report (issue 6): what the page says, what it draws, and what it must never do.
 
-Pages are rendered from the lv-bronte reference data (tests/test_report_data.py)
+Pages are rendered from the lv-bronte reference data (tests/_report_data.py)
 and parsed with the standard library's HTML parser, so each assertion looks at
 the element it is about (a table cell, an SVG mark, an attribute), not at a
 substring that could appear anywhere.
@@ -12,11 +12,11 @@ import base64
 import copy
 import hashlib
 import re
-from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from test_report_data import (
+from _html import Node, Tree, external_references, table_row
+from _report_data import (
     AMEND_REASON,
     ARMS,
     DISTANCES,
@@ -34,74 +34,6 @@ from voicegate.report import render_report
 from voicegate.report._spans import segments
 from voicegate.scoring._result import Span
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None):
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Node | str] = []
-
-    def text(self, skip: frozenset[str] = frozenset()) -> str:
-        return "".join(c if isinstance(c, str) else ("" if c.tag in skip else c.text(skip))
-                       for c in self.children)
-
-    def iter(self):
-        yield self
-        for c in self.children:
-            if isinstance(c, Node):
-                yield from c.iter()
-
-    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
-        out = []
-        for n in self.iter():
-            if tag is not None and n.tag != tag:
-                continue
-            if cls is not None and cls not in (n.attrs.get("class") or "").split():
-                continue
-            if any(n.attrs.get(k.replace("_", "-")) != v for k, v in attrs.items()):
-                continue
-            out.append(n)
-        return out
-
-    def find(self, *args: Any, **kwargs: Any) -> Node:
-        found = self.find_all(*args, **kwargs)
-        assert found, f"no element {args} {kwargs}"
-        return found[0]
-
-
-class Tree(HTMLParser):
-    """A small DOM: enough to find elements by tag, class and attribute, with their text."""
-
-    def __init__(self, html: str):
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document", {}, None)
-        self.cur = self.root
-        self.starttags: list[tuple[str, dict[str, str | None]]] = []
-        self.feed(html)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, dict(attrs), self.cur)
-        self.starttags.append((tag, dict(attrs)))
-        self.cur.children.append(node)
-        if tag not in VOID:
-            self.cur = node
-
-    def handle_startendtag(self, tag, attrs):
-        self.starttags.append((tag, dict(attrs)))
-        self.cur.children.append(Node(tag, dict(attrs), self.cur))
-
-    def handle_endtag(self, tag):
-        n = self.cur
-        while n is not None and n.tag != tag:
-            n = n.parent
-        if n is not None and n.parent is not None:
-            self.cur = n.parent
-
-    def handle_data(self, data):
-        self.cur.children.append(data)
-
 
 @pytest.fixture(scope="module")
 def page() -> str:
@@ -113,14 +45,6 @@ def tree(page: str) -> Node:
     return Tree(page).root
 
 
-def _row(table: Node, name: str) -> Node:
-    for tr in table.find_all("tr"):
-        th = tr.find_all("th")
-        if th and th[0].text().strip() == name:
-            return tr
-    raise AssertionError(f"no row {name}")
-
-
 # -- acceptance 1: both floors, DISAGREE, the amendment, one mark per (arm, seed) -------------
 
 
@@ -128,7 +52,7 @@ def test_verdict_table_shows_both_floors_for_every_candidate(tree):
     table = tree.find("table", cls="verdicts")
     floors = {}
     for name in ("ckpt475", "ckpt925"):
-        row = _row(table, name)
+        row = table_row(table, name)
         floors[name] = {td.attrs["data-rule"]: td.text() for td in row.find_all("td", cls="floor")}
     assert floors == {
         "ckpt475": {"global-max-spread": "0.251", "pairwise-max-spread": "0.091"},
@@ -138,8 +62,8 @@ def test_verdict_table_shows_both_floors_for_every_candidate(tree):
 
 def test_disagree_is_flagged_on_ckpt475_only(tree):
     table = tree.find("table", cls="verdicts")
-    assert _row(table, "ckpt475").find_all("span", cls="disagree")
-    assert not _row(table, "ckpt925").find_all("span", cls="disagree")
+    assert table_row(table, "ckpt475").find_all("span", cls="disagree")
+    assert not table_row(table, "ckpt925").find_all("span", cls="disagree")
     cards = {c.find("h3").find("span").text(): c for c in tree.find_all("article", cls="card")}
     assert cards["ckpt475"].find_all("span", cls="disagree") and not cards["ckpt925"].find_all("span", cls="disagree")
     # The delta plot's sentence under ckpt475's bar says DISAGREE too.
@@ -150,10 +74,10 @@ def test_disagree_is_flagged_on_ckpt475_only(tree):
 
 def test_current_verdicts_are_the_amended_ones_with_ratio(tree):
     table = tree.find("table", cls="verdicts")
-    cells = [td.text().split() for td in _row(table, "ckpt475").find_all("td") if td.find_all("span", cls="v")]
+    cells = [td.text().split() for td in table_row(table, "ckpt475").find_all("td") if td.find_all("span", cls="v")]
     # VOICE under global, then under pairwise; each with its ratio.
     assert cells[:2] == [["FAIL", "0.8x"], ["PASS", "2.1x"]]
-    cells = [td.text().split() for td in _row(table, "ckpt925").find_all("td") if td.find_all("span", cls="v")]
+    cells = [td.text().split() for td in table_row(table, "ckpt925").find_all("td") if td.find_all("span", cls="v")]
     assert cells[:2] == [["FAIL", "0.8x"], ["FAIL", "0.8x"]]
     assert "deciding rule pairwise-max-spread" in " ".join(tree.find("header").text().split())
 
@@ -164,11 +88,11 @@ def test_amendment_shows_what_changed(tree):
     assert heading == "Amendment 1 · 2026-09-18T10:12:00Z · global-max-spread → pairwise-max-spread"
     assert AMEND_REASON in amend.text()
     table = amend.find("table", cls="amendment")
-    r475 = [td.text().split() for td in _row(table, "ckpt475").find_all("td")]
+    r475 = [td.text().split() for td in table_row(table, "ckpt475").find_all("td")]
     # delta_cb before/after unchanged; floor 0.251 FAIL -> floor 0.091 PASS 2.1x, marked changed.
     assert r475[:6] == [["+0.193"], ["+0.193"], ["0.251"], ["FAIL", "0.8x"], ["0.091"],
                         ["PASS", "2.1x", "changed"]]
-    r925 = [td.text().split() for td in _row(table, "ckpt925").find_all("td")]
+    r925 = [td.text().split() for td in table_row(table, "ckpt925").find_all("td")]
     assert r925[:6] == [["+0.210"], ["+0.210"], ["0.251"], ["FAIL", "0.8x"], ["0.251"], ["FAIL", "0.8x"]]
     assert "none → ckpt475" in " ".join(amend.text().split())
     items = [li.text() for li in amend.find_all("li")]
@@ -244,6 +168,18 @@ def test_delta_plot_marks_both_floors_on_every_bar(tree):
     assert x[("ckpt475", "pairwise-max-spread")] < end < x[("ckpt475", "global-max-spread")]
 
 
+def test_delta_caption_keys_each_floor_as_the_plot_draws_it(tree):
+    """The caption's key is built from the plot's own styles: a rule a result names is keyed too."""
+    from voicegate.report._svg import floor_legend
+
+    caption = tree.find("svg", cls="plot-delta").parent.find("figcaption").text()
+    assert ("with both floors marked: G = global-max-spread (dashed), P = pairwise-max-spread (solid); "
+            "G=P where they are the same.") in " ".join(caption.split())
+    three = floor_legend(["global-max-spread", "pairwise-max-spread", "median-spread"])
+    assert three == ("all 3 floors marked: G = global-max-spread (dashed), P = pairwise-max-spread (solid), "
+                     "M = median-spread (dotted)")
+
+
 def test_overlap_plot_against_control_and_tolerance(tree):
     plot = tree.find("svg", cls="plot-overlap")
     assert sorted(b.attrs["data-arm"] for b in plot.find_all(cls="overlap-bar")) == sorted(ARMS)
@@ -284,7 +220,7 @@ def test_numeric_cells_are_right_aligned_fixed_decimals(page, tree):
     css = tree.find("style").text()
     assert "th.num,td.num{text-align:right;font-variant-numeric:tabular-nums" in css
     arms = tree.find("table", cls="arms")
-    assert [td.text() for td in _row(arms, "ckpt925").find_all("td", cls="num")] == [
+    assert [td.text() for td in table_row(arms, "ckpt925").find_all("td", cls="num")] == [
         "0.516", "0.767", "0.522", "0.602", "0.251"]
 
 
@@ -339,7 +275,7 @@ def test_span_matching_is_by_word_tokens():
 
 def test_ship_decision_is_shown_beside_the_verdicts(tree):
     table = tree.find("table", cls="decisions")
-    row = _row(table, "ckpt475")
+    row = table_row(table, "ckpt475")
     text = " ".join(row.text().split())
     assert SHIP_REASON in text
     # Decided on 2026-09-16, under the as-run global rule, where ckpt475 FAILED.
@@ -365,8 +301,8 @@ def test_page_without_amendments_stands_as_scored():
     assert "None. The verdicts stand as scored." in root.find("section", id="amendments").text()
     assert "deciding rule global-max-spread" in " ".join(root.find("header").text().split())
     table = root.find("table", cls="verdicts")
-    assert _row(table, "ckpt475").find_all("span", cls="disagree")  # DISAGREE is rule-independent
-    assert "0.091" in [td.text() for td in _row(table, "ckpt475").find_all("td", cls="floor")]
+    assert table_row(table, "ckpt475").find_all("span", cls="disagree")  # DISAGREE is rule-independent
+    assert "0.091" in [td.text() for td in table_row(table, "ckpt475").find_all("td", cls="floor")]
 
 
 def test_notices_are_shown_first():
@@ -435,39 +371,8 @@ def test_hostile_arm_name_is_escaped_inside_svg_titles_and_labels():
 
 # -- acceptance 4: no external reference --------------------------------------------------
 
-URL_ATTRS = {"href", "src", "srcset", "action", "formaction", "poster", "data", "background", "xlink:href",
-             "cite", "longdesc", "manifest", "ping", "codebase", "archive", "lowsrc", "dynsrc", "usemap"}
-
-
-def _external_references(page: str) -> list[str]:
-    """Every way the page could fetch something; [] when it is self-contained."""
-    problems = []
-    tree = Tree(page)
-    for tag, attrs in tree.starttags:
-        if tag in {"script", "link", "img", "iframe", "object", "embed", "base", "frame", "audio", "video",
-                   "source", "track", "image", "use", "feimage", "form", "input"}:
-            problems.append(f"<{tag}>")
-        for k, v in attrs.items():
-            v = (v or "").strip()
-            if k in URL_ATTRS and not (k == "href" and tag == "a" and v.startswith("#")):
-                problems.append(f"{tag} {k}={v}")
-            if "url(" in v.replace(" ", "").lower() and not re.fullmatch(r"url\(#[\w-]+\)", v):
-                problems.append(f"{tag} {k}={v}")
-            if k == "http-equiv" and v.lower() == "refresh":
-                problems.append("meta refresh")
-            if k == "style":
-                problems.append(f"{tag} style attribute")
-    css = "".join(n.text() for n in tree.root.find_all("style"))
-    if "@import" in css or "@font-face" in css:
-        problems.append("css import/font")
-    for m in re.finditer(r"url\(\s*([^)]*)\)", css):
-        if not m.group(1).strip("'\" ").startswith("#"):
-            problems.append(f"css url({m.group(1)})")
-    return problems
-
-
 def test_page_references_no_external_url(page):
-    assert _external_references(page) == []
+    assert external_references(page) == []
     # Stricter still for this page: no scheme or protocol-relative address anywhere in it.
     assert "http://" not in page and "https://" not in page
     assert not re.search(r"""(?:href|src)\s*=\s*["']?\s*//""", page)
@@ -480,13 +385,13 @@ def test_reference_checker_catches_each_kind_of_external_reference(page):
     for bad in ['<img src="https://x/a.png">', '<a href="//evil/">x</a>', '<link rel="stylesheet" href="a.css">',
                 '<style>@import "https://x/a.css";</style>', '<style>p{background:url(https://x/a.png)}</style>',
                 '<rect fill="url(https://x/#p)"></rect>', '<script>1</script>', '<p style="color:red">x</p>']:
-        assert _external_references(page.replace("</main>", bad + "</main>")), bad
+        assert external_references(page.replace("</main>", bad + "</main>")), bad
 
 
 def test_urls_in_data_stay_text():
     data = reference_data(run={"source": "generated", "seat_url": "http://10.0.0.5:8027/v1"})
     page = render_report(data)
-    assert _external_references(page) == []
+    assert external_references(page) == []
     assert "http://10.0.0.5:8027/v1" in page  # shown as text in the run section, never as a link
 
 
@@ -521,7 +426,7 @@ def test_decision_uses_the_verdicts_it_recorded():
                           "rule": "global-max-spread", "recommendation": None,
                           "verdicts": {"voice": {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"},
                                        "copying": "NOT-COPIED", "damage": "NO-DAMAGE"}}]
-    row = _row(Tree(render_report(data)).root.find("table", cls="decisions"), "ckpt475")
+    row = table_row(Tree(render_report(data)).root.find("table", cls="decisions"), "ckpt475")
     cells = [" ".join(td.text().split()) for td in row.find_all("td")]
     assert cells[2:] == ["FAIL under global-max-spread shipped against the verdict", "NOT-COPIED", "NO-DAMAGE",
                          "none"]
@@ -566,10 +471,10 @@ def test_minimal_result_renders():
     page = render_report({"score": res})
     root = Tree(page).root
     assert len(root.find("svg", cls="plot-distances").find_all(cls="dot")) == 4
-    assert [td.text() for td in _row(root.find("table", cls="verdicts"), "c1").find_all("td", cls="floor")] == [
+    assert [td.text() for td in table_row(root.find("table", cls="verdicts"), "c1").find_all("td", cls="floor")] == [
         "0.100", "0.100"]
     assert "No (prompt, seed) for which every arm has a stored generation." in page
-    assert _external_references(page) == []
+    assert external_references(page) == []
 
 
 def test_score_warnings_reach_the_page_as_notices() -> None:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_report_data import reference_data
+from _html import chromium
+from _report_data import reference_data
 
 from voicegate.report import render_report
 
@@ -36,16 +37,9 @@ DOC_SHOT = REPO / "docs" / "report-lv-bronte.png"
 CONSOLE = re.compile(r":CONSOLE[:(]")
 
 
-def _chromium() -> str:
-    found = os.environ.get("VOICEGATE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found or not Path(found).exists():
-        pytest.skip("headless chromium not installed (Debian: apt-get install -y chromium)")
-    return found
-
-
 def screenshot(html: Path, png: Path, width: int, height: int, profile: Path) -> list[str]:
     """Load `html` from disk, write a width x height screenshot; return the page's console lines."""
-    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            "--disable-extensions", "--hide-scrollbars", "--force-device-scale-factor=1",
            f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _report_data import GATE, PROMPTS, SEEDS, reference_data, write_run
 from _workspace import make_workspace, voicegate
-from test_report_data import GATE, PROMPTS, SEEDS, reference_data, write_run
 
 from voicegate.run._store import generations_hash, read_rows
 from voicegate.spec._registration import register, spec_sha256
@@ -175,7 +175,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_report_draws_what_the_producers_stored(demo_run: Path):
-    from test_report import Tree, _external_references, _row
+    from _html import Tree, external_references, table_row
 
     run_dir = next((demo_run / "runs").iterdir())
     page = (run_dir / "report.html").read_text(encoding="utf-8")
@@ -190,9 +190,9 @@ def test_report_draws_what_the_producers_stored(demo_run: Path):
     # Both floors of every candidate, as stored, to three decimals.
     table = root.find("table", cls="verdicts")
     for arm in (a for a in current["arms"] if a["role"] == "candidate"):
-        shown = {td.attrs["data-rule"]: td.text() for td in _row(table, arm["name"]).find_all("td", cls="floor")}
+        shown = {td.attrs["data-rule"]: td.text() for td in table_row(table, arm["name"]).find_all("td", cls="floor")}
         assert shown == {r: f"{f:.3f}" for r, f in arm["floors"].items()}
-        assert bool(_row(table, arm["name"]).find_all("span", cls="disagree")) == arm["disagree"]
+        assert bool(table_row(table, arm["name"]).find_all("span", cls="disagree")) == arm["disagree"]
     # The amendment, the person's decision, the signature of the current result.
     assert len(root.find_all("article", cls="amend")) == len(amendments) == 1
     decision = json.loads((run_dir / "decisions.jsonl").read_text().splitlines()[0])
@@ -206,7 +206,7 @@ def test_report_draws_what_the_producers_stored(demo_run: Path):
     for link in root.find_all("a", cls="copied"):
         assert root.find_all("tr", id=link.attrs["href"][1:])
     # Self-contained, even with a seat URL in the run manifest (shown as text only).
-    assert _external_references(page) == []
+    assert external_references(page) == []
 
 
 def test_report_data_is_loaded_as_typed_results(workspace: Path):

@@ -338,9 +338,9 @@ def glance_file(glance_html: str, tmp_path_factory: pytest.TempPathFactory) -> P
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory):
     from _cdp import Browser
-    from test_report_browser import _chromium
+    from _html import chromium
 
-    b = Browser(_chromium(), tmp_path_factory.mktemp("profile"))
+    b = Browser(chromium(), tmp_path_factory.mktemp("profile"))
     try:
         yield b
     finally:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_report_data import make_amendment, make_decision, reference_data
+from _report_data import make_amendment, make_decision, reference_data
 
 from voicegate.report import render_report
 from voicegate.report._data import ReportData
@@ -112,11 +112,11 @@ def test_the_report_of_a_real_workspace_draws_its_timeline_from_the_ledger(amend
 @pytest.mark.parametrize("width, height", [(1400, 900), (800, 1000)])
 def test_the_timeline_is_on_screen_before_any_scrolling(tmp_path: Path, width: int, height: int) -> None:
     from _cdp import Browser
-    from test_report_browser import _chromium
+    from _html import chromium
 
     page = tmp_path / "lv-bronte.html"
     page.write_text(render_report(_data()), encoding="utf-8")
-    b = Browser(_chromium(), tmp_path / "profile")
+    b = Browser(chromium(), tmp_path / "profile")
     try:
         b.open(page.resolve().as_uri(), width, height)
         box = b.evaluate("""(() => {

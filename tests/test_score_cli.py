@@ -8,31 +8,9 @@ from pathlib import Path
 
 import pytest
 from _bronte import fixed_view
-from _workspace import run_cli, voicegate
-from test_scoring_workspace import (
-    GATE,
-    TRAIN,
-    make_workspace,
-    voice_rows,
-    words,
-    write_rows,
-)
-
-
-def vg(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return voicegate(root, *args, "-C", str(root))
-
-
-def author_like(tag):  # the held-out author's style
-    return lambda seed, p: " ".join(words(160, f"{tag}/{seed}/{p}", 0))
-
-
-def carrier_like(tag):  # a background author's style: far from the author
-    return lambda seed, p: " ".join(words(160, f"{tag}/{seed}/{p}", 1))
-
-
-def copier(seed, p):
-    return " ".join(TRAIN[200 * p + seed % 7: 200 * p + seed % 7 + 120])
+from _workspace import GATE, author_like, carrier_like, copier, run_cli, vg, voice_rows, write_rows
+from _workspace import scoring_workspace as make_workspace
+from _workspace import warm_workspace as _warm_workspace
 
 
 @pytest.fixture
@@ -235,25 +213,6 @@ def test_a_harness_warning_is_printed_and_recorded(tmp_path):
     record = (root / "gates" / f"{GATE}.md").read_text()
     assert "**Warnings (not deciding; read before relying on the numbers):**" in record
     assert "- cand: 2 voice generation(s) are byte-identical to the base's" in record
-
-
-def _warm_workspace(tmp_path: Path, gate: str) -> Path:
-    """A registered stylometric gate (`register` through the CLI) with imported generations."""
-    from _workspace import base_spec, registered_workspace
-
-    from voicegate.spec._spec import load_spec
-
-    root = registered_workspace(tmp_path / "ws", base_spec(gate))
-    ids = [p.id for p in load_spec(root, gate).prompts]
-    rows = [{"arm": arm, "model": model, "seed": seed, "prompt_id": str(p), "text": f"{arm} {seed} {p} the moor",
-             "finish_reason": "stop"}
-            for arm, model in (("base", "voices-base"), ("ckpt475", f"{gate}-ckpt475"),
-                               ("ckpt925", f"{gate}-ckpt925"))
-            for seed in (101, 202) for p in ids]
-    source = tmp_path / "g.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert run_cli("import", gate, str(source), cwd=root).code == 0
-    return root
 
 
 class _CacheSpy:

@@ -12,22 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_scoring_workspace import (
-    GATE,
-    SEEDS,
-    arm,
-    make_workspace,
-    text,
-    unrelated,
-    voice_rows,
-)
+from _workspace import GATE, SEEDS, arm, result_json, text, unrelated, voice_rows
+from _workspace import scoring_workspace as make_workspace
 
-from voicegate.scoring import GateResult, result_text
-
-
-def result_json(data: dict) -> str:
-    """The JSON bytes, through one from_json/to_json round trip (which must not change them)."""
-    return result_text(GateResult.from_json(data))
 from voicegate._errors import VoicegateError
 from voicegate.scoring import score_gate
 from voicegate.scoring._embedding import chunk_words

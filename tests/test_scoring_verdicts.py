@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voicegate.report._table import make_console, print_score, ratio_text
+from voicegate._figures import ratio_text
+from voicegate.report._table import make_console, print_score
 from voicegate.scoring import GateResult, decide
 from voicegate.scoring import result_text as result_json
 from voicegate.scoring._verdicts import decision_result

@@ -1,124 +1,25 @@
 """score_gate on constructed workspaces: copying, damage, determinism, the embedding cache.
 
-Also home of `make_workspace`, which test_score_cli.py reuses: a git work tree
-with a registered spec over small constructed corpora (random words from a
-fixed vocabulary, seeded, so no two texts share an 8-gram by chance) and
-whatever generations a test writes.
+The constructed workspace (a git work tree with a registered spec over small constructed corpora:
+random words from a fixed vocabulary, seeded, so no two texts share an 8-gram by chance) is
+`_workspace.scoring_workspace`, which the other scoring tests use too.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import subprocess
-from pathlib import Path
-from typing import Any
 
-import _workspace as workspace
 import pytest
 import yaml
+from _workspace import GATE, SEEDS, arm, result_json, text, unrelated, voice_rows
+from _workspace import N_PROMPTS as PROMPTS
+from _workspace import TRAIN_WORDS as TRAIN
+from _workspace import score as _score
+from _workspace import scoring_workspace as make_workspace
 
-from voicegate.scoring import GateResult, result_text
-
-
-def result_json(data: dict) -> str:
-    """The JSON bytes, through one from_json/to_json round trip (which must not change them)."""
-    return result_text(GateResult.from_json(data))
-from voicegate.run._store import append_rows
-from voicegate.scoring import score_gate
-from voicegate.spec._registration import check_registered, register
+from voicegate.spec._registration import register
 from voicegate.spec._spec import load_spec
-
-VOCAB = [f"w{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}" for i in range(400)] + \
-    ["the", "and", "of", "to", "a", "in", "was", "she", "he", "it", "her", "his", "that", "had", "not"] * 6
-GATE = "lv-test"
-SEEDS = [101, 202]
-PROMPTS = 6
-
-
-# Three "styles": each favours a different third of the vocabulary, so the
-# held-out author (style 0) and the background authors (1, 2) differ the way
-# real authors differ: in the rates of the same common words.
-STYLES = {s: [3.0 if i % 3 == s else 1.0 for i in range(len(VOCAB))] for s in range(3)}
-
-
-def words(n: int, seed: int | str, style: int | None = None) -> list[str]:
-    rng = random.Random(seed)
-    if style is None:
-        return [rng.choice(VOCAB) for _ in range(n)]
-    return rng.choices(VOCAB, weights=STYLES[style], k=n)
-
-
-def text(n: int, seed: int | str, style: int | None = None) -> str:
-    return " ".join(words(n, seed, style))
-
-
-TRAIN = words(6000, "train")
-
-
-def constructed_spec(*, voice: dict | None = None, arms: tuple[str, ...] = ("cand", "other"),
-                     extra: dict | None = None) -> dict[str, Any]:
-    """The spec over the constructed corpora: base plus `arms` as candidates (models lv-test-<arm>)."""
-    return {
-        "gate": GATE, "author": "Test Author",
-        "seat": {"url": "http://127.0.0.1:9/v1", "base_model": "base"},
-        "arms": [{"name": "base", "model": "base", "role": "base"},
-                 *({"name": a, "model": f"lv-test-{a}", "role": "candidate"} for a in arms)],
-        "prompts": [f"prompt {i}" for i in range(PROMPTS)],
-        "seeds": SEEDS,
-        "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 400},
-        "corpora": {"heldout": ["corpora/held/*.txt"], "training": ["corpora/train/*.txt"],
-                    "background": ["corpora/bg/*.txt"]},
-        "voice": voice or {"view": "stylometric", "mfw": 100, "chunk": 500},
-        "copying": {"n": 8, "tolerance": 0.005, "max_run": 50},
-        "floor": {"rule": "pairwise-max-spread"},
-        "artifacts": {"record": f"gates/{GATE}.md"},
-        "expected_words": 120,
-        **(extra or {}),
-    }
-
-
-def make_workspace(root: Path, *, probes: list[dict] | None = None, voice: dict | None = None,
-                   extra: dict | None = None) -> Path:
-    """A registered workspace under `root` (no generations yet) over the constructed corpora; returns root."""
-    spec = constructed_spec(voice=voice, extra=extra)
-    corpora = {"corpora/held/held.txt": text(3000, "held", 0), "corpora/train/train.txt": " ".join(TRAIN),
-               "corpora/bg/bg1.txt": text(3000, "bg1", 1), "corpora/bg/bg2.txt": text(3000, "bg2", 2)}
-    if probes is not None:
-        corpora["probes.yaml"] = yaml.safe_dump({"probes": probes})
-        spec["damage"] = {"probes": "probes.yaml", "tolerance": 0.05}
-    workspace.make_workspace(root, spec, corpora=corpora)
-    register(load_spec(root, GATE))
-    return root
-
-
-def voice_rows(texts: dict[str, Any], finish: dict[str, str] | None = None) -> list[dict]:
-    """texts: arm -> callable(seed, prompt_index) -> text."""
-    rows = []
-    for arm, make in texts.items():
-        for seed in SEEDS:
-            for p in range(PROMPTS):
-                rows.append({"kind": "voice", "arm": arm, "model": arm, "seed": seed, "prompt_id": str(p),
-                             "text": make(seed, p), "finish_reason": (finish or {}).get(arm, "stop")})
-    return rows
-
-
-def write_rows(root: Path, rows: list[dict]) -> None:
-    append_rows(root / "runs" / GATE / "generations.jsonl", rows)
-
-
-def arm(result: dict, name: str) -> dict:
-    return next(a for a in result["arms"] if a["name"] == name)
-
-
-def unrelated(tag: str):
-    return lambda seed, p: text(160, f"{tag}/{seed}/{p}")
-
-
-def _score(root: Path, rows: list[dict], **kw) -> dict:
-    spec = load_spec(root, GATE)
-    check_registered(spec)
-    return score_gate(spec, rows, cache_dir=root / "runs" / ".cache", **kw).to_json()  # the §6 JSON contract
 
 
 def test_verbatim_training_excerpts_are_copied_with_their_span(tmp_path):

@@ -76,11 +76,11 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
     # The tutorial test covers the tiny-voices folder and Ctrl-C; this is the other way in (a
     # carrier folder, plus one voice by --adapter) and the other way out (SIGTERM, as a service
     # manager sends it). The seat and its vLLM are stopped in the finally whatever happens.
-    from test_tutorial_vllm import VOICES, Seat, _alive, _env, _skip_reason
+    from _seat_up import VOICES, Seat, alive, seat_env, skip_reason
 
     from voicegate.seat._vllm import free_port
 
-    reason = _skip_reason()
+    reason = skip_reason()
     if reason:
         pytest.skip(reason)
     bin_dir = tmp_path / "bin"
@@ -89,17 +89,17 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
     (bin_dir / "voicegate").chmod(0o755)
     port = free_port()
     cmd = f"voicegate seat up --voices {VOICES / 'carrier'} --adapter lv-austen={VOICES / 'lv-austen'}"
-    seat = Seat(cmd, tmp_path, _env(bin_dir, port), port)
+    seat = Seat(cmd, tmp_path, seat_env(bin_dir, port), port)
     try:
         out = seat.wait_ready()
         assert f"seat ready: http://127.0.0.1:{port}/v1" in out
         assert "with 1 LoRA voice(s)" in out
         served = [ln.split()[:2] for ln in out.splitlines() if ln.startswith("  ")]
         assert served == [["voices-base", "base"], ["lv-austen", "adapter"]], out
-        assert seat.vllm and all(_alive(p) for p in seat.vllm)
+        assert seat.vllm and all(alive(p) for p in seat.vllm)
         code, tail = seat.stop(signal.SIGTERM)
         assert code == 0, tail
         assert tail.rstrip().splitlines()[-1].startswith("stopped in "), tail
-        assert not [p for p in seat.vllm if _alive(p)], "vLLM outlived `voicegate seat up`"
+        assert not [p for p in seat.vllm if alive(p)], "vLLM outlived `voicegate seat up`"
     finally:
         seat.kill()

@@ -9,8 +9,9 @@ declaration, regenerate them with
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
@@ -20,11 +21,13 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate.spec import _schema
 from voicegate.spec._check import check_spec
+from voicegate.spec._rules import RULES, RuleId, get_rule
 from voicegate.spec._schema import (
     PROBES_SCHEMA,
     REFERENCE_TABLES,
     SPEC_SCHEMA,
     Key,
+    Role,
     Schema,
     reference_table,
     schema_table_markdown,
@@ -134,6 +137,17 @@ def test_defaults_on_the_spec_come_from_the_declarations(tmp_path: Path) -> None
                       ("seat.timeout", spec.seat.timeout), ("order_seed", spec.order_seed)]:
         assert got == SPEC_SCHEMA.default(path) == spec.values[path], path
     assert spec.run_dir == tmp_path / "runs" / "lv-test"
+
+
+def test_role_and_rule_id_are_typed_and_write_as_their_strings(tmp_path: Path) -> None:
+    # Issue 26: `Arm.role` is a `Role` and `floor_rule` a `RuleId`; a record still reads the plain strings.
+    _write(make_workspace(tmp_path), base_spec())
+    spec = load_spec(tmp_path, "lv-test")
+    assert [type(a.role) for a in spec.arms] == [Role] * len(spec.arms)
+    assert spec.base.role == "base" and all(a.role == "candidate" for a in spec.candidates)
+    assert json.dumps([a.role for a in spec.arms]) == json.dumps([str(a.role) for a in spec.arms])
+    assert f"{spec.base.role}" == "base" and tuple(Role) == _schema.ROLES
+    assert set(get_args(RuleId)) == set(RULES) and spec.rule is get_rule(spec.floor_rule)
 
 
 # -- strictness (issue 12) ------------------------------------------------------------------

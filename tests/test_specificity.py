@@ -15,7 +15,11 @@ from typing import Any
 import _workspace as workspace
 import pytest
 import yaml
-from test_scoring_workspace import GATE, PROMPTS, SEEDS, TRAIN, constructed_spec, text
+from _workspace import GATE, SEEDS, text
+from _workspace import IMPOSTOR_CORPORA as CORPORA
+from _workspace import N_PROMPTS as PROMPTS
+from _workspace import impostor_spec as _spec
+from _workspace import impostor_workspace as _workspace
 
 from voicegate.scoring._result import Specific
 from voicegate.scoring._specificity import specificity
@@ -70,37 +74,9 @@ def test_where_specificity_decides_a_not_specific_candidate_cannot_ship():
 
 
 # -- a constructed workspace --------------------------------------------------------------------
-# Three word "styles" (test_scoring_workspace): the gate author writes style 0, the impostor style 1,
-# the background style 2. "cand" writes like the author; "mimic" writes like the impostor.
-
-
-def _spec(impostors: dict[str, list[str]] | None, specificity_mode: str = "decides") -> dict[str, Any]:
-    spec = constructed_spec(voice={"view": "stylometric", "mfw": 100, "chunk": 500, "specificity": specificity_mode},
-                            arms=("cand", "mimic"),
-                            extra={"artifacts": {"record": f"gates/{GATE}.md", "readme": "adapters/lv-test/README.md",
-                                                 "compose": "deploy/compose.yaml"}})
-    if impostors is not None:
-        spec["corpora"]["impostors"] = impostors
-    return spec
-
-
-COMPOSE = """services:
-  vllm:
-    command:
-      - --lora-modules
-      - lv-test=/adapters/lv-test
-"""
-CORPORA = {"corpora/held/held.txt": text(3000, "held", 0), "corpora/train/train.txt": " ".join(TRAIN),
-           "corpora/bg/bg1.txt": text(3000, "bg1", 2), "corpora/imp/imp.txt": text(3000, "imp", 1),
-           "corpora/imp2/imp2.txt": text(3000, "imp2", 2), "deploy/compose.yaml": COMPOSE,
-           "corpora/back/back.txt": workspace.BACK}  # what a prospective registration's spec names (base_spec)
-
-
-def _workspace(root: Path, spec: dict[str, Any]) -> Path:
-    workspace.make_workspace(root, spec, corpora=CORPORA)
-    workspace.git(root, "add", "-A")
-    workspace.git(root, "commit", "-q", "-m", "workspace")
-    return root
+# Three word "styles" (`_workspace.text`): the gate author writes style 0, the impostor style 1,
+# the background style 2. "cand" writes like the author; "mimic" writes like the impostor. The spec
+# and corpora are `_workspace.impostor_spec` and `IMPOSTOR_CORPORA`.
 
 
 def _rows() -> list[dict[str, Any]]:

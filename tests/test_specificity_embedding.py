@@ -4,7 +4,7 @@ The view measures every target (the gate author, each impostor) through one `mea
 axis needs nothing view-specific. The encoder here is a deterministic stand-in passed to
 `score_gate` (the real model path is tests/test_scoring_embedding.py): a text's vector is its share
 of words from each third of the constructed vocabulary, which is exactly what the three word
-"styles" of test_scoring_workspace differ in.
+"styles" of `_workspace.text` differ in.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_scoring_workspace import VOCAB, text, voice_rows
-from test_specificity import CORPORA, GATE, _spec, _workspace
+from _workspace import GATE, VOCAB, text, voice_rows
+from _workspace import IMPOSTOR_CORPORA as CORPORA
+from _workspace import impostor_spec as _spec
+from _workspace import impostor_workspace as _workspace
 
 from voicegate.scoring import score_gate
 from voicegate.spec._registration import register

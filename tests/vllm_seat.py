@@ -8,11 +8,12 @@ Two halves live in this file because they belong together:
   dense class vLLM declares ``SupportsLoRA`` for) and two PEFT LoRA adapters
   with non-zero ``lora_B`` (the default zero init would make them no-ops).
   The recipe is the measured one in ``../shared/docs/VLLM-CPU.md``.
-* the session-scoped pytest fixture ``vllm_seat`` builds that under a temp dir,
-  starts ``vllm`` on a loopback port with ``--enable-lora`` and runtime LoRA
-  updating on, waits for ``/health``, and stops it by its PID (its process
-  group if SIGTERM is not enough) at the end of the session. It starts once
-  per session: the server takes 15-25 s to come up.
+* the session-scoped pytest fixture ``vllm_seat`` builds that under a temp dir
+  and serves it with voicegate's own starter, ``voicegate.seat._vllm.start_vllm``
+  (a loopback port, ``--enable-lora``, runtime LoRA updating on, the /health
+  wait); its ``VllmServer`` stops it at the end of the session (SIGTERM, then
+  its process group). It starts once per session: the server takes 15-25 s to
+  come up.
 
 Nothing here downloads anything: the model is built from text on disk.
 """
@@ -28,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-VENV_ENV = "VOICEGATE_VLLM_VENV"
-BASE_NAME = "voices-base"
 SERVED_ADAPTER = "lv-tiny-served"     # listed in --lora-modules: survives a restart
 RUNTIME_ADAPTER = "lv-tiny-runtime"   # loaded at run time by voicegate, then unloaded
 
@@ -105,16 +104,16 @@ def build(out: Path, text: str) -> dict[str, str]:
 
 
 # -- the server ------------------------------------------------------------------
-# Started and stopped by voicegate's own starter (`voicegate.seat._vllm`): one recipe for the
-# flags, the environment and the process-group stop. Imported in the functions, because the
-# builder half above runs under the vLLM venv, which has no voicegate.
-
-
-def venv_dir() -> Path:
-    return Path(os.environ.get(VENV_ENV) or Path.home() / ".cache" / "voicegate" / "vllm-venv")
+# Started and stopped by voicegate's own starter (`voicegate.seat._vllm`: `start_vllm` and its
+# `VllmServer`): one recipe for the venv, the flags, the environment, the /health wait and the
+# process-group stop. Imported in the functions, because the builder half above runs under the
+# vLLM venv, which has no voicegate.
 
 
 def venv_python() -> Path:
+    """The vLLM venv's python (`voicegate.seat._vllm.venv_dir`: $VOICEGATE_VLLM_VENV or the default)."""
+    from voicegate.seat._vllm import venv_dir
+
     return venv_dir() / "bin" / "python"
 
 
@@ -147,18 +146,29 @@ def trained_voices_skip_reason(voices: Path, corpus: Path) -> str | None:
 
 @dataclass
 class VllmSeat:
-    """A running vLLM server and what it serves."""
+    """The tiny model and its two adapters, served by a running `VllmServer` (its URL, port and stop)."""
 
-    url: str                       # the OpenAI base, http://127.0.0.1:P/v1
-    port: int
+    server: Any                    # voicegate.seat._vllm.VllmServer
     model_dir: Path
     adapters: dict[str, Path]      # name -> directory (SERVED_ADAPTER, RUNTIME_ADAPTER)
-    server: Any = None             # voicegate.seat._vllm.VllmServer
     timings: dict[str, float] = field(default_factory=dict)
 
-    base = BASE_NAME
     served_adapter = SERVED_ADAPTER
     runtime_adapter = RUNTIME_ADAPTER
+
+    @property
+    def url(self) -> str:          # the OpenAI base, http://127.0.0.1:P/v1
+        return str(self.server.url)
+
+    @property
+    def port(self) -> int:
+        return int(self.server.port)
+
+    @property
+    def base(self) -> str:
+        from voicegate.seat._vllm import BASE_NAME  # the name start_vllm serves the carrier under
+
+        return BASE_NAME
 
 
 def build_seat_files(workdir: Path) -> dict[str, str]:
@@ -172,6 +182,7 @@ def build_seat_files(workdir: Path) -> dict[str, str]:
 
 
 def start_server(workdir: Path, paths: dict[str, str], *, timeout: float = 300.0, max_loras: int = 4) -> VllmSeat:
+    """`start_vllm` on the built files: the served adapter in --lora-modules, the runtime one not."""
     # --max-loras 4, not the recipe's 2: measured here, with --max-loras 2 a concurrent batch
     # holding base + both adapters answered one adapter's requests with the BASE model's exact
     # text (2 of 3 prompts), silently. With 4 every adapter request is adapted -- until an
@@ -182,16 +193,10 @@ def start_server(workdir: Path, paths: dict[str, str], *, timeout: float = 300.0
 
     server = start_vllm(Path(paths["model"]), workdir, lora_modules={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER])},
                         max_loras=max_loras, max_lora_rank=8, timeout=timeout)
-    seat = VllmSeat(url=server.url, port=server.port, model_dir=Path(paths["model"]),
+    return VllmSeat(server=server, model_dir=Path(paths["model"]),
                     adapters={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER]),
-                              RUNTIME_ADAPTER: Path(paths[RUNTIME_ADAPTER])}, server=server)
-    seat.timings["server_start_s"] = server.timings.get("start_s", 0.0)
-    return seat
-
-
-def stop_server(seat: VllmSeat) -> float:
-    """SIGTERM the server; if it lingers, SIGKILL its process group (the engine too)."""
-    return float(seat.server.stop()) if seat.server is not None else 0.0
+                              RUNTIME_ADAPTER: Path(paths[RUNTIME_ADAPTER])},
+                    timings={"server_start_s": server.timings.get("start_s", 0.0)})
 
 
 # -- pytest fixture --------------------------------------------------------------
@@ -206,6 +211,8 @@ if pytest is not None:
     @pytest.fixture(scope="session")
     def vllm_seat(tmp_path_factory):
         if not venv_python().exists():
+            from voicegate.seat._vllm import VENV_ENV, venv_dir
+
             pytest.skip(f"vLLM venv not found at {venv_dir()} (create it with .ci/vllm-venv, "
                         f"or point ${VENV_ENV} at one)")
         workdir = tmp_path_factory.mktemp("vllm-seat")
@@ -214,11 +221,10 @@ if pytest is not None:
         build_s = round(time.monotonic() - t0, 2)
         seat = start_server(workdir, paths)
         seat.timings["build_s"] = build_s
-        try:
+        with seat.server:              # VllmServer.stop at the end of the session, whatever happened
             yield seat
-        finally:
-            seat.timings["stop_s"] = stop_server(seat)
-            sys.stderr.write(f"\nvllm seat timings: {json.dumps(seat.timings)}\n")
+        seat.timings["stop_s"] = seat.server.timings.get("stop_s", 0.0)
+        sys.stderr.write(f"\nvllm seat timings: {json.dumps(seat.timings)}\n")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,7 @@ from voicegate._errors import GateFailed, SeatUnreachable, VoicegateError
 from voicegate._version import __version__
 
 if TYPE_CHECKING:
-    from voicegate.spec._rules import RULES, FloorRule, get_rule
-    from voicegate.spec._spec import GateSpec, load_spec
+    from voicegate.spec import RULES, FloorRule, GateSpec, get_rule, load_spec
 
 __all__ = ["RULES", "FloorRule", "GateFailed", "GateSpec", "SeatUnreachable", "VoicegateError",
            "__version__", "get_rule", "load_spec"]

@@ -4,10 +4,16 @@ One decimal is enough to read a ratio (0.8x, 2.1x), except next to the threshold
 that rounds to 1.0x reads as a tie, while PASS means delta_cb *exceeds* the floor. There
 the figure gets the decimals it takes to show on which side of 1 it lies (1.03x, 0.996x);
 only an exact 1 is written 1.0x.
+
+A missing ratio (a zero floor has none) is written "n/a" everywhere: the terminal table, the
+record, the README, the compose comment and the amend summary all print it through
+`ratio_text`. (The report page's own filter, `report._page.ratio`, writes "—", the page's
+one mark for every missing value.)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
@@ -24,6 +30,15 @@ def ratio_figure(ratio: float) -> str:
         digits += 1
         text = f"{ratio:.{digits}f}"
     return f"{text}x"
+
+
+def ratio_text(ratio: float | None) -> str:
+    """delta_cb / floor as printed: "2.1x"; "n/a" when there is no ratio (a zero floor), "inf" for infinity."""
+    if ratio is None:
+        return "n/a"
+    if math.isinf(ratio):
+        return "inf"
+    return ratio_figure(float(ratio))
 
 
 def once_each(spans: Iterable[S]) -> list[tuple[S, str]]:

@@ -7,6 +7,7 @@ Public surface, used by the use cases in `voicegate.gate`:
 - `record_ship(spec, arm, reason)` — a person's shipping decision;
 - `record_amendment(spec, old, new, changes, ...)` — render and append an
   amendment that `voicegate.gate.amend` has already checked (the policy lives there);
+- `in_force(spec, result)` — the amendment whose decision stands for these generations, if any;
 - `verify_gates(root, gate)` / `describe(...)` — the chain and git checks.
 
 The discipline itself (markers, atomic writes, locks) lives in `_chain`.
@@ -16,33 +17,49 @@ from __future__ import annotations
 
 from typing import Any
 
+from voicegate.artifacts._compose import has_module
 from voicegate.artifacts._entries import (
+    AmendmentChange,
     amendments,
+    current_state,
     decisions,
     load_state,
     record_amendment,
     record_ship,
     result_sha256,
+    verdict_lock,
 )
 from voicegate.artifacts._entries import record_score as _record_score
-from voicegate.artifacts._verify import describe, verify_gates
-from voicegate.scoring._result import GateResult
+from voicegate.artifacts._format import one_line, ratio_of
+from voicegate.artifacts._in_force import InForce, in_force
+from voicegate.artifacts._verify import describe, run_dir, verify_gates
+from voicegate.run import RunManifest
+from voicegate.scoring import GateResult
 
 
-def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str, Any] | None,
+def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
                  *, scores: str | None = None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
     return _record_score(spec, registration, result, run, scores=scores)
 
 
 __all__ = [
+    "AmendmentChange",
+    "InForce",
     "amendments",
+    "current_state",
     "decisions",
     "describe",
+    "has_module",
+    "in_force",
     "load_state",
+    "one_line",
+    "ratio_of",
     "record_amendment",
     "record_score",
     "record_ship",
     "result_sha256",
+    "run_dir",
+    "verdict_lock",
     "verify_gates",
 ]

@@ -60,7 +60,14 @@ from pathlib import Path
 
 from voicegate._atomic import write_atomic
 from voicegate._clip import clip
-from voicegate._locks import lock_for, locked  # noqa: F401 -- writers and tests lock through here
+from voicegate._locks import lock_for, locked
+
+# `lock_for` and `locked` are `_locks`'s, exported from here: writers and tests lock through this module.
+__all__ = [
+    "COMPOSE_MARKER", "MD_MARKER", "ComposeMarker", "Marker", "Report", "atomic_write", "body_hash", "comment_safe",
+    "compose_entry", "compose_markers", "compose_verify", "is_comment", "lock_for", "locked", "md_append",
+    "md_appended", "md_inert", "md_markers", "md_tail", "md_verify", "newline_of", "sha256", "tail_problem", "verify",
+]
 
 MD_MARKER = re.compile(
     rb"^<!-- voicegate:entry (\d+) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}|none) -->[ \t]*\r?$", re.MULTILINE)

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate.artifacts import _chain
-from voicegate.spec._prospective import Citation, check_citation
-from voicegate.spec._workspace import is_git_worktree
+from voicegate.spec import Citation, check_citation, is_git_worktree
 
 _HEADING = re.compile(r"^## Amendment — (\S+) — ", re.MULTILINE)
 _CITED = re.compile(r"^\*\*Prospective registration cited\.\*\* `([^`]+)` was declared the deciding floor rule by "

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -60,7 +61,7 @@ def _module_name(value: str) -> str | None:
     return name.strip() if sep else None
 
 
-def _walk(node: yaml.Node):
+def _walk(node: yaml.Node) -> Iterator[yaml.Node]:
     yield node
     if isinstance(node, yaml.SequenceNode):
         for child in node.value:

@@ -42,10 +42,9 @@ from voicegate._locks import gate_lock as _gate_lock
 from voicegate.artifacts import _chain, _compose, _ledger, _transaction
 from voicegate.artifacts._format import candidates, one_line, render, stamp
 from voicegate.artifacts._transaction import Write, read_or_none
-from voicegate.run._store import read_generations, read_rows
-from voicegate.scoring._result import GateResult, is_result
-from voicegate.spec._artifact_paths import check_artifact_paths
-from voicegate.spec._workspace import shown_path
+from voicegate.run import RunManifest, read_generations, read_rows
+from voicegate.scoring import GateResult, is_result
+from voicegate.spec import check_artifact_paths, shown_path
 
 # -- state ---------------------------------------------------------------------------
 
@@ -248,21 +247,14 @@ def _base_ctx(spec: Any, result: GateResult, when: _dt.datetime) -> dict[str, An
     }
 
 
-def _run_ctx(spec: Any, run: dict[str, Any] | None) -> dict[str, Any]:
+def _run_ctx(spec: Any, run: RunManifest | None) -> dict[str, Any]:
     """What the record says about the run, whichever command wrote run.json."""
-    run = dict(run or {})
     rows = read_generations(spec.generations_path)
-    seat = run.get("seat_url") or run.get("seat")
-    version = run.get("vllm_version") or run.get("version")
-    if isinstance(seat, dict):  # generate's manifest: {"url", "version" (the seat's /version), "models"}
-        version = version or seat.get("version")
-        seat = seat.get("url")
-    if isinstance(version, dict):
-        version = version.get("version")
     return {
-        "source": run.get("source", "generated"),
-        "file": run.get("file", "?"), "file_sha256": run.get("file_sha256", "?"),
-        "seat": seat or spec.seat.url, "vllm_version": version or "unknown",
+        "source": (run.source if run else None) or "generated",
+        "file": (run.file if run else None) or "?", "file_sha256": (run.file_sha256 if run else None) or "?",
+        "seat": (run.seat_url if run else None) or spec.seat.url,
+        "vllm_version": (run.seat_version if run else None) or "unknown",
         "rows": len(rows), "voice_rows": sum(1 for r in rows if r.get("kind", "voice") == "voice"),
         "probe_rows": sum(1 for r in rows if r.get("kind") == "probe"),
         "arms": len(spec.arms), "seeds": len(spec.seeds), "prompts": len(spec.prompts),
@@ -289,7 +281,7 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 # -- score ---------------------------------------------------------------------------
 
 
-def record_score(spec: Any, registration: Any, result: GateResult, run: dict[str, Any] | None,
+def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
                  *, now: _dt.datetime | None = None, scores: str | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
 

@@ -27,8 +27,9 @@ import unicodedata
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from voicegate.scoring._result import CandidateResult, GateResult
-from voicegate.spec._rules import RULES
+from voicegate._figures import ratio_text
+from voicegate.scoring import CandidateResult, GateResult
+from voicegate.spec import RULES
 
 if TYPE_CHECKING:
     import jinja2  # imported when a template is first rendered: a dry run or a read needs none
@@ -103,16 +104,6 @@ def num(x: Any, digits: int = 3) -> str:
 
 def signed(x: Any) -> str:
     return "—" if x is None else f"{x:+.3f}"
-
-
-def ratio_text(r: Any) -> str:
-    if r is None:
-        return "—"
-    if isinstance(r, float) and math.isinf(r):
-        return "inf"
-    from voicegate._figures import ratio_figure
-
-    return ratio_figure(float(r))
 
 
 def rule_sig(rule_id: str) -> str:

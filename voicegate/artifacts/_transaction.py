@@ -37,7 +37,7 @@ from voicegate import _json as strict_json
 from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain
-from voicegate.run._rundir import RunDir
+from voicegate.run import RunDir
 
 
 def _sha(data: bytes | None) -> str | None:

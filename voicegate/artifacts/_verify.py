@@ -39,12 +39,9 @@ import yaml
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain, _transaction
 from voicegate.artifacts import _ledger as ledger_file
-from voicegate.run._rundir import RunDir
-from voicegate.run._store import read_rows
-from voicegate.spec._resolve import DATA_DIR_ENV
-from voicegate.spec._spec import _resolve, check_gate_name, name_pattern
-from voicegate.spec._workspace import shown_path
-from voicegate.spec._yamlfile import load_strict
+from voicegate.run import RunDir, read_rows
+from voicegate.spec import DATA_DIR_ENV, check_gate_name, load_strict, name_pattern, shown_path
+from voicegate.spec import resolve_path as _resolve
 
 
 @dataclass
@@ -95,7 +92,7 @@ def _raw_spec(root: Path, gate: str) -> dict[str, object]:
     try:
         raw = load_strict(path.read_text(encoding="utf-8"))  # as load_spec reads it: no key twice, bounded
     except FileNotFoundError:
-        from voicegate.spec._spec import no_such_spec
+        from voicegate.spec import no_such_spec
 
         raise VoicegateError(no_such_spec(root, gate)) from None
     except (OSError, yaml.YAMLError) as exc:

@@ -36,7 +36,7 @@ def demo_cmd(
     from voicegate._errors import VoicegateError
 
     if seat == "standin":
-        from voicegate.demo._run import run_demo
+        from voicegate.demo import run_demo
 
         run_demo(directory, typer.echo)
         return
@@ -44,7 +44,7 @@ def demo_cmd(
         raise VoicegateError(f"--seat must be 'standin' or 'vllm', got {seat!r}")
     if voices is None:
         raise VoicegateError("--seat vllm needs --voices DIR (the tiny-voices folder)")
-    from voicegate.demo._run import run_vllm_demo
+    from voicegate.demo import run_vllm_demo
 
     run_vllm_demo(directory, typer.echo, voices=voices, corpus=corpus, seat_url=seat_url, prompts=prompts,
                   max_tokens=max_tokens)
@@ -57,8 +57,8 @@ def simulate_cmd(
     token_time: Annotated[float, typer.Option(min=0.0, help="Seconds per token the stand-in spends decoding.")] = 0.0,
 ) -> None:
     """Dry-run a spec's generation on the stand-in seat: counts, runtime, file layout. Writes nothing here."""
-    from voicegate.generate._simulate import simulate
-    from voicegate.spec._workspace import workspace_root
+    from voicegate.generate import simulate
+    from voicegate.spec import workspace_root
 
     for line in simulate(workspace_root(workspace), gate, token_time=token_time).lines():
         typer.echo(line)

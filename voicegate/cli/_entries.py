@@ -58,10 +58,10 @@ def verify_cmd(
 ) -> None:
     """Check every artifact's append-only chain (and, in git, that commits only added lines)."""
     from voicegate.artifacts import describe, verify_gates
-    from voicegate.spec._workspace import shown_path, workspace_root
+    from voicegate.spec import shown_path, workspace_root
 
     if gate is not None:
-        from voicegate.spec._spec import check_gate_name
+        from voicegate.spec import check_gate_name
 
         check_gate_name(gate)  # `verify ''` is a bad name (exit 2), not "every gate"
     root = workspace_root(workspace)
@@ -85,9 +85,8 @@ def verify_cmd(
 def import_cmd(gate: Gate, file: Annotated[Path, typer.Argument(metavar="FILE", help="JSONL: one generation a line.")],
                workspace: Workspace = None) -> None:
     """Bring in generations made outside voicegate; one bad line refuses the whole file."""
-    from voicegate.generate._import import import_file
-    from voicegate.spec._spec import load_spec
-    from voicegate.spec._workspace import workspace_root
+    from voicegate.generate import import_file
+    from voicegate.spec import load_spec, workspace_root
 
     spec = load_spec(workspace_root(workspace), gate)
     manifest = import_file(spec, file)

@@ -37,10 +37,9 @@ def generate_cmd(
                                   "wave).")] = None,
 ) -> None:
     """Generate every registered (arm, seed, prompt) not yet stored: interleaved, resumable."""
-    from voicegate.generate._generate import generate
+    from voicegate.generate import generate
     from voicegate.seat import RetryPolicy
-    from voicegate.spec._spec import load_spec
-    from voicegate.spec._workspace import workspace_root
+    from voicegate.spec import load_spec, workspace_root
 
     policy = None
     if retries is not None or retry_budget is not None:

@@ -17,7 +17,7 @@ def init_cmd(
     track_data: Annotated[bool, typer.Option(help="Keep the data directory in git (off: it is ignored).")] = False,
 ) -> None:
     """Lay out a workspace: preregistrations/, gates/, the data directory and an example spec."""
-    from voicegate.gate._init import init_workspace
+    from voicegate.gate import init_workspace
 
     for line in init_workspace(directory, data_dir=data_dir, track_data=track_data):
         typer.echo(line)
@@ -38,7 +38,7 @@ def register_cmd(
     the spec needs is named in one line.
     """
     from voicegate.gate import register
-    from voicegate.spec._workspace import shown_path
+    from voicegate.spec import shown_path
 
     done = register(workspace, gate, supersede=supersede)
     spec, reg = done.spec, done.registration

@@ -28,8 +28,7 @@ def report(
 ) -> None:
     """Write the reviewer's report: one self-contained HTML page (no network, no seat)."""
     from voicegate.report import write_report
-    from voicegate.spec._spec import check_gate_name, load_spec
-    from voicegate.spec._workspace import workspace_root
+    from voicegate.spec import check_gate_name, load_spec, workspace_root
 
     root = workspace_root(workspace)
     check_gate_name(gate)

@@ -21,35 +21,28 @@ def score_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
 ) -> None:
     """Score stored generations: both floors, DISAGREE, copying, damage; save and append the verdicts."""
-    from voicegate.gate import InForce, score
-    from voicegate.scoring import GateResult, result_text
+    from voicegate.gate import ScoreOutcome, score
+    from voicegate.scoring import result_text
 
-    def show(result: GateResult, amended: InForce | None, full: GateResult) -> None:
+    def show(scored: ScoreOutcome) -> None:
         # Printed before anything is written, so the numbers show even if recording is refused.
         # After an amendment, the decision in force is the amended one: it is what is shown,
         # with what it was amended from (--json keeps the registered rule's result, scores.json's).
         # --json prints every number at full precision; the table, scores.json and the record round.
-        shown = amended.result if amended is not None and not as_json else result
-        if amended is not None:
-            (fail if as_json or quiet else typer.echo)(f"note: {amended.note()}")
+        if scored.in_force is not None:
+            (fail if as_json or quiet else typer.echo)(f"note: {scored.in_force.note()}")
         if as_json:
-            sys.stdout.write(result_text(full))
+            sys.stdout.write(result_text(scored.full or scored.result))
         elif quiet:
-            from voicegate.report._table import ship_line
+            from voicegate.report import ship_line
 
-            typer.echo(f"{shown.gate}: {ship_line(shown)}")
+            typer.echo(f"{scored.shown.gate}: {ship_line(scored.shown)}")
         else:
-            from voicegate.report._table import print_score
+            from voicegate.report import print_score
 
-            print_score(shown)  # with the seat-integrity line when the run checked it
-            if result.integrity is None:
-                from voicegate.gate._score import integrity_note
-                from voicegate.run._manifest import read_manifest
-                from voicegate.spec._spec import load_spec
-                from voicegate.spec._workspace import workspace_root
-
-                manifest = read_manifest(load_spec(workspace_root(workspace), gate).run_dir)
-                typer.echo(integrity_note(manifest, None))
+            print_score(scored.shown)  # with the seat-integrity line when the run checked it
+            for note in scored.notes:
+                typer.echo(note)
 
     outcome = score(workspace, gate, dry_run=dry_run, on_scored=show)
     if as_json or quiet:

@@ -45,7 +45,7 @@ def _check_timeout(timeout: float, option: str = "--timeout") -> float:
 def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patient: bool = False):
     """A SeatClient for the command; few quick retries, since an operator is waiting at the prompt."""
     from voicegate.seat import RetryPolicy, SeatClient
-    from voicegate.spec._seat_url import check_seat_url
+    from voicegate.spec import check_seat_url
 
     _check_timeout(timeout)
     spec_key_env = None
@@ -65,8 +65,7 @@ def _workspace_seat() -> tuple[str, str | None]:
     """No --seat: in a workspace, the seat its specs name (seat.url, seat.api_key_env), when they agree."""
     import yaml
 
-    from voicegate.spec._workspace import workspace_root
-    from voicegate.spec._yamlfile import load_strict
+    from voicegate.spec import load_strict, workspace_root
 
     none = "no seat given: pass --seat URL or set VOICEGATE_SEAT_URL"
     root = workspace_root(None)
@@ -86,7 +85,7 @@ def _workspace_seat() -> tuple[str, str | None]:
         named = "; ".join(f"{', '.join(gates)}: {url}" for (url, _), gates in seats.items())
         raise VoicegateError(f"{none} (the specs here name {len(seats)} seats — {named})")
     (url, env), gates = next(iter(seats.items()))
-    from voicegate.spec._seat_url import check_seat_url
+    from voicegate.spec import check_seat_url
 
     # Every seat command prints or names the URL it reached, so where it came from needs no extra line.
     return check_seat_url(url, f"preregistrations/{gates[0]}.yaml: seat.url"), env
@@ -142,8 +141,7 @@ def drift_cmd(
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 30.0,
 ) -> None:
     """Compare what the seat serves with what compose.yaml persists (--lora-modules). Exit 1 on drift."""
-    from voicegate.seat._drift import compare
-    from voicegate.seat._lora_modules import read_compose
+    from voicegate.seat import compare, read_compose
 
     persisted = read_compose(compose, service=service)   # bad compose data: exit 2 before the seat is asked
     client = _seat_client(seat, api_key_env, timeout)
@@ -187,7 +185,7 @@ def try_cmd(
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 120.0,
 ) -> None:
     """Load an adapter at run time (not persistent) and print the compose line that would persist it."""
-    from voicegate.seat._lora_modules import compose_line_hint
+    from voicegate.seat import compose_line_hint
 
     _check_name(name)
     client = _seat_client(seat, api_key_env, timeout)
@@ -226,7 +224,7 @@ def drop_cmd(
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 60.0,
 ) -> None:
     """Unload an adapter at run time, with the timing; says whether compose brings it back."""
-    from voicegate.seat._lora_modules import read_compose
+    from voicegate.seat import read_compose
 
     _check_name(name)
     listed = None
@@ -272,7 +270,7 @@ def cost_cmd(
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 300.0,
 ) -> None:
     """Decode tok/s of base vs the voice, streamed (per token after the first, TTFT apart), interleaved, A-vs-A floor."""
-    from voicegate.seat._cost import DEFAULT_PROMPT, measure, render
+    from voicegate.seat import DEFAULT_PROMPT, measure, render_cost
 
     if n < 1 or max_tokens < 2 or warmup < 0:
         raise VoicegateError("--n must be at least 1, --max-tokens at least 2 (decode is timed from the first "
@@ -305,7 +303,7 @@ def cost_cmd(
     if as_json:
         _emit_json({"seat": client.shown_url, **result.as_json()})
     else:
-        typer.echo(render(result))
+        typer.echo(render_cost(result))
 
 
 # -- retire ---------------------------------------------------------------------------------
@@ -322,7 +320,7 @@ def retire_cmd(
     as_json: AsJson = False, timeout: Timeout = 30.0,
 ) -> None:
     """Audit LiteLLM keys and teams that still reach an alias. Exit 1 while any remain; 0 when safe."""
-    from voicegate.seat._retire import audit, render
+    from voicegate.seat import audit, render_audit
 
     if not litellm.startswith(("http://", "https://")):
         raise VoicegateError(f"--litellm must be an http(s) URL, got {litellm!r}")
@@ -336,7 +334,7 @@ def retire_cmd(
     if as_json:
         _emit_json(result.as_json())
     else:
-        typer.echo(render(result))
+        typer.echo(render_audit(result))
     if not result.safe:
         names = ", ".join(f"{h.kind} {h.label}" for h in result.holders)
         raise GateFailed(f"{len(result.holders)} still reach {voice}: {names}")
@@ -358,7 +356,7 @@ def check_cmd(
     as_json: AsJson = False,
 ) -> None:
     """Carrier check: architecture, LoRA support in vLLM, LoRA-vs-merged memory for N voices, KV budget."""
-    from voicegate.seat._carrier import check_carrier, parse_bytes, render
+    from voicegate.seat import check_carrier, parse_bytes, render_carrier
 
     if adapter_size is not None and adapter is not None:
         raise VoicegateError("give --adapter-size or --adapter, not both")
@@ -372,7 +370,7 @@ def check_cmd(
     if as_json:
         _emit_json(result.as_json())
     else:
-        typer.echo(render(result))
+        typer.echo(render_carrier(result))
     if result.status == "unsupported":
         raise GateFailed(f"{', '.join(result.architectures)}: vLLM does not declare LoRA support for this class")
 
@@ -438,8 +436,8 @@ def up_cmd(
     import httpx
 
     from voicegate._errors import SeatUnreachable
-    from voicegate.seat._vllm import BASE_NAME, port_free, start_vllm, vllm_python, why_no_vllm
-    from voicegate.spec._workspace import shown_path
+    from voicegate.seat import BASE_NAME, port_free, start_vllm, vllm_python, why_no_vllm
+    from voicegate.spec import shown_path
 
     _check_timeout(timeout)
     carrier, adapters = _seat_plan(voices, adapter or [])

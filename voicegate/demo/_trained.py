@@ -19,7 +19,7 @@ import yaml
 
 from voicegate._errors import VoicegateError
 from voicegate.demo._workspace import commit_workspace
-from voicegate.seat._vllm import AUSTEN, BASE_NAME, PARROT
+from voicegate.seat import AUSTEN, BASE_NAME, PARROT
 
 GATE = "lv-bronte"
 HELDOUT = ("CBronte_Villette",)

@@ -23,7 +23,7 @@ from voicegate.demo._texts import (
     PROBES_YAML,
     PROMPTS,
 )
-from voicegate.generate._schedule import request_seed
+from voicegate.generate import request_seed
 
 # A voice answers text, or (text, finish_reason) when it stops for another reason than "stop".
 Voice = Callable[[str, int, int], str | tuple[str, str]]

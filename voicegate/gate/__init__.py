@@ -10,9 +10,22 @@
 Each returns what was said about the artifacts it touched; the CLI prints it.
 """
 
+from voicegate.artifacts import InForce
 from voicegate.gate._amend import amend, amend_spec
+from voicegate.gate._init import init_workspace
 from voicegate.gate._register import Registered, register
-from voicegate.gate._score import InForce, ScoreOutcome, load_generations, score
+from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import ship
 
-__all__ = ["InForce", "Registered", "ScoreOutcome", "amend", "amend_spec", "load_generations", "register", "score", "ship"]
+__all__ = [
+    "InForce",
+    "Registered",
+    "ScoreOutcome",
+    "amend",
+    "amend_spec",
+    "init_workspace",
+    "load_generations",
+    "register",
+    "score",
+    "ship",
+]

@@ -25,30 +25,30 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
-from voicegate.scoring._result import CandidateResult, GateResult
-from voicegate.spec._spec import GateSpec
+from voicegate.scoring import CandidateResult, GateResult, Provenance
+from voicegate.spec import GateSpec
 
 if TYPE_CHECKING:
-    from voicegate.artifacts._entries import AmendmentChange
+    from voicegate.artifacts import AmendmentChange
 
 
 class Scorer(Protocol):
     """How the stored rows are re-scored under a rule (tests pass a constructed result)."""
 
-    def __call__(self, spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str) -> GateResult: ...
+    def __call__(self, spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str,
+                 provenance: Provenance) -> GateResult: ...
 
 
-def rescore(spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str) -> GateResult:
+def rescore(spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str, provenance: Provenance) -> GateResult:
     """The real re-score: the cache `voicegate score` filled, read-only."""
-    from voicegate.scoring._score import score_gate
+    from voicegate.scoring import score_gate
 
-    return score_gate(spec, rows, cache_dir=spec.run.cache, rule=rule, write_cache=False)
+    return score_gate(spec, rows, cache_dir=spec.run.cache, rule=rule, write_cache=False, provenance=provenance)
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -58,7 +58,7 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def _ratio(arm: CandidateResult, rule_id: str) -> float | None:
-    from voicegate.artifacts._format import ratio_of
+    from voicegate.artifacts import ratio_of
 
     return ratio_of(arm, rule_id)
 
@@ -69,10 +69,7 @@ def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _d
 
     `root` None means $VOICEGATE_WORKSPACE or the current directory, as on the command line.
     """
-    from voicegate.spec._registration import check_registered
-    from voicegate.spec._rules import get_rule
-    from voicegate.spec._spec import load_spec
-    from voicegate.spec._workspace import workspace_root
+    from voicegate.spec import check_registered, get_rule, load_spec, workspace_root
 
     get_rule(rule)  # an unknown rule is refused before anything is read
     spec = load_spec(workspace_root(root), gate)
@@ -91,11 +88,9 @@ def decided_under(spec: GateSpec, state: dict[str, Any], past: Sequence[dict[str
 def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime | None = None,
                scorer: Scorer = rescore, registered_in: str | None = None) -> list[str]:
     """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
-    from voicegate.artifacts._entries import amendments, current_state, decisions, record_amendment, verdict_lock
-    from voicegate.artifacts._format import one_line
-    from voicegate.run._store import generations_hash, read_generations
-    from voicegate.spec._prospective import find_citation
-    from voicegate.spec._rules import get_rule
+    from voicegate.artifacts import amendments, current_state, decisions, one_line, record_amendment, verdict_lock
+    from voicegate.run import generations_hash, read_generations
+    from voicegate.spec import find_citation, get_rule
 
     reason = one_line(reason or "")
     if not reason:
@@ -126,15 +121,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
             raise VoicegateError(f"the stored generations changed since they were scored (sha256 {now_hash[:12]}..., "
                                  f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
         citation = find_citation(spec.root, rule_id, when, this_gate=spec.gate, registered_in=registered_in)
-        new = scorer(spec, rows, rule=rule_id)
-        if new.integrity is None and old.integrity is not None:
-            # The same generations: the same seat verdict, bound to the same evidence.
-            from voicegate.gate._score import INTEGRITY_KEYS
-
-            bound = {k: old.signature[k] for k in INTEGRITY_KEYS if k in old.signature}
-            new = replace(new, integrity=old.integrity, signature={**new.signature, **bound})
-        if old.replicas:
-            new = replace(new, replicas=old.replicas)
+        # The same generations: the same seat verdict and replicas, bound to the same evidence.
+        new = scorer(spec, rows, rule=rule_id, provenance=old.provenance)
         if new.generations_sha256 not in (None, recorded):
             raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
         changes = _changes(old, new)
@@ -145,7 +133,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
 
 def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -> list[str]:
     """What the amendment decides, before where it was written: every candidate's verdict, then ships."""
-    from voicegate.artifacts._format import ratio_text
+    from voicegate._figures import ratio_text
 
     lines = []
     for c in changes:
@@ -163,7 +151,7 @@ def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -
 
 def _changes(old: GateResult, new: GateResult) -> list[AmendmentChange]:
     """Per candidate: the verdict before and after; refuses if anything but the floor moved."""
-    from voicegate.artifacts._entries import AmendmentChange
+    from voicegate.artifacts import AmendmentChange
 
     pairs: list[tuple[CandidateResult, CandidateResult]] = []
     for arm in new.candidates:

@@ -6,7 +6,7 @@ from importlib import resources
 from pathlib import Path
 
 from voicegate._errors import VoicegateError
-from voicegate.spec._workspace import git, is_git_worktree
+from voicegate.spec import git, is_git_worktree
 
 EXAMPLE_NAME = "lv-example.yaml.example"
 

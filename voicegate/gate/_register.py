@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate._errors import VoicegateError
-from voicegate.spec._registration import Registration
-from voicegate.spec._spec import GateSpec
+from voicegate.spec import GateSpec, Registration
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,8 @@ def _compose_gap(spec: GateSpec) -> list[str]:
     compose = spec.artifacts.compose
     if compose is None or not compose.is_file():
         return []
-    from voicegate.artifacts._compose import has_module
-    from voicegate.spec._workspace import shown_path
+    from voicegate.artifacts import has_module
+    from voicegate.spec import shown_path
 
     name = shown_path(spec.root, compose)
     try:
@@ -65,11 +64,9 @@ def _quoted(name: str) -> str:
 
 
 def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> Registered:
-    from voicegate.scoring._score import warm_cache
-    from voicegate.spec._registration import register as register_spec
-    from voicegate.spec._registration import words_warning
-    from voicegate.spec._spec import load_spec
-    from voicegate.spec._workspace import workspace_root
+    from voicegate.scoring import warm_cache
+    from voicegate.spec import load_spec, words_warning, workspace_root
+    from voicegate.spec import register as register_spec
 
     spec = load_spec(workspace_root(root), gate, for_register=True)
     registration = register_spec(spec, supersede=supersede)
@@ -78,8 +75,7 @@ def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> 
         warm_cache(spec, spec.run.cache)
     except (OSError, VoicegateError) as exc:
         note = f"the scoring cache was not warmed ({exc}); the first score builds it"
-    from voicegate.spec._registration import uncommitted_pins
-    from voicegate.spec._resolve import artifact_gaps
+    from voicegate.spec import artifact_gaps, uncommitted_pins
 
     later = (*artifact_gaps(spec.values, spec.root)[1], *_compose_gap(spec))  # inputs: checked at load
     untracked, changed = uncommitted_pins(spec)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
-from voicegate.spec._registration import check_registered
-from voicegate.spec._spec import load_spec
-from voicegate.spec._workspace import workspace_root
+from voicegate.spec import check_registered, load_spec, workspace_root
 
 
 def ship(root: Path | str | None, gate: str, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.generate._schedule import Job
-from voicegate.run._store import row_key
+from voicegate.run import row_key
 
 CellKey = tuple[str, int, str]   # (kind, seed, prompt_id)
 

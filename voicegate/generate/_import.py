@@ -19,11 +19,17 @@ from voicegate import _json
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_file
-from voicegate.run._manifest import manifest_path, read_manifest, write_manifest
-from voicegate.run._store import append_rows, read_generations, repair_tail, row_key, row_problem
-from voicegate.spec._registration import check_registered
-from voicegate.spec._spec import GateSpec
-from voicegate.spec._workspace import shown_path
+from voicegate.run import (
+    append_rows,
+    manifest_path,
+    read_generations,
+    read_manifest,
+    repair_tail,
+    row_key,
+    row_problem,
+    write_manifest,
+)
+from voicegate.spec import GateSpec, check_registered, shown_path
 
 
 def _check(spec: GateSpec, n: int, obj: Any) -> dict[str, Any]:

@@ -75,7 +75,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicegate.scoring._result import Confusion, Integrity
+from voicegate.scoring import Confusion, Integrity
 
 METHOD_ID = "canary-reproduction@2"
 METHOD = ("each session draws canaries from the gate's own prompts with fixed per-canary seeds and the gate's own "
@@ -171,7 +171,7 @@ def detection_floor(checks: int, confidence: float = 0.95) -> float | None:
     """The fault rate (share of requests) that `checks` independent checks catch with `confidence`."""
     if checks <= 0:
         return None
-    return 1.0 - (1.0 - confidence) ** (1.0 / checks)
+    return float(1.0 - (1.0 - confidence) ** (1.0 / checks))
 
 
 # -- comparison -----------------------------------------------------------------------

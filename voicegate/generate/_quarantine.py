@@ -18,8 +18,8 @@ from typing import Any
 
 from voicegate._atomic import write_atomic
 from voicegate.generate._cells import replica_of
-from voicegate.run._store import append_rows, read_rows, repair_tail, row_key
-from voicegate.spec._spec import GateSpec
+from voicegate.run import append_rows, read_rows, repair_tail, row_key
+from voicegate.spec import GateSpec
 
 Row = Mapping[str, Any]
 

@@ -34,7 +34,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from voicegate.spec._spec import GateSpec
+from voicegate.spec import GateSpec
 
 SEED_RULE_ID = "sha256-seed-kind-prompt@1"
 SEED_RULE = 'request_seed = int(sha256(f"{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF'

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voicegate.spec._spec import GateSpec, load_spec, spec_path
+from voicegate.spec import GateSpec, load_spec, spec_path
 
 # Decode speeds the fleet's seat measured (DESIGN.md §5): the estimate uses the LoRA one,
 # the slower of the two, per sequence in flight.
@@ -83,7 +83,7 @@ def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
 
     More than `SAMPLE_PROMPTS` prompts: the scratch spec names a file of the first ones, with their ids.
     """
-    from voicegate.spec._workspace import git
+    from voicegate.spec import git
 
     for entry in spec.root.iterdir():
         if entry.name in {".git", "preregistrations", "gates", spec.data_dir.name}:
@@ -142,9 +142,9 @@ def _anchored(raw: Any, root: Path) -> Any:
 def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     from voicegate.generate._generate import generate
     from voicegate.generate._schedule import build_schedule
-    from voicegate.run._store import read_generations
+    from voicegate.run import read_generations
     from voicegate.seat import StandinSeat
-    from voicegate.spec._registration import register
+    from voicegate.spec import register
 
     spec = load_spec(root, gate)
     # candidates without an adapter_path must already be served; the rest load at run time

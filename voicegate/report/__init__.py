@@ -13,9 +13,20 @@ from voicegate._atomic import write_atomic
 from voicegate.report._data import DEFAULT_SAMPLES, ReportData
 from voicegate.report._load import default_out, load_report_data
 from voicegate.report._page import build_view, render_report
-from voicegate.spec._spec import GateSpec
+from voicegate.report._table import print_score, ship_line
+from voicegate.spec import GateSpec
 
-__all__ = ["DEFAULT_SAMPLES", "ReportData", "build_view", "default_out", "load_report_data", "render_report", "write_report"]
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "ReportData",
+    "build_view",
+    "default_out",
+    "load_report_data",
+    "print_score",
+    "render_report",
+    "ship_line",
+    "write_report",
+]
 
 
 def write_report(spec: GateSpec, out: Path | None = None, *, samples: int = DEFAULT_SAMPLES) -> Path:
@@ -24,7 +35,7 @@ def write_report(spec: GateSpec, out: Path | None = None, *, samples: int = DEFA
     `out` may not name a file voicegate appends to or reads (the gate record, a README, compose.yaml,
     the spec, a corpus, the run's state): a report written over the record would erase its entries.
     """
-    from voicegate.spec._artifact_paths import check_output_path
+    from voicegate.spec import check_output_path
 
     if out is not None:
         check_output_path(spec, out, "--out", allowed=default_out(spec))

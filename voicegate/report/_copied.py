@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from voicegate.report._spans import shown, tokens_with_offsets
-from voicegate.scoring._copying import NgramIndex, ngram_hashes, vocab_hashes
+from voicegate.scoring import NgramIndex, ngram_hashes, vocab_hashes
 
 Runs = tuple[tuple[int, int], ...]
 """(character start, character end) of each verbatim run in one generation's text."""
@@ -55,7 +55,7 @@ def runs_in_text(text: str, index: NgramIndex) -> Runs:
 def verbatim_runs(rows: Sequence[Mapping[str, Any]], training: Sequence[Path], n: int,
                   cache_dir: Path | None) -> dict[str, Runs] | None:
     """Runs per voice generation (`row_key`), or None when the training text cannot be read."""
-    from voicegate.scoring._cache import Cache
+    from voicegate.scoring import Cache
 
     if not training:
         return None

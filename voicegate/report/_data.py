@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicegate.scoring._result import GateResult, Verdicts
-from voicegate.spec._model import Copying, Damage
+from voicegate.run import RunManifest
+from voicegate.scoring import GateResult, Verdicts
+from voicegate.spec import Copying, Damage
 
 DEFAULT_SAMPLES = 4
 
@@ -90,7 +91,7 @@ class ReportData:
     decisions: tuple[Decision, ...] = ()
     gate: str | None = None
     author: str | None = None
-    run: Mapping[str, Any] = field(default_factory=dict)
+    run: RunManifest | None = None
     registration: Mapping[str, Any] | None = None
     notices: tuple[str, ...] = ()
     # The registered seeds (as strings) and prompts (id -> text); empty when not known.
@@ -122,7 +123,7 @@ class ReportData:
             amendments=tuple(Amendment.from_json(a) for a in data.get("amendments") or ()),
             decisions=tuple(Decision.from_json(d) for d in data.get("decisions") or ()),
             gate=_text(data.get("gate")), author=_text(data.get("author")),
-            run=data.get("run") or {}, registration=data.get("registration"),
+            run=RunManifest.from_json(run) if isinstance(run := data.get("run"), Mapping) and run else None, registration=data.get("registration"),
             notices=tuple(str(n) for n in data.get("notices") or ()),
             seeds=tuple(str(s) for s in data.get("seeds") or ()),
             prompts={str(k): v for k, v in (data.get("prompts") or {}).items()},

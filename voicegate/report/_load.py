@@ -19,12 +19,9 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate.report._copied import verbatim_runs
 from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, ReportData, _text
-from voicegate.run._manifest import read_manifest
-from voicegate.run._store import generations_hash, read_generations, read_rows
-from voicegate.scoring._result import GateResult, is_result
-from voicegate.spec._registration import check_registered, load_registration
-from voicegate.spec._spec import GateSpec
-from voicegate.spec._workspace import shown_path
+from voicegate.run import generations_hash, load_manifest, read_generations, read_rows
+from voicegate.scoring import GateResult, is_result
+from voicegate.spec import GateSpec, check_registered, load_registration, shown_path
 
 
 def _json(path: Path) -> Any:
@@ -80,7 +77,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
     _check_recorded(spec, score)
     amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
-    run = read_manifest(run_dir)
+    run = load_manifest(run_dir)
     rows = read_generations(spec.generations_path)
     events = tuple((str(e.get("kind")), _text(e.get("time"))) for e in _jsonl(spec.run.ledger)
                    if e.get("kind") in ("score", "ship", "amend"))
@@ -103,7 +100,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
             notices.append(f"DEVIATION: {exc}")
     data = ReportData(
         score=score, amendments=amendments, decisions=decisions, gate=spec.gate, author=spec.author,
-        run=run or {}, registration=registration, seeds=tuple(str(s) for s in spec.seeds),
+        run=run, registration=registration, seeds=tuple(str(s) for s in spec.seeds),
         prompts={p.id: p.text for p in spec.prompts}, copying=spec.copying, damage=spec.damage,
         generations=rows, max_samples=samples, rendered_at=(now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ"),
         copied=verbatim_runs(rows, spec.corpora.training, spec.copying.n, spec.run.cache), events=events,

@@ -38,8 +38,9 @@ from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import SHOWN_CHARS, Segment, segments, shown, word_count
 from voicegate.report._timeline import timeline
-from voicegate.scoring._result import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice
-from voicegate.spec._rules import RULES
+from voicegate.run import RunManifest
+from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice
+from voicegate.spec import RULES
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE = "report.html.j2"
@@ -75,11 +76,18 @@ f4 = _number("{:.4f}")
 
 
 def ratio(v: Any) -> str:
-    """A jinja filter: the VOICE ratio as every other view writes it (`_figures.ratio_figure`)."""
-    from voicegate._figures import ratio_figure
+    """A jinja filter: the VOICE ratio as the table and the record write it (`_figures.ratio_text`)."""
+    from voicegate._figures import ratio_text
 
     f = _finite(v)
-    return "—" if f is None else ratio_figure(f)
+    return ratio_text(math.inf if f is None and _is_inf(v) else f)
+
+
+def _is_inf(v: Any) -> bool:
+    try:
+        return not isinstance(v, bool) and math.isinf(float(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def integer(v: Any) -> str:
@@ -485,6 +493,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
     return {
         "run_view": [*_run_view(data.run), ("seat integrity", _integrity_text(data.run, current))],
         "any_excerpt": any(v.span.excerpt for v in span_views),
+        "floor_legend": _svg.floor_legend(rules),
         "gate": data.gate or current.gate,
         "author": data.author,
         "rendered_at": data.rendered_at,
@@ -499,7 +508,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "copying": copying, "damage": damage,
         "samples": sample_views, "spans": span_views,
         "amendments": amendment_views, "decisions": decisions,
-        "signature": current.signature, "signature_text": current.signature_text,
+        "signature": {} if current.signature is None else current.signature.to_json(), "signature_text": current.signature_text,
         "plots": plots,
         "counts": _counts(data.generations),
         "impostors": current.impostors,
@@ -508,46 +517,36 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run_view(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _run_view(run: RunManifest | None) -> list[tuple[str, str]]:
     """The run manifest as (label, value) lines, whichever command wrote it (generate or import)."""
-    out: list[tuple[str, str]] = []
-    if not run:
-        return out
-    out.append(("source", str(run.get("source") or "—")))
-    seat = run.get("seat_url") or run.get("seat")
-    version = run.get("vllm_version") or run.get("version")
-    if isinstance(seat, Mapping):
-        version = version or seat.get("version")
-        models = seat.get("models")
-        seat = seat.get("url")
-        if isinstance(models, list):
-            out.append(("seat models", ", ".join(str(m.get("id", m) if isinstance(m, Mapping) else m)
-                                                  for m in models)))
-    if seat:
-        out.insert(1, ("seat", str(seat)))
-    if isinstance(version, Mapping):
-        version = version.get("version")
-    if version:
-        out.append(("seat version", str(version)))
-    for label, key in (("imported from", "file"), ("file sha256", "file_sha256"),
-                       ("order seed", "order_seed"), ("registration commit", "registration_commit")):
-        if run.get(key) not in (None, ""):
-            out.append((label, str(run[key])))
-    if isinstance(run.get("runtime_loaded"), list) and run["runtime_loaded"]:
-        out.append(("runtime-loaded", ", ".join(map(str, run["runtime_loaded"]))))
-    if isinstance(run.get("sessions"), list):
-        out.append(("sessions", str(len(run["sessions"]))))
+    if run is None or not run.data:
+        return []
+    out = [("source", run.source or "—")]
+    if run.seat_url:
+        out.append(("seat", run.seat_url))
+    if run.seat_models:
+        out.append(("seat models", ", ".join(run.seat_models)))
+    if run.seat_version:
+        out.append(("seat version", run.seat_version))
+    for label, value in (("imported from", run.file), ("file sha256", run.file_sha256),
+                         ("order seed", run.order_seed), ("registration commit", run.registration_commit)):
+        if value is not None:
+            out.append((label, value))
+    if run.runtime_loaded:
+        out.append(("runtime-loaded", ", ".join(run.runtime_loaded)))
+    if isinstance(run.data.get("sessions"), list):
+        out.append(("sessions", str(len(run.sessions))))
     return out
 
 
-def _integrity_text(run: Mapping[str, Any], current: GateResult) -> str:
+def _integrity_text(run: RunManifest | None, current: GateResult) -> str:
     """Did the seat serve every arm its own weights (issue 16)? Imported generations carry no canaries."""
     integrity = current.integrity
     if integrity is not None:
         return (f"{integrity.line()}; method {integrity.method}" +
                 (f" ({integrity.params.get('similarity')}, calibrated threshold {integrity.threshold})"
                  if integrity.params and integrity.threshold is not None else ""))
-    if run.get("source") == "imported":
+    if run is not None and run.imported:
         return "not checked (imported)"
     return "not checked (no canaries in this run)"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voicegate.report._spans import contains_span
-from voicegate.scoring._result import Span
+from voicegate.scoring import Span
 
 
 @dataclass(frozen=True, kw_only=True)

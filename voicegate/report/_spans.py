@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from voicegate.scoring._result import Span
+from voicegate.scoring import Span
 
 # The most of one generation a sample box shows (and the report tokenizes): a 50 MB generation once made
 # `report` take 21 s and 2.3 GB and wrote it all into the page (issue 25, finding 10).

@@ -24,7 +24,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from voicegate._figures import ratio_figure
-from voicegate.scoring._result import ArmResult, CandidateResult
+from voicegate.scoring import ArmResult, CandidateResult
 
 INK = "#1a1a1a"
 MID = "#6b6b6b"
@@ -283,6 +283,19 @@ FLOOR_STYLE = {
 
 def _floor_style(rule: str, i: int) -> tuple[str, str | None]:
     return FLOOR_STYLE.get(rule, (rule[:1].upper() or str(i), "2 2"))
+
+
+_DASH_WORDS = {"6 3": "dashed", None: "solid", "2 2": "dotted"}
+
+
+def floor_legend(rule_order: Sequence[str]) -> str:
+    """The caption's key to the floor marks, from the same styles `delta_plot` draws them in."""
+    keys = []
+    for i, rule in enumerate(rule_order):
+        letter, dash = _floor_style(rule, i)
+        keys.append(f"{letter} = {rule} ({_DASH_WORDS.get(dash, 'dashed')})")
+    marked = "both floors" if len(keys) == 2 else f"all {len(keys)} floors" if len(keys) > 2 else "the floor"
+    return f"{marked} marked: {', '.join(keys)}"
 
 
 def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str], deciding: str) -> Markup:

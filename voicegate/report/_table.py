@@ -14,15 +14,9 @@ from rich.table import Table
 from rich.text import Text
 
 from voicegate._clip import clip
-from voicegate.scoring._result import CandidateResult, GateResult, Specificity
-from voicegate.spec._rules import RULES
-
-
-def ratio_text(ratio: float | None) -> str:
-    """delta_cb / floor as printed: "2.1x" (a zero floor has no ratio)."""
-    from voicegate._figures import ratio_figure
-
-    return "n/a" if ratio is None else ratio_figure(ratio)
+from voicegate._figures import ratio_text
+from voicegate.scoring import CandidateResult, GateResult, Specificity
+from voicegate.spec import RULES
 
 
 def _num(x: float | None, digits: int = 3, signed: bool = False) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from voicegate.report._data import Amendment, Decision, ReportData
-from voicegate.scoring._result import CandidateResult, GateResult
+from voicegate.scoring import CandidateResult, GateResult
 
 
 @dataclass(frozen=True, kw_only=True)

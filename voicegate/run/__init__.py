@@ -5,6 +5,36 @@
 - `_manifest`  `run.json`, what a generate or import run recorded about itself
 """
 
+from voicegate.run._manifest import RunManifest, load_manifest, manifest_path, read_manifest, write_manifest
 from voicegate.run._rundir import RunDir
+from voicegate.run._store import (
+    USAGE_KEYS,
+    append_rows,
+    finish_reason_problem,
+    generations_hash,
+    read_generations,
+    read_rows,
+    repair_tail,
+    row_key,
+    row_problem,
+    usage_problem,
+)
 
-__all__ = ["RunDir"]
+__all__ = [
+    "USAGE_KEYS",
+    "RunDir",
+    "RunManifest",
+    "append_rows",
+    "finish_reason_problem",
+    "generations_hash",
+    "load_manifest",
+    "manifest_path",
+    "read_generations",
+    "read_manifest",
+    "read_rows",
+    "repair_tail",
+    "row_key",
+    "row_problem",
+    "usage_problem",
+    "write_manifest",
+]

@@ -2,13 +2,16 @@
 
 `generate` writes it (the seat, its version and models, the schedule, the seed
 rule) and `import` writes it (the file and its sha256); `score`, the artifacts
-and the report read it. One reader and one writer, so every command agrees on
-what an unreadable manifest means.
+and the report read it as a `RunManifest` (`load_manifest`). One reader and one
+writer, so every command agrees on what an unreadable manifest means and on
+where the seat and its version are.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +41,66 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 def write_manifest(run_dir: Path, data: dict[str, Any]) -> None:
     write_atomic(manifest_path(run_dir), json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunManifest:
+    """run.json as its readers read it: every fallback between the forms it was written in, here once.
+
+    `generate` records the seat as ``{"url", "version", "models"}``; older and hand-written manifests
+    say ``seat_url``/``vllm_version`` (or ``version``) at the top. `import` records the file it read.
+    `data` is the mapping itself, for the writers that extend it and for the integrity check, which
+    reads the block `generate._integrity` wrote.
+    """
+
+    data: Mapping[str, Any] = field(repr=False)
+    source: str | None
+    seat_url: str | None
+    seat_version: str | None
+    seat_models: tuple[str, ...]
+    file: str | None
+    file_sha256: str | None
+    order_seed: str | None
+    registration_commit: str | None
+    runtime_loaded: tuple[str, ...]
+    sessions: tuple[Mapping[str, Any], ...]
+    integrity: Mapping[str, Any] | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> RunManifest:
+        seat = d.get("seat_url") or d.get("seat")
+        version = d.get("vllm_version") or d.get("version")
+        models: list[Any] = []
+        if isinstance(seat, Mapping):
+            version = version or seat.get("version")
+            listed = seat.get("models")
+            models = listed if isinstance(listed, list) else []
+            seat = seat.get("url")
+        if isinstance(version, Mapping):
+            version = version.get("version")
+        sessions = d.get("sessions")
+        loaded = d.get("runtime_loaded")
+        integrity = d.get("integrity")
+        return cls(
+            data=d, source=_text(d.get("source")), seat_url=_text(seat), seat_version=_text(version),
+            seat_models=tuple(str(m.get("id", m) if isinstance(m, Mapping) else m) for m in models),
+            file=_text(d.get("file")), file_sha256=_text(d.get("file_sha256")),
+            order_seed=_text(d.get("order_seed")), registration_commit=_text(d.get("registration_commit")),
+            runtime_loaded=tuple(map(str, loaded)) if isinstance(loaded, list) else (),
+            sessions=tuple(s for s in sessions if isinstance(s, Mapping)) if isinstance(sessions, list) else (),
+            integrity=integrity if isinstance(integrity, Mapping) else None)
+
+    @property
+    def imported(self) -> bool:
+        return self.source == "imported"
+
+
+def load_manifest(run_dir: Path) -> RunManifest | None:
+    """The run manifest, typed; None before any run (a damaged one is refused, as by `read_manifest`)."""
+    data = read_manifest(run_dir)
+    return None if data is None else RunManifest.from_json(data)
+
+
+def _text(value: Any) -> str | None:
+    """A manifest value as shown: absent and empty are both "not recorded"."""
+    return None if value in (None, "") else str(value)

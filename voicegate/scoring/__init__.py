@@ -25,7 +25,9 @@ from voicegate.scoring._copying import (
     build_index,
     copy_stats,
     copying_verdict,
+    ngram_hashes,
     token_hashes,
+    vocab_hashes,
 )
 from voicegate.scoring._damage import (
     check_probe,
@@ -34,16 +36,27 @@ from voicegate.scoring._damage import (
     is_runaway,
 )
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
+from voicegate.scoring._embedding import MISSING, available
 from voicegate.scoring._result import (
     ArmResult,
     CandidateResult,
+    Confusion,
     Copying,
     Damage,
     GateResult,
+    Integrity,
+    Provenance,
+    ReplicaShare,
+    Span,
+    Specific,
+    Specificity,
+    Verdicts,
     Voice,
+    is_result,
     result_text,
 )
-from voicegate.scoring._score import check_rows, score_gate
+from voicegate.scoring._score import check_rows, score_gate, score_gate_both, warm_cache
+from voicegate.scoring._signature import IntegrityEvidence
 from voicegate.scoring._stylometric import (
     Reference,
     build_reference,
@@ -55,17 +68,28 @@ from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
 from voicegate.scoring._verdicts import decide
 
 __all__ = [
+    "MISSING",
     "TOKENIZER_NAME",
     "ArmResult",
     "Cache",
     "CandidateResult",
+    "Confusion",
     "Copying",
     "Damage",
     "GateResult",
+    "Integrity",
+    "IntegrityEvidence",
     "NgramIndex",
+    "Provenance",
     "Reference",
+    "ReplicaShare",
+    "Span",
+    "Specific",
+    "Specificity",
     "TokenDoc",
+    "Verdicts",
     "Voice",
+    "available",
     "build_index",
     "build_reference",
     "check_probe",
@@ -79,10 +103,15 @@ __all__ = [
     "degeneration",
     "doc_from_text",
     "doc_from_tokens",
+    "is_result",
     "is_runaway",
+    "ngram_hashes",
     "result_text",
     "score_gate",
+    "score_gate_both",
     "token_hashes",
     "tokenize",
+    "vocab_hashes",
+    "warm_cache",
     "word_counts",
 ]

@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from voicegate.scoring._signature import IntegrityEvidence, Signature
+from voicegate.spec import Role  # the arm roles are the spec's
+
 JSON = dict[str, Any]
 
 
@@ -44,11 +47,6 @@ class Damage(StrEnum):
 class Specific(StrEnum):
     SPECIFIC = "SPECIFIC"
     NOT_SPECIFIC = "NOT-SPECIFIC"
-
-
-class Role(StrEnum):
-    BASE = "base"
-    CANDIDATE = "candidate"
 
 
 E = TypeVar("E", bound=StrEnum)
@@ -552,6 +550,19 @@ class RulerCheck:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Provenance:
+    """What a generated run says about the seat behind the rows scored, handed to scoring whole.
+
+    The integrity verdict and the replicas are judged before scoring (`gate`), from run.json and
+    canaries.jsonl; the evidence names those files' hashes in the signature. Empty for imported rows.
+    """
+
+    integrity: Integrity | None = None
+    replicas: tuple[ReplicaShare, ...] = ()
+    evidence: IntegrityEvidence | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class GateResult:
     """One scoring of one gate's generations under one deciding rule (DESIGN.md §6)."""
 
@@ -564,8 +575,8 @@ class GateResult:
     # view name -> its ruler check; empty when none was computed (older results, test seams).
     ruler: Mapping[str, RulerCheck] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    # What shaped the numbers (`_signature`): a flat record of parameters and hashes, kept as data.
-    signature: Mapping[str, Any] = field(default_factory=dict)
+    # What shaped the numbers (`_signature`); None only for results built without one (test seams).
+    signature: Signature | None = None
     signature_text: str | None = None
     # The seat-integrity verdict; None when the generations carry no canaries (imported, or older runs).
     integrity: Integrity | None = None
@@ -590,17 +601,21 @@ class GateResult:
 
     @property
     def generations_sha256(self) -> str | None:
-        value = self.signature.get("generations_sha256")
-        return None if value is None else str(value)
+        return None if self.signature is None else self.signature.generations_sha256
 
     @property
     def spec_sha256(self) -> str | None:
-        value = self.signature.get("spec_sha256")
-        return None if value is None else str(value)
+        return None if self.signature is None else self.signature.spec_sha256
 
     @property
     def version(self) -> str:
-        return str(self.signature.get("voicegate", ""))
+        return "" if self.signature is None else self.signature.voicegate or ""
+
+    @property
+    def provenance(self) -> Provenance:
+        """What the run said about the seat behind these generations (an amendment carries it over)."""
+        return Provenance(integrity=self.integrity, replicas=self.replicas,
+                          evidence=None if self.signature is None else self.signature.evidence)
 
     def rule_ids(self) -> list[str]:
         """The deciding rule first, then every other rule the result carries."""
@@ -620,7 +635,7 @@ class GateResult:
             out["ruler"] = {view: check.to_json() for view, check in self.ruler.items()}
         if self.impostors is not None:
             out["impostors"] = self.impostors.to_json()
-        out.update({"warnings": list(self.warnings), "signature": dict(self.signature),
+        out.update({"warnings": list(self.warnings), "signature": {} if self.signature is None else self.signature.to_json(),
                     "signature_text": self.signature_text})
         return out
 
@@ -638,7 +653,7 @@ class GateResult:
                    ruler={str(v): RulerCheck.from_json(str(v), c) for v, c in _mapping(d.get("ruler")).items()
                           if isinstance(c, Mapping)},
                    warnings=tuple(str(w) for w in d.get("warnings") or ()),
-                   signature=_mapping(d.get("signature")), signature_text=d.get("signature_text"),
+                   signature=Signature.from_json(_mapping(d.get("signature"))), signature_text=d.get("signature_text"),
                    integrity=Integrity.from_json(integrity) if isinstance(integrity, Mapping) else None,
                    replicas=tuple(ReplicaShare.from_json(r) for r in d.get("replicas") or ()
                                   if isinstance(r, Mapping)),

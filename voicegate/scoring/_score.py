@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
-from voicegate.run._store import generations_hash, row_key
+from voicegate.run import generations_hash, row_key
 from voicegate.scoring import _damage
 from voicegate.scoring._bootstrap import paired_interval
 from voicegate.scoring._cache import Cache
@@ -32,18 +32,16 @@ from voicegate.scoring._result import (
     Degeneration,
     GateResult,
     Impostors,
+    Provenance,
     RulerCheck,
     Span,
 )
 from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC, RulerNumbers
-from voicegate.scoring._signature import signature, signature_text
+from voicegate.scoring._signature import Signature
 from voicegate.scoring._specificity import specificity
 from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd
 from voicegate.scoring._views import Encoder, Target, View, gate_target, impostor_targets, view_of
-from voicegate.spec._registration import spec_sha256
-from voicegate.spec._rules import get_rule
-from voicegate.spec._spec import GateSpec
-from voicegate.spec._workspace import as_named
+from voicegate.spec import GateSpec, as_named, get_rule
 
 Row = dict[str, Any]
 SPANS = 5
@@ -203,20 +201,25 @@ class Scored(NamedTuple):
 
 
 def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
-               write_cache: bool = True, encode: Encoder | None = None) -> GateResult:
+               write_cache: bool = True, encode: Encoder | None = None,
+               provenance: Provenance | None = None) -> GateResult:
     """Score stored generations under `rule` (default: the spec's registered rule): the recorded result.
 
     `encode` replaces the embedding model (tests); `write_cache=False` keeps the
-    cache read-only (``--dry-run``).
+    cache read-only (``--dry-run``). `provenance` is what the run says about the seat
+    (integrity, replicas, the evidence's hashes): the result carries it and its signature
+    names the evidence.
     """
     return score_gate_both(spec, rows, cache_dir=cache_dir, rule=rule, write_cache=write_cache,
-                           encode=encode).recorded
+                           encode=encode, provenance=provenance).recorded
 
 
 def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
-                    write_cache: bool = True, encode: Encoder | None = None) -> Scored:
+                    write_cache: bool = True, encode: Encoder | None = None,
+                    provenance: Provenance | None = None) -> Scored:
     """`score_gate`, with the same result at full precision beside it (computed once, assembled twice)."""
     rows = list(rows)
+    seat = provenance or Provenance()
     rule_id = get_rule(rule or spec.floor_rule).id
     voice_rows, probe_rows = check_rows(spec, rows)
     cache = Cache(cache_dir, write=write_cache)
@@ -302,12 +305,11 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
                                for k in ("heldout", "training", "background")}
     if spec.corpora.impostors:  # a key only where there are impostors: older results keep their hash
         corpora["impostors"] = {imp.author: cache.corpus_sha256(imp.files) for imp in spec.corpora.impostors}
-    sig = signature(
-        view=view, n=spec.copying.n, tolerance=spec.copying.tolerance, max_run=spec.copying.max_run,
-        damage_tolerance=spec.damage.tolerance, truncation_decides=spec.damage.truncation_decides,
-        rule=rule_id, spec_sha256=spec_sha256(spec), generations_sha256=generations_hash(rows),
-        corpus_sha256=sha256_json(corpora),
-        specificity=spec.voice.specificity if spec.corpora.impostors else None)
+    # The verdict names the evidence it stands on: edit run.json's integrity block or canaries.jsonl
+    # and the signature changes.
+    sig = Signature.of(spec, view=view, rule=rule_id, generations_sha256=generations_hash(rows),
+                       corpus_sha256=sha256_json(corpora),
+                       evidence=seat.evidence if seat.integrity is not None else None)
     impostors = None if not toward else Impostors(
         author=spec.author, mode=spec.voice.specificity, authors=tuple(toward),
         ruler_auc={a: rnd(auc) for a, auc in impostor_aucs.items()})
@@ -345,7 +347,7 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
                           control=Control(arm=base, overlap=rnd(control, digits)), arms=tuple(arms_out),
                           counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
                           ruler=_ruler_checks(ruler, view.name, digits),
-                          warnings=tuple(warnings), signature=sig, signature_text=signature_text(sig),
-                          impostors=impostors)
+                          warnings=tuple(warnings), signature=sig, signature_text=sig.text(),
+                          impostors=impostors, integrity=seat.integrity, replicas=seat.replicas)
 
     return Scored(recorded=assemble(DIGITS), full=assemble(None))

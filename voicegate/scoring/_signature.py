@@ -2,19 +2,32 @@
 
 Two results with the same signature were computed the same way from the same
 registered inputs; a reader quoting a number quotes its signature with it.
+
+`Signature.of(spec, ...)` builds it from the spec (every setting is read there,
+so none can be passed inconsistently); `.to_json()` is the stored form, key for
+key what results have always recorded; `.text()` is the one line printed under a
+table. A signature read back from a stored result keeps the mapping it was read
+from, so re-serialising an older result (one written before a key existed)
+gives back its own bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from voicegate._version import __version__
 from voicegate.scoring._bootstrap import BOOTSTRAP_SEED, LEVEL, RESAMPLES
 from voicegate.scoring._tokens import TOKENIZER_NAME
-from voicegate.spec._rules import RULES, get_rule
+from voicegate.spec import RULES, get_rule
 
 if TYPE_CHECKING:
     from voicegate.scoring._views import View
+    from voicegate.spec import GateSpec
+
+SPECIFICITY_METHOD = "margin-floor-per-impostor@1"
+BOOTSTRAP = f"paired-prompt-cluster,percentile-recentred,B={RESAMPLES},level={LEVEL},seed={BOOTSTRAP_SEED}"
 
 
 def installed_version(name: str) -> str | None:
@@ -41,55 +54,147 @@ def installed_version(name: str) -> str | None:
         return None
 
 
-def signature(*, view: View, n: int, tolerance: float, max_run: int, damage_tolerance: float,
-              truncation_decides: bool, rule: str, spec_sha256: str, generations_sha256: str,
-              corpus_sha256: str, specificity: str | None = None) -> dict[str, Any]:
-    """`specificity`: the registered `voice.specificity` when the spec has impostors (a key only then, so
-    a result without impostors keeps the bytes it always had)."""
-    import numpy
+@dataclass(frozen=True)
+class IntegrityEvidence:
+    """sha256 of the files a generated run's integrity verdict stands on (issue 25).
 
-    params = view.signature()
-    sig: dict[str, Any] = {
-        "view": view.name,
-        "mfw": params["mfw"],
-        "chunk": params["chunk"],
-        "n": n,
-        "copying_tolerance": tolerance,
-        "max_run": max_run,
-        "damage_tolerance": damage_tolerance,
-        "truncation_decides": truncation_decides,
-        "tokenizer": TOKENIZER_NAME,
-        "embedding_model": params["embedding_model"],
-        "embedding_revision": params["embedding_revision"],
-        "rule": get_rule(rule).signature,
-        "rules": {rid: r.signature for rid, r in sorted(RULES.items())},
-        "bootstrap": f"paired-prompt-cluster,percentile-recentred,B={RESAMPLES},level={LEVEL},seed={BOOTSTRAP_SEED}",
-        "voicegate": __version__,
-        "numpy": numpy.__version__,
-        "scipy": installed_version("scipy"),  # environment record; importing scipy costs ~0.3 s
-        "spec_sha256": spec_sha256,
-        "generations_sha256": generations_sha256,
-        "corpus_sha256": corpus_sha256,
-    }
-    if specificity is not None:
-        sig["specificity"] = f"impostors,{specificity},margin-floor-per-impostor@1"
-    return sig
+    In the signature, so editing run.json's integrity block or canaries.jsonl changes it.
+    Either is None when that file or block is absent; imported runs have no evidence at all.
+    """
+
+    integrity_sha256: str | None
+    canaries_sha256: str | None
 
 
-def signature_text(sig: dict[str, Any]) -> str:
-    """One line, `key:value|...`, short hashes: the form printed under a table."""
-    from voicegate.scoring._views import VIEWS
+@dataclass(frozen=True, kw_only=True)
+class Signature:
+    view: str | None
+    mfw: int | None
+    chunk: int | None
+    n: int | None
+    copying_tolerance: float | None
+    max_run: int | None
+    damage_tolerance: float | None
+    truncation_decides: bool | None
+    tokenizer: str | None
+    embedding_model: str | None
+    embedding_revision: str | None
+    rule: str | None                       # the deciding rule's signature, e.g. "pairwise-max-spread@1"
+    rules: Mapping[str, str]               # every rule's signature, by id
+    bootstrap: str | None
+    voicegate: str | None
+    numpy: str | None
+    scipy: str | None
+    spec_sha256: str | None
+    generations_sha256: str | None
+    corpus_sha256: str | None
+    # "impostors,<voice.specificity>,<method>" when the spec registers impostors; else no key at all,
+    # so a result without impostors keeps the bytes it always had.
+    specificity: str | None = None
+    # Only generated runs have integrity evidence; imported ones keep the bytes they always had.
+    evidence: IntegrityEvidence | None = None
+    # The mapping a stored signature was read from; None for one built here.
+    stored: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
-    parts = [f"view:{sig['view']}", *VIEWS[sig["view"]].signature_parts(sig)]
-    parts += [
-        f"n:{sig['n']}", f"tol:{sig['copying_tolerance']}", f"maxrun:{sig['max_run']}",
-        f"dmg:{sig['damage_tolerance']}{'+trunc' if sig['truncation_decides'] else ''}",
-        f"tok:{sig['tokenizer']}", f"rule:{sig['rule']}", f"rules:{','.join(sig['rules'].values())}",
-        f"boot:{sig['bootstrap']}",  # not-a-result: the signature's own key
-        f"version:{sig['voicegate']}", f"numpy:{sig['numpy']}", f"scipy:{sig['scipy']}",
-        f"spec:{sig['spec_sha256'][:12]}", f"gens:{sig['generations_sha256'][:12]}",
-        f"corpus:{sig['corpus_sha256'][:12]}",
-    ]
-    if sig.get("specificity"):
-        parts.append(f"spec-axis:{sig['specificity']}")
-    return "|".join(parts)
+    @classmethod
+    def of(cls, spec: GateSpec, *, view: View, rule: str, generations_sha256: str, corpus_sha256: str,
+           evidence: IntegrityEvidence | None = None) -> Signature:
+        """The signature of scoring `spec`'s generations (hash given) through `view` under `rule`."""
+        import numpy
+
+        from voicegate.spec import spec_sha256
+
+        params = view.signature()
+        return cls(
+            view=view.name, mfw=params["mfw"], chunk=params["chunk"], n=spec.copying.n,
+            copying_tolerance=spec.copying.tolerance, max_run=spec.copying.max_run,
+            damage_tolerance=spec.damage.tolerance, truncation_decides=spec.damage.truncation_decides,
+            tokenizer=TOKENIZER_NAME, embedding_model=params["embedding_model"],
+            embedding_revision=params["embedding_revision"], rule=get_rule(rule).signature,
+            rules={rid: r.signature for rid, r in sorted(RULES.items())}, bootstrap=BOOTSTRAP,
+            voicegate=__version__, numpy=numpy.__version__,
+            scipy=installed_version("scipy"),  # environment record; importing scipy costs ~0.3 s
+            spec_sha256=spec_sha256(spec), generations_sha256=generations_sha256, corpus_sha256=corpus_sha256,
+            specificity=(f"impostors,{spec.voice.specificity},{SPECIFICITY_METHOD}"
+                         if spec.corpora.impostors else None),
+            evidence=evidence)
+
+    def bound_to(self, evidence: IntegrityEvidence | None) -> Signature:
+        """The same signature naming the integrity evidence its verdict stands on (None: unchanged)."""
+        if evidence is None:
+            return self
+        return replace(self, evidence=evidence,
+                       stored=None if self.stored is None else {**self.stored, **_evidence_json(evidence)})
+
+    def to_json(self) -> dict[str, Any]:
+        if self.stored is not None:
+            return dict(self.stored)
+        out: dict[str, Any] = {
+            "view": self.view, "mfw": self.mfw, "chunk": self.chunk, "n": self.n,
+            "copying_tolerance": self.copying_tolerance, "max_run": self.max_run,
+            "damage_tolerance": self.damage_tolerance, "truncation_decides": self.truncation_decides,
+            "tokenizer": self.tokenizer, "embedding_model": self.embedding_model,
+            "embedding_revision": self.embedding_revision, "rule": self.rule, "rules": dict(self.rules),
+            "bootstrap": self.bootstrap, "voicegate": self.voicegate, "numpy": self.numpy, "scipy": self.scipy,
+            "spec_sha256": self.spec_sha256, "generations_sha256": self.generations_sha256,
+            "corpus_sha256": self.corpus_sha256,
+        }
+        if self.specificity is not None:
+            out["specificity"] = self.specificity
+        if self.evidence is not None:
+            out.update(_evidence_json(self.evidence))
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Signature | None:
+        """A stored signature (None for an empty one: older results and test seams have none)."""
+        if not d:
+            return None
+        rules = d.get("rules")
+        evidence = (IntegrityEvidence(_opt_str(d.get("integrity_sha256")), _opt_str(d.get("canaries_sha256")))
+                    if "integrity_sha256" in d or "canaries_sha256" in d else None)
+        return cls(
+            view=_opt_str(d.get("view")), mfw=d.get("mfw"), chunk=d.get("chunk"), n=d.get("n"),
+            copying_tolerance=d.get("copying_tolerance"), max_run=d.get("max_run"),
+            damage_tolerance=d.get("damage_tolerance"), truncation_decides=d.get("truncation_decides"),
+            tokenizer=_opt_str(d.get("tokenizer")), embedding_model=_opt_str(d.get("embedding_model")),
+            embedding_revision=_opt_str(d.get("embedding_revision")), rule=_opt_str(d.get("rule")),
+            rules={str(k): str(v) for k, v in rules.items()} if isinstance(rules, Mapping) else {},
+            bootstrap=_opt_str(d.get("bootstrap")),  # not-a-result: the signature's own key
+            voicegate=_opt_str(d.get("voicegate")),
+            numpy=_opt_str(d.get("numpy")), scipy=_opt_str(d.get("scipy")),
+            spec_sha256=_opt_str(d.get("spec_sha256")), generations_sha256=_opt_str(d.get("generations_sha256")),
+            corpus_sha256=_opt_str(d.get("corpus_sha256")), specificity=_opt_str(d.get("specificity")),
+            evidence=evidence, stored=dict(d))
+
+    def text(self) -> str:
+        """One line, `key:value|...`, short hashes: the form printed under a table.
+
+        The integrity evidence is in the stored signature, not in this line (it was never printed)."""
+        from voicegate.scoring._views import VIEWS
+
+        view = VIEWS[str(self.view)]
+        parts = [f"view:{self.view}", *view.signature_parts(self)]
+        parts += [
+            f"n:{self.n}", f"tol:{self.copying_tolerance}", f"maxrun:{self.max_run}",
+            f"dmg:{self.damage_tolerance}{'+trunc' if self.truncation_decides else ''}",
+            f"tok:{self.tokenizer}", f"rule:{self.rule}", f"rules:{','.join(self.rules.values())}",
+            f"boot:{self.bootstrap}", f"version:{self.voicegate}", f"numpy:{self.numpy}", f"scipy:{self.scipy}",
+            f"spec:{_short(self.spec_sha256)}", f"gens:{_short(self.generations_sha256)}",
+            f"corpus:{_short(self.corpus_sha256)}",
+        ]
+        if self.specificity:
+            parts.append(f"spec-axis:{self.specificity}")
+        return "|".join(parts)
+
+
+def _evidence_json(evidence: IntegrityEvidence) -> dict[str, str | None]:
+    return {"integrity_sha256": evidence.integrity_sha256, "canaries_sha256": evidence.canaries_sha256}
+
+
+def _opt_str(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _short(digest: str | None) -> str:
+    return "None" if digest is None else digest[:12]

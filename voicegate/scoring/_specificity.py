@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from voicegate.scoring._result import Specific, Specificity
 from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd
-from voicegate.spec._rules import RULES
+from voicegate.spec import RULES
 
 SeedDistances = Mapping[str, Mapping[int, float]]
 

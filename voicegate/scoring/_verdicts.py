@@ -30,7 +30,7 @@ from voicegate.scoring._result import (
     Specificity,
     Voice,
 )
-from voicegate.spec._rules import RULES, get_rule, spread
+from voicegate.spec import RULES, get_rule, spread
 
 DIGITS = 6
 V = TypeVar("V", bound=StrEnum)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -24,8 +24,10 @@ from voicegate.scoring import _embedding, _stylometric
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._ruler import RulerNumbers
-from voicegate.spec._registration import MIN_WORDS_PER_ARM_SEED
-from voicegate.spec._spec import GateSpec
+from voicegate.spec import MIN_WORDS_PER_ARM_SEED, GateSpec
+
+if TYPE_CHECKING:
+    from voicegate.scoring._signature import Signature
 
 Distances = dict[str, dict[int, float]]
 Pool = Callable[[np.ndarray], np.ndarray]  # prompt weights (B x P) -> B distances
@@ -93,7 +95,7 @@ class View(ABC):
 
     @staticmethod
     @abstractmethod
-    def signature_parts(sig: dict[str, Any]) -> list[str]:
+    def signature_parts(sig: Signature) -> list[str]:
         """The view's part of the one-line signature text."""
 
 
@@ -143,8 +145,8 @@ class Stylometric(View):
         return {"mfw": v.mfw, "chunk": v.chunk, "embedding_model": None, "embedding_revision": None}
 
     @staticmethod
-    def signature_parts(sig: dict[str, Any]) -> list[str]:
-        return [f"mfw:{sig['mfw']}", f"chunk:{sig['chunk']}"]
+    def signature_parts(sig: Signature) -> list[str]:
+        return [f"mfw:{sig.mfw}", f"chunk:{sig.chunk}"]
 
 
 class Embedding(View):
@@ -191,8 +193,8 @@ class Embedding(View):
                 "embedding_revision": self.spec.voice.revision}
 
     @staticmethod
-    def signature_parts(sig: dict[str, Any]) -> list[str]:
-        return [f"emb:{sig['embedding_model']}", f"rev:{sig['embedding_revision'] or '-'}"]
+    def signature_parts(sig: Signature) -> list[str]:
+        return [f"emb:{sig.embedding_model}", f"rev:{sig.embedding_revision or '-'}"]
 
 
 VIEWS: dict[str, type[View]] = {v.name: v for v in (Stylometric, Embedding)}

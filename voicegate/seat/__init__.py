@@ -1,6 +1,8 @@
 """Talking to a vLLM seat: the async client, its errors, and an in-process stand-in seat."""
 
 from voicegate._errors import SeatUnreachable
+from voicegate.seat._adapters import AdapterTrack, RuntimeAdapters, tracked
+from voicegate.seat._carrier import check_carrier, parse_bytes, render_carrier
 from voicegate.seat._client import (
     Completion,
     ModelCard,
@@ -12,6 +14,8 @@ from voicegate.seat._client import (
     root_url,
     run,
 )
+from voicegate.seat._cost import DEFAULT_PROMPT, measure, render_cost
+from voicegate.seat._drift import compare
 from voicegate.seat._errors import (
     AdapterAlreadyLoaded,
     AdapterNotFound,
@@ -22,27 +26,65 @@ from voicegate.seat._errors import (
     SeatError,
     parse_error_body,
 )
-from voicegate.seat._standin import StandinSeat, default_text
+from voicegate.seat._identity import SeatState, check_identical
+from voicegate.seat._lora_modules import compose_line_hint, read_compose
+from voicegate.seat._retire import audit, render_audit
+from voicegate.seat._standin import Generator, StandinSeat, default_text
+from voicegate.seat._vllm import (
+    AUSTEN,
+    BASE_NAME,
+    PARROT,
+    check_voices_dir,
+    port_free,
+    start_vllm,
+    vllm_python,
+    why_no_vllm,
+)
 
 __all__ = [
+    "AUSTEN",
+    "BASE_NAME",
+    "DEFAULT_PROMPT",
+    "PARROT",
     "AdapterAlreadyLoaded",
     "AdapterNotFound",
     "AdapterNotLoaded",
+    "AdapterTrack",
     "Completion",
+    "Generator",
     "ModelCard",
     "ModelNotFound",
     "RetryPolicy",
+    "RuntimeAdapters",
     "RuntimeLoraDisabled",
     "SeatAuthError",
     "SeatClient",
     "SeatError",
+    "SeatState",
     "SeatUnreachable",
     "StandinSeat",
     "StreamedCompletion",
     "api_key_from_env",
+    "audit",
+    "check_carrier",
+    "check_identical",
+    "check_voices_dir",
+    "compare",
+    "compose_line_hint",
     "default_text",
+    "measure",
+    "parse_bytes",
     "parse_error_body",
+    "port_free",
+    "read_compose",
     "redact_url",
+    "render_audit",
+    "render_carrier",
+    "render_cost",
     "root_url",
     "run",
+    "start_vllm",
+    "tracked",
+    "vllm_python",
+    "why_no_vllm",
 ]

@@ -325,7 +325,7 @@ def check_carrier(model_dir: Path, *, voices: list[int], adapter_bytes: int | No
                         warnings=warnings)
 
 
-def render(check: CarrierCheck) -> str:
+def render_carrier(check: CarrierCheck) -> str:
     lines = [f"carrier  {check.model_dir}", f"architecture  {', '.join(check.architectures)}"]
     for s in check.support:
         verdict = {"supported": "LoRA supported", "check-first": "LoRA: CHECK FIRST",

@@ -36,7 +36,7 @@ import httpx
 
 from voicegate import _json as strict_json
 from voicegate._errors import SeatUnreachable, VoicegateError
-from voicegate.run._store import USAGE_KEYS, finish_reason_problem, usage_problem
+from voicegate.run import USAGE_KEYS, finish_reason_problem, usage_problem
 from voicegate.seat._errors import SeatError, error_for
 
 T = TypeVar("T")
@@ -60,7 +60,7 @@ class RetryPolicy:
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         """Equal jitter: half the exponential step fixed, half random, so retries do not march in step."""
-        step = min(self.max_delay_s, self.base_s * (2 ** (attempt - 1)))
+        step = min(self.max_delay_s, self.base_s * 2.0 ** (attempt - 1))
         return step / 2 + rng.uniform(0, step / 2)
 
 

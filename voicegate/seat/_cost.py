@@ -103,17 +103,20 @@ class CostResult:
                 "median_completion_tokens": statistics.median(r.completion_tokens for r in rs) if rs else 0,
                 "min_tok_s": min(rates, default=0.0), "max_tok_s": max(rates, default=0.0)}
 
+    def _median_tok_s(self, arm: str) -> float:
+        return float(self.arm_stats(arm)["median_tok_s"])
+
     @property
     def base_tok_s(self) -> float:
-        return self.arm_stats("base")["median_tok_s"]
+        return self._median_tok_s("base")
 
     @property
     def voice_tok_s(self) -> float:
-        return self.arm_stats("voice")["median_tok_s"]
+        return self._median_tok_s("voice")
 
     @property
     def base2_tok_s(self) -> float:
-        return self.arm_stats("base2")["median_tok_s"]
+        return self._median_tok_s("base2")
 
     @property
     def overhead(self) -> float:
@@ -213,7 +216,7 @@ async def measure(client: Any, *, base: str, voice: str, n: int = 30, max_tokens
     return result
 
 
-def render(r: CostResult) -> str:
+def render_cost(r: CostResult) -> str:
     a = r.as_json()
     arms = a["arms"]
 

@@ -73,7 +73,7 @@ def mask(secret_or_hash: str | None) -> str:
 
 def config_entries(config: Path, alias: str) -> list[dict[str, Any]]:
     """The `model_list` entries of a LiteLLM config that serve ``alias`` (secrets dropped)."""
-    from voicegate.spec._yamlfile import read_yaml
+    from voicegate.spec import read_yaml
 
     raw = read_yaml(config, "LiteLLM config")
     if not isinstance(raw, dict) or not isinstance(raw.get("model_list", []), list):
@@ -205,7 +205,7 @@ def audit(alias: str, litellm_url: str, master_key: str, *, config: Path | None 
                        teams_audited=len(teams), pages=pages, holders=holders, warnings=warnings)
 
 
-def render(a: RetireAudit) -> str:
+def render_audit(a: RetireAudit) -> str:
     lines = [f"alias {a.alias} on {a.litellm_url}"]
     for e in a.config_entries:
         p = e["litellm_params"]

@@ -12,7 +12,64 @@
 - `_workspace`     where a workspace is and how its paths are shown
 """
 
-from voicegate.spec._rules import RULES, FloorRule, get_rule
-from voicegate.spec._spec import GateSpec, load_spec
+from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
+from voicegate.spec._model import Copying, Damage
+from voicegate.spec._prospective import Citation, check_citation, find_citation
+from voicegate.spec._registration import (
+    MIN_WORDS_PER_ARM_SEED,
+    Registration,
+    check_registered,
+    load_registration,
+    register,
+    spec_sha256,
+    uncommitted_pins,
+    words_warning,
+)
+from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, resolve_path
+from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, spread
+from voicegate.spec._schema import Role
+from voicegate.spec._seat_url import check_seat_url
+from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
+from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
+from voicegate.spec._yamlfile import load_strict, read_yaml
 
-__all__ = ["RULES", "FloorRule", "GateSpec", "get_rule", "load_spec"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "MIN_WORDS_PER_ARM_SEED",
+    "RULES",
+    "Citation",
+    "Copying",
+    "Damage",
+    "FloorRule",
+    "GateSpec",
+    "Registration",
+    "Role",
+    "RuleId",
+    "artifact_gaps",
+    "as_named",
+    "check_artifact_paths",
+    "check_citation",
+    "check_gate_name",
+    "check_output_path",
+    "check_registered",
+    "check_seat_url",
+    "find_citation",
+    "get_rule",
+    "git",
+    "is_git_worktree",
+    "load_registration",
+    "load_spec",
+    "load_strict",
+    "name_pattern",
+    "no_such_spec",
+    "read_yaml",
+    "register",
+    "resolve_path",
+    "shown_path",
+    "spec_path",
+    "spec_sha256",
+    "spread",
+    "uncommitted_pins",
+    "words_warning",
+    "workspace_root",
+]

@@ -65,9 +65,7 @@ def _inside(path: Path, directory: Path) -> bool:
 
 def _inputs(spec: GateSpec) -> list[tuple[Path, str]]:
     """Every file the gate reads or keeps, with what it is."""
-    from voicegate.spec._registration import record_path
-
-    files = [(spec.path, "the spec"), (record_path(spec), "the registration record")]
+    files = [(spec.path, "the spec"), (spec.registration_path, "the registration record")]
     if spec.prompts_path is not None:
         files.append((spec.prompts_path, "the prompts file"))
     for what, corpus in (("held-out", spec.corpora.heldout), ("training", spec.corpora.training),

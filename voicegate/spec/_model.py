@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
-from voicegate.run._rundir import RunDir
-from voicegate.spec._schema import SPEC_SCHEMA
+from voicegate.run import RunDir
+from voicegate.spec._rules import FloorRule, RuleId, get_rule
+from voicegate.spec._schema import SPEC_SCHEMA, Role
 
 _d = SPEC_SCHEMA.default
 
@@ -22,12 +23,12 @@ _d = SPEC_SCHEMA.default
 class Arm:
     name: str
     model: str
-    role: str
+    role: Role
     adapter_path: str | None = None
 
     @property
     def is_base(self) -> bool:
-        return self.role == "base"
+        return self.role == Role.BASE
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ class GateSpec:
     voice: Voice
     copying: Copying
     damage: Damage
-    floor_rule: str
+    floor_rule: RuleId
     artifacts: Artifacts
     data_dir: Path
     prefer: tuple[str, ...] = ()
@@ -150,6 +151,11 @@ class GateSpec:
     # Every declared key's checked value by dotted path (defaults filled in), including keys
     # that have no attribute above yet: a key added to the schema is readable here at once.
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def rule(self) -> FloorRule:
+        """The deciding floor rule (`floor_rule` is its id)."""
+        return get_rule(self.floor_rule)
 
     @property
     def base(self) -> Arm:
@@ -177,6 +183,11 @@ class GateSpec:
     @property
     def generations_path(self) -> Path:
         return self.run.generations
+
+    @property
+    def registration_path(self) -> Path:
+        """The registration record, `preregistrations/<gate>.registration.json` beside the spec."""
+        return self.path.with_name(f"{self.gate}.registration.json")
 
     def referenced_files(self) -> list[Path]:
         """Every file whose bytes the registration hashes, in a stable order."""

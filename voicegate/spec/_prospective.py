@@ -141,8 +141,8 @@ def _record_path(record: dict[str, Any], gate: str) -> str:
 
 def _earliest_result(root: Path, gate: str) -> _dt.datetime | None:
     """When the other gate's first number came to exist, as its run directory tells (None: no result)."""
-    from voicegate.artifacts._verify import run_dir
-    from voicegate.run._store import read_rows
+    from voicegate.artifacts import run_dir
+    from voicegate.run import read_rows
 
     try:
         run = run_dir(root, gate)

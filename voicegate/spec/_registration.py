@@ -37,10 +37,6 @@ from voicegate.spec._workspace import (
 MIN_WORDS_PER_ARM_SEED = 10_000
 
 
-def record_path(spec: GateSpec) -> Path:
-    return spec.path.with_name(f"{spec.gate}.registration.json")
-
-
 def _display(spec: GateSpec, path: Path) -> str:
     """Workspace-relative where possible, so a record reads the same on every clone."""
     return shown_path(spec.root, path)
@@ -85,7 +81,7 @@ def existing_results(spec: GateSpec) -> list[Path]:
 
 
 def load_registration(spec: GateSpec) -> Registration | None:
-    path = record_path(spec)
+    path = spec.registration_path
     if not path.exists():
         return None
     try:
@@ -122,7 +118,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         raise VoicegateError(f"{root} is not a git work tree: registration is a commit (run `git init` or `voicegate init`)")
     check_artifact_paths(spec)  # appending to an input, or through a symlink out of the workspace, breaks the gate
     if spec.voice.view == "embedding":
-        from voicegate.scoring._embedding import MISSING, available
+        from voicegate.scoring import MISSING, available
 
         if not available():
             raise VoicegateError(MISSING)  # found now, not after a whole `generate`
@@ -156,7 +152,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         },
         "spec": spec.raw,
     }
-    path = record_path(spec)
+    path = spec.registration_path
     write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     paths = [str(spec.path), str(path)]
     ident = [] if git(root, "config", "user.email", check=False) else \

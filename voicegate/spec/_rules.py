@@ -11,9 +11,13 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 Distances = Mapping[str, Mapping[int, float]]
 """arm name -> seed -> d(arm, seed)."""
+
+RuleId = Literal["global-max-spread", "pairwise-max-spread"]
+"""The id of a registered rule: a misspelt id in code is a mypy error. Kept equal to `RULES`'s keys (tested)."""
 
 
 def spread(per_seed: Mapping[int, float]) -> float:
@@ -26,7 +30,7 @@ def spread(per_seed: Mapping[int, float]) -> float:
 
 @dataclass(frozen=True)
 class FloorRule:
-    id: str
+    id: RuleId
     version: int
     registered: _dt.date
     summary: str

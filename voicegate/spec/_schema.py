@@ -12,6 +12,7 @@ Regenerate the tables in the reference docs with
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,16 @@ from voicegate.spec._types import (
 
 CORPUS_CAP_MB = 32.0  # corpora.max_file_mb's default: ~0.7 GB of memory at the cap (issue 25, finding 9)
 
-ROLES = ("base", "candidate")
+
+
+class Role(StrEnum):
+    """An arm's role (`arms[].role`). A str enum: it compares equal to, prints as and JSON-encodes as its value."""
+
+    BASE = "base"
+    CANDIDATE = "candidate"
+
+
+ROLES = tuple(r.value for r in Role)
 # The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
 # workspace's own, in git).
 MAY_BE_OUTSIDE = ("readme", "compose")

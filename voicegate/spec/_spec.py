@@ -19,31 +19,18 @@ import yaml
 from voicegate._errors import VoicegateError
 from voicegate.spec import _check
 from voicegate.spec._check import DEFAULT_NAME_PATTERN, check_spec, failer
-from voicegate.spec._model import (
-    Arm,
-    Artifacts,
-    Copying,
-    Corpora,
-    Damage,
-    GateSpec,
-    Probe,
-    Prompt,
-    Sampling,
-    Seat,
-    Voice,
-)
+from voicegate.spec._model import GateSpec
 from voicegate.spec._resolve import read_text, resolve, yaml_where
 from voicegate.spec._resolve import resolve_path as _resolve
-from voicegate.spec._schema import PROBES_SCHEMA, ROLES, SPEC_SCHEMA, VIEWS
-from voicegate.spec._types import CHECK_TYPES
+from voicegate.spec._schema import PROBES_SCHEMA, SPEC_SCHEMA
 from voicegate.spec._yamlfile import load_strict
 
 NAME_PATTERN_ENV = "VOICEGATE_NAME_PATTERN"
 
+# The spec's parts (`Arm`, `Seat`, ...) are `_model`'s; this module re-exports only `GateSpec`, what its callers read.
 __all__ = [
-    "CHECK_TYPES", "DEFAULT_NAME_PATTERN", "NAME_PATTERN_ENV", "ROLES", "SCHEMA", "VIEWS", "Arm", "Artifacts",
-    "Copying", "Corpora", "Damage", "GateSpec", "Probe", "Prompt", "Sampling", "Seat", "Voice", "_resolve",
-    "check_gate_name", "load_spec", "name_pattern", "parse_spec", "spec_path", "validate",
+    "DEFAULT_NAME_PATTERN", "NAME_PATTERN_ENV", "SCHEMA", "GateSpec", "_resolve", "check_gate_name", "load_spec",
+    "name_pattern", "no_such_spec", "parse_spec", "read_spec_yaml", "spec_path", "validate",
 ]
 
 # Each mapping's keys and whether each is required, derived from the declarations

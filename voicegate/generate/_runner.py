@@ -1,0 +1,489 @@
+"""The runner: every replica kept at its concurrency, canary checks among the requests, one writer.
+
+Before any cell, every arm answers each integrity canary twice alone on each replica
+(its reference and the session's calibration, `generate._integrity`); with replicas,
+every replica's references must reproduce the first replica's, or the run is refused
+before any cell. Then up to N requests per replica are kept in flight in schedule
+order, the canary checks at unpredictable places among them; each finished generation
+is appended whole and fsync'd before the next is counted. Under ``--isolate-arms`` the
+same requests go in waves of one arm, each drained before the next and each opened by
+a check.
+
+**Replicas** (issue 13). A cell — one (seed, prompt) with every arm — runs whole on one
+replica (`generate._cells`), recorded on each row as ``replica``; a replica that stays
+unreachable has its unfinished cells moved whole to the others and the run ends on the
+survivors (exit 3 only when none is left).
+
+A crash at any point loses at most the generations in flight; the next run skips every
+stored key and cuts a torn last line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import math
+import random
+import time
+from collections import deque
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from voicegate._errors import SeatUnreachable, VoicegateError
+from voicegate._hashing import sha256_text
+from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
+from voicegate.generate._integrity import (
+    Calibration,
+    Canary,
+    CanaryCheck,
+    CanaryParams,
+    CanaryReference,
+    Tally,
+    attribute,
+    calibrate,
+    checks_per_arm,
+    place_in_wave,
+    plan_checks,
+    positions,
+    reference_waves,
+    replica_differs,
+)
+from voicegate.generate._progress import ProgressBars, Say
+from voicegate.generate._result import GenerateResult
+from voicegate.generate._runlog import now, quarantine_orphans
+from voicegate.generate._schedule import Job, isolate_waves
+from voicegate.generate._sigterm import POLL_S, Stop
+from voicegate.run import append_rows, read_rows
+from voicegate.seat import Completion, ModelNotFound, RuntimeAdapters, SeatClient, SeatError
+from voicegate.spec import GateSpec
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How this session sends its requests, and how it checks the seat."""
+
+    isolate: bool
+    wave_size: int
+    params: CanaryParams
+
+
+class Replica:
+    """One replica in this run: its client, its adapters, the cells it holds and what it has done."""
+
+    def __init__(self, index: int, url: str, client: SeatClient, adapters: RuntimeAdapters) -> None:
+        self.index = index
+        self.url = url
+        self.client = client
+        self.adapters = adapters
+        self.alive = True
+        self.status = "ok"
+        self.pinned: deque[Cell] = deque()          # partly stored cells that must finish here
+        self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
+        self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
+        self.references: dict[str, dict[str, list[str]]] = {}   # canary -> arm -> its asks alone on this replica
+        self.calibration: Calibration | None = None
+        self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
+        self.rng = random.Random()
+        self.seq = 0
+        self.sent = 0
+        self.tally = Tally()
+        self.cells_done = 0
+        self.rows = 0
+        self.tokens = 0
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def stats(self) -> dict[str, Any]:
+        busy = (self.last - self.first) if self.first is not None and self.last is not None else 0.0
+        return {"url": self.url, "status": self.status, "cells": self.cells_done, "rows": self.rows,
+                "tokens": self.tokens, "busy_s": round(busy, 3),
+                "tokens_per_s": round(self.tokens / busy, 1) if busy > 0 else None,
+                "canaries": self.tally.as_dict()}
+
+
+async def together(coros: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run `coros` as tasks; the first to raise cancels the others, and its exception is raised."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    if not tasks:
+        return
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for t in tasks:
+            if t in done and not t.cancelled() and t.exception() is not None:
+                raise cast(BaseException, t.exception())
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class Runner:
+    """Every replica kept at its concurrency; cells go whole to whichever replica has room.
+
+    A replica's workers take its claimed cells' jobs in schedule order and claim the next
+    cell (its pinned ones first, then the free ones) when they run out, so a faster replica
+    takes more cells. Each finished generation goes to the one writer and is stored before it
+    is counted. A replica that stays unreachable is dropped: its unfinished cells go back to
+    the front of the free cells, whole, and their stored arms from it to the quarantine file.
+    """
+
+    def __init__(self, spec: GateSpec, replicas: list[Replica], all_cells: list[Cell], free: list[Cell],
+                 result: GenerateResult, progress: ProgressBars, session: int, mode: Mode, conc: int, say: Say,
+                 manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None):
+        self.spec = spec
+        self.stop = stop or Stop()
+        self.replicas = replicas
+        self.whole = {c.key: c for c in all_cells}
+        self.free: deque[Cell] = deque(free)
+        self.result = result
+        self.progress = progress
+        self.session = session
+        self.mode = mode
+        self.conc = conc
+        self.say = say
+        self.manifest = manifest
+        self.arms = [(a.name, a.model) for a in spec.arms]
+        self._changed = asyncio.Condition()
+        self._finished: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+        self.canaries = canaries
+        self.nonce = nonce
+        self.planned: dict[str, int] = {}
+        live = [r for r in replicas if r.alive]
+        work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
+        share = max(1, math.ceil(work / max(1, len(live))))
+        params = mode.params
+        for r in live:
+            r.rng = random.Random(f"{nonce}:{r.index}")
+            per_arm = checks_per_arm(params, len(self.arms), share)
+            if mode.isolate:
+                # Every wave opens with a check and each arm's last wave holds one more: only the rest are random.
+                waves_per_arm = math.ceil(share / max(1, len(self.arms)) / max(1, mode.wave_size))
+                checks = plan_checks(params, self.arms, max(0, per_arm - waves_per_arm - 1), canaries, r.rng,
+                                     closing=False)
+            else:
+                checks = plan_checks(params, self.arms, per_arm, canaries, r.rng)
+            r.seq = len(checks)
+            r.checks = deque(positions(checks, share, params, r.rng))
+            self.planned[r.url] = len(checks)
+
+    def canary_record(self) -> dict[str, Any]:
+        """The session's canaries as run.json records them: the nonce they were drawn from, them, the checks planned."""
+        return {"nonce": self.nonce, "canaries": [c.as_dict() for c in self.canaries],
+                "planned_per_replica": self.planned}
+
+    # -- the whole run ------------------------------------------------------------
+
+    async def run(self) -> None:
+        writer = asyncio.create_task(self._writer())
+        work = asyncio.create_task(self._all())
+        try:
+            await asyncio.wait({writer, work}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if writer.done() or not work.done():
+                work.cancel()  # a disk that cannot be written stops the run (nothing would be kept), as does a kill
+            await asyncio.gather(work, return_exceptions=True)
+            # Whatever happened, every finished generation is on disk before we return or raise.
+            if not writer.done():
+                await self._finished.put(None)
+            await writer
+        work.result()
+
+    async def _all(self) -> None:
+        """Every replica's references first (each arm alone), then the cross-check, then the cells."""
+        await together(self._references(r) for r in self.replicas if r.alive)
+        self._calibrate()
+        await together(self._replica(r) for r in self.replicas if r.alive)
+
+    async def _references(self, r: Replica) -> None:
+        try:
+            for wave in reference_waves(self.mode.params, self.arms, self.canaries, r.rng):
+                await self._drain(r, list(wave))
+        except SeatUnreachable as exc:
+            await self._lost(r, exc)
+
+    def _calibrate(self) -> None:
+        """Each replica's threshold from its own references; a replica whose references differ is refused."""
+        params = self.mode.params
+        live = [r for r in self.replicas if r.alive]
+        names = [a for a, _ in self.arms]
+        for r in live:
+            r.calibration = calibrate(r.references, names, params)
+            if r.calibration.problem is not None:
+                where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
+                r.tally.problems.append(r.calibration.problem)
+                self.result.canaries.problems.append(r.calibration.problem)
+                self.say(f"warning: seat integrity cannot hold for this session{where}: {r.calibration.problem}")
+        if len(live) < 2:
+            self.result.canaries.calibration = live[0].calibration if live else None
+            return
+        first = live[0]
+        cal = first.calibration or Calibration(None, None, None)
+        for r in live[1:]:
+            differs = replica_differs(first.references, r.references, cal, params)
+            if differs is not None:
+                arm, sim = differs
+                model = dict(self.arms)[arm]
+                raise VoicegateError(
+                    f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
+                    f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
+                    "it serves other weights under the same name; no cell was generated")
+
+    async def _replica(self, r: Replica) -> None:
+        try:
+            if self.mode.isolate:
+                await self._isolated(r)
+            else:
+                await together(self._worker(r) for _ in range(self.conc))
+        except SeatUnreachable as exc:
+            await self._lost(r, exc)
+
+    async def _drain(self, r: Replica, items: list[Any]) -> None:
+        queue: deque[Any] = deque(items)
+
+        async def worker() -> None:
+            while queue:
+                self.stop.check()
+                await self._send(r, queue.popleft())
+
+        await together(worker() for _ in range(min(self.conc, len(queue))))
+
+    async def _worker(self, r: Replica) -> None:
+        while (item := await self._next(r)) is not None:
+            await self._send(r, item)
+
+    def _new_check(self, r: Replica, arm: str, model: str, role: str) -> CanaryCheck:
+        check = CanaryCheck(r.seq, arm, model, r.rng.choice(self.canaries), role)
+        r.seq += 1
+        return check
+
+    async def _isolated(self, r: Replica) -> None:
+        """Batches of cells, each sent as waves of one arm (drained before the next) on this replica.
+
+        Every wave opens with a check of its arm (the first request after the switch); the random
+        checks due in the batch go to random places in their arm's waves; the batch that ends the
+        replica's run holds one more check per arm in that arm's last wave.
+        """
+        while jobs := await self._claim_batch(r, self.mode.wave_size):
+            arms = {j.arm for j in jobs}
+            due: dict[str, list[CanaryCheck]] = {}     # the checks that fall in this batch, per arm
+            later: deque[tuple[int, CanaryCheck]] = deque()
+            for at, check in r.checks:
+                if at < r.sent + len(jobs) and check.arm in arms:
+                    due.setdefault(check.arm, []).append(check)
+                else:
+                    later.append((at, check))
+            r.checks = later
+            r.sent += len(jobs)
+            last = not self.free and not r.pinned
+            waves = isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed)
+            mine: dict[str, list[int]] = {}
+            for i, wave in enumerate(waves):
+                mine.setdefault(wave[0].arm, []).append(i)
+            extra: dict[int, list[CanaryCheck]] = {}
+            for arm, cs in due.items():
+                for c in cs:
+                    extra.setdefault(r.rng.choice(mine[arm]), []).append(c)
+            if last:
+                for arm, slots in mine.items():
+                    extra.setdefault(slots[-1], []).append(self._new_check(r, arm, waves[slots[-1]][0].model,
+                                                                           "closing"))
+            for i, wave in enumerate(waves):
+                opening = self._new_check(r, wave[0].arm, wave[0].model, "opening")
+                await self._drain(r, place_in_wave(wave, opening, extra.get(i, []), r.rng))
+        left = [c for _, c in r.checks]
+        r.checks.clear()
+        for arm, _model in self.arms:
+            await self._drain(r, [c for c in left if c.arm == arm])
+
+    # -- who sends what -------------------------------------------------------------
+
+    def _claim(self, r: Replica) -> Cell | None:
+        """`r`'s next cell: its pinned ones first, then the free ones."""
+        cell = r.pinned.popleft() if r.pinned else (self.free.popleft() if self.free else None)
+        if cell is not None:
+            r.claimed[cell.key] = {j.key for j in cell.jobs}
+        return cell
+
+    def _others_busy(self) -> bool:
+        return any(x.alive and (x.claimed or x.pinned) for x in self.replicas)
+
+    async def _next(self, r: Replica) -> Job | CanaryCheck | None:
+        """What one of `r`'s workers sends next: a check when one is due, else its claimed cells' next job.
+
+        None when nothing is left for `r`. While a replica still holds cells it waits instead: a cell
+        may yet come back from one that is lost.
+        """
+        while r.alive:
+            self.stop.check()
+            if not r.local and (cell := self._claim(r)) is not None:
+                r.local.extend(cell.jobs)
+            if r.local:
+                if r.checks and r.checks[0][0] <= r.sent:
+                    return r.checks.popleft()[1]
+                r.sent += 1
+                return r.local.popleft()
+            if not self._others_busy():
+                return r.checks.popleft()[1] if r.checks else None   # checks left: the plan assumed more jobs
+            await self._wait()
+        return None
+
+    async def _claim_batch(self, r: Replica, size: int) -> list[Job]:
+        """The jobs of up to `size` more cells for `r`, in schedule order; empty when none is left for it.
+
+        While a replica still holds cells an empty claim waits instead (as `_next` does).
+        """
+        while True:
+            self.stop.check()
+            batch: list[Cell] = []
+            while len(batch) < size and (cell := self._claim(r)) is not None:
+                batch.append(cell)
+            if batch or not self._others_busy():
+                return [j for c in batch for j in c.jobs]
+            await self._wait()
+
+    async def _wait(self) -> None:
+        """Until a cell finishes or comes back, or `POLL_S` passed (the callers loop, and look at the stop mark)."""
+        async with self._changed:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(POLL_S):
+                    await self._changed.wait()
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _lost(self, r: Replica, exc: SeatUnreachable) -> None:
+        """`r` stayed unreachable: its unfinished cells go back whole, or the run stops when it was the last."""
+        r.alive = False
+        r.status = "unreachable"
+        survivors = [x for x in self.replicas if x.alive]
+        if not survivors:
+            if len(self.replicas) == 1:
+                raise exc
+            raise SeatUnreachable(f"every replica became unreachable (the last, {r.url}: {exc})")
+        back = sorted((self.whole[k] for k in [*(c.key for c in r.pinned), *r.claimed]), key=lambda c: c.index)
+        r.pinned.clear()
+        r.claimed.clear()
+        r.local.clear()
+        r.checks.clear()
+        if back:
+            await self._finished.put(("orphan", r.url, frozenset(c.key for c in back)))
+        self.free.extendleft(reversed(back))
+        self.say(f"note: replica {r.url} is unreachable ({exc}); moving its {len(back)} unfinished cell(s), whole, "
+                 f"to the other {len(survivors)} (their stored arms from it go to quarantine)")
+        await self._notify()
+
+    # -- one request ------------------------------------------------------------------
+
+    async def _send(self, r: Replica, item: Job | CanaryReference | CanaryCheck) -> None:
+        if isinstance(item, Job):
+            await self._generation(r, item)
+        else:
+            await self._canary(r, item)
+
+    async def _generation(self, r: Replica, job: Job) -> None:
+        started = time.monotonic()
+        completion = await self._chat(r, job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
+        row = {
+            "kind": job.kind, "arm": job.arm, "model": job.model, "seed": job.seed,
+            "request_seed": job.request_seed, "prompt_id": job.prompt_id,
+            "prompt_sha256": sha256_text(job.prompt), "sampling": self.spec.sampling.as_dict(),
+            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "seat_url": r.url, "replica": r.url, "time": now(),
+            "order": job.order, "session": self.session, "isolated": self.mode.isolate,
+        }
+        await self._finished.put(("generation", row))
+        r.rows += 1
+        r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
+        r.first = started if r.first is None else min(r.first, started)
+        r.last = time.monotonic()
+        key = cell_key(job)
+        left = r.claimed.get(key)
+        if left is not None:
+            left.discard(job.key)
+            if not left:
+                del r.claimed[key]
+                r.cells_done += 1
+                await self._notify()
+
+    async def _canary(self, r: Replica, item: CanaryReference | CanaryCheck) -> None:
+        """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed."""
+        params = self.mode.params
+        c = item.canary
+        completion = await self._chat(r, item.model, item.arm, c.prompt, c.seed, self.spec.sampling)
+        row: dict[str, Any] = {
+            "session": self.session, "phase": "reference" if isinstance(item, CanaryReference) else "check",
+            "arm": item.arm, "model": item.model, "canary": c.id, "prompt_id": c.prompt_id,
+            "prompt_sha256": sha256_text(c.prompt), "seed": c.seed, "sampling": self.spec.sampling.as_dict(),
+            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
+            "time": now(),
+        }
+        if isinstance(item, CanaryReference):
+            row["ask"] = item.ask
+            r.references.setdefault(c.id, {}).setdefault(item.arm, []).append(completion.text)
+            self.result.canaries.references += 1
+            r.tally.references += 1
+        else:
+            cal = r.calibration or Calibration(None, None, None, "no references")
+            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params)
+            row.update(seq=item.seq, role=item.role, status=found.status, answered_as=found.answered_as,
+                       similarities=found.similarities, threshold=cal.threshold)
+            self.result.canaries.add(item.arm, found)
+            r.tally.add(item.arm, found)
+        await self._finished.put(("canary", row))
+
+    async def _writer(self) -> None:
+        """The one writer: appends (fsync'd) off the event loop, so slow disks never idle the seat.
+
+        Items are written in the order they came; rows that finished while the previous write
+        was syncing go out together. A row counts as generated only once append_rows has
+        returned for it; a lost replica's stored arms of its unfinished cells go to the
+        quarantine file in their turn, after every row that came before.
+        """
+        try:
+            while True:
+                batch = [await self._finished.get()]
+                while not self._finished.empty():
+                    batch.append(self._finished.get_nowait())
+                for kind, group in itertools.groupby(batch, key=lambda item: None if item is None else item[0]):
+                    items = list(group)
+                    if kind == "canary":
+                        await asyncio.to_thread(append_rows, self.spec.run.canaries, [i[1] for i in items if i])
+                    elif kind == "generation":
+                        rows = [i[1] for i in items if i]
+                        await asyncio.to_thread(append_rows, self.spec.generations_path, rows)
+                        for row in rows:
+                            self.result.generated += 1
+                            self.result.stored += 1
+                            self.result.requests += 1
+                            self.progress.advance(row["arm"], (row["usage"] or {}).get("completion_tokens", 0))
+                    elif kind == "orphan":
+                        for _, url, keys in (i for i in items if i):
+                            await asyncio.to_thread(self._orphan, url, keys)
+                if None in batch:
+                    return
+        except BaseException:
+            for r in self.replicas:
+                r.alive = False
+            raise
+
+    def _orphan(self, url: str, keys: frozenset[tuple[str, int, str]]) -> None:
+        rows = [x for x in read_rows(self.spec.generations_path) if cell_key(x) in keys and replica_of(x) == url]
+        moved = quarantine_orphans(self.spec, self.manifest, rows, f"replica {url} became unreachable")
+        self.result.stored -= moved
+        self.result.quarantined += moved
+
+    async def _chat(self, r: Replica, model: str, arm: str, prompt: str, seed: int, sampling: Any) -> Completion:
+        while True:
+            epoch = r.adapters.epoch(model)
+            try:
+                return await r.client.chat(model, prompt, seed=seed, sampling=sampling)
+            except ModelNotFound:
+                if model not in r.adapters.ours:
+                    raise SeatError(f"the seat{'' if len(self.replicas) == 1 else ' replica ' + r.url} stopped "
+                                    f"serving {model!r} (arm {arm}) mid-run; it was served when the run started "
+                                    "and voicegate did not load it") from None
+                await r.adapters.reload(model, arm, epoch)

@@ -1,0 +1,170 @@
+"""One session of a generate run: steps 3-7 of `generate`, on every replica at once.
+
+Every replica is asked what it serves, all at once; one that is not the same seat as
+the first is refused (`seat._identity`), one that cannot be reached is left out (the
+session runs on the others), and each gets its plan (`generate._plan`): every refusal
+happens here, before any generation request. Candidates a replica does not serve are
+loaded at run time (and said once not to persist); run.json records the seat and the
+session (`generate._runlog`) before the runner (`generate._runner`) sends anything.
+Whatever voicegate loaded is unloaded, and nothing else — also on SIGTERM
+(`seat._adapters` writes each name down before its load request) — and the session's
+end, however it came, goes into run.json.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from typing import Any
+
+from voicegate._errors import SeatUnreachable, VoicegateError
+from voicegate.generate._cells import build_cells, cell_key, plan_cells
+from voicegate.generate._integrity import choose_canaries
+from voicegate.generate._plan import seat_plan
+from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
+from voicegate.generate._result import GenerateResult
+from voicegate.generate._runlog import build_manifest, close_session, new_session, open_session, quarantine_orphans
+from voicegate.generate._runner import Mode, Replica, Runner
+from voicegate.generate._schedule import Job
+from voicegate.generate._sigterm import UNLOAD_S, Stop
+from voicegate.run import row_key
+from voicegate.seat import (
+    AdapterTrack,
+    RetryPolicy,
+    RuntimeAdapters,
+    SeatClient,
+    SeatState,
+    check_identical,
+    redact_url,
+    tracked,
+)
+from voicegate.spec import GateSpec, Registration
+
+
+async def seat_states(replicas: list[Replica], say: Say) -> list[SeatState]:
+    """What every replica serves, asked of all at once; a replica that cannot be reached is left out."""
+    async def ask(r: Replica) -> SeatState:
+        return SeatState(r.url, await r.client.version(), tuple(await r.client.models()))
+
+    answers = await asyncio.gather(*(ask(r) for r in replicas), return_exceptions=True)
+    states: list[SeatState] = []
+    lost: list[tuple[Replica, SeatUnreachable]] = []
+    for r, got in zip(replicas, answers, strict=True):
+        if isinstance(got, SeatUnreachable):
+            lost.append((r, got))
+        elif isinstance(got, BaseException):
+            raise got
+        else:
+            states.append(got)
+    if lost and (len(replicas) == 1 or not states):
+        if len(replicas) == 1:
+            raise lost[0][1]
+        raise SeatUnreachable(f"none of the {len(replicas)} replicas could be reached (the last: {lost[-1][1]})")
+    for r, exc in lost:
+        r.alive = False
+        r.status = "unreachable"
+        say(f"note: replica {r.url} could not be reached ({exc}); running on the other {len(states)}")
+    return states
+
+
+async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
+                      jobs: list[Job], rows: list[dict[str, Any]], manifest: dict[str, Any] | None,
+                      result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say,
+                      stop: Stop, mode: Mode) -> GenerateResult:
+    """Steps 3-7 of `generate`, on every replica: ask, refuse or plan, load, record, run, unload, record."""
+    # Notes that change what a user should expect always print; routine steps only without --quiet.
+    info: Say = (lambda line: None) if quiet else say
+    progress: ProgressBars | None = None
+    runner: Runner | None = None
+
+    def retry_note(line: str) -> None:
+        if progress is not None:
+            progress.say(f"voicegate: retrying {line}")  # printed as is, beside the bars
+        else:
+            say(f"retrying {line}")  # `say` adds the "voicegate: " itself
+    track = AdapterTrack(spec.run.adapters)
+    paths = {a.model: a.adapter_path for a in spec.candidates if a.adapter_path}
+    replicas: list[Replica] = []
+    for i, raw in enumerate(urls):
+        shown = redact_url(raw)
+        client = SeatClient(raw, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
+                            max_connections=conc + 4, api_key_env=spec.seat.api_key_env,
+                            on_retry=None if quiet else retry_note)
+        adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown)
+        replicas.append(Replica(i, shown, client, adapters))
+    stop.attach()
+    wrote_manifest = False
+    session = new_session([r.url for r in replicas], conc, mode.isolate, mode.wave_size)
+    t0 = time.monotonic()
+    try:
+        # every refusal happens here, before any generation
+        states = await seat_states(replicas, say)
+        different = check_identical(states, base_model=spec.base.model, runtime=paths.keys())
+        if different is not None:
+            raise VoicegateError(different)
+        live = [r for r in replicas if r.alive]
+        plans = {r.url: seat_plan(spec, r.url, list(s.cards), s.version, manifest, tracked(spec.run.adapters, r.url))
+                 for r, s in zip(live, states, strict=True)}
+        for r in live:
+            r.adapters.adopt(plans[r.url].ours)
+        to_load = sorted({a.model for p in plans.values() for a in p.to_load})
+        if to_load:
+            say(f"note: loading {', '.join(to_load)} at run time; runtime-loaded adapters do not persist (the "
+                "next seat restart drops them, only --lora-modules survive) and voicegate unloads them after this "
+                "run")
+        for r in live:
+            for load in plans[r.url].to_load:
+                await r.adapters.load(load.model, load.adapter_path)
+        snapshots = [SeatState(s.url, s.version, tuple(await r.client.models())) if plans[r.url].to_load else s
+                     for r, s in zip(live, states, strict=True)]
+        ours = set().union(*(r.adapters.ours for r in live))
+        manifest = build_manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
+        index = open_session(spec, manifest, session, snapshots[0].cards, mode.params)
+        wrote_manifest = True
+
+        cells = plan_cells(jobs, rows, [r.url for r in live])
+        if cells.orphans:
+            moved = quarantine_orphans(spec, manifest, cells.orphans, "the replica it ran on is not in this run")
+            result.stored -= moved
+            result.quarantined += moved
+            say(f"note: {moved} stored generation(s) of {len({cell_key(x) for x in cells.orphans})} unfinished cell(s) came "
+                f"from a replica not in this run; moved them to {spec.run.quarantine} (kept, not scored) and "
+                "re-running those cells whole on one replica")
+        for r in live:
+            r.pinned.extend(cells.pinned.get(r.url, []))
+        stored_now = {row_key(x) for x in rows} - {row_key(x) for x in cells.orphans}
+        progress = ProgressBars(spec, jobs, stored_now, quiet)
+        # The session's canaries: drawn from a nonce the seat never sees (recorded when the session ends).
+        nonce = secrets.token_hex(16)
+        canaries = choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce, spec.seeds)
+        runner = Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
+                        manifest, canaries, nonce, stop)
+        with progress:
+            await runner.run()
+        stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here
+        session["status"] = "complete"
+    except SeatUnreachable as exc:
+        session["status"] = "seat-unreachable"
+        raise SeatUnreachable(f"{exc}; {saved(result)}; {resume_hint(result)}") from None
+    except (VoicegateError, asyncio.CancelledError, KeyboardInterrupt):
+        session["status"] = "stopped"
+        raise
+    finally:
+        stop.cleaning = True
+        result.wall_s = time.monotonic() - t0
+        result.completion_tokens = progress.tokens if progress is not None else 0
+        complete = session.get("status") == "complete"
+        for r in replicas:
+            await r.adapters.unload_all(complete=complete and r.alive, within_s=UNLOAD_S if stop.signalled else None)
+            at = f" on {r.url}" if len(replicas) > 1 else ""
+            result.loaded += [m + at for m in r.adapters.loaded]
+            result.unloaded += [m + at for m in r.adapters.unloaded]
+            result.reloads += r.adapters.reloads
+            await r.client.aclose()
+        result.replicas = [r.stats() for r in replicas]
+        if wrote_manifest and manifest is not None:
+            close_session(spec, manifest, session, result, runner.canary_record() if runner is not None else None,
+                          left=set().union(*(r.adapters.ours for r in replicas)),
+                          gone=set().union(*(r.adapters.unloaded for r in replicas)))
+    return result
