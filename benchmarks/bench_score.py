@@ -150,7 +150,7 @@ def build_workspace(root: Path, corpus: Path) -> dict:
         """))
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "voicegate", "register", GATE, "-C", str(root)],
-                          capture_output=True, text=True, env=env)
+                          check=False, capture_output=True, text=True, env=env)
     register_s = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"register failed: {done.stderr}")
@@ -199,7 +199,7 @@ def timed(cmd: list[str], cwd: Path, label: str = "") -> tuple[float, str]:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=_env())
+    done = subprocess.run(cmd, cwd=cwd, check=False, capture_output=True, text=True, env=_env())
     elapsed = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU.setdefault(label, []).append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))

@@ -44,14 +44,14 @@ def main() -> None:
         for n in args.n:
             with StandinSeat(adapters={"lv-x": "/adapters/lv-x"}, token_time=t,
                              token_time_by_model={"lv-x": t / speed}) as seat:
-                async def go():
+                async def go(n: int = n):
                     async with SeatClient(seat.url) as c:
                         return await measure(c, base="voices-base", voice="lv-x", n=n)
                 t0 = time.monotonic()
                 r = run(go()).as_json()
                 secs = time.monotonic() - t0
             print(f"{speed:>6.2f} {n:>4} {100 * (speed - 1):>8.1f} {r['overhead_pct']:>11.2f} "
-                  f"{r['noise_floor_pct']:>8.2f} {str(r['outside_floor']):>8} {secs:>6.1f}")
+                  f"{r['noise_floor_pct']:>8.2f} {r['outside_floor']!s:>8} {secs:>6.1f}")
 
 
 if __name__ == "__main__":
