@@ -6,9 +6,8 @@ the figure gets the decimals it takes to show on which side of 1 it lies (1.03x,
 only an exact 1 is written 1.0x.
 
 A missing ratio (a zero floor has none) is written "n/a" everywhere: the terminal table, the
-record, the README, the compose comment and the amend summary all print it through
-`ratio_text`. (The report page's own filter, `report._page.ratio`, writes "—", the page's
-one mark for every missing value.)
+record, the README, the compose comment, the amend summary and the report page (its `ratio`
+filter) all print it through `ratio_text`.
 """
 
 from __future__ import annotations

@@ -250,11 +250,12 @@ def _base_ctx(spec: Any, result: GateResult, when: _dt.datetime) -> dict[str, An
 def _run_ctx(spec: Any, run: RunManifest | None) -> dict[str, Any]:
     """What the record says about the run, whichever command wrote run.json."""
     rows = read_generations(spec.generations_path)
+    run = run or RunManifest.from_json({})
     return {
-        "source": (run.source if run else None) or "generated",
-        "file": (run.file if run else None) or "?", "file_sha256": (run.file_sha256 if run else None) or "?",
-        "seat": (run.seat_url if run else None) or spec.seat.url,
-        "vllm_version": (run.seat_version if run else None) or "unknown",
+        "source": run.source or "generated",
+        "file": run.file or "?", "file_sha256": run.file_sha256 or "?",
+        "seat": run.seat_url or spec.seat.url,
+        "vllm_version": run.seat_version or "unknown",
         "rows": len(rows), "voice_rows": sum(1 for r in rows if r.get("kind", "voice") == "voice"),
         "probe_rows": sum(1 for r in rows if r.get("kind") == "probe"),
         "arms": len(spec.arms), "seeds": len(spec.seeds), "prompts": len(spec.prompts),

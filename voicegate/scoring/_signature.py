@@ -14,7 +14,7 @@ gives back its own bytes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from voicegate._version import __version__
@@ -118,13 +118,6 @@ class Signature:
             specificity=(f"impostors,{spec.voice.specificity},{SPECIFICITY_METHOD}"
                          if spec.corpora.impostors else None),
             evidence=evidence)
-
-    def bound_to(self, evidence: IntegrityEvidence | None) -> Signature:
-        """The same signature naming the integrity evidence its verdict stands on (None: unchanged)."""
-        if evidence is None:
-            return self
-        return replace(self, evidence=evidence,
-                       stored=None if self.stored is None else {**self.stored, **_evidence_json(evidence)})
 
     def to_json(self) -> dict[str, Any]:
         if self.stored is not None:

@@ -153,11 +153,6 @@ class GateSpec:
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def rule(self) -> FloorRule:
-        """The deciding floor rule (`floor_rule` is its id)."""
-        return get_rule(self.floor_rule)
-
-    @property
     def base(self) -> Arm:
         return next(a for a in self.arms if a.is_base)
 
