@@ -10,6 +10,7 @@ ckpt925 still faces its own 0.251.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,9 @@ def bronte_spec(rule: str = "global-max-spread") -> dict[str, Any]:
     return spec
 
 
+BRONTE_REGISTERED = "1796169600"  # 2026-12-02: before welch-t@1 (2026-12-06) was registered
+
+
 def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True,
                      spec: dict[str, Any] | None = None, prospective: bool = True) -> Path:
     """A registered lv-bronte workspace with README and compose in place; returns root.
@@ -75,7 +79,9 @@ def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "workspace")
     if register:
-        done = voicegate(root, "register", "lv-bronte")
+        # lv-bronte was registered before welch-t existed: its story is told under the two rules then in force.
+        history = {} if "SOURCE_DATE_EPOCH" in os.environ else {"SOURCE_DATE_EPOCH": BRONTE_REGISTERED}
+        done = voicegate(root, "register", "lv-bronte", env=history)
         assert done.returncode == 0, done.stderr
         if prospective and (spec.get("floor") or {}).get("rule") != "pairwise-max-spread":
             register_prospective(root, "lv-hemingway", "pairwise-max-spread")
@@ -183,5 +189,5 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
         record_ship(spec, "ckpt475", "additive, reversible and safety-clean")
     if amend:
         amend_spec(spec, "pairwise-max-spread", "the global floor let an unshipped arm fail the shipped one",
-                   scorer=lambda spec, rows, *, rule, provenance: result(rule, gh))
+                   scorer=lambda spec, rows, *, rule, rules, provenance: result(rule, gh))
     return root

@@ -29,7 +29,8 @@ def test_register_commits_spec_and_record(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
     assert record["spec_sha256"] == sha256_json(yaml.safe_load(path.read_text()))
     assert record["deciding_rule"] == "pairwise-max-spread"
-    assert set(record["rules_in_force"]) == {"global-max-spread", "pairwise-max-spread"}
+    # registered today: every rule registered on or before today is in force, and each is computed
+    assert set(record["rules_in_force"]) == {"global-max-spread", "pairwise-max-spread", "welch-t"}
     assert record["files"]["corpora/held/held.txt"]
     assert record["files"]["prompts/beats.txt"]
     # committed, clean, and the message names the hash
@@ -205,3 +206,25 @@ def test_init_lays_out_a_workspace(tmp_path: Path) -> None:
     again = voicegate(tmp_path, "init", str(ws))
     assert again.returncode == 0
     assert (ws / ".gitignore").read_text().count("/runs/") == 1
+
+
+def test_the_rules_in_force_are_those_registered_by_the_registration_date(tmp_path: Path) -> None:
+    # A gate registered before welch-t@1 (2026-12-06) computes the two rules then in force; its scores never
+    # grow a column a newer voicegate added, unless an amendment brings that rule in.
+    path = make_workspace(tmp_path)
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "workspace")
+    done = voicegate(tmp_path, "register", "lv-test", env={"SOURCE_DATE_EPOCH": "1796169600"})  # 2026-12-02
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
+    assert record["rules_in_force"] == {"global-max-spread": {"version": 1, "registered": "2026-09-16"},
+                                        "pairwise-max-spread": {"version": 1, "registered": "2026-09-17"}}
+    # A deciding rule that did not exist on the registration's date is refused, and nothing is written.
+    spec = yaml.safe_load(path.read_text())
+    spec["floor"] = {"rule": "welch-t"}
+    path.write_text(yaml.safe_dump(spec))
+    before = tree_snapshot(tmp_path)
+    done = voicegate(tmp_path, "register", "lv-test", "--supersede", env={"SOURCE_DATE_EPOCH": "1796169600"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "deciding rule welch-t@1 was registered 2026-12-06, after this registration's date (2026-12-02)" in done.stderr
+    assert tree_snapshot(tmp_path) == before

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from voicegate._errors import VoicegateError
 from voicegate._figures import ratio_text
 from voicegate.report._table import make_console, print_score
 from voicegate.scoring import GateResult, decide
@@ -29,8 +31,12 @@ OK = {"ckpt475": "NOT-COPIED", "ckpt925": "NOT-COPIED"}
 CLEAN = {"ckpt475": "NO-DAMAGE", "ckpt925": "NO-DAMAGE"}
 
 
-def _result(rule: str) -> GateResult:
-    out = decide(DIST, "base", ["ckpt475", "ckpt925"], rule=rule, copying=OK, damage=CLEAN)
+# The rules in force when lv-bronte was gated and amended: its history is told under these two.
+HISTORY = ("global-max-spread", "pairwise-max-spread")
+
+
+def _result(rule: str, rules: tuple[str, ...] | None = HISTORY) -> GateResult:
+    out = decide(DIST, "base", ["ckpt475", "ckpt925"], rule=rule, rules=rules, copying=OK, damage=CLEAN)
     return decision_result(out, "lv-bronte")
 
 
@@ -61,12 +67,66 @@ def test_reference_case_under_pairwise_max_spread_ckpt475_passes_2_1x():
     assert r.ships == "ckpt475"
 
 
-def test_disagree_is_rule_independent_and_both_floors_always_present():
+def test_disagree_is_rule_independent_and_every_rule_always_present():
     for rule in RULES:
-        r = _result(rule)
+        r = _result(rule, rules=None)  # None: every registered rule, the new one included
         assert [a.disagree for a in r.arms[1:]] == [True, False]
         for arm in r.arms[1:]:
             assert set(arm.floors) == set(RULES) == set(arm.voice) == set(arm.ratios)
+        assert r.rules == list(RULES)
+
+
+def test_the_rules_computed_are_the_ones_asked_for_and_the_deciding_one():
+    r = _result("welch-t", rules=("global-max-spread",))
+    assert r.rules == ["global-max-spread", "welch-t"] and set(r.arms[1].floors) == set(r.rules)
+    with pytest.raises(VoicegateError, match="unknown floor rule 'median'"):
+        _result("pairwise-max-spread", rules=("median",))
+
+
+def test_welch_t_floor_is_the_one_sided_critical_difference_and_its_detectable_delta():
+    # Computed here from the definitions, independently of the rule: Welch's SE and df, scipy's t.
+    import statistics
+
+    from scipy.stats import t as student
+
+    r = _result("welch-t", rules=None)
+    for name, dist in (("ckpt475", CKPT475), ("ckpt925", CKPT925)):
+        a, b = list(dist.values()), list(BASE.values())
+        va, vb = statistics.variance(a) / 3, statistics.variance(b) / 3
+        df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 2)
+        se = math.sqrt(va + vb)
+        arm = _arm(r, name)
+        assert arm.floors["welch-t"] == pytest.approx(student.ppf(0.99, df) * se, abs=1e-6)
+        assert arm.detectable["welch-t"] == pytest.approx((student.ppf(0.99, df) + student.ppf(0.8, df)) * se,
+                                                          abs=1e-6)
+        t_stat = arm.delta_cb / se
+        assert (arm.voice["welch-t"] == "PASS") == (t_stat > student.ppf(0.99, df))
+    # The reference case under the new rule: ckpt475 passes (0.129 floor), ckpt925's outlier seed fails it.
+    a475, a925 = _arm(r, "ckpt475"), _arm(r, "ckpt925")
+    assert (a475.floors["welch-t"], a475.voice["welch-t"], ratio_text(a475.ratios["welch-t"])) == (0.129492, "PASS", "1.5x")
+    assert a925.voice["welch-t"] == "FAIL" and a475.disagree and a925.disagree is False
+    # The max-spread rules state no power: only the rule with a sampling model carries a detectable delta.
+    assert set(a475.detectable) == {"welch-t"}
+    assert "detectable" not in json.loads(result_json(_result("pairwise-max-spread")))["arms"][1]
+
+
+def test_welch_t_gains_power_with_seeds_where_a_range_loses_it():
+    # The same two populations, 3 then 12 seeds: the range floor grows, the t floor shrinks.
+    base = [0.80, 0.83, 0.86, 0.81, 0.85, 0.82, 0.84, 0.80, 0.86, 0.83, 0.81, 0.85]
+    cand = [x - 0.05 for x in (0.86, 0.80, 0.83, 0.85, 0.81, 0.84, 0.82, 0.86, 0.80, 0.83, 0.85, 0.81)]
+    floors = {}
+    for k in (3, 12):
+        dist = {"base": dict(enumerate(base[:k])), "a": dict(enumerate(cand[:k]))}
+        floors[k] = decide(dist, "base", ["a"], rule="welch-t").arms[1].floors
+    assert floors[12]["welch-t"] < floors[3]["welch-t"] / 3
+    assert floors[12]["pairwise-max-spread"] >= floors[3]["pairwise-max-spread"]
+
+
+def test_welch_t_with_one_seed_or_no_variance():
+    one = decide({"base": {1: 0.9}, "a": {1: 0.1}}, "base", ["a"], rule="welch-t").arms[1]
+    assert one.voice["welch-t"] == "FAIL" and one.floors["welch-t"] is None  # one seed: no variance, nothing passes
+    flat = decide({"base": {1: 0.9, 2: 0.9}, "a": {1: 0.5, 2: 0.5}}, "base", ["a"], rule="welch-t").arms[1]
+    assert flat.voice["welch-t"] == "PASS" and flat.floors["welch-t"] == 0.0 and flat.ratio is None
 
 
 def test_table_and_json_show_both_floors(capsys):

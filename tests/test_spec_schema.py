@@ -21,7 +21,7 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate.spec import _schema
 from voicegate.spec._check import check_spec
-from voicegate.spec._rules import RULES, RuleId, get_rule
+from voicegate.spec._rules import RULES, RuleId
 from voicegate.spec._schema import (
     PROBES_SCHEMA,
     REFERENCE_TABLES,

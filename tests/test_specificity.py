@@ -27,7 +27,8 @@ from voicegate.scoring._verdicts import decide
 from voicegate.spec._registration import register
 from voicegate.spec._spec import load_spec
 
-PAIRWISE, GLOBAL = "pairwise-max-spread", "global-max-spread"
+PAIRWISE, GLOBAL, WELCH = "pairwise-max-spread", "global-max-spread", "welch-t"
+TWO = (PAIRWISE, GLOBAL)  # the seeds' two rules: the constructed cases below are worked under them
 
 
 # -- the pure core -----------------------------------------------------------------------------
@@ -39,34 +40,56 @@ TOWARD_B = {"base": {1: 1.00, 2: 1.00, 3: 1.00}, "cand": {1: 0.85, 2: 0.85, 3: 0
 
 
 def test_margin_is_delta_cb_minus_the_largest_impostor_delta_and_each_has_its_own_floor():
-    axis = specificity(GATE_D, {"A": TOWARD_A}, "base", "cand", author="Gate", decides=True)
+    axis = specificity(GATE_D, {"A": TOWARD_A}, "base", "cand", author="Gate", decides=True, rule=PAIRWISE,
+                       rules=TWO)
     # r_A(cand) = d_gate - d_A = -0.20, -0.15, -0.10: spread 0.10; r_A(base) = 0: spread 0
     assert axis.deltas == {"Gate": 0.2, "A": 0.05}
     assert axis.margin == 0.15 and axis.nearest == "A" and axis.margins == {"A": 0.15}
     assert axis.floors == {PAIRWISE: 0.1, GLOBAL: 0.1} and axis.ratios == {PAIRWISE: 1.5, GLOBAL: 1.5}
     assert axis.verdict == {PAIRWISE: Specific.SPECIFIC, GLOBAL: Specific.SPECIFIC} and not axis.disagree
 
-    both = specificity(GATE_D, {"A": TOWARD_A, "B": TOWARD_B}, "base", "cand", author="Gate", decides=True)
-    # against B the margin is +0.05, under its floor 0.10: one impostor is enough to be NOT-SPECIFIC
+    both = specificity(GATE_D, {"A": TOWARD_A, "B": TOWARD_B}, "base", "cand", author="Gate", decides=True,
+                       rule=PAIRWISE, rules=TWO)
+    # against B the margin is +0.05, under its floor 0.10: not SPECIFIC, but no evidence of nearer B either
     assert both.margin == 0.05 and both.nearest == "B" and both.binding == {PAIRWISE: "B", GLOBAL: "B"}
     assert both.margins == {"A": 0.15, "B": 0.05} and both.floors[PAIRWISE] == 0.1
-    assert both.verdict[PAIRWISE] == both.verdict[GLOBAL] == Specific.NOT_SPECIFIC
+    assert both.impostor_floors == {"A": {GLOBAL: 0.1, PAIRWISE: 0.1}, "B": {GLOBAL: 0.1, PAIRWISE: 0.1}}
+    assert both.verdict[PAIRWISE] == both.verdict[GLOBAL] == Specific.INCONCLUSIVE
+    assert both.nearer(PAIRWISE) == []
+
+
+def test_not_specific_needs_a_margin_below_minus_its_floor_and_names_who_it_is_nearer():
+    # toward C the candidate moved +0.35 (more than its +0.20 toward the gate author): margin -0.15 vs floor 0.10
+    toward_c = {"base": {1: 1.00, 2: 1.00, 3: 1.00}, "cand": {1: 0.65, 2: 0.65, 3: 0.65}}
+    axis = specificity(GATE_D, {"A": TOWARD_A, "C": toward_c}, "base", "cand", author="Gate", decides=True,
+                       rule=PAIRWISE, rules=TWO)
+    assert axis.margins == {"A": 0.15, "C": -0.15} and axis.verdict[PAIRWISE] == Specific.NOT_SPECIFIC
+    assert axis.nearer(PAIRWISE) == ["C"]
+    # the same margin within a wider floor is INCONCLUSIVE, and "nearer" is said nowhere
+    c_far = {"base": {1: 1.00, 2: 1.00, 3: 1.00}, "cand": {1: 0.45, 2: 0.70, 3: 0.77}}  # delta +0.36, r spread 0.22
+    wide = specificity(GATE_D, {"C": c_far}, "base", "cand", author="Gate", decides=True, rule=PAIRWISE, rules=TWO)
+    assert wide.margins["C"] < 0 and wide.floors[PAIRWISE] > -wide.margins["C"]
+    assert wide.verdict[PAIRWISE] == Specific.INCONCLUSIVE and wide.nearer(PAIRWISE) == []
 
 
 def test_both_rules_are_computed_and_disagree_is_flagged():
     # a third arm whose own (author - impostor) spread is 0.30: the global floor is 0.30 for everyone
     gate = {**GATE_D, "wild": {1: 0.60, 2: 0.90, 3: 0.75}}
     toward = {**TOWARD_A, "wild": {1: 1.0, 2: 1.0, 3: 1.0}}
-    axis = specificity(gate, {"A": toward}, "base", "cand", author="Gate", decides=True)
+    axis = specificity(gate, {"A": toward}, "base", "cand", author="Gate", decides=True, rule=PAIRWISE, rules=TWO)
     assert axis.floors == {PAIRWISE: 0.1, GLOBAL: 0.3}
-    assert axis.verdict == {PAIRWISE: Specific.SPECIFIC, GLOBAL: Specific.NOT_SPECIFIC} and axis.disagree
+    assert axis.verdict == {PAIRWISE: Specific.SPECIFIC, GLOBAL: Specific.INCONCLUSIVE} and axis.disagree
+    every = specificity(gate, {"A": toward}, "base", "cand", author="Gate", decides=True, rule=PAIRWISE)
+    assert set(every.verdict) == {PAIRWISE, GLOBAL, WELCH}  # None: every registered rule
 
 
 def test_where_specificity_decides_a_not_specific_candidate_cannot_ship():
     both = {"A": TOWARD_A, "B": TOWARD_B}
     ok = {"cand": "NOT-COPIED"}, {"cand": "NO-DAMAGE"}
     for decides, ships in ((True, None), (False, "cand")):
-        axis = {"cand": specificity(GATE_D, both, "base", "cand", author="Gate", decides=decides)}
+        axis = {"cand": specificity(GATE_D, both, "base", "cand", author="Gate", decides=decides, rule=PAIRWISE,
+                                    rules=TWO)}
+        assert axis["cand"].under(PAIRWISE) == Specific.INCONCLUSIVE  # only SPECIFIC ships where it decides
         d = decide(GATE_D, "base", ["cand"], rule=PAIRWISE, copying=ok[0], damage=ok[1], specificity=axis)
         assert d.candidates[0].voice_decides == "PASS"      # the voice axis itself is unchanged
         assert d.ships == ships, decides
@@ -109,7 +132,8 @@ def test_scored_end_to_end_the_mimic_is_not_specific_and_never_ships(scored: Pat
     assert code == 0, err
     result = json.loads(out)
     cand, mimic = _arm(result, "cand")["specificity"], _arm(result, "mimic")["specificity"]
-    assert cand["verdict"] == {PAIRWISE: "SPECIFIC", GLOBAL: "SPECIFIC"} and cand["margin"] > 0
+    # registered today: all three rules are in force; at 3 seeds the t floor cannot tell the margin from noise
+    assert cand["verdict"] == {GLOBAL: "SPECIFIC", PAIRWISE: "SPECIFIC", WELCH: "INCONCLUSIVE"} and cand["margin"] > 0
     assert mimic["verdict"][PAIRWISE] == "NOT-SPECIFIC" and mimic["nearest"] == "Impostor One"
     assert mimic["deltas"]["Impostor One"] > mimic["deltas"]["Test Author"]
     assert result["ships"] != "mimic"
@@ -126,7 +150,7 @@ def test_scored_the_three_artifacts_carry_specificity_and_compose_stays_the_same
     assert code == 0, err
     assert "lv-test: author specificity" in out and "delta toward each author's text" in out
     record = (scored / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
-    assert "**Author specificity (decides: a NOT-SPECIFIC candidate cannot ship; score entry format 2).**" in record
+    assert "**Author specificity (decides: only a SPECIFIC candidate ships; score entry format 2).**" in record
     assert "| candidate | Test Author * | Impostor One |" in record
     assert "- mimic: VOICE" in record and "NOT-SPECIFIC, deciding (pairwise-max-spread: margin -" in record
     readme = (scored / "adapters" / "lv-test" / "README.md").read_text(encoding="utf-8")

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from voicegate._figures import ratio_text
-from voicegate.scoring import CandidateResult, GateResult
+from voicegate.scoring import CandidateResult, GateResult, Specificity
 from voicegate.spec import RULES
 
 if TYPE_CHECKING:
@@ -133,7 +133,17 @@ def voice_phrase(arm: CandidateResult, deciding: str) -> str:
                          f"(floor {num(arm.floors[other])}): DISAGREE")
         else:
             parts.append(f"{other}: {v} {ratio_text(ratio_of(arm, other))} (floor {num(arm.floors[other])})")
+    parts += [detectable_phrase(arm, rid) for rid in arm.detectable if arm.detectable[rid] is not None]
     return f"VOICE {verdict} ({'; '.join(parts)})"
+
+
+def detectable_phrase(arm: CandidateResult, rule_id: str) -> str:
+    """'detectable 0.045 at 80% power under welch-t': what a FAIL could have seen (a rule with a power model)."""
+    d = arm.detectable.get(rule_id)
+    unseen = (arm.voice.get(rule_id) == "FAIL" and arm.delta_cb is not None and d is not None
+              and 0 < arm.delta_cb < d)
+    return (f"detectable {num(d)} at 80% power under {rule_id}"
+            + (": under what this design can see, add seeds" if unseen else ""))
 
 
 # A score entry with an author-specificity section is format 2 (it says so in that section); an entry
@@ -154,14 +164,24 @@ def specificity_phrase(arm: CandidateResult, deciding: str) -> str | None:
         return (f"margin {signed(axis.margins.get(who))} over {who} vs floor {num(axis.floors.get(rid))}, "
                 f"{ratio_text(axis.ratios.get(rid))}")
 
-    parts = [f"{deciding}: {against(deciding)}"]
+    parts = [f"{deciding}: {against(deciding)}"
+             + (": within noise, add seeds or longer pools" if verdict == "INCONCLUSIVE" else "")]
     for other in sorted(set(axis.verdict) - {deciding}):
         v = axis.under(other)
         tail = ": DISAGREE" if v != verdict else ""
         parts.append(f"{other}{' would be' if v != verdict else ':'} {v} ({against(other)}){tail}")
-    parts.append(f"nearest impostor {axis.nearest} ({signed(axis.margin)})")
+    parts.append(_nearest(axis, deciding))
     how = "deciding" if axis.decides else "reported"
     return f"{verdict}, {how} ({'; '.join(parts)})"
+
+
+def _nearest(axis: Specificity, rule_id: str) -> str:
+    """"nearer X" only where the voice is shown nearer X than the gate author; else the impostor it moved
+    toward most, with its margin, which says nothing about which author it sounds like."""
+    nearer = axis.nearer(rule_id)
+    if nearer:
+        return f"nearer {', '.join(nearer)} ({signed(axis.margins.get(nearer[0]))})"
+    return f"nearest impostor {axis.nearest} ({signed(axis.margin)})"
 
 
 def axes_line(arm: CandidateResult, deciding: str) -> str:
@@ -180,10 +200,22 @@ def specificity_summary(result: GateResult) -> str | None:
     imp = result.impostors
     if imp is None:
         return None
-    each = ", ".join(f"{a.name} {a.specificity.under(result.rule)}"
-                     + (f" (nearer {a.specificity.nearest})" if a.specificity.under(result.rule) != "SPECIFIC" else "")
+    each = ", ".join(f"{a.name} {a.specificity.under(result.rule)}{_why(a.specificity, result.rule)}"
                      for a in result.candidates if a.specificity is not None)
     return f"specificity ({imp.mode}; impostors {', '.join(imp.authors)}): {each}"
+
+
+def _why(axis: Specificity, rule_id: str) -> str:
+    """What a compose reader needs beside a verdict that is not SPECIFIC: who it is nearer, or why nobody can tell."""
+    verdict = axis.under(rule_id)
+    if verdict == "SPECIFIC":
+        return ""
+    nearer = axis.nearer(rule_id)
+    if nearer:
+        return f" (nearer {', '.join(nearer)})"
+    who = axis.binding.get(rule_id, "?")
+    return (f" (margin {signed(axis.margins.get(who))} over {who} vs floor {num(axis.floors.get(rule_id))}: "
+            "within noise, add seeds)")
 
 
 def candidates(result: GateResult, featured: str | None = None) -> list[CandidateResult]:

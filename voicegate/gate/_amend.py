@@ -40,15 +40,17 @@ if TYPE_CHECKING:
 class Scorer(Protocol):
     """How the stored rows are re-scored under a rule (tests pass a constructed result)."""
 
-    def __call__(self, spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str,
+    def __call__(self, spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str, rules: Sequence[str],
                  provenance: Provenance) -> GateResult: ...
 
 
-def rescore(spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str, provenance: Provenance) -> GateResult:
+def rescore(spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str, rules: Sequence[str],
+            provenance: Provenance) -> GateResult:
     """The real re-score: the cache `voicegate score` filled, read-only."""
     from voicegate.scoring import score_gate
 
-    return score_gate(spec, rows, cache_dir=spec.run.cache, rule=rule, write_cache=False, provenance=provenance)
+    return score_gate(spec, rows, cache_dir=spec.run.cache, rule=rule, rules=rules, write_cache=False,
+                      provenance=provenance)
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -90,7 +92,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
     """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
     from voicegate.artifacts import amendments, current_state, decisions, one_line, record_amendment, verdict_lock
     from voicegate.run import generations_hash, read_generations
-    from voicegate.spec import find_citation, get_rule
+    from voicegate.spec import RULES, find_citation, get_rule
 
     reason = one_line(reason or "")
     if not reason:
@@ -122,7 +124,9 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
                                  f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
         citation = find_citation(spec.root, rule_id, when, this_gate=spec.gate, registered_in=registered_in)
         # The same generations: the same seat verdict and replicas, bound to the same evidence.
-        new = scorer(spec, rows, rule=rule_id, provenance=old.provenance)
+        # The rules the recorded result computed, and the new one: a table never loses a column it had.
+        known = [r for r in old.rule_ids() if r in RULES]
+        new = scorer(spec, rows, rule=rule_id, rules=[*known, rule_id], provenance=old.provenance)
         if new.generations_sha256 not in (None, recorded):
             raise VoicegateError("the re-score did not read the recorded generations; amendment refused")
         changes = _changes(old, new)

@@ -1,8 +1,9 @@
-"""The score table (rich): both floors side by side, DISAGREE, copying, damage, ship line, signature.
+"""The score table (rich): every floor side by side, DISAGREE, copying, damage, ship line, signature.
 
 Rendered from a `GateResult` (DESIGN.md §6) and nothing else, so `score`,
-`amend` and the demo print the same thing for the same numbers. Neither floor
-is ever shown without the other; the deciding rule is marked with `*`.
+`amend` and the demo print the same thing for the same numbers. No floor is
+ever shown without the others the result carries (its own rules, never the
+code's list); the deciding rule is marked with `*`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from rich.text import Text
 from voicegate._clip import clip
 from voicegate._figures import ratio_text
 from voicegate.scoring import CandidateResult, GateResult, Specificity
-from voicegate.spec import RULES
 
 
 def _num(x: float | None, digits: int = 3, signed: bool = False) -> str:
@@ -29,7 +29,7 @@ def _verdict(v: str | None) -> Text:
     if v is None:
         return Text("-")
     good = v in ("PASS", "NOT-COPIED", "NO-DAMAGE", "SPECIFIC")
-    return Text(v, style="bold green" if good else "bold red")
+    return Text(v, style="bold green" if good else "bold yellow" if v == "INCONCLUSIVE" else "bold red")
 
 
 def _short(rule_id: str) -> str:
@@ -40,10 +40,17 @@ def _voice_title(result: GateResult) -> str:
     return f"{result.gate}: voice (deciding rule: {result.rule}, marked *)"
 
 
-def _rules_caption(*, one_a_line: bool = False) -> str:
-    pairs = [f"{_short(r)} = {r}" for r in RULES]
-    head = "floor and VOICE under every registered rule:"
-    return head + "".join(f"\n  {p}" for p in pairs) if one_a_line else f"{head} {', '.join(pairs)}"
+def _rules_caption(result: GateResult, *, one_a_line: bool = False) -> str:
+    pairs = [f"{_short(r)} = {r}" for r in result.rules if _short(r) != r]
+    head = "floor and VOICE under every rule of this gate" + (":" if pairs else "")
+    text = head + "".join(f"\n  {p}" for p in pairs) if one_a_line else f"{head} {', '.join(pairs)}".rstrip()
+    if _detectable_rules(result):
+        text += ("\n" if one_a_line else "; ") + "detectable: the delta_cb this design sees with 80% power"
+    return text
+
+
+def _detectable_rules(result: GateResult) -> list[str]:
+    return [r for r in result.rules if any(r in arm.detectable for arm in result.candidates)]
 
 
 def _rule_label(rid: str, rule: str) -> str:
@@ -51,7 +58,9 @@ def _rule_label(rid: str, rule: str) -> str:
 
 
 def _floor_cell(arm: CandidateResult, rid: str) -> str:
-    return f"{_num(arm.floors[rid])} ({ratio_text(arm.ratios[rid])})"
+    if rid not in arm.floors:
+        return "-"
+    return f"{_num(arm.floors[rid])} ({ratio_text(arm.ratio_under(rid))})"
 
 
 def _disagree(arm: CandidateResult) -> Text | str:
@@ -60,29 +69,32 @@ def _disagree(arm: CandidateResult) -> Text | str:
 
 def voice_table(result: GateResult) -> Table:
     """One row per arm, every rule's floor and VOICE side by side (about 127 columns)."""
-    rule = result.rule
-    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(), caption_justify="left")
+    rule, rules, detect = result.rule, result.rules, _detectable_rules(result)
+    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(result), caption_justify="left")
     t.add_column("arm", no_wrap=True)
     t.add_column("d(a,s) by seed", no_wrap=True)
     t.add_column("spread", justify="right", no_wrap=True)
     t.add_column("delta_cb", justify="right", no_wrap=True)
-    for rid in RULES:
+    for rid in rules:
         t.add_column(f"floor\n{_rule_label(rid, rule)}", justify="right", no_wrap=True)
     t.add_column("ratio", justify="right", no_wrap=True)
-    for rid in RULES:
+    for rid in rules:
         t.add_column(f"VOICE\n{_rule_label(rid, rule)}", no_wrap=True)
+    for rid in detect:
+        t.add_column(f"detectable\n{_short(rid)}", justify="right", no_wrap=True)
     t.add_column("DISAGREE", no_wrap=True)
     for arm in result.arms:
         per_seed = " ".join(f"{d:.3f}" for d in arm.distances.values())
         name = f"{arm.name} (base)" if arm.is_base else arm.name
         row: list[Any] = [name, per_seed, _num(arm.spread)]
         if not isinstance(arm, CandidateResult):
-            row += ["-"] + ["-"] * len(RULES) + ["-"] + ["-"] * len(RULES) + [""]
+            row += ["-"] + ["-"] * len(rules) + ["-"] + ["-"] * len(rules) + ["-"] * len(detect) + [""]
         else:
             row.append(_num(arm.delta_cb, signed=True))
-            row += [_floor_cell(arm, rid) for rid in RULES]
+            row += [_floor_cell(arm, rid) for rid in rules]
             row.append(ratio_text(arm.ratio))
-            row += [_verdict(arm.voice[rid]) for rid in RULES]
+            row += [_verdict(arm.voice_under(rid)) for rid in rules]
+            row += [_num(arm.detectable_under(rid)) for rid in detect]
             row.append(_disagree(arm))
         t.add_row(*row)
     return t
@@ -104,7 +116,7 @@ def rule_table(result: GateResult) -> Table:
     """The narrow layout's second half: one line per (candidate, rule), so both floors stay whole."""
     rule = result.rule
     # One rule a line: a narrow caption must not break "global = global-max-spread" in two.
-    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(one_a_line=True),
+    t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(result, one_a_line=True),
               caption_justify="left")
     t.add_column("arm")
     t.add_column("delta_cb", justify="right")
@@ -112,12 +124,15 @@ def rule_table(result: GateResult) -> Table:
     t.add_column("floor (ratio)", justify="right")
     t.add_column("VOICE")
     t.add_column("DISAGREE")
+    rules = result.rules
     for arm in result.candidates:
-        for i, rid in enumerate(RULES):
+        for i, rid in enumerate(rules):
             first = i == 0
+            detect = arm.detectable_under(rid)
+            floor = _floor_cell(arm, rid) + ("" if detect is None else f"; detectable {_num(detect)}")
             t.add_row(arm.name if first else "", _num(arm.delta_cb, signed=True) if first else "",
-                      _rule_label(rid, rule), _floor_cell(arm, rid), _verdict(arm.voice[rid]),
-                      _disagree(arm) if first else "", end_section=i == len(RULES) - 1)
+                      _rule_label(rid, rule), floor, _verdict(arm.voice_under(rid)),
+                      _disagree(arm) if first else "", end_section=i == len(rules) - 1)
     return t
 
 
@@ -129,6 +144,9 @@ def _binding_cell(axis: Specificity, rid: str) -> str:
 
 
 def _nearest_cell(axis: Specificity) -> str:
+    """The impostor it moved toward most and its margin; "nearer" only where the margin is negative."""
+    if axis.margin is not None and axis.margin < 0:
+        return f"nearer {axis.nearest} ({_num(axis.margin, signed=True)})"
     return f"{axis.nearest or '-'} ({_num(axis.margin, signed=True)})"
 
 
@@ -139,22 +157,25 @@ def specificity_table(result: GateResult) -> Table | None:
         return None
     rule = result.rule
     t = Table(title=f"{result.gate}: author specificity ({imp.mode})", title_justify="left",
-              caption="margin over an impostor = delta_cb minus the delta toward that impostor; its floor is the seed "
-                      "spread of (distance to the author minus distance to the impostor) under each rule. SPECIFIC: "
-                      "every margin above its floor; shown, the impostor that decides", caption_justify="left")
+              caption="margin over an impostor = delta_cb minus the delta toward that impostor; its floor is the "
+                      "rule's floor of (distance to the author minus distance to the impostor) by seed. SPECIFIC: "
+                      "every margin above its floor; NOT-SPECIFIC: a margin below minus its floor (nearer that "
+                      "author); INCONCLUSIVE otherwise (add seeds or longer pools); shown, the impostor that decides",
+              caption_justify="left")
+    rules = result.rules
     t.add_column("arm", no_wrap=True)
     t.add_column("nearest impostor\n(margin)", no_wrap=True)
-    for rid in RULES:
+    for rid in rules:
         t.add_column(f"deciding impostor: margin vs floor\n{_rule_label(rid, rule)}", no_wrap=True)
-    for rid in RULES:
+    for rid in rules:
         t.add_column(f"SPECIFIC\n{_rule_label(rid, rule)}", no_wrap=True)
     t.add_column("DISAGREE", no_wrap=True)
     for arm in result.candidates:
         axis = arm.specificity
         if axis is None:
             continue
-        row: list[Any] = [arm.name, _nearest_cell(axis), *(_binding_cell(axis, rid) for rid in RULES),
-                          *(_verdict(axis.under(rid)) for rid in RULES),
+        row: list[Any] = [arm.name, _nearest_cell(axis), *(_binding_cell(axis, rid) for rid in rules),
+                          *(_verdict(axis.under(rid)) for rid in rules),
                           Text("DISAGREE", style="bold yellow") if axis.disagree else ""]
         t.add_row(*row)
     return t
@@ -170,7 +191,7 @@ def specificity_rows(result: GateResult) -> Text:
             continue
         out.append(f"  {arm.name}: nearest impostor {_nearest_cell(axis)}"
                    f"{'  DISAGREE' if axis.disagree else ''}\n")
-        for rid in RULES:
+        for rid in result.rules:
             out.append(f"    {_rule_label(rid, rule)}: ")
             out.append(_verdict(axis.under(rid)))
             out.append(f" (deciding impostor {_binding_cell(axis, rid)})\n")
@@ -272,7 +293,7 @@ def specificity_line(result: GateResult) -> str:
     if imp is None:
         return "specificity: not checked (no impostors registered; a VOICE PASS says 'toward the author's text', " \
                "not 'toward this author rather than another')"
-    how = "decides (a NOT-SPECIFIC candidate cannot ship)" if imp.mode == "decides" else "reported, not deciding"
+    how = "decides (only a SPECIFIC candidate ships)" if imp.mode == "decides" else "reported, not deciding"
     return f"specificity: {how}; impostors: {', '.join(imp.authors)}"
 
 

@@ -46,7 +46,8 @@ class Damage(StrEnum):
 
 class Specific(StrEnum):
     SPECIFIC = "SPECIFIC"
-    NOT_SPECIFIC = "NOT-SPECIFIC"
+    NOT_SPECIFIC = "NOT-SPECIFIC"      # evidence: nearer another author by more than the floor
+    INCONCLUSIVE = "INCONCLUSIVE"      # neither: a margin within noise says nothing about which author
 
 
 E = TypeVar("E", bound=StrEnum)
@@ -160,6 +161,8 @@ class Specificity:
     ratios: Mapping[str, float | None] = field(default_factory=dict)   # rule id -> its margin / floor
     deltas: Mapping[str, float | None] = field(default_factory=dict)   # author -> delta toward her, gate author first
     margins: Mapping[str, float | None] = field(default_factory=dict)  # impostor -> delta_cb − delta toward her
+    # impostor -> rule id -> the floor its margin is set against (results before issue 31 carry only `floors`)
+    impostor_floors: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
 
     def under(self, rule: str) -> Specific | str | None:
         return self.verdict.get(rule)
@@ -173,7 +176,27 @@ class Specificity:
         return {"decides": self.decides, "verdict": {k: _plain(v) for k, v in self.verdict.items()},
                 "disagree": self.disagree, "margin": self.margin, "nearest": self.nearest,
                 "binding": dict(self.binding), "floors": dict(self.floors), "ratios": dict(self.ratios),
-                "deltas": dict(self.deltas), "margins": dict(self.margins)}
+                "deltas": dict(self.deltas), "margins": dict(self.margins),
+                **({"impostor_floors": {k: dict(v) for k, v in self.impostor_floors.items()}}
+                   if self.impostor_floors else {})}
+
+    def floor_against(self, impostor: str, rule: str) -> float | None:
+        """The floor of the margin against `impostor` under `rule` (older results: only the binding one's)."""
+        if impostor in self.impostor_floors:
+            return self.impostor_floors[impostor].get(rule)
+        return self.floors.get(rule) if self.binding.get(rule) == impostor else None
+
+    def nearer(self, rule: str) -> list[str]:
+        """The impostors this candidate is shown to be nearer to than to the gate author, under `rule`:
+        a negative margin beyond its floor. Empty unless the verdict is NOT-SPECIFIC."""
+        if self.under(rule) != Specific.NOT_SPECIFIC:
+            return []
+        out = []
+        for name, m in self.margins.items():
+            f = self.floor_against(name, rule)
+            if m is not None and m < 0 and (f is None or -m > f):
+                out.append(name)
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Specificity:
@@ -186,7 +209,8 @@ class Specificity:
                    margin=d.get("margin"), nearest=d.get("nearest"),
                    binding={str(k): str(v) for k, v in _mapping(d.get("binding")).items()},
                    floors=_mapping(d.get("floors")), ratios=_mapping(d.get("ratios")),
-                   deltas=_mapping(d.get("deltas")), margins=_mapping(d.get("margins")))
+                   deltas=_mapping(d.get("deltas")), margins=_mapping(d.get("margins")),
+                   impostor_floors={str(k): _mapping(v) for k, v in _mapping(d.get("impostor_floors")).items()})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,6 +310,12 @@ class CandidateResult(ArmResult):
     identical_to_base: int | None = None
     # The specificity axis; None when the spec registers no impostors ("not checked").
     specificity: Specificity | None = None
+    # rule id -> the smallest true delta_cb this design detects with 80% power; only rules with a power
+    # model have one (none of the max-spread rules), so a result without such a rule keeps its bytes.
+    detectable: Mapping[str, float | None] = field(default_factory=dict)
+
+    def detectable_under(self, rule: str) -> float | None:
+        return self.detectable.get(rule)
 
     def to_json(self) -> JSON:
         out = self._head()
@@ -299,6 +329,8 @@ class CandidateResult(ArmResult):
             out["identical_to_base"] = self.identical_to_base
         if self.specificity is not None:
             out["specificity"] = self.specificity.to_json()
+        if self.detectable:
+            out["detectable"] = dict(self.detectable)
         return out
 
     @classmethod
@@ -316,7 +348,7 @@ class CandidateResult(ArmResult):
                    bootstrap=Bootstrap.from_json(boot) if isinstance(boot, Mapping) else None,
                    identical_to_base=d.get("identical_to_base"),
                    specificity=Specificity.from_json(spec) if isinstance(spec := d.get("specificity"), Mapping)
-                   else None)
+                   else None, detectable=_mapping(d.get("detectable")))
 
     def voice_under(self, rule: str) -> Voice | str | None:
         return self.voice.get(rule)
@@ -621,6 +653,16 @@ class GateResult:
         """The deciding rule first, then every other rule the result carries."""
         seen = {r for arm in self.candidates for r in arm.floors}
         return [self.rule] + sorted(seen - {self.rule})
+
+    @property
+    def rules(self) -> list[str]:
+        """Every rule this result carries, in the registry's order (ids this version does not know last):
+        what its tables show. Never the code's list: a result stored before a rule existed has no column
+        for it, and one stored by a newer voicegate keeps the columns it has."""
+        from voicegate.spec import RULES
+
+        ids = set(self.rule_ids())
+        return [r for r in RULES if r in ids] + sorted(ids - set(RULES))
 
     def to_json(self) -> JSON:
         out: JSON = {"gate": self.gate, "rule": self.rule, "ships": self.ships, "control": self.control.to_json(),

@@ -39,7 +39,7 @@ from voicegate.scoring._result import (
 from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC, RulerNumbers
 from voicegate.scoring._signature import Signature
 from voicegate.scoring._specificity import specificity
-from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd
+from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd, rule_set
 from voicegate.scoring._views import Encoder, Target, View, gate_target, impostor_targets, view_of
 from voicegate.spec import GateSpec, as_named, get_rule
 
@@ -201,26 +201,28 @@ class Scored(NamedTuple):
 
 
 def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
-               write_cache: bool = True, encode: Encoder | None = None,
+               rules: Iterable[str] | None = None, write_cache: bool = True, encode: Encoder | None = None,
                provenance: Provenance | None = None) -> GateResult:
     """Score stored generations under `rule` (default: the spec's registered rule): the recorded result.
 
     `encode` replaces the embedding model (tests); `write_cache=False` keeps the
     cache read-only (``--dry-run``). `provenance` is what the run says about the seat
     (integrity, replicas, the evidence's hashes): the result carries it and its signature
-    names the evidence.
+    names the evidence. `rules`: the rules computed beside the deciding one (None: every registered
+    rule; a registered gate passes the rules in force at its registration).
     """
-    return score_gate_both(spec, rows, cache_dir=cache_dir, rule=rule, write_cache=write_cache,
+    return score_gate_both(spec, rows, cache_dir=cache_dir, rule=rule, rules=rules, write_cache=write_cache,
                            encode=encode, provenance=provenance).recorded
 
 
 def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
-                    write_cache: bool = True, encode: Encoder | None = None,
+                    rules: Iterable[str] | None = None, write_cache: bool = True, encode: Encoder | None = None,
                     provenance: Provenance | None = None) -> Scored:
     """`score_gate`, with the same result at full precision beside it (computed once, assembled twice)."""
     rows = list(rows)
     seat = provenance or Provenance()
     rule_id = get_rule(rule or spec.floor_rule).id
+    computed = rule_set(rule_id, rules)
     voice_rows, probe_rows = check_rows(spec, rows)
     cache = Cache(cache_dir, write=write_cache)
     cells = Cells(voice_rows, cache)
@@ -309,7 +311,7 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     # and the signature changes.
     sig = Signature.of(spec, view=view, rule=rule_id, generations_sha256=generations_hash(rows),
                        corpus_sha256=sha256_json(corpora),
-                       evidence=seat.evidence if seat.integrity is not None else None)
+                       evidence=seat.evidence if seat.integrity is not None else None, rules=computed)
     impostors = None if not toward else Impostors(
         author=spec.author, mode=spec.voice.specificity, authors=tuple(toward),
         ruler_auc={a: rnd(auc) for a, auc in impostor_aucs.items()})
@@ -317,8 +319,8 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     # -- verdicts, assembled at a precision ----------------------------------------
     def assemble(digits: int | None) -> GateResult:
         axis = {a: specificity(dist, toward, base, a, author=spec.author, decides=spec.voice.specificity == "decides",
-                               digits=digits) for a in cand_names} if toward else {}
-        decided = decide(dist, base, cand_names, rule=rule_id, copying=copying, damage=damage, specificity=axis,
+                               rule=rule_id, rules=computed, digits=digits) for a in cand_names} if toward else {}
+        decided = decide(dist, base, cand_names, rule=rule_id, rules=computed, copying=copying, damage=damage, specificity=axis,
                          prefer=spec.prefer, digits=digits)
         voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
         arms_out: list[ArmResult] = []
@@ -339,6 +341,7 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
             arms_out.append(CandidateResult(
                 **common, delta_cb=v.delta_cb, floors=v.floors, voice=v.voice, ratios=v.ratios, ratio=v.ratio,
                 disagree=v.disagree, copying=v.copying, damage=v.damage, identical_to_base=identical[arm.name],
+                detectable=v.detectable,
                 specificity=axis.get(arm.name),
                 bootstrap=None if boot is None else Bootstrap(**{**boot, "low": rnd(boot["low"], digits),
                                                                   "high": rnd(boot["high"], digits),

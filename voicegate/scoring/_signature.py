@@ -13,7 +13,7 @@ gives back its own bytes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -98,8 +98,9 @@ class Signature:
 
     @classmethod
     def of(cls, spec: GateSpec, *, view: View, rule: str, generations_sha256: str, corpus_sha256: str,
-           evidence: IntegrityEvidence | None = None) -> Signature:
-        """The signature of scoring `spec`'s generations (hash given) through `view` under `rule`."""
+           evidence: IntegrityEvidence | None = None, rules: Iterable[str] | None = None) -> Signature:
+        """The signature of scoring `spec`'s generations (hash given) through `view` under `rule`, with
+        `rules` computed beside it (None: every registered rule)."""
         import numpy
 
         from voicegate.spec import spec_sha256
@@ -111,7 +112,8 @@ class Signature:
             damage_tolerance=spec.damage.tolerance, truncation_decides=spec.damage.truncation_decides,
             tokenizer=TOKENIZER_NAME, embedding_model=params["embedding_model"],
             embedding_revision=params["embedding_revision"], rule=get_rule(rule).signature,
-            rules={rid: r.signature for rid, r in sorted(RULES.items())}, bootstrap=BOOTSTRAP,
+            rules={rid: r.signature for rid, r in sorted(RULES.items()) if rules is None or rid in rules},
+            bootstrap=BOOTSTRAP,
             voicegate=__version__, numpy=numpy.__version__,
             scipy=installed_version("scipy"),  # environment record; importing scipy costs ~0.3 s
             spec_sha256=spec_sha256(spec), generations_sha256=generations_sha256, corpus_sha256=corpus_sha256,

@@ -9,8 +9,12 @@ Pure: per-seed distances in, verdicts out. For each impostor I the candidate's d
 (delta_cb). The margin against I is delta_cb − delta_I. Seed by seed it is a difference of
 distances, r_I(a, s) = d_gate(a, s) − d_I(a, s), whose base-minus-candidate mean is exactly
 that margin, so the registered floor rules apply to r_I unchanged: the margin against I must
-exceed the floor of r_I under the rule, for EVERY impostor, for SPECIFIC. Both rules are always
-computed and shown; `disagree` flags where they differ.
+exceed the floor of r_I under the rule, for EVERY impostor, for SPECIFIC. Every rule the result
+computes is shown; `disagree` flags where they differ.
+
+Three outcomes, because a margin within noise is no evidence either way: SPECIFIC (every margin
+above its floor), NOT-SPECIFIC only where some margin lies below minus its floor (the voice is
+shown to be nearer that author than the gate's), INCONCLUSIVE otherwise (add seeds or longer pools).
 
 Reported per candidate: the margin (delta_cb − the largest delta toward any impostor, the
 issue's definition), the nearest impostor (the one it moved toward most), and per rule the
@@ -19,11 +23,11 @@ binding impostor (the lowest margin/floor ratio: the one that decides) with its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from voicegate.scoring._result import Specific, Specificity
-from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd
-from voicegate.spec import RULES
+from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd, rule_set
+from voicegate.spec import get_rule
 
 SeedDistances = Mapping[str, Mapping[int, float]]
 
@@ -37,22 +41,31 @@ def _ratio(margin: float, floor: float) -> float:
 
 
 def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], base: str, candidate: str, *,
-                author: str, decides: bool, digits: int | None = DIGITS) -> Specificity:
-    """The specificity of `candidate`: `gate` and each impostor's distances are arm -> seed -> d."""
+                author: str, decides: bool, rule: str, rules: Iterable[str] | None = None,
+                digits: int | None = DIGITS) -> Specificity:
+    """The specificity of `candidate`: `gate` and each impostor's distances are arm -> seed -> d.
+
+    rule: the deciding rule; rules: the others computed beside it (None: every registered rule).
+    """
     if not impostors:
         raise ValueError("specificity needs at least one impostor")
+    computed = rule_set(rule, rules)
     delta_gate = _delta(gate, base, candidate)
     deltas = {name: _delta(d, base, candidate) for name, d in impostors.items()}
     margins = {name: delta_gate - d for name, d in deltas.items()}
     floors: dict[str, dict[str, float]] = {}
     for name, dist in impostors.items():
         relative = {arm: {s: gate[arm][s] - dist[arm][s] for s in gate[arm]} for arm in gate}
-        floors[name] = {rid: rule.floor(relative, base, candidate) for rid, rule in RULES.items()}
+        floors[name] = {rid: get_rule(rid).floor(relative, base, candidate) for rid in computed}
     verdict: dict[str, Specific] = {}
     binding: dict[str, str] = {}
-    for rid in RULES:
-        ok = all(passes(margins[n], floors[n][rid]) for n in impostors)
-        verdict[rid] = Specific.SPECIFIC if ok else Specific.NOT_SPECIFIC
+    for rid in computed:
+        if all(passes(margins[n], floors[n][rid]) for n in impostors):
+            verdict[rid] = Specific.SPECIFIC
+        elif any(passes(-margins[n], floors[n][rid]) for n in impostors):
+            verdict[rid] = Specific.NOT_SPECIFIC
+        else:
+            verdict[rid] = Specific.INCONCLUSIVE
         binding[rid] = min(impostors, key=lambda n: (_ratio(margins[n], floors[n][rid]), margins[n], n))
     nearest = max(impostors, key=lambda n: (deltas[n], n))
     ratios = {rid: _ratio(margins[b], floors[b][rid]) for rid, b in binding.items()}
@@ -67,4 +80,5 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
         ratios={rid: rnd(r, digits) for rid, r in ratios.items()},
         deltas={author: rnd(delta_gate, digits), **{n: rnd(d, digits) for n, d in deltas.items()}},
         margins={n: rnd(m, digits) for n, m in margins.items()},
+        impostor_floors={n: {rid: rnd(f, digits) for rid, f in fl.items()} for n, fl in floors.items()},
     )

@@ -14,8 +14,8 @@ same pick, unrounded numbers).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -78,8 +78,10 @@ class CandidateVoice(ArmVoice):
     voice_decides: Voice
     copying: Copying | None
     damage: Damage | None
-    # False only when specificity decides and the candidate is NOT-SPECIFIC under the deciding rule.
+    # False only when specificity decides and the candidate is not SPECIFIC under the deciding rule.
     specific_ok: bool = True
+    # rule id -> the smallest true delta_cb the design sees with 80% power (only rules with a power model).
+    detectable: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,8 +125,16 @@ def _verdict(kind: type[V], value: str | None) -> V | None:
     return None if value is None else kind(value)
 
 
+def rule_set(rule: str, rules: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The rules a result computes, in the registry's order: `rules` (None: every registered rule) and the deciding one."""
+    wanted = set(RULES if rules is None else rules) | {get_rule(rule).id}
+    for rid in wanted:
+        get_rule(rid)  # an unknown id is refused, not skipped
+    return tuple(r for r in RULES if r in wanted)
+
+
 def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: Sequence[str], *,
-           rule: str, copying: Mapping[str, str] | None = None, damage: Mapping[str, str] | None = None,
+           rule: str, rules: Iterable[str] | None = None, copying: Mapping[str, str] | None = None, damage: Mapping[str, str] | None = None,
            specificity: Mapping[str, Specificity] | None = None, prefer: Sequence[str] = (),
            digits: int | None = DIGITS) -> Decision:
     """Verdicts from per-seed distances; reported numbers rounded to `digits` (None: full precision).
@@ -132,9 +142,11 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     distances: arm -> seed -> d(arm, seed), for the base and every candidate.
     copying / damage: candidate -> verdict string, decided elsewhere from their
     own statistics; a candidate without one cannot ship. specificity: candidate ->
-    its specificity axis (none: not checked); where it decides, a NOT-SPECIFIC one cannot ship.
+    its specificity axis (none: not checked); where it decides, only a SPECIFIC one can ship.
+    rules: the rules to compute beside the deciding one (None: every registered rule).
     """
     deciding = get_rule(rule)
+    computed = {rid: get_rule(rid) for rid in rule_set(rule, rules)}
     dist = {arm: dict(per_seed) for arm, per_seed in distances.items()}
     for arm in (base, *candidates):
         if not dist.get(arm):
@@ -149,7 +161,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     out: list[CandidateVoice] = []
     for arm in candidates:
         delta = base_mean - mean(list(dist[arm].values()))
-        floors = {rid: r.floor(dist, base, arm) for rid, r in RULES.items()}
+        floors = {rid: r.floor(dist, base, arm) for rid, r in computed.items()}
+        detectable = {rid: d for rid, r in computed.items() if (d := r.detectable(dist, base, arm)) is not None}
         voice = {rid: Voice.PASS if passes(delta, f) else Voice.FAIL for rid, f in floors.items()}
         ratios = {rid: (delta / f if f > 0 else None) for rid, f in floors.items()}
         out.append(CandidateVoice(
@@ -157,6 +170,7 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
             delta_cb=rnd(delta, digits), floors={rid: rnd(f, digits) for rid, f in floors.items()}, voice=voice,
             ratios={rid: rnd(x, digits) for rid, x in ratios.items()}, ratio=rnd(ratios[deciding.id], digits),
             disagree=len(set(voice.values())) > 1, voice_decides=voice[deciding.id],
+            detectable={rid: rnd(d, digits) for rid, d in detectable.items()},
             copying=_verdict(Copying, (copying or {}).get(arm)), damage=_verdict(Damage, (damage or {}).get(arm)),
             specific_ok=_specific_ok((specificity or {}).get(arm), deciding.id)))
     return Decision(rule=deciding.id, ships=ship_pick(out, prefer), base=ArmVoice(name=base, role="base", **stats(base)),
@@ -171,7 +185,8 @@ def decision_result(decision: Decision, gate: str) -> GateResult:
 
     arms: list[ArmResult] = [ArmResult(**stats(decision.base))]
     arms += [CandidateResult(**stats(c), delta_cb=c.delta_cb, floors=c.floors, voice=c.voice, ratios=c.ratios,
-                             ratio=c.ratio, disagree=c.disagree, copying=c.copying, damage=c.damage)
+                             ratio=c.ratio, disagree=c.disagree, copying=c.copying, damage=c.damage,
+                             detectable=c.detectable)
              for c in decision.candidates]
     return GateResult(gate=gate, rule=decision.rule, ships=decision.ships,
                       control=Control(arm=decision.base.name, overlap=None), arms=tuple(arms))

@@ -26,7 +26,7 @@ from voicegate.spec._registration import (
     words_warning,
 )
 from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, resolve_path
-from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, spread
+from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_force, spread
 from voicegate.spec._schema import Role
 from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
@@ -65,6 +65,7 @@ __all__ = [
     "read_yaml",
     "register",
     "resolve_path",
+    "rules_in_force",
     "shown_path",
     "spec_path",
     "spec_sha256",

@@ -13,7 +13,7 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate.run import RunDir
-from voicegate.spec._rules import FloorRule, RuleId, get_rule
+from voicegate.spec._rules import RuleId
 from voicegate.spec._schema import SPEC_SCHEMA, Role
 
 _d = SPEC_SCHEMA.default

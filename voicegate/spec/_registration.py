@@ -25,7 +25,7 @@ from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._version import __version__
 from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._resolve import check_corpus_words, check_impostors
-from voicegate.spec._rules import RULES
+from voicegate.spec._rules import RULES, get_rule, rules_in_force
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import (
     git,
@@ -65,6 +65,18 @@ class Registration:
         """The spec file's raw-bytes sha256 at registration (None in records written before it was kept)."""
         value = self.data.get("spec_file_sha256")
         return value if isinstance(value, str) and value else None
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rules this gate computes: those in force when it was registered, and its deciding one.
+
+        A rule registered later is not shown on this gate's scores unless an amendment brings it in: the
+        gate's own record then never changes shape under a newer voicegate.
+        """
+        listed = self.data.get("rules_in_force")
+        known = [r for r in RULES if isinstance(listed, dict) and r in listed] or list(RULES)
+        deciding = str(self.data.get("deciding_rule") or "")
+        return tuple(r for r in RULES if r in known or r == deciding)
 
     @property
     def registered_at(self) -> str:
@@ -134,6 +146,11 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         raise VoicegateError(f"{spec.gate} is already registered ({_display(spec, previous.path)}); "
                              "use --supersede to replace it while no results exist")
     now = now or now_utc()
+    deciding = get_rule(spec.floor_rule)
+    if deciding.registered > now.date():
+        raise VoicegateError(f"refusing to register {spec.gate}: its deciding rule {deciding.signature} was registered "
+                             f"{deciding.registered.isoformat()}, after this registration's date "
+                             f"({now.date().isoformat()})")
     data: dict[str, Any] = {
         "gate": spec.gate,
         "spec_path": _display(spec, spec.path),
@@ -144,7 +161,7 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         "voicegate_version": __version__,
         "deciding_rule": spec.floor_rule,
         "rules_in_force": {r.id: {"version": r.version, "registered": r.registered.isoformat()}
-                           for r in RULES.values()},
+                           for r in map(get_rule, rules_in_force(now.date()))},
         "supersedes": None if previous is None else {
             "spec_sha256": previous.spec_sha256,
             "registered_at": previous.registered_at,

@@ -9,6 +9,7 @@ version with a new date.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -16,7 +17,7 @@ from typing import Literal
 Distances = Mapping[str, Mapping[int, float]]
 """arm name -> seed -> d(arm, seed)."""
 
-RuleId = Literal["global-max-spread", "pairwise-max-spread"]
+RuleId = Literal["global-max-spread", "pairwise-max-spread", "welch-t"]
 """The id of a registered rule: a misspelt id in code is a mypy error. Kept equal to `RULES`'s keys (tested)."""
 
 
@@ -36,9 +37,17 @@ class FloorRule:
     summary: str
     _floor: Callable[[Distances, str, str], float]
 
+    # The smallest true delta the design would see with 80% power (None: the rule states none). Only a
+    # rule with a sampling model has one; a range floor (max-spread) has no power to speak of.
+    _detectable: Callable[[Distances, str, str], float] | None = None
+
     def floor(self, distances: Distances, base: str, candidate: str) -> float:
         """The floor candidate's delta_cb must exceed to PASS the voice axis."""
         return self._floor(distances, base, candidate)
+
+    def detectable(self, distances: Distances, base: str, candidate: str) -> float | None:
+        """The minimum detectable delta of this design at 80% power, or None where the rule has no power model."""
+        return None if self._detectable is None else self._detectable(distances, base, candidate)
 
     @property
     def signature(self) -> str:
@@ -53,6 +62,45 @@ def _pairwise_max_spread(distances: Distances, base: str, candidate: str) -> flo
     # The variability of a difference A-B depends on A and B only: a third arm
     # (one nobody ships) must not be able to fail the one that ships.
     return max(spread(distances[candidate]), spread(distances[base]))
+
+
+WELCH_ALPHA = 0.01
+WELCH_POWER = 0.80
+
+
+def _welch(distances: Distances, base: str, candidate: str) -> tuple[float, float]:
+    """(standard error of mean(base) − mean(candidate), Welch–Satterthwaite degrees of freedom)."""
+    import statistics
+
+    a, b = list(distances[candidate].values()), list(distances[base].values())
+    if len(a) < 2 or len(b) < 2:
+        return math.inf, 1.0  # one seed has no variance to estimate: nothing can pass
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)  # sample variances (n-1)
+    se2 = va + vb
+    if se2 == 0:
+        return 0.0, float(len(a) + len(b) - 2)
+    den = va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)
+    # A denominator that underflows (variances near 1e-150) takes the smaller sample's df: the cautious end.
+    df = se2 ** 2 / den if den > 0 else float(min(len(a), len(b)) - 1)
+    return math.sqrt(se2), df
+
+
+def _t(q: float, df: float) -> float:
+    from scipy.stats import t  # scipy only when this rule is computed: `--help` stays light
+
+    return float(t.ppf(q, df))
+
+
+def _welch_t(distances: Distances, base: str, candidate: str) -> float:
+    # delta > t(1-α, df)·SE  ⇔  Welch's one-sided t statistic > its critical value: the test as a floor,
+    # so the table's ratio is t / t_crit. Its SE shrinks as seeds are added, where a range only grows.
+    se, df = _welch(distances, base, candidate)
+    return se if se in (0.0, math.inf) else _t(1 - WELCH_ALPHA, df) * se
+
+
+def _welch_detectable(distances: Distances, base: str, candidate: str) -> float:
+    se, df = _welch(distances, base, candidate)
+    return se if se in (0.0, math.inf) else (_t(1 - WELCH_ALPHA, df) + _t(WELCH_POWER, df)) * se
 
 
 GLOBAL_MAX_SPREAD = FloorRule(
@@ -71,7 +119,23 @@ PAIRWISE_MAX_SPREAD = FloorRule(
     _floor=_pairwise_max_spread,
 )
 
-RULES: dict[str, FloorRule] = {r.id: r for r in (GLOBAL_MAX_SPREAD, PAIRWISE_MAX_SPREAD)}
+WELCH_T = FloorRule(
+    id="welch-t",
+    version=1,
+    registered=_dt.date(2026, 12, 6),
+    summary=f"floor = t(1-{WELCH_ALPHA}, Welch df) × SE of mean(base) − mean(candidate) over seeds "
+            f"(one-sided Welch t test, α = {WELCH_ALPHA}); detectable delta at {WELCH_POWER:.0%} power beside it",
+    _floor=_welch_t,
+    _detectable=_welch_detectable,
+)
+
+RULES: dict[str, FloorRule] = {r.id: r for r in (GLOBAL_MAX_SPREAD, PAIRWISE_MAX_SPREAD, WELCH_T)}
+
+
+def rules_in_force(on: _dt.date) -> tuple[str, ...]:
+    """The ids of the rules registered on or before `on`: what a gate registered that day computes."""
+    return tuple(rid for rid, r in RULES.items() if r.registered <= on)
+
 
 
 def get_rule(rule_id: str) -> FloorRule:
