@@ -133,14 +133,15 @@ def _environment() -> jinja2.Environment:
 
 
 def rule_order(*results: GateResult) -> list[str]:
-    """Registered rules first (global, then pairwise), then any other rule a result names."""
-    seen = list(RULES)
+    """Every rule the results carry, in the registry's order, ids this voicegate does not know last.
+
+    Never the code's list: a result stored before a rule existed gets no column for it, and one written
+    by a newer voicegate keeps the columns it has (`GateResult.rules`, merged over the page's results).
+    """
+    ids: set[str] = set()
     for res in results:
-        for arm in res.candidates:
-            for rule in arm.floors:
-                if rule not in seen:
-                    seen.append(rule)
-    return seen
+        ids.update(r for r in res.rules if r)
+    return [r for r in RULES if r in ids] + sorted(ids - set(RULES))
 
 
 def _seeds(result: GateResult, registered: Sequence[str]) -> list[str]:
