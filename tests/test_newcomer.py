@@ -88,8 +88,8 @@ def test_amend_prints_the_new_verdicts_and_ship_warns_on_a_failed_candidate(tmp_
     shipped = run_cli("ship", "lv-bronte", "ckpt475", "--reason", "additive, reversible and safety-clean", cwd=root)
     assert shipped.code == 0
     assert shipped.stderr.strip() == (
-        "warning: ckpt475 is not what the gate recommends under global-max-spread (VOICE FAIL · NOT-COPIED · "
-        "NO-DAMAGE; ships: none); the decision is recorded beside those verdicts")
+        "warning: ckpt475 is not what the gate recommends under global-max-spread (short on VOICE FAIL; "
+        "ships: none); the decision is recorded beside those verdicts")
     amended = run_cli("amend", "lv-bronte", "--rule", "pairwise-max-spread", "--reason", "the global floor misled",
                       cwd=root)
     assert amended.code == 0

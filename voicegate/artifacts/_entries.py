@@ -361,10 +361,11 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
         rendered = _render_all(spec, "ship", ctx, compose_required=True)
-        warned = [] if result.ships == arm else [
+        short = entry.short_of(result.rule)
+        warned = [] if result.ships == arm and not short else [
             (f"warning: {arm} is not what the gate recommends under {result.rule} "
-            f"(VOICE {entry.voice.get(result.rule, '?')} · {entry.copying} · {entry.damage}; "
-            f"ships: {result.ships or 'none'}); the decision is recorded beside those verdicts")]
+             f"(short on {', '.join(short) if short else 'no axis, another candidate is preferred'}; "
+             f"ships: {result.ships or 'none'}); the decision is recorded beside those verdicts")]
         return said + warned + _commit(spec, "ship", when, rendered, [_row_appended(spec.run.decisions, decision)],
                                        result)
 

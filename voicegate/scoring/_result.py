@@ -353,6 +353,22 @@ class CandidateResult(ArmResult):
     def voice_under(self, rule: str) -> Voice | str | None:
         return self.voice.get(rule)
 
+    def short_of(self, rule: str) -> list[str]:
+        """Every axis on which this candidate falls short under `rule`, in pipeline order (voice, specificity,
+        copying, damage): a failing verdict, an inconclusive one, or a missing one. Empty: nothing blocks it."""
+        out = []
+        voice = self.voice_under(rule)
+        if voice != Voice.PASS:
+            out.append(f"VOICE {voice or 'not decided'}")
+        axis = self.specificity
+        if axis is not None and axis.under(rule) != Specific.SPECIFIC:
+            out.append(f"SPECIFICITY {axis.under(rule) or 'not decided'}" + ("" if axis.decides else " (reported)"))
+        if self.copying != Copying.NOT_COPIED:
+            out.append(f"COPYING {self.copying or 'not decided'}")
+        if self.damage != Damage.NO_DAMAGE:
+            out.append(f"DAMAGE {self.damage or 'not decided'}")
+        return out
+
     def floor_under(self, rule: str) -> float | None:
         return self.floors.get(rule)
 

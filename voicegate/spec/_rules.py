@@ -123,8 +123,8 @@ WELCH_T = FloorRule(
     id="welch-t",
     version=1,
     registered=_dt.date(2026, 12, 6),
-    summary=f"floor = t(1-{WELCH_ALPHA}, Welch df) × SE of mean(base) − mean(candidate) over seeds "
-            f"(one-sided Welch t test, α = {WELCH_ALPHA}); detectable delta at {WELCH_POWER:.0%} power beside it",
+    summary=f"floor = t(1-{WELCH_ALPHA}, Welch df) × SE of mean(base) − mean(candidate) over seeds: a one-sided "
+            "Welch t test whose power grows with seeds",
     _floor=_welch_t,
     _detectable=_welch_detectable,
 )
