@@ -77,7 +77,7 @@ def _command() -> Any:
 
 
 # The help lists commands in the order a gate uses them, not in the order their modules load.
-WORKFLOW = ("init", "register", "generate", "import", "score", "ship", "amend", "verify", "report", "seat",
+WORKFLOW = ("init", "register", "generate", "import", "score", "calibrate", "ship", "amend", "verify", "report", "seat",
             "demo")
 SEAT_ORDER = ("up", "models", "check", "simulate", "drift", "try", "drop", "cost", "retire")
 

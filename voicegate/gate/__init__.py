@@ -6,23 +6,27 @@
     ship(root, "lv-bronte", "ckpt475", "additive, reversible and safety-clean")
     register(root, "lv-hemingway")                     # the next gate, deciding by pairwise-max-spread
     amend(root, "lv-bronte", "pairwise-max-spread", "why the rule changes")   # cites lv-hemingway's commit
+    calibrate(root, "lv-pilot", seeds=5)                # error rates of 5-seed draws of a many-seed pilot
 
 Each returns what was said about the artifacts it touched; the CLI prints it.
 """
 
 from voicegate.artifacts import InForce
 from voicegate.gate._amend import amend, amend_spec
+from voicegate.gate._calibrate import Calibration, calibrate
 from voicegate.gate._init import init_workspace
 from voicegate.gate._register import Registered, register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import ship
 
 __all__ = [
+    "Calibration",
     "InForce",
     "Registered",
     "ScoreOutcome",
     "amend",
     "amend_spec",
+    "calibrate",
     "init_workspace",
     "load_generations",
     "register",

@@ -26,7 +26,15 @@ from voicegate.generate._integrity import METHOD, METHOD_ID, CanaryParams, Part,
 from voicegate.generate._progress import Say
 from voicegate.generate._quarantine import move_to_quarantine, row_identity
 from voicegate.generate._result import GenerateResult
-from voicegate.generate._schedule import CELL_RULE, ORDER_RULE, SEED_RULE, SEED_RULE_ID, WAVE_RULE, Job
+from voicegate.generate._schedule import (
+    A_VS_A_SEED_RULE,
+    CELL_RULE,
+    ORDER_RULE,
+    SEED_RULE,
+    SEED_RULE_ID,
+    WAVE_RULE,
+    Job,
+)
 from voicegate.run import manifest_path as run_manifest_path
 from voicegate.run import read_manifest as run_read_manifest
 from voicegate.run import read_rows, write_manifest
@@ -76,7 +84,10 @@ def build_manifest(spec: GateSpec, reg: Registration, states: list[SeatState], j
         "sampling": spec.sampling.as_dict(),
         "order_seed": spec.order_seed,
         "order_rule": ORDER_RULE,
-        "seed_rule": {"id": SEED_RULE_ID, "rule": SEED_RULE},
+        "seed_rule": {"id": SEED_RULE_ID, "rule": SEED_RULE,
+                      # only where an A-vs-A arm is registered: other runs keep their bytes
+                      **({"a_vs_a": {"arms": [a.name for a in spec.a_vs_a], "rule": A_VS_A_SEED_RULE}}
+                         if spec.a_vs_a else {})},
         "cell_rule": CELL_RULE,
         "counts": {"total": len(jobs), "voice": sum(j.kind == "voice" for j in jobs),
                    "probe": sum(j.kind == "probe" for j in jobs), "per_arm": per_arm, "stored": stored},

@@ -18,6 +18,15 @@ every prompt from the same sampler state). The rule, recorded on each row as
 
 31 bits, so any OpenAI-compatible server accepts it as a plain int.
 
+An **A-vs-A arm** (``role: a-vs-a``: the base's own model) must NOT share the base's
+request seeds: it is the base under *fresh* seeds, the gate's own null. Its rows keep
+the registered ``seed`` (so cells, integrity checks and scoring see an ordinary arm)
+and carry a request seed of their own, from the same digest salted with ``a-vs-a``:
+
+    request_seed = int(sha256(f"a-vs-a:{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF
+
+(no registered seed's request seed equals it but by a 31-bit collision).
+
 **Isolated arms** (``generate --isolate-arms``, issue 16). A seat that batches
 arms together may serve one arm's request with another's weights; isolation
 sends the same jobs in *waves* of one arm, each wave drained before the next,
@@ -49,8 +58,14 @@ CELL_RULE = ('a cell is one (kind, seed, prompt) with every arm; every arm of a 
              'on another and its stored arms are quarantined')
 
 
-def request_seed(seed: int, kind: str, prompt_id: str) -> int:
-    digest = hashlib.sha256(f"{seed}:{kind}:{prompt_id}".encode()).hexdigest()
+A_VS_A_SEED_RULE = ('request_seed = int(sha256(f"a-vs-a:{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) '
+                    '& 0x7FFFFFFF')
+
+
+def request_seed(seed: int, kind: str, prompt_id: str, *, a_vs_a: bool = False) -> int:
+    """The request seed of a (seed, kind, prompt) cell; `a_vs_a`: the A-vs-A arm's fresh one."""
+    salt = "a-vs-a:" if a_vs_a else ""
+    digest = hashlib.sha256(f"{salt}{seed}:{kind}:{prompt_id}".encode()).hexdigest()
     return int(digest[:8], 16) & 0x7FFFFFFF
 
 
@@ -84,13 +99,15 @@ def build_schedule(spec: GateSpec) -> list[Job]:
     items = [("voice", p.id, p.text) for p in spec.prompts]
     items += [("probe", p.id, p.prompt) for p in spec.damage.probes]
     models = {a.name: a.model for a in spec.arms}
+    fresh = {a.name for a in spec.a_vs_a}
     jobs: list[Job] = []
     block = 0
     for kind, pid, text in items:
         for seed in spec.seeds:
             rs = request_seed(seed, kind, pid)
             for arm in _arm_order(spec.order_seed, block, list(models)):
-                jobs.append(Job(len(jobs), kind, arm, models[arm], seed, rs, pid, text))
+                own = request_seed(seed, kind, pid, a_vs_a=True) if arm in fresh else rs
+                jobs.append(Job(len(jobs), kind, arm, models[arm], seed, own, pid, text))
             block += 1
     return jobs
 

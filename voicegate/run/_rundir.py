@@ -73,6 +73,11 @@ class RunDir:
         """Adapters a run loaded on the seat and has not unloaded yet (see `seat._adapters`)."""
         return self.path / "adapters.json"
 
+    def calibration(self, seeds: int) -> Path:
+        """`voicegate calibrate --seeds K`'s result: the verdicts' error rates on K-seed draws of this run (a
+        pilot, not a record: no artifact cites it, and a later calibrate at the same K replaces it)."""
+        return self.path / f"calibration-K{seeds}.json"
+
     @property
     def cache(self) -> Path:
         """The content-addressed scoring cache, shared by every gate of the data directory."""

@@ -15,7 +15,8 @@ part it implements:
 - `_verdicts`      delta_cb, both floors, verdicts, DISAGREE, the ship pick (`decide`)
 - `_bootstrap`     the informational prompt-clustered interval
 - `_signature`     what shaped the numbers
-- `_score`         `score_gate`: a spec and its rows in, the result out
+- `_score`         `measure_gate` (per-seed distances toward every target, copying, damage: once) and
+                   `score_gate`: a spec and its rows in, the result out
 - `_result`        the result as types (`GateResult`, verdict enums) and its one JSON form
 """
 
@@ -55,8 +56,17 @@ from voicegate.scoring._result import (
     is_result,
     result_text,
 )
-from voicegate.scoring._score import check_rows, score_gate, score_gate_both, warm_cache
+from voicegate.scoring._score import (
+    Measures,
+    check_rows,
+    decided_arms,
+    measure_gate,
+    score_gate,
+    score_gate_both,
+    warm_cache,
+)
 from voicegate.scoring._signature import IntegrityEvidence
+from voicegate.scoring._specificity import specificity
 from voicegate.scoring._stylometric import (
     Reference,
     build_reference,
@@ -65,7 +75,7 @@ from voicegate.scoring._stylometric import (
     word_counts,
 )
 from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
-from voicegate.scoring._verdicts import decide
+from voicegate.scoring._verdicts import decide, ship_pick
 
 __all__ = [
     "MISSING",
@@ -79,6 +89,7 @@ __all__ = [
     "GateResult",
     "Integrity",
     "IntegrityEvidence",
+    "Measures",
     "NgramIndex",
     "Provenance",
     "Reference",
@@ -100,15 +111,19 @@ __all__ = [
     "count_matrix",
     "damage_verdict",
     "decide",
+    "decided_arms",
     "degeneration",
     "doc_from_text",
     "doc_from_tokens",
     "is_result",
     "is_runaway",
+    "measure_gate",
     "ngram_hashes",
     "result_text",
     "score_gate",
     "score_gate_both",
+    "ship_pick",
+    "specificity",
     "token_hashes",
     "tokenize",
     "vocab_hashes",

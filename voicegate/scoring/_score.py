@@ -10,7 +10,7 @@ from one computation, so they carry the same verdicts and the same pick.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,7 +40,16 @@ from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC, RulerNumbers
 from voicegate.scoring._signature import Signature
 from voicegate.scoring._specificity import specificity
 from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd, rule_set
-from voicegate.scoring._views import Encoder, Target, View, gate_target, impostor_targets, view_of
+from voicegate.scoring._views import (
+    Distances,
+    Encoder,
+    PoolOf,
+    Target,
+    View,
+    gate_target,
+    impostor_targets,
+    view_of,
+)
 from voicegate.spec import GateSpec, as_named, get_rule
 
 Row = dict[str, Any]
@@ -215,37 +224,46 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
                            encode=encode, provenance=provenance).recorded
 
 
-def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
-                    rules: Iterable[str] | None = None, write_cache: bool = True, encode: Encoder | None = None,
-                    provenance: Provenance | None = None) -> Scored:
-    """`score_gate`, with the same result at full precision beside it (computed once, assembled twice)."""
-    rows = list(rows)
-    seat = provenance or Provenance()
-    rule_id = get_rule(rule or spec.floor_rule).id
-    computed = rule_set(rule_id, rules)
+class Measures(NamedTuple):
+    """What a gate's stored generations measure before any verdict is decided: computed once, then decided by
+    `score_gate_both` (once, on every seed) or by `calibrate` (on many draws of seeds)."""
+
+    voice_rows: list[Row]
+    probe_rows: list[Row]
+    cache: Cache
+    cells: Cells
+    view: View
+    targets: tuple[Target, ...]
+    distances: Distances                  # arm -> seed -> d(arm, seed) toward the gate author, EVERY arm
+    pool: PoolOf
+    toward: dict[str, Distances]          # impostor author -> arm -> seed -> d(arm, seed), every arm
+    copy: dict[str, _Copy]                # every arm
+    copying: dict[str, str]               # candidate -> its copying verdict, on every stored row
+    degeneration: dict[str, dict[str, Any]]
+    passed: dict[str, float | None]
+    damage: dict[str, str]                # candidate -> its damage verdict, on every stored row
+
+
+def measure_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, write_cache: bool = True,
+                 encode: Encoder | None = None) -> Measures:
+    """Rows checked, then every number a verdict is decided from: d(a, s) toward the gate author and toward each
+    impostor for every (arm, seed) (the A-vs-A arm's too), copying and damage on every stored row.
+
+    The one computation of per-seed distances: `score_gate_both` decides it once, `gate.calibrate` re-decides
+    draws of its seeds, both through `decide` and `specificity`.
+    """
     voice_rows, probe_rows = check_rows(spec, rows)
     cache = Cache(cache_dir, write=write_cache)
     cells = Cells(voice_rows, cache)
     base = spec.base.name
     cand_names = [a.name for a in spec.candidates]
-    warnings: list[str] = []
 
     # -- voice distance d(a, s), toward the gate author and toward each impostor -----------
     view = view_of(spec, encode=encode)
     targets = _targets(spec)
     cache.prefetch_docs((*view.corpus_files(targets), *spec.corpora.training))
     measured = view.measure(cache, cells, targets[0])
-    dist, pool = measured.distances, measured.pool
     toward = {t.author: view.measure(cache, cells, t).distances for t in targets[1:]}
-    words = int(min(cells.lengths[rs].sum() for rs in cells.by_cell.values()))
-    if view.reliable_words is not None and words < view.reliable_words:
-        warnings.append(f"smallest (arm, seed) pool has {words:,} words; {view.title} needs "
-                        f"~{view.reliable_words:,} to be reliable")
-    ruler, impostor_aucs = _rulers(view, cache, targets)
-    rulers = _ruler_checks(ruler, view.name)
-    warnings += ruler_warnings(rulers)  # the ok flag and the AUCs it quotes: the same at either precision
-    warnings += impostor_warnings(impostor_aucs, spec.author)
-    pool_words = cells.pool_words()
 
     # -- copying ---------------------------------------------------------------
     index = cache.index(spec.corpora.training, n=spec.copying.n)
@@ -274,6 +292,67 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     damage = {a: _damage.damage_verdict(base_degeneration=degen[base]["rate"], degeneration_rate=degen[a]["rate"],
                                         base_pass=passed[base], pass_rate=passed[a],
                                         tolerance=spec.damage.tolerance) for a in cand_names}
+    return Measures(voice_rows=voice_rows, probe_rows=probe_rows, cache=cache, cells=cells, view=view,
+                    targets=targets, distances=measured.distances, pool=measured.pool, toward=toward, copy=copy,
+                    copying=copying, degeneration=degen, passed=passed, damage=damage)
+
+
+def decided_arms(spec: GateSpec, distances: Mapping[str, Any]) -> dict[str, Any]:
+    """`distances` (arm -> ...) without the A-vs-A arms: what a gate's verdicts are decided on (an A-vs-A arm is
+    not an arm of the decision, so it cannot move the global floor of the candidates that may ship)."""
+    fresh = {a.name for a in spec.a_vs_a}
+    return {arm: d for arm, d in distances.items() if arm not in fresh}
+
+
+def a_vs_a_warnings(spec: GateSpec, distances: Distances, rule: str, rules: Iterable[str]) -> list[str]:
+    """One line per A-vs-A arm: its VOICE verdict under each rule, decided as if it were a candidate of the gate
+    (`decide`, beside every arm of the run); a PASS is a false pass, since it is the base against itself."""
+    out = []
+    computed = tuple(rules)
+    for arm in spec.a_vs_a:
+        c = decide(distances, spec.base.name, [arm.name], rule=rule, rules=computed, digits=None).candidates[0]
+        passing = [r for r in computed if c.voice[r] == "PASS"]
+        if not passing:
+            out.append(f"A-vs-A arm {arm.name}: VOICE FAIL under every rule (a PASS would be a false pass)")
+            continue
+        failing = [r for r in computed if r not in passing]
+        out.append(f"A-vs-A arm {arm.name}: VOICE PASS under {', '.join(passing)}"
+                   + (f" (FAIL under {', '.join(failing)})" if failing else "")
+                   + ": a false pass (the base against itself under fresh seeds); a PASS of a candidate under "
+                     f"{'that rule' if len(passing) == 1 else 'those rules'} is weak evidence here — "
+                     f"`voicegate calibrate {spec.gate}` measures how often")
+    return out
+
+
+def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
+                    rules: Iterable[str] | None = None, write_cache: bool = True, encode: Encoder | None = None,
+                    provenance: Provenance | None = None) -> Scored:
+    """`score_gate`, with the same result at full precision beside it (computed once, assembled twice)."""
+    rows = list(rows)
+    seat = provenance or Provenance()
+    rule_id = get_rule(rule or spec.floor_rule).id
+    computed = rule_set(rule_id, rules)
+    m = measure_gate(spec, rows, cache_dir=cache_dir, write_cache=write_cache, encode=encode)
+    voice_rows, probe_rows, cache, cells, view, targets = (m.voice_rows, m.probe_rows, m.cache, m.cells, m.view,
+                                                           m.targets)
+    base = spec.base.name
+    cand_names = [a.name for a in spec.candidates]
+    arms = tuple(a for a in spec.arms if not a.is_a_vs_a)  # the arms of the decision and of the result
+    warnings: list[str] = []
+    dist, pool = decided_arms(spec, m.distances), m.pool
+    toward = {author: decided_arms(spec, d) for author, d in m.toward.items()}
+    words = int(min(cells.lengths[rs].sum() for rs in cells.by_cell.values()))
+    if view.reliable_words is not None and words < view.reliable_words:
+        warnings.append(f"smallest (arm, seed) pool has {words:,} words; {view.title} needs "
+                        f"~{view.reliable_words:,} to be reliable")
+    ruler, impostor_aucs = _rulers(view, cache, targets)
+    rulers = _ruler_checks(ruler, view.name)
+    warnings += ruler_warnings(rulers)  # the ok flag and the AUCs it quotes: the same at either precision
+    warnings += impostor_warnings(impostor_aucs, spec.author)
+    warnings += a_vs_a_warnings(spec, m.distances, rule_id, computed)
+    pool_words = cells.pool_words()
+    copy, copying, degen, passed, damage = m.copy, m.copying, m.degeneration, m.passed, m.damage
+    control = copy[base].overlap
 
     # -- informational: bootstrap intervals, arms identical to the base (computed once) --------
     boots: dict[str, dict[str, Any] | None] = {}
@@ -324,7 +403,7 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
                          prefer=spec.prefer, digits=digits)
         voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
         arms_out: list[ArmResult] = []
-        for arm in spec.arms:
+        for arm in arms:
             v = voices[arm.name]
             c = copy[arm.name]
             common: dict[str, Any] = {

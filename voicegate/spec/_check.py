@@ -131,10 +131,16 @@ def _across_keys(v: dict[str, Any], fail: Fail, name_pattern: str) -> None:
     bases = [a for a in arms if a["role"] == "base"]
     if len(bases) != 1:
         raise fail("arms", f"needs exactly one arm with role: base, found {len(bases)}")
-    if len(arms) < 2:
+    if not any(a["role"] == "candidate" for a in arms):
         raise fail("arms", "needs at least one candidate arm")
+    base = bases[0]
+    for a in arms:
+        # The A-vs-A arm is the base's own weights under fresh seeds: its model IS the base's.
+        if a["role"] == "a-vs-a" and a["model"] != base["model"]:
+            raise fail("arms", f"A-vs-A arm {a['name']} must use the base's model {base['model']} "
+                               f"(it names {a['model']})")
     for attr in ("name", "model"):
-        names = [a[attr] for a in arms]
+        names = [a[attr] for a in arms if attr == "name" or a["role"] != "a-vs-a"]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise fail("arms", f"duplicate arm {attr}: {', '.join(dupes)}")
@@ -153,7 +159,7 @@ def _across_keys(v: dict[str, Any], fail: Fail, name_pattern: str) -> None:
         if author_key(impostor) == author_key(v["author"]):
             raise fail(f"corpora.impostors.{impostor}",
                        f"{impostor!r} is the gate author ({v['author']!r}); impostors are OTHER authors")
-    candidates = {a["name"] for a in arms if a["role"] != "base"}
+    candidates = {a["name"] for a in arms if a["role"] == "candidate"}
     if any(p not in candidates for p in v["prefer"]):
         raise fail("prefer", "must list candidate arm names, most preferred first")
 

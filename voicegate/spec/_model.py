@@ -30,6 +30,11 @@ class Arm:
     def is_base(self) -> bool:
         return self.role == Role.BASE
 
+    @property
+    def is_a_vs_a(self) -> bool:
+        """The base's own weights under fresh seeds: generated and stored, never a candidate."""
+        return self.role == Role.A_VS_A
+
 
 @dataclass(frozen=True)
 class Prompt:
@@ -158,7 +163,13 @@ class GateSpec:
 
     @property
     def candidates(self) -> tuple[Arm, ...]:
-        return tuple(a for a in self.arms if not a.is_base)
+        """The arms that may ship (an A-vs-A arm never does: see `a_vs_a`)."""
+        return tuple(a for a in self.arms if a.role == Role.CANDIDATE)
+
+    @property
+    def a_vs_a(self) -> tuple[Arm, ...]:
+        """The A-vs-A arms: the base's model under fresh request seeds (`role: a-vs-a`)."""
+        return tuple(a for a in self.arms if a.is_a_vs_a)
 
     def arm(self, name: str) -> Arm:
         for a in self.arms:

@@ -32,6 +32,7 @@ from voicegate.spec._types import (
     Number,
     Pattern,
     ProbeCheck,
+    Problem,
     Prompts,
     Records,
     SeatUrl,
@@ -50,9 +51,23 @@ class Role(StrEnum):
 
     BASE = "base"
     CANDIDATE = "candidate"
+    # The base's own weights under fresh request seeds: never ships; `calibrate` reads its VOICE PASS as a
+    # false pass (the gate's A-vs-A error rate), `score` only warns about it.
+    A_VS_A = "a-vs-a"
 
 
 ROLES = tuple(r.value for r in Role)
+
+
+@dataclass(frozen=True)
+class RoleChoice(Choice):
+    """`arms[].role`: one of ROLES. A bare YAML `null` parses as no value, so it is refused with where to go."""
+
+    def check(self, value: Any) -> str:
+        if value is None:
+            raise Problem("`null` is not a role (YAML reads a bare null as no value); did you mean a-vs-a? "
+                          "(the base's own weights under fresh seeds: `role: a-vs-a`)")
+        return super().check(value)
 # The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
 # workspace's own, in git).
 MAY_BE_OUTSIDE = ("readme", "compose")
@@ -152,7 +167,9 @@ SPEC_SCHEMA = Schema((
                                "letters, digits, `.`, `_`, `-`"),
         "the arm's name in tables and artifacts", required=True),
     Key("arms[].model", Line(), "the `model` field sent to the seat", required=True),
-    Key("arms[].role", Choice(ROLES), "whether the arm is the base or a candidate", required=True),
+    Key("arms[].role", RoleChoice(ROLES), "whether the arm is the base, a candidate, or `a-vs-a`: the base's own "
+        "model under fresh request seeds (never ships; `calibrate` measures the gate's false-pass rate on it)",
+        required=True),
     Key("arms[].adapter_path", Line("path"), "where the seat can load the adapter from, if it does not serve it"),
     Key("prompts", Prompts(), "a `.txt` file (one prompt a line; ids are 0-based indices of non-empty lines), "
         "a `.jsonl` file with `id` and `text`, or an inline list", required=True),

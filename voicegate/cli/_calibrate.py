@@ -1,0 +1,35 @@
+"""`voicegate calibrate GATE --seeds K`: the `gate.calibrate` use case, printed as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from voicegate.cli._app import Gate, Workspace, app
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    gate: Gate,
+    seeds: Annotated[int, typer.Option("--seeds", metavar="K", help="Seeds per arm in each draw (fewer than the "
+                                       "pilot stores).  [required]")],
+    draws: Annotated[int, typer.Option("--draws", metavar="N", help="Random K-seed draws to re-decide.")] = 1000,
+    rng_seed: Annotated[int, typer.Option("--seed", metavar="RNG", help="Seed of the draws (same seed, same "
+                                          "draws).")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON, with the per-seed distances "
+                                          "it used (per arm and target).")] = False,
+    workspace: Workspace = None,
+) -> None:
+    """Error rates of a pilot: re-decide K-seed draws of its stored seeds under every rule; appends nothing."""
+    from voicegate.gate import calibrate
+
+    result = calibrate(workspace, gate, seeds=seeds, draws=draws, rng_seed=rng_seed)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=2, sort_keys=False) + "\n")
+    else:
+        typer.echo(result.text())
+    if result.path is not None:
+        (sys.stderr if as_json else sys.stdout).write(f"wrote {result.path}\n")

@@ -1,0 +1,288 @@
+"""`calibrate`: how often would this gate's verdicts be wrong? K-seed draws of a pilot, re-decided.
+
+A pilot is a gate whose stored generations hold more seeds than the gate it informs will
+register (the tiny voices' sweep imports as one: 48 pools per voice). Per-seed distances are
+measured ONCE (`scoring.measure_gate`: toward the gate author and toward each impostor, for every
+arm), then `draws` random K-seed subsets are re-decided under every registered floor rule through
+`scoring.decide` and `scoring.specificity` — the very functions `score` decides with, so no rule
+has a second implementation here. Nothing is appended to any artifact (a pilot is not a
+verdict); the result is written to `runs/<gate>/calibration-K<k>.json`.
+
+Decisions, stated where they are made:
+
+- **Draws are per arm, independent.** Each draw takes K of each arm's stored seeds without
+  replacement, independently for every arm (base, each candidate, each A-vs-A arm). No floor rule
+  pairs seeds across arms (a spread, a mean and a Welch variance are per arm), and a sweep's pools
+  are independent samples; for a generated gate, whose arms share request seeds, a draw of one
+  arm's seeds is still a draw of that arm's sampling noise.
+- **"would ship" is the gate's own policy, under each rule in turn:** `decide` with that rule
+  deciding, then `ship_pick` on the candidate alone — VOICE PASS under the rule, NOT-COPIED and
+  NO-DAMAGE (decided once, on every stored row: a draw of seeds does not re-decide copying or
+  damage), and SPECIFIC under the rule where the spec's `voice.specificity` is `decides` and
+  impostors are registered (with `reported`, SPECIFIC is shown but does not gate the ship).
+- **The A-vs-A arm** (`role: a-vs-a`: the base's own model under fresh seeds) is decided as one
+  more candidate beside the gate's arms (so `global-max-spread` sees every arm of the run); its
+  VOICE PASS share is the gate's false-pass rate under each rule.
+
+Every share has a 95% Wilson interval (`scipy.stats.binomtest(...).proportion_ci`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voicegate._errors import VoicegateError
+from voicegate.gate._checks import check_cells, check_integrity, provenance
+from voicegate.gate._score import load_generations
+from voicegate.run import load_manifest
+from voicegate.spec import RULES, GateSpec, check_registered, load_spec, workspace_root
+
+DRAWS = 1000
+CONFIDENCE = 0.95
+DRAW_SCHEME = ("per arm, independently: each draw takes K of each arm's stored seeds without replacement "
+               "(numpy default_rng(seed); one permutation per arm and draw)")
+SHIP_POLICY = ("would ship under a rule = decide() with that rule deciding, then ship_pick() on the candidate "
+               "alone: VOICE PASS under the rule, copying and damage as decided on every stored row, and "
+               "SPECIFIC under the rule where voice.specificity is 'decides' and impostors are registered")
+
+
+@dataclass(frozen=True)
+class Share:
+    """`count` of `draws` draws, with its 95% Wilson interval."""
+
+    count: int
+    draws: int
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, count: int, draws: int) -> Share:
+        from scipy.stats import binomtest
+
+        ci = binomtest(count, draws).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
+        return cls(count, draws, float(ci.low), float(ci.high))
+
+    @property
+    def share(self) -> float:
+        return self.count / self.draws
+
+    def to_json(self) -> dict[str, Any]:
+        return {"share": round(self.share, 6), "count": self.count, "low": round(self.low, 6),
+                "high": round(self.high, 6)}
+
+    def text(self) -> str:
+        return f"{self.share:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+@dataclass(frozen=True)
+class CandidateRates:
+    """One candidate's shares of draws, per rule; `all_seeds`: its verdicts on every stored seed."""
+
+    name: str
+    voice_pass: dict[str, Share]
+    specific: dict[str, Share] | None    # None: no impostors registered
+    would_ship: dict[str, Share]
+    copying: str | None
+    damage: str | None
+    all_seeds: dict[str, dict[str, str]]  # rule -> {"voice": ..., "specific": ...}
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"copying": self.copying, "damage": self.damage, "rules": {}}
+        for rid in self.voice_pass:
+            rates = {"voice_pass": self.voice_pass[rid].to_json()}
+            if self.specific is not None:
+                rates["specific"] = self.specific[rid].to_json()
+            rates["would_ship"] = self.would_ship[rid].to_json()
+            out["rules"][rid] = {**rates, "all_seeds": self.all_seeds[rid]}
+        return out
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What `calibrate` measured: per candidate and rule the shares of draws, per A-vs-A arm its false-pass rate."""
+
+    gate: str
+    author: str
+    seeds: int                              # K: seeds per arm in each draw
+    draws: int
+    rng_seed: int
+    rules: tuple[str, ...]
+    stored_seeds: dict[str, int]            # arm -> seeds stored
+    impostors: tuple[str, ...]
+    specificity_decides: bool
+    candidates: tuple[CandidateRates, ...]
+    a_vs_a: dict[str, dict[str, Share]]     # A-vs-A arm -> rule -> VOICE PASS share (a false pass)
+    distances: dict[str, dict[str, dict[str, float]]] = field(repr=False)  # arm -> target author -> seed -> d
+    path: Path | None = None                # where the result was written
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gate": self.gate, "author": self.author, "seeds_per_arm": self.seeds, "draws": self.draws,
+            "rng_seed": self.rng_seed, "rules": list(self.rules), "draw_scheme": DRAW_SCHEME,
+            "would_ship": SHIP_POLICY, "confidence": CONFIDENCE, "interval": "wilson",
+            "stored_seeds": self.stored_seeds, "impostors": list(self.impostors),
+            "specificity": "decides" if self.specificity_decides else "reported",
+            "candidates": {c.name: c.to_json() for c in self.candidates},
+            "a_vs_a": {arm: {rid: {"false_pass": s.to_json()} for rid, s in rates.items()}
+                       for arm, rates in self.a_vs_a.items()},
+            "distances": self.distances,
+        }
+
+    def text(self) -> str:
+        """The result as the terminal shows it."""
+        short = {rid: rid.replace("-max-spread", "") for rid in self.rules}
+        n = min(self.stored_seeds.values())
+        lines = [(f"{self.gate}: {self.draws} draws of {self.seeds} seeds per arm (of {n}+ stored), drawn per arm "
+                  f"independently; shares of draws with {CONFIDENCE:.0%} Wilson intervals")]
+        head = f"  {'candidate':22s} {'rule':10s} {'VOICE PASS':22s} "
+        head += f"{'SPECIFIC':22s} " if self.impostors else ""
+        lines.append(head + "would ship")
+        for c in self.candidates:
+            for rid in self.rules:
+                row = f"  {c.name:22s} {short[rid]:10s} {c.voice_pass[rid].text():22s} "
+                if c.specific is not None:
+                    row += f"{c.specific[rid].text():22s} "
+                lines.append(row + c.would_ship[rid].text())
+        for arm, rates in self.a_vs_a.items():
+            lines.append(f"  A-vs-A arm {arm}, false pass (VOICE PASS): "
+                         + "; ".join(f"{short[rid]} {s.text()}" for rid, s in rates.items()))
+        if not self.a_vs_a:
+            lines.append("  no A-vs-A arm registered (role: a-vs-a): the false-pass rate is not measured")
+        return "\n".join(lines)
+
+
+def _stored_seeds(spec: GateSpec, rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
+    seeds: dict[str, set[int]] = {a.name: set() for a in spec.arms}
+    for r in rows:
+        if r.get("kind", "voice") == "voice" and r.get("arm") in seeds:
+            try:
+                seeds[str(r["arm"])].add(int(r["seed"]))
+            except (TypeError, ValueError, KeyError):
+                continue  # check_rows names it
+    return {arm: sorted(s) for arm, s in seeds.items()}
+
+
+def check_request(spec: GateSpec, seeds: int, stored: Mapping[str, Sequence[int]]) -> None:
+    """The refusals before anything is measured or written (exit 2), once the stored seeds are known."""
+    fewest = min(len(s) for s in stored.values())
+    if seeds >= fewest:
+        thin = min(stored, key=lambda a: (len(stored[a]), a))
+        raise VoicegateError(f"--seeds {seeds}: a pilot must hold more seeds than each draw takes; arm {thin} has "
+                             f"{fewest} stored (use --seeds below {fewest}, or store more seeds)")
+
+
+def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DRAWS, rng_seed: int = 0,
+              write: bool = True) -> Calibration:
+    """Re-decide `draws` random `seeds`-seed subsets of `gate`'s stored generations under every registered rule.
+
+    Appends nothing; writes `runs/<gate>/calibration-K<seeds>.json` unless `write` is False.
+    """
+    if seeds < 2:
+        raise VoicegateError(f"--seeds {seeds}: a draw needs at least 2 seeds per arm (a spread, a variance)")
+    if draws < 1:
+        raise VoicegateError(f"--draws {draws}: at least 1 draw")
+    spec = load_spec(workspace_root(root), gate)
+    if not spec.candidates:  # a valid spec has one; said here too, since calibrate has nothing to do without
+        raise VoicegateError(f"{spec.gate}: no candidate arm to calibrate")
+    check_registered(spec)
+    rows = load_generations(spec)
+    stored = _stored_seeds(spec, rows)
+    check_request(spec, seeds, stored)
+    check_cells(spec.gate, rows)
+    check_integrity(spec.gate, provenance(spec, rows, load_manifest(spec.run_dir)).integrity)
+
+    from voicegate.scoring import measure_gate
+
+    m = measure_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
+    result = decide_draws(spec, m.distances, m.toward, copying=m.copying, damage=m.damage, seeds=seeds,
+                          draws=draws, rng_seed=rng_seed)
+    if write:
+        from voicegate._atomic import write_atomic
+        from voicegate._hashing import canonical_json
+
+        path = spec.run.calibration(seeds)
+        write_atomic(path, canonical_json(result.to_json()) + "\n")
+        result = Calibration(**{**result.__dict__, "path": path})
+    return result
+
+
+def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
+                 toward: Mapping[str, Mapping[str, Mapping[int, float]]], *, copying: Mapping[str, str],
+                 damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0) -> Calibration:
+    """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too)."""
+    import numpy as np
+
+    from voicegate.scoring import Specific, Voice, decide, decided_arms, ship_pick, specificity
+
+    base = spec.base.name
+    cands = [a.name for a in spec.candidates]
+    fresh = [a.name for a in spec.a_vs_a]
+    rules = tuple(RULES)
+    decides = spec.voice.specificity == "decides"
+    author = spec.author
+    order = {arm: sorted(distances[arm]) for arm in (base, *cands, *fresh)}
+    rng = np.random.default_rng(rng_seed)
+    # One K-subset of each arm's seeds per draw, drawn arm by arm in the spec's order (deterministic per rng_seed).
+    picks = {arm: np.argsort(rng.random((draws, len(order[arm]))), axis=1)[:, :seeds] for arm in order}
+
+    voice_n = {c: dict.fromkeys(rules, 0) for c in cands}
+    specific_n = {c: dict.fromkeys(rules, 0) for c in cands}
+    ship_n = {c: dict.fromkeys(rules, 0) for c in cands}
+    false_n = {a: dict.fromkeys(rules, 0) for a in fresh}
+
+    def subset(per_seed: Mapping[int, float], arm: str, i: int) -> dict[int, float]:
+        seeds_of = order[arm]
+        return {seeds_of[j]: per_seed[seeds_of[j]] for j in picks[arm][i]}
+
+    def decide_all(dist: Mapping[str, Mapping[int, float]], imps: Mapping[str, Mapping[str, Mapping[int, float]]],
+                   rid: str) -> tuple[Any, dict[str, Any]]:
+        kept = decided_arms(spec, dist)
+        others = {n: decided_arms(spec, d) for n, d in imps.items()}
+        axis = {c: specificity(kept, others, base, c, author=author, decides=decides, rule=rid, rules=(rid,),
+                               digits=None)
+                for c in cands} if others else {}
+        return decide(kept, base, cands, rule=rid, rules=(rid,), copying=copying, damage=damage, specificity=axis,
+                      prefer=spec.prefer, digits=None), axis
+
+    for i in range(draws):
+        dist = {arm: subset(distances[arm], arm, i) for arm in order}
+        imps = {n: {arm: subset(d[arm], arm, i) for arm in order} for n, d in toward.items()}
+        for rid in rules:
+            decision, axis = decide_all(dist, imps, rid)
+            for c in decision.candidates:
+                voice_n[c.name][rid] += c.voice_decides == Voice.PASS
+                if axis:
+                    specific_n[c.name][rid] += axis[c.name].under(rid) == Specific.SPECIFIC
+                ship_n[c.name][rid] += ship_pick([c]) is not None
+            for arm in fresh:
+                # the A-vs-A arm as one more candidate beside every arm of the run
+                aa = decide(dist, base, [arm], rule=rid, rules=(rid,), digits=None).candidates[0]
+                false_n[arm][rid] += aa.voice_decides == Voice.PASS
+
+    # Every stored seed, decided once per rule: what the pilot itself says.
+    all_seeds: dict[str, dict[str, dict[str, str]]] = {c: {} for c in cands}
+    for rid in rules:
+        decision, axis = decide_all(distances, toward, rid)
+        for c in decision.candidates:
+            verdicts = {"voice": str(c.voice_decides)}
+            if axis:
+                verdicts["specific"] = str(axis[c.name].under(rid))
+            all_seeds[c.name][rid] = verdicts
+
+    rates = tuple(CandidateRates(
+        name=c,
+        voice_pass={rid: Share.of(voice_n[c][rid], draws) for rid in rules},
+        specific={rid: Share.of(specific_n[c][rid], draws) for rid in rules} if toward else None,
+        would_ship={rid: Share.of(ship_n[c][rid], draws) for rid in rules},
+        copying=copying.get(c), damage=damage.get(c), all_seeds=all_seeds[c]) for c in cands)
+    targets = {author: distances, **toward}
+    return Calibration(
+        gate=spec.gate, author=author, seeds=seeds, draws=draws, rng_seed=rng_seed, rules=rules,
+        stored_seeds={arm: len(s) for arm, s in order.items()}, impostors=tuple(toward),
+        specificity_decides=decides, candidates=rates,
+        a_vs_a={arm: {rid: Share.of(false_n[arm][rid], draws) for rid in rules} for arm in fresh},
+        distances={arm: {t: {str(s): float(d[arm][s]) for s in order[arm]} for t, d in targets.items()}
+                   for arm in order})
