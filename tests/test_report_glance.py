@@ -159,7 +159,9 @@ def test_the_standing_of_each_kind():
     assert standing(cand(copying="COPIED"), RULE, None).label == "blocked by COPYING"
     assert standing(cand(damage="DAMAGE"), RULE, None).label == "blocked by DAMAGE"
     both = standing(cand(copying="COPIED", damage="DAMAGE", voice={RULE: "FAIL"}), RULE, None)
-    assert both.label == "blocked by COPYING + DAMAGE · VOICE FAIL" and not both.ok
+    # The first failing axis in pipeline order (VOICE, SPECIFICITY, COPYING, DAMAGE) is named first.
+    assert both.label == "VOICE FAIL · blocked by COPYING + DAMAGE" and not both.ok
+    assert both.blockers == ("VOICE", "COPYING", "DAMAGE")
     assert standing(cand(voice={RULE: "FAIL"}), RULE, None).label == "VOICE FAIL"
     assert standing(cand(damage=None), RULE, None).label == "no verdict on DAMAGE"
     # A ratio beside it, whatever the standing.

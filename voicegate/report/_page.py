@@ -176,9 +176,11 @@ def _shown(result: GateResult, rules: Sequence[str]) -> list[CandidateResult]:
 class Standing:
     """A candidate's overall standing, the card's headline: does it ship, and if not, what blocks it.
 
-    `kind` is ``ships`` (the rule's recommendation), ``passes`` (all three axes pass, another
-    candidate is the pick), ``blocked`` (COPYING and/or DAMAGE fail; VOICE may fail too),
-    ``voice-fail`` (only VOICE fails) or ``unknown`` (a verdict is missing).
+    `kind` is ``ships`` (the rule's recommendation), ``passes`` (every axis passes, another
+    candidate is the pick), ``blocked`` (specificity, COPYING and/or DAMAGE fail; VOICE may fail
+    too), ``inconclusive`` (only a deciding specificity blocks it, and the gate cannot tell: within
+    noise), ``voice-fail`` (only VOICE fails) or ``unknown`` (a verdict is missing). The label names
+    the failing axes in pipeline order — VOICE, SPECIFICITY, COPYING, DAMAGE — the first one first.
     """
 
     kind: str
@@ -194,35 +196,135 @@ class Standing:
 
 def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing:
     voice = arm.voice_under(deciding)
-    failed = []
-    if arm.copying == Copying.COPIED:
-        failed.append("COPYING")
-    elif arm.copying != Copying.NOT_COPIED:
-        failed.append("?COPYING")
-    if arm.damage == Damage.DAMAGE:
-        failed.append("DAMAGE")
-    elif arm.damage != Damage.NO_DAMAGE:
-        failed.append("?DAMAGE")
+    # (axis, phrase) in pipeline order; a phrase starting "?" is a missing verdict, not a failing one.
+    failed: list[tuple[str, str]] = []
+    if voice == Voice.FAIL:
+        failed.append(("VOICE", "VOICE FAIL"))
+    elif voice != Voice.PASS:
+        failed.append(("VOICE", "?VOICE"))
     axis = arm.specificity
-    if axis is not None and axis.decides and axis.under(deciding) != Specific.SPECIFIC:
-        failed.append("SPECIFICITY" if axis.under(deciding) == Specific.NOT_SPECIFIC else "?SPECIFICITY")
-    voice_fail = voice == Voice.FAIL
-    blockers = tuple(f for f in failed if not f.startswith("?"))
+    if axis is not None and axis.decides:
+        v = axis.under(deciding)
+        if v == Specific.NOT_SPECIFIC:
+            failed.append(("SPECIFICITY", "SPECIFICITY NOT-SPECIFIC"))
+        elif v == Specific.INCONCLUSIVE:
+            failed.append(("SPECIFICITY", "SPECIFICITY INCONCLUSIVE"))
+        elif v != Specific.SPECIFIC:
+            failed.append(("SPECIFICITY", "?SPECIFICITY"))
+    if arm.copying == Copying.COPIED:
+        failed.append(("COPYING", "COPYING"))
+    elif arm.copying != Copying.NOT_COPIED:
+        failed.append(("COPYING", "?COPYING"))
+    if arm.damage == Damage.DAMAGE:
+        failed.append(("DAMAGE", "DAMAGE"))
+    elif arm.damage != Damage.NO_DAMAGE:
+        failed.append(("DAMAGE", "?DAMAGE"))
+    bad = [(a, p) for a, p in failed if not p.startswith("?")]
+    blockers = tuple(a for a, _ in bad)
     ratio_ = _finite(arm.ratios.get(deciding))
-    if blockers:
-        label = "blocked by " + " + ".join(blockers) + (" · VOICE FAIL" if voice_fail else "")
-        return Standing(kind="blocked", label=label, blockers=blockers + (("VOICE",) if voice_fail else ()),
-                        voice=voice, ratio=ratio_)
-    if voice_fail:
-        return Standing(kind="voice-fail", label="VOICE FAIL", blockers=("VOICE",), voice=voice, ratio=ratio_)
-    if failed or voice != Voice.PASS:
-        missing = [f.lstrip("?") for f in failed] + ([] if voice == Voice.PASS else ["VOICE"])
+    if blockers == ("VOICE",):
+        return Standing(kind="voice-fail", label="VOICE FAIL", blockers=blockers, voice=voice, ratio=ratio_)
+    if bad:
+        rest = [p for a, p in bad if a != "VOICE"]
+        label = ("VOICE FAIL · " if blockers[0] == "VOICE" else "") + "blocked by " + " + ".join(rest)
+        kind = "inconclusive" if rest == ["SPECIFICITY INCONCLUSIVE"] and blockers[0] != "VOICE" else "blocked"
+        return Standing(kind=kind, label=label, blockers=blockers, voice=voice, ratio=ratio_)
+    if failed:
+        missing = [p.lstrip("?") for _, p in failed]
         return Standing(kind="unknown", label="no verdict on " + " + ".join(missing), blockers=(), voice=voice,
                         ratio=ratio_)
     if ships == arm.name:
         return Standing(kind="ships", label="ships", blockers=(), voice=voice, ratio=ratio_)
     every = "every axis" if axis is not None and axis.decides else "all three"
     return Standing(kind="passes", label=f"passes {every} (not the pick)", blockers=(), voice=voice, ratio=ratio_)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpecificityView:
+    """One candidate's specificity as the page shows it: what decided, per impostor and rule."""
+
+    name: str
+    decides: bool
+    verdict: Mapping[str, Specific | str]              # rule id -> the candidate's verdict (every impostor)
+    ratios: Mapping[str, float | None]                 # rule id -> the binding impostor's margin / floor
+    binding: Mapping[str, str]                         # rule id -> the impostor that decides under it
+    disagree: bool
+    rows: list[_svg.MarginRow]                         # one per impostor, in the spec's order
+    note: str                                          # the card's line: why this verdict, in words
+
+
+def _margin_rows(arm: CandidateResult, impostors: Sequence[str], rules: Sequence[str],
+                 deciding: str) -> list[_svg.MarginRow]:
+    axis = arm.specificity
+    if axis is None:
+        return []
+    names = list(impostors) + [n for n in axis.margins if n not in impostors]
+    rows = []
+    for k, name in enumerate(names):
+        floors = {r: _finite(axis.floor_against(name, r)) for r in rules}
+        margin = _finite(axis.margins.get(name))
+        rows.append(_svg.MarginRow(
+            candidate=arm.name, impostor=name, first=k == 0, delta=_finite(axis.deltas.get(name)), margin=margin,
+            floors=floors, outcomes={r: _svg.impostor_outcome(margin, floors[r]) for r in rules},
+            binding=tuple(r for r in rules if axis.binding.get(r) == name), verdict=axis.under(deciding)))
+    return rows
+
+
+def specificity_note(arm: CandidateResult, rule: str) -> str:
+    """The card's specificity line under `rule`: "nearer X" only where the voice is shown nearer X
+    (`Specificity.nearer`); INCONCLUSIVE names the binding impostor, its margin and floor, and what to do."""
+    axis = arm.specificity
+    if axis is None:
+        return "not checked (no impostors registered)"
+    verdict = axis.under(rule)
+    who = axis.binding.get(rule) or axis.nearest
+    margin = axis.margins.get(who) if who is not None else axis.margin
+    floor = axis.floor_against(who, rule) if who is not None else None
+    against = f"margin {signed(margin)} over {who or '—'} vs floor {f3(floor)}"
+    nearer = axis.nearer(rule)
+    if nearer:
+        shown = ", ".join(f"{n} (margin {signed(axis.margins.get(n))} vs floor {f3(axis.floor_against(n, rule))})"
+                          for n in nearer)
+        text = f"nearer {shown}: below minus its floor"
+    elif verdict == Specific.INCONCLUSIVE:
+        text = f"{against}: within noise, add seeds or longer pools"
+    elif verdict == Specific.SPECIFIC:
+        text = f"smallest {against} ({ratio(axis.ratios.get(rule))})"
+    else:
+        text = against
+    return f"{text}; {'deciding' if axis.decides else 'reported'}"
+
+
+def specificity_views(result: GateResult, candidates: Sequence[CandidateResult],
+                      rules: Sequence[str]) -> list[SpecificityView]:
+    impostors = list(result.impostors.authors) if result.impostors is not None else []
+    out = []
+    for c in candidates:
+        axis = c.specificity
+        if axis is None:
+            continue
+        out.append(SpecificityView(
+            name=c.name, decides=axis.decides, verdict=axis.verdict,
+            ratios={r: _finite(axis.ratios.get(r)) for r in rules}, binding=axis.binding, disagree=axis.disagree,
+            rows=_margin_rows(c, impostors, rules, result.rule), note=specificity_note(c, result.rule)))
+    return out
+
+
+def specificity_rules(rules: Sequence[str], views: Sequence[SpecificityView]) -> list[str]:
+    """The rules the specificity axes carry, in the page's order (an axis may carry fewer than the voice)."""
+    seen = {r for v in views for r in v.verdict}
+    return [r for r in rules if r in seen] + sorted(seen - set(rules))
+
+
+def detectable_rules(candidates: Sequence[CandidateResult], rules: Sequence[str]) -> list[str]:
+    """The rules with a power model that some candidate carries a detectable delta for (welch-t)."""
+    return [r for r in rules if any(_finite(c.detectable_under(r)) is not None for c in candidates)]
+
+
+def unseen(arm: CandidateResult, rule: str) -> bool:
+    """A FAIL under a positive delta_cb smaller than what the design detects: the gate could not see it."""
+    d, det = _finite(arm.delta_cb), _finite(arm.detectable_under(rule))
+    return arm.voice_under(rule) == Voice.FAIL and d is not None and det is not None and 0 < d < det
 
 
 # An amendment or decision row without a result of its own: nothing was in force.
@@ -483,9 +585,13 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         before = a.result or before
     decisions = [_decision_view(d, _result_in_force(score, amendments, d.time)) for d in data.decisions]
 
+    spec_views = specificity_views(current, candidates, rules)
+    spec_rules = specificity_rules(rules, spec_views)
+    spec_rows = [row for v in spec_views for row in v.rows]
     plots = {
         "distances": _svg.distances_plot(arms, seeds),
         "delta": _svg.delta_plot(candidates, rules, current.rule),
+        "specificity": _svg.specificity_plot(spec_rows, spec_rules, current.rule) if spec_rows else None,
         "overlap": _svg.overlap_plot(arms, str(control.arm), float(_finite(control.overlap) or 0.0),
                                      float(copying.tolerance), int(copying.n)),
         "damage": _svg.damage_plot(arms, str(base), float(damage.tolerance)),
@@ -495,6 +601,11 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "run_view": [*_run_view(data.run), ("seat integrity", _integrity_text(data.run, current))],
         "any_excerpt": any(v.span.excerpt for v in span_views),
         "floor_legend": _svg.floor_legend(rules),
+        "spec_floor_legend": _svg.floor_legend(spec_rules),
+        "spec_views": spec_views, "spec_rules": spec_rules,
+        "spec_notes": {c.name: specificity_note(c, current.rule) for c in candidates},
+        "detect_rules": detectable_rules(candidates, rules),
+        "unseen": {c.name: [r for r in rules if unseen(c, r)] for c in candidates},
         "gate": data.gate or current.gate,
         "author": data.author,
         "rendered_at": data.rendered_at,

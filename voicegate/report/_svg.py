@@ -1,4 +1,4 @@
-"""The report's four plots, drawn as inline SVG by voicegate itself (no plotting library).
+"""The report's five plots, drawn as inline SVG by voicegate itself (no plotting library).
 
 Every element goes through `el()`, which escapes each attribute value and each
 text child with markupsafe: arm names, seeds and labels come from result files,
@@ -9,7 +9,8 @@ Plots must read in greyscale and without colour at all: seeds differ by shape
 (and marks that would sit on top of each other are moved apart), the two floors by
 dash pattern and a letter label, PASS and FAIL by a plain grey fill versus a dense
 hatch with a heavy border (red on screen: a bad outcome never looks the weaker) and
-by the word itself at the end of the bar. Every mark carries a <title> (a hover
+by the word itself at the end of the bar; INCONCLUSIVE (the gate cannot tell) by a
+dotted fill with a dashed amber border, neither the good look nor the bad one. Every mark carries a <title> (a hover
 tooltip) with its exact number, and `class`/`data-*` attributes that the tests
 count.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -35,6 +37,11 @@ BAD = "#a4161a"
 # What a bad bar is filled with: the dense hatch, framed by a heavy border of the same ink.
 BAD_FILL = "url(#vg-bad)"
 BAD_STROKE = {"stroke": BAD, "stroke-width": 2.5}
+# Neither good nor bad (INCONCLUSIVE: within noise): a dotted fill inside a dashed amber border.
+AMBER = "#8a5a00"
+AMBER_FILL = "url(#vg-dots)"
+AMBER_STROKE = {"stroke": AMBER, "stroke-width": 2.5, "stroke-dasharray": "4 2"}
+NOISE = "#fbeecf"  # the band within ± the deciding rule's floor: light amber, a light grey in print
 
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _ATTR = re.compile(r"[a-zA-Z][a-zA-Z0-9-]*")
@@ -278,6 +285,7 @@ FLOOR_STYLE = {
     # rule id -> (letter, dash pattern): the floors differ by dash and letter, not by colour.
     "global-max-spread": ("G", "6 3"),
     "pairwise-max-spread": ("P", None),
+    "welch-t": ("W", "8 3 2 3"),
 }
 
 
@@ -285,7 +293,7 @@ def _floor_style(rule: str, i: int) -> tuple[str, str | None]:
     return FLOOR_STYLE.get(rule, (rule[:1].upper() or str(i), "2 2"))
 
 
-_DASH_WORDS = {"6 3": "dashed", None: "solid", "2 2": "dotted"}
+_DASH_WORDS = {"6 3": "dashed", None: "solid", "2 2": "dotted", "8 3 2 3": "dash-dot"}
 
 
 def floor_legend(rule_order: Sequence[str]) -> str:
@@ -296,6 +304,43 @@ def floor_legend(rule_order: Sequence[str]) -> str:
         keys.append(f"{letter} = {rule} ({_DASH_WORDS.get(dash, 'dashed')})")
     marked = "both floors" if len(keys) == 2 else f"all {len(keys)} floors" if len(keys) > 2 else "the floor"
     return f"{marked} marked: {', '.join(keys)}"
+
+
+def _letters(marks: Sequence[tuple[float, str]], y: float) -> list[Markup]:
+    """Floor letters right of their marks, left to right, never on top of each other (two floors at
+    the same place, like ckpt925's 0.251 under both rules, read "G=P")."""
+    groups: list[tuple[float, str]] = []
+    for x, letter in sorted(marks):
+        if groups and abs(groups[-1][0] - x) < 1.0:
+            groups[-1] = (groups[-1][0], f"{groups[-1][1]}={letter}")
+        else:
+            groups.append((x, letter))
+    out = []
+    for g, (x, letter) in enumerate(groups):
+        # A neighbour close on the right: this label goes left of its mark, so neither hides a line.
+        crowded = g + 1 < len(groups) and groups[g + 1][0] - x < 8 * len(letter) + 10
+        out.append(text(x - 4, y, letter, anchor="end", size=11, weight="bold") if crowded
+                   else text(x + 4, y, letter, size=11, weight="bold"))
+    return out
+
+
+def _floor_keys(rule_order: Sequence[str], deciding: str, x0: float, y: float, x_max: float,
+                what: str = "floor") -> tuple[list[Markup], float]:
+    """The legend's key to the floor marks (dash and letter per rule), wrapped onto a further line
+    where it would run past x_max; returns the parts and the baseline of the last line."""
+    parts: list[Markup] = []
+    lx = x0
+    for i, rule in enumerate(rule_order):
+        letter, dash = _floor_style(rule, i)
+        width = 40 + 7 * len(rule)
+        if lx > x0 and lx + 24 + 6 * len(f"{letter} = {rule} {what}") > x_max:
+            lx, y = x0, y + 18
+        parts.append(el("line", {"x1": lx, "y1": y - 12, "x2": lx, "y2": y + 4, "stroke": INK, "stroke-width": 2.5,
+                                 "stroke-dasharray": dash}))
+        parts.append(text(lx + 6, y, f"{letter} = {rule} {what}", size=11,
+                          weight="bold" if rule == deciding else None))
+        lx += width
+    return parts, y
 
 
 def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str], deciding: str) -> Markup:
@@ -320,13 +365,11 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
     parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": BAD_FILL, **BAD_STROKE}))
     parts.append(text(lx + 24, 36, "FAIL", size=11, weight="bold"))
     lx += 64
-    for i, rule in enumerate(rule_order):
-        letter, dash = _floor_style(rule, i)
-        parts.append(el("line", {"x1": lx, "y1": 24, "x2": lx, "y2": 40, "stroke": INK, "stroke-width": 2.5,
-                                 "stroke-dasharray": dash}))
-        parts.append(text(lx + 6, 36, f"{letter} = {rule} floor", size=11,
-                          weight="bold" if rule == deciding else None))
-        lx += 40 + 7 * len(rule)
+    keys, last = _floor_keys(rule_order, deciding, lx, 36, W - right)
+    parts += keys
+    if last > 36:  # the key took further lines: the rows move down, the plot grows
+        top += int(last - 36)
+        H += int(last - 36)
     zero = sc(0.0)
     for r, c in enumerate(candidates):
         y0 = top + row * r
@@ -359,19 +402,7 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
                                      "stroke-dasharray": dash, "class": "floor-mark", "data-arm": c.name,
                                      "data-rule": rule},
                             title(f"{c.name}: {rule} floor {float(f):.3f}")))
-        # Letters right of their marks, left to right, never on top of each other (two floors at
-        # the same place, like ckpt925's 0.251 under both rules, read "G=P").
-        groups: list[tuple[float, str]] = []
-        for x, letter in sorted(marks):
-            if groups and abs(groups[-1][0] - x) < 1.0:
-                groups[-1] = (groups[-1][0], f"{groups[-1][1]}={letter}")
-            else:
-                groups.append((x, letter))
-        for g, (x, letter) in enumerate(groups):
-            # A neighbour close on the right: this label goes left of its mark, so neither hides a line.
-            crowded = g + 1 < len(groups) and groups[g + 1][0] - x < 8 * len(letter) + 10
-            parts.append(text(x - 4, bar_y - 1, letter, anchor="end", size=11, weight="bold") if crowded
-                         else text(x + 4, bar_y - 1, letter, size=11, weight="bold"))
+        parts += _letters(marks, bar_y - 1)
         if verdict is not None:
             # The verdict in words under the name, FAIL as heavy as PASS (and red on screen).
             parts.append(text(left - 10, bar_y + 31, ("\u2713 " if verdict == "PASS" else "\u2717 ") + str(verdict),
@@ -394,6 +425,180 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
                              "stroke": MID}))
     parts.append(axis(sc, top + row * len(candidates) + 4, decimals=2, label="delta_cb"))
     return svg(W, H, "delta_cb per candidate with both floors", Markup("").join(parts), cls="plot-delta")
+
+
+# -- (2b) specificity: each margin against every rule's floor band -------------------------
+
+SPECIFIC, NOT_SPECIFIC, INCONCLUSIVE = "SPECIFIC", "NOT-SPECIFIC", "INCONCLUSIVE"
+
+
+def impostor_outcome(margin: float | None, floor: float | None) -> str | None:
+    """What one margin says against its floor: SPECIFIC above it, NOT-SPECIFIC below minus it (shown
+    closer to that impostor), INCONCLUSIVE between (within noise); None where a number is missing.
+
+    The comparison `scoring` makes for the candidate's verdict (to 12 decimals), on one impostor.
+    """
+    if margin is None or floor is None or not (math.isfinite(margin) and math.isfinite(floor)):
+        return None
+    m, f = round(float(margin), 12), round(float(floor), 12)
+    return SPECIFIC if m > f else NOT_SPECIFIC if -m > f else INCONCLUSIVE
+
+
+@dataclass(frozen=True, kw_only=True)
+class MarginRow:
+    """One (candidate, impostor): the margin, each rule's floor and what it says (the plot's row, the table's)."""
+
+    candidate: str
+    impostor: str
+    first: bool                                  # the candidate's first impostor (its name is written there)
+    delta: float | None                          # the candidate's delta toward the impostor
+    margin: float | None                         # delta_cb minus that delta
+    floors: Mapping[str, float | None] = field(default_factory=dict)      # rule id -> floor of this margin
+    outcomes: Mapping[str, str | None] = field(default_factory=dict)      # rule id -> impostor_outcome
+    binding: tuple[str, ...] = ()                # the rules under which this impostor decides the verdict
+    verdict: str | None = None                   # the candidate's verdict under the deciding rule
+
+
+def _finite_or_none(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) and not isinstance(v, bool) else None
+
+
+def _outcome_look(outcome: str | None) -> dict[str, Any]:
+    if outcome == SPECIFIC:
+        return {"fill": MID, "stroke": INK, "stroke-width": 1.5}
+    if outcome == NOT_SPECIFIC:
+        return {"fill": BAD_FILL, **BAD_STROKE}
+    if outcome == INCONCLUSIVE:
+        return {"fill": AMBER_FILL, **AMBER_STROKE}
+    return {"fill": "#ffffff", "stroke": INK, "stroke-width": 1.2, "stroke-dasharray": "2 2"}
+
+
+def _outcome_word(outcome: str | None) -> tuple[str, str]:
+    """(the word with its sign, its ink): the same marks the page's verdict badges carry."""
+    if outcome == SPECIFIC:
+        return "\u2713 SPECIFIC", INK
+    if outcome == NOT_SPECIFIC:
+        return "\u2717 NOT-SPECIFIC", BAD
+    if outcome == INCONCLUSIVE:
+        return "? INCONCLUSIVE", AMBER
+    return "no verdict", MID
+
+
+def _diamond(x: float, y: float, r: float, attrs: Mapping[str, Any], *children: Any) -> Markup:
+    return shape("diamond", x, y, r, attrs, *children)
+
+
+def _clip_name(name: str, n: int = 22) -> str:
+    return name if len(name) <= n else name[:n - 1] + "\u2026"
+
+
+def specificity_plot(rows: Sequence[MarginRow], rule_order: Sequence[str], deciding: str) -> Markup:
+    """Each (candidate, impostor) margin as a mark against every rule's floor, drawn on both sides of zero.
+
+    SPECIFIC against an impostor needs the mark right of +floor; left of -floor the voice is shown closer
+    to that impostor than to the gate author (NOT-SPECIFIC); between the two it is within noise
+    (INCONCLUSIVE). The band within ± the deciding rule's floor is shaded; every rule's ±floor is a
+    labelled line in the dash and letter the delta plot uses. The mark's look is what the deciding rule
+    says about that one impostor; the candidate's verdict (every impostor at once) heads its rows.
+    """
+    W, left, right, row, head = 760, 170, 24, 60, 24
+    vals: list[float] = [0.0]
+    for r in rows:
+        if (m := _finite_or_none(r.margin)) is not None:
+            vals.append(m)
+        for f in r.floors.values():
+            if (fv := _finite_or_none(f)) is not None:
+                vals += [fv, -fv]
+    sc = Scale(*padded(vals, pad=0.1), left, W - right)
+    parts: list[Markup] = [text(left, 16, "margin = delta_cb - delta toward the impostor; SPECIFIC needs it past "
+                                "+floor, NOT-SPECIFIC past -floor", size=12, fill=MID)]
+    lx = 10
+    for kind in (SPECIFIC, INCONCLUSIVE, NOT_SPECIFIC):
+        word, ink = _outcome_word(kind)
+        parts.append(_diamond(lx + 7, 31, 6.5, {**_outcome_look(kind), "class": "legend"}))
+        parts.append(text(lx + 18, 36, word, size=11, weight="bold", fill=ink))
+        lx += 30 + 7 * len(word)
+    parts.append(el("rect", {"x": lx, "y": 26, "width": 18, "height": 11, "fill": NOISE, "stroke": LIGHT}))
+    parts.append(text(lx + 24, 36, "within \u00b1 the deciding floor", size=11))
+    keys, last = _floor_keys(rule_order, deciding, 10, 56, W - right, what="floor (\u00b1)")
+    parts += keys
+    top = last + 16
+    groups = sum(1 for r in rows if r.first)
+    H = int(top + row * len(rows) + head * groups + 46)
+    y0 = top
+    shade = False
+    zero = sc(0.0)
+    for r in rows:
+        if r.first:
+            shade = not shade
+            word, ink = _outcome_word(r.verdict)
+            parts.append(el("rect", {"x": 0, "y": y0, "width": W, "height": head, "fill": "#efefef"}))
+            parts.append(el("text", {"x": 10, "y": y0 + 17, "font-size": FONT, "fill": INK},
+                            el("tspan", {"font-weight": "bold"}, r.candidate),
+                            el("tspan", {"dx": 8, "fill": ink, "font-weight": "bold", "class": "spec-verdict",
+                                         "data-arm": r.candidate}, word),
+                            el("tspan", {"dx": 6, "fill": MID}, f"under {deciding}, every impostor")))
+            y0 += head
+        if shade:
+            parts.append(el("rect", {"x": 0, "y": y0, "width": W, "height": row, "fill": "#f7f7f7"}))
+        my = y0 + 22
+        outcome = r.outcomes.get(deciding)
+        word, ink = _outcome_word(outcome)
+        parts.append(el("text", {"x": left - 10, "y": my + 1, "text-anchor": "end", "font-size": 12, "fill": INK},
+                        title(r.impostor), f"vs {_clip_name(r.impostor)}"))
+        parts.append(text(left - 10, my + 17, word, anchor="end", size=11, weight="bold", fill=ink,
+                          cls="margin-verdict"))
+        f_dec = _finite_or_none(r.floors.get(deciding))
+        if f_dec is not None:
+            x1, x2 = sc(-f_dec), sc(f_dec)
+            parts.append(el("rect", {"x": x1, "y": my - 14, "width": max(x2 - x1, 1.0), "height": 28,
+                                     "fill": NOISE, "class": "noise-band", "data-arm": r.candidate,
+                                     "data-impostor": r.impostor, "data-rule": deciding},
+                            title(f"{r.candidate} vs {r.impostor}: within noise under {deciding}, "
+                                  f"{-f_dec:+.3f} to {f_dec:+.3f}")))
+        parts.append(el("line", {"x1": zero, "y1": my - 16, "x2": zero, "y2": my + 16, "stroke": MID}))
+        plus: list[tuple[float, str]] = []
+        minus: list[tuple[float, str]] = []
+        for i, rule in enumerate(rule_order):
+            f = _finite_or_none(r.floors.get(rule))
+            if f is None:
+                continue
+            letter, dash = _floor_style(rule, i)
+            for side, xf in (("plus", sc(f)), ("minus", sc(-f))):
+                (plus if side == "plus" else minus).append((xf, letter))
+                parts.append(el("line", {"x1": xf, "y1": my - 14, "x2": xf, "y2": my + 14,
+                                         "stroke": "#ffffff", "stroke-width": 6}))
+                what = (f"{r.candidate} vs {r.impostor}: {rule} floor {f:.3f} (SPECIFIC past it)" if side == "plus"
+                        else f"{r.candidate} vs {r.impostor}: minus the {rule} floor, {-f:.3f} "
+                             "(NOT-SPECIFIC past it)")
+                parts.append(el("line", {"x1": xf, "y1": my - 14, "x2": xf, "y2": my + 14, "stroke": INK,
+                                         "stroke-width": 3 if rule == deciding else 2, "stroke-dasharray": dash,
+                                         "class": "spec-floor", "data-arm": r.candidate,
+                                         "data-impostor": r.impostor, "data-rule": rule, "data-side": side},
+                                title(what)))
+        parts += _letters(plus, my - 16)
+        parts += _letters([(x, "\u2212" + letter) for x, letter in minus], my - 16)
+        m = _finite_or_none(r.margin)
+        if m is not None:
+            parts.append(_diamond(sc(m), my, 7, {**_outcome_look(outcome), "class": "margin-mark",
+                                                 "data-arm": r.candidate, "data-impostor": r.impostor,
+                                                 "data-verdict": outcome or ""},
+                                  title(f"{r.candidate} vs {r.impostor}: margin {m:+.3f}, "
+                                        f"{outcome or 'no verdict'} under {deciding}")))
+        bits = [f"margin {m:+.3f}" if m is not None else "margin n/a"]
+        for i, rule in enumerate(rule_order):
+            letter = _floor_style(rule, i)[0]
+            f = _finite_or_none(r.floors.get(rule))
+            bits.append(f"{letter} \u00b1{f:.3f} {r.outcomes.get(rule) or '-'}" if f is not None else f"{letter} n/a")
+        parts.append(text(left, my + 33, " \u00b7 ".join(bits), size=12))
+        y0 += row
+    parts.append(axis(sc, y0 + 4, decimals=2, label="margin over the impostor"))
+    return svg(W, H, "Specificity: each candidate's margin over each impostor against every rule's floor",
+               Markup("").join(parts), cls="plot-specificity")
 
 
 # -- (3) 8-gram overlap per arm vs the control --------------------------------------
