@@ -252,6 +252,12 @@ def test_headline_names_the_first_failing_axis_in_pipeline_order(both: Node):
     assert kinds["mimic"] == ("blocked", "✗VOICE FAIL · blocked by SPECIFICITY NOT-SPECIFIC")
 
 
+def test_the_timeline_says_specificity_beside_voice_where_it_decides(both: Node):
+    scored = next(li for li in both.find_all("li") if li.attrs.get("data-kind") == "scored")
+    assert ("dickens VOICE PASS · SPECIFICITY INCONCLUSIVE, mimic VOICE FAIL · SPECIFICITY NOT-SPECIFIC"
+            in _words(scored))
+
+
 def _cand(**kw: Any) -> CandidateResult:
     spec = {"decides": True, "verdict": {PAIRWISE: kw.pop("spec", "SPECIFIC")}, "binding": {PAIRWISE: ELIOT},
             "margins": {ELIOT: 0.026}, "floors": {PAIRWISE: 0.113}, "nearest": ELIOT, "margin": 0.026}

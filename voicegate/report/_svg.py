@@ -332,7 +332,7 @@ def _floor_keys(rule_order: Sequence[str], deciding: str, x0: float, y: float, x
     lx = x0
     for i, rule in enumerate(rule_order):
         letter, dash = _floor_style(rule, i)
-        width = 40 + 7 * len(rule)
+        width = 40 + 7 * len(rule) + 7 * (len(what) - len("floor"))
         if lx > x0 and lx + 24 + 6 * len(f"{letter} = {rule} {what}") > x_max:
             lx, y = x0, y + 18
         parts.append(el("line", {"x1": lx, "y1": y - 12, "x2": lx, "y2": y + 4, "stroke": INK, "stroke-width": 2.5,
@@ -505,7 +505,7 @@ def specificity_plot(rows: Sequence[MarginRow], rule_order: Sequence[str], decid
     labelled line in the dash and letter the delta plot uses. The mark's look is what the deciding rule
     says about that one impostor; the candidate's verdict (every impostor at once) heads its rows.
     """
-    W, left, right, row, head = 760, 170, 24, 60, 24
+    W, left, right, row, head = 760, 170, 24, 68, 24
     vals: list[float] = [0.0]
     for r in rows:
         if (m := _finite_or_none(r.margin)) is not None:
@@ -580,8 +580,9 @@ def specificity_plot(rows: Sequence[MarginRow], rule_order: Sequence[str], decid
                                          "class": "spec-floor", "data-arm": r.candidate,
                                          "data-impostor": r.impostor, "data-rule": rule, "data-side": side},
                                 title(what)))
+        # +floor letters above the row, minus-floor letters below it: two floors near zero never collide.
         parts += _letters(plus, my - 16)
-        parts += _letters([(x, "\u2212" + letter) for x, letter in minus], my - 16)
+        parts += _letters([(x, "\u2212" + letter) for x, letter in minus], my + 26)
         m = _finite_or_none(r.margin)
         if m is not None:
             parts.append(_diamond(sc(m), my, 7, {**_outcome_look(outcome), "class": "margin-mark",
@@ -594,7 +595,7 @@ def specificity_plot(rows: Sequence[MarginRow], rule_order: Sequence[str], decid
             letter = _floor_style(rule, i)[0]
             f = _finite_or_none(r.floors.get(rule))
             bits.append(f"{letter} \u00b1{f:.3f} {r.outcomes.get(rule) or '-'}" if f is not None else f"{letter} n/a")
-        parts.append(text(left, my + 33, " \u00b7 ".join(bits), size=12))
+        parts.append(text(left, my + 41, " \u00b7 ".join(bits), size=12))
         y0 += row
     parts.append(axis(sc, y0 + 4, decimals=2, label="margin over the impostor"))
     return svg(W, H, "Specificity: each candidate's margin over each impostor against every rule's floor",

@@ -31,7 +31,10 @@ def _voices(result: GateResult) -> str:
     parts = []
     for arm in result.candidates:
         verdict = arm.voice.get(result.rule) if isinstance(arm, CandidateResult) else None
-        parts.append(f"{arm.name} VOICE {verdict or '—'}")
+        axis = arm.specificity
+        # Where specificity decides, it is said beside VOICE: a PASS that cannot ship must not read as one.
+        spec = f" · SPECIFICITY {axis.under(result.rule) or '—'}" if axis is not None and axis.decides else ""
+        parts.append(f"{arm.name} VOICE {verdict or '—'}{spec}")
     return ", ".join(parts)
 
 
