@@ -1,0 +1,197 @@
+"""Benchmark: the gate's operating characteristics on the tiny voices' seed sweep (issue 31), via `calibrate`.
+
+The sweep (``shared/fixtures/tiny-voices/sweep/sweep48.json.xz``: 48 independent pools per voice, 96 for
+the base) imported as the seven author gates of the fixture README, each a pilot of 48 seeds:
+
+- Austen, Dickens, Eliot, Thackeray, Trollope: candidates the five voices, impostors the other four
+  authors' held-out novels;
+- Charlotte Brontë (held out *Villette*) and Anne Brontë (*Agnes Grey*): candidates lv-bronte-ckpt475 and
+  lv-anne, impostor the other sister;
+
+background and training as ``tests/_authors.author_spec`` (the README's check), and one A-vs-A arm ``aa``
+(``role: a-vs-a``): the base's pools 49-96 as its seeds 1-48, the base keeping pools 1-48. Then
+``calibrate`` at K = 3, 5, 8 (``--draws``, default 1000) and the table, per rule and K:
+
+- right voice ships: the would-ship share of the gate author's own voice, mean over the seven gates;
+- another author's voice ships: the mean over the 22 wrong (gate, voice) pairs, and the largest pair;
+- A-vs-A VOICE PASS: the A-vs-A arm's false-pass share, mean over the seven gates (and the largest).
+
+"ships" is calibrate's would-ship: VOICE PASS under the rule, SPECIFIC under the rule (the gates'
+``voice.specificity`` is ``decides``), copying and damage as decided on all 48 seeds.
+
+    python benchmarks/bench_operating.py [--draws 1000] [--seed 0] [--per-gate] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+from _authors import AUTHORS, CORPUS, VOICES, author_spec
+
+SWEEP = VOICES / "sweep" / "sweep48.json.xz"
+FIVE = ("Jane Austen", "Charles Dickens", "George Eliot", "William Makepeace Thackeray", "Anthony Trollope")
+SISTERS = ("Charlotte Bronte", "Anne Bronte")
+RIGHT = {**{a: AUTHORS[a][3][0] for a in FIVE}, "Charlotte Bronte": "lv-bronte-ckpt475", "Anne Bronte": "lv-anne"}
+SEEDS = tuple(range(1, 49))
+KS = (3, 5, 8)
+A_VS_A = "aa"
+
+
+def gate_specs() -> dict[str, dict[str, Any]]:
+    """author -> the pilot gate's spec: 48 seeds, the set's voices as candidates, the A-vs-A arm."""
+    out = {}
+    for group in (FIVE, SISTERS):
+        voices = tuple(RIGHT[a] for a in group)
+        for author in group:
+            spec = author_spec(author, voices, impostors=tuple(a for a in group if a != author), seeds=SEEDS)
+            spec["arms"].append({"name": A_VS_A, "model": "base", "role": "a-vs-a"})
+            out[author] = spec
+    return out
+
+
+def sweep_rows(sweep: dict[str, Any], voices: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Import rows: the base's pools 1-48, each voice's 48 pools, the base's pools 49-96 as the A-vs-A arm."""
+    rows = []
+    for arm, source, offset in (("base", "base", 0), *((v, v, 0) for v in voices), (A_VS_A, "base", 48)):
+        for seed in SEEDS:
+            for i, text in enumerate(sweep[source][str(seed + offset)]):
+                rows.append({"arm": arm, "seed": seed, "prompt_id": str(i), "text": text})
+    return rows
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b"}
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
+
+
+def build(root: Path, log: Any = print) -> dict[str, str]:
+    """The workspace with the seven pilot gates registered and imported; author -> gate name."""
+    from voicegate.gate import register
+    from voicegate.generate import import_file
+    from voicegate.spec import load_spec
+
+    root.mkdir(parents=True, exist_ok=True)
+    _git(root, "init", "-q")
+    for d in ("prompts", "preregistrations", "gates"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    (root / "prompts" / "tiny-voices.txt").write_text((VOICES / "prompts.txt").read_text(encoding="utf-8"),
+                                                      encoding="utf-8")
+    (root / ".gitignore").write_text("runs/\nrows-*.jsonl\n", encoding="utf-8")
+    specs = gate_specs()
+    for spec in specs.values():
+        (root / "preregistrations" / f"{spec['gate']}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False),
+                                                                         encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "the seven pilot gates")
+    with lzma.open(SWEEP, "rt", encoding="utf-8") as f:
+        sweep = json.load(f)
+    gates = {}
+    for author, spec in specs.items():
+        gate = spec["gate"]
+        start = time.perf_counter()
+        register(root, gate)
+        voices = tuple(a["name"] for a in spec["arms"] if a["role"] == "candidate")
+        source = root / f"rows-{gate}.jsonl"
+        source.write_text("".join(json.dumps(r) + "\n" for r in sweep_rows(sweep, voices)), encoding="utf-8")
+        import_file(load_spec(root, gate), source)
+        source.unlink()
+        log(f"  {gate}: registered and imported in {time.perf_counter() - start:.0f} s")
+        gates[author] = gate
+    return gates
+
+
+def measure(root: Path, gates: dict[str, str], draws: int, seed: int, log: Any = print,
+            ) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], float]]:
+    """calibrate every gate at every K: (author, K) -> its Calibration, and the wall seconds of each call."""
+    from voicegate.gate import calibrate
+
+    results, seconds = {}, {}
+    for author, gate in gates.items():
+        for k in KS:
+            start = time.perf_counter()
+            results[(author, k)] = calibrate(root, gate, seeds=k, draws=draws, rng_seed=seed)
+            seconds[(author, k)] = time.perf_counter() - start
+            log(f"  calibrate {gate} --seeds {k} --draws {draws}: {seconds[(author, k)]:.1f} s")
+    return results, seconds
+
+
+def table(results: dict[tuple[str, int], Any], per_gate: bool = False) -> str:
+    authors = sorted({a for a, _ in results}, key=lambda a: (*FIVE, *SISTERS).index(a))
+    rules = results[(authors[0], KS[0])].rules
+    lines = [("| rule, seeds per arm | right voice ships (mean of 7) | another author's voice ships (mean; max pair) "
+              "| A-vs-A VOICE PASS (mean; max gate) |"), "|---|---|---|---|"]
+    for rid in rules:
+        for k in KS:
+            right, wrong, aa = [], [], []
+            for author in authors:
+                cal = results[(author, k)]
+                for c in cal.candidates:
+                    share = c.would_ship[rid].share
+                    (right if c.name == RIGHT[author] else wrong).append((share, f"{cal.gate}/{c.name}"))
+                aa += [(rates[rid].share, cal.gate) for rates in cal.a_vs_a.values()]
+            worst = max(wrong)
+            pair = f" ({worst[1]})" if worst[0] > 0 else ""
+            lines.append(f"| {rid}, {k} | {statistics.mean(s for s, _ in right):.3f} | "
+                         f"{statistics.mean(s for s, _ in wrong):.3f}; {worst[0]:.3f}{pair} | "
+                         f"{statistics.mean(s for s, _ in aa):.3f}; {max(aa)[0]:.3f} |")
+    if per_gate:
+        lines += ["", "right voice ships, per gate (rule: K=3 / 5 / 8):"]
+        for author in authors:
+            gate = results[(author, KS[0])].gate
+            cells = []
+            for rid in rules:
+                shares = [next(c for c in results[(author, k)].candidates if c.name == RIGHT[author]).would_ship[rid]
+                          for k in KS]
+                cells.append(f"{rid} " + " / ".join(f"{s.share:.3f}" for s in shares))
+            lines.append(f"  {gate:14s} " + "; ".join(cells))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0, help="calibrate's --seed")
+    parser.add_argument("--per-gate", action="store_true", help="also print each gate's right-voice rates")
+    parser.add_argument("--keep", type=Path, default=None, help="build (or reuse) the workspace here and keep it")
+    args = parser.parse_args()
+    if not CORPUS.is_dir() or not SWEEP.is_file():
+        raise SystemExit(f"skipped: needs {CORPUS} and {SWEEP}")
+    root = args.keep or Path(tempfile.mkdtemp(prefix="vg-bench-operating-"))
+    try:
+        reuse = (root / "preregistrations").is_dir()
+        start = time.perf_counter()
+        gates = ({a: s["gate"] for a, s in gate_specs().items()} if reuse else build(root))
+        print(f"workspace {'reused' if reuse else 'built'} in {time.perf_counter() - start:.0f} s: {root}")
+        results, seconds = measure(root, gates, args.draws, args.seed)
+        print()
+        print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate and K (calibrate --seed "
+              f"{args.seed}); 'ships' = calibrate's would-ship (VOICE PASS + SPECIFIC under the rule, "
+              "copying/damage on all seeds)")
+        print(table(results, per_gate=args.per_gate))
+        print()
+        per_k = {k: [s for (a, kk), s in seconds.items() if kk == k] for k in KS}
+        print("calibrate wall time per gate (measure once + draws; median, max): " + "; ".join(
+            f"K={k} {statistics.median(v):.1f} s, {max(v):.1f} s" for k, v in per_k.items()))
+    finally:
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
