@@ -56,6 +56,7 @@ def bronte_spec(rule: str = "global-max-spread") -> dict[str, Any]:
 
 
 BRONTE_REGISTERED = "1796169600"  # 2026-12-02: before welch-t@1 (2026-12-06) was registered
+HISTORY_RULES = ("global-max-spread", "pairwise-max-spread")
 
 
 def bronte_workspace(root: Path, compose: bytes | None, *, register: bool = True,
@@ -109,7 +110,8 @@ def result(rule: str, generations_sha256: str = "0" * 64) -> Any:
     from voicegate.scoring._signature import Signature
 
     cands = ("ckpt475", "ckpt925")
-    out = decide(DISTANCES, "base", cands, rule=rule, copying={c: "NOT-COPIED" for c in cands},
+    # lv-bronte's rules: the two in force when it was registered (welch-t came later), and the deciding one
+    out = decide(DISTANCES, "base", cands, rule=rule, rules=HISTORY_RULES, copying={c: "NOT-COPIED" for c in cands},
                  damage={c: "NO-DAMAGE" for c in cands})
     stats: dict[str, Any] = {"overlap": 0.0, "longest_run": 0, "spans": (), "probe_pass_rate": None,
                                  "degeneration": Degeneration(rate=0.0, empty=0.0, repetition=0.0, truncated=0.0)}

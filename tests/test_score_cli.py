@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from _bronte import fixed_view
-from _workspace import GATE, author_like, carrier_like, copier, run_cli, vg, voice_rows, write_rows
+from _workspace import GATE, author_like, carrier_like, copier, run_cli, vg, voice_rows, voicegate, write_rows
 from _workspace import scoring_workspace as make_workspace
 from _workspace import warm_workspace as _warm_workspace
 
@@ -20,8 +20,9 @@ def ws(tmp_path) -> Path:
     return root
 
 
-def test_score_prints_both_floors_saves_scores_and_appends(ws):
-    done = vg(ws, "score", GATE)
+def test_score_prints_every_floor_saves_scores_and_appends(ws):
+    # three rules and a detectable column: one row per arm takes about 150 columns
+    done = voicegate(ws, "score", GATE, "-C", str(ws), env={"COLUMNS": "200"})
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "floor" in out and "global *" not in out and "pairwise *" in out  # deciding rule marked
@@ -29,7 +30,9 @@ def test_score_prints_both_floors_saves_scores_and_appends(ws):
     assert "DISAGREE" in out and "COPYING" in out and "DAMAGE" in out
     assert "ships: cand (VOICE PASS" in out and "signature: view:stylometric|mfw:100|" in out
     cand_row = next(line for line in out.splitlines() if line.startswith("│ cand "))
-    assert cand_row.count("PASS") == 2 and "x)" in cand_row
+    # global and pairwise PASS; two seeds leave welch-t about one degree of freedom (t(0.99) ≈ 31.8): FAIL,
+    # with the detectable delta beside it saying how far out of reach a pass was
+    assert cand_row.count("PASS") == 2 and cand_row.count("FAIL") == 1 and "x)" in cand_row
     other_row = next(line for line in out.splitlines() if line.startswith("│ other ") and "COPIED" in line)
     assert "120" in other_row  # longest run, in tokens
     saved = (ws / "runs" / GATE / "scores.json").read_text()
@@ -39,7 +42,8 @@ def test_score_prints_both_floors_saves_scores_and_appends(ws):
         assert {"name", "role", "distances", "spread"} <= set(a)
         if a["role"] == "candidate":
             assert {"delta_cb", "floors", "voice", "disagree", "ratio", "overlap", "copying", "damage"} <= set(a)
-            assert set(a["floors"]) == {"global-max-spread", "pairwise-max-spread"}
+            # registered today: the three rules in force, each computed
+            assert set(a["floors"]) == {"global-max-spread", "pairwise-max-spread", "welch-t"}
     # the artifacts were handed the result (their own helper decides what to write)
     assert (ws / "gates" / f"{GATE}.md").exists()
 
@@ -179,13 +183,13 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch):
     monkeypatch.setattr(S, "paired_interval", lambda *a, **k: None)
     monkeypatch.delenv("VOICEGATE_DATA_DIR", raising=False)
 
-    code, out, err = run_cli("score", GATE, "-C", str(ws), "--dry-run")
+    code, out, err = run_cli("score", GATE, "-C", str(ws), "--dry-run", env={"COLUMNS": "200"})
     assert code == 0, err
     cand = next(line for line in out.splitlines() if line.startswith("│ cand "))
     other = next(line for line in out.splitlines() if line.startswith("│ other ") and "+0.210" in line)
     assert "+0.193" in cand and "0.251 (0.8x)" in cand and "0.091 (2.1x)" in cand and "DISAGREE" in cand
     assert cand.index("FAIL") < cand.index("PASS")  # global column first: FAIL; pairwise: PASS
-    assert "0.251 (0.8x)" in other and other.count("FAIL") == 2 and "DISAGREE" not in other
+    assert "0.251 (0.8x)" in other and other.count("FAIL") == 3 and "DISAGREE" not in other
 
     code, out, err = run_cli("score", GATE, "-C", str(ws), "--dry-run", "--json")
     data = json.loads(out)
@@ -193,11 +197,20 @@ def test_reference_case_through_the_cli_shows_both_floors(ws, monkeypatch):
     o = next(a for a in data["arms"] if a["name"] == "other")
     # --json is at full precision: the reference numbers up to float noise, exactly once rounded as recorded
     r6 = lambda m: {k: round(v, 6) for k, v in m.items()}
-    assert r6(c["floors"]) == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
-    assert c["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS"} and c["disagree"] is True
+    seeds_rules = ("global-max-spread", "pairwise-max-spread")
+    assert {k: r6(c["floors"])[k] for k in seeds_rules} == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    assert c["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS", "welch-t": "FAIL"}
+    assert c["disagree"] is True
+    # welch-t from its definition, computed here: two seeds give Welch's df ≈ 1.7 and t(0.99) ≈ 8.6
+    from scipy.stats import t as student
+
+    va, vb = (0.6825 - 0.5915) ** 2 / 2 / 2, (0.86 - 0.80) ** 2 / 2 / 2
+    df = (va + vb) ** 2 / (va ** 2 + vb ** 2)
+    assert c["floors"]["welch-t"] == pytest.approx(student.ppf(0.99, df) * (va + vb) ** 0.5, abs=1e-9)
     assert round(c["ratio"], 6) == 2.120879 and round(c["delta_cb"], 6) == 0.193
     assert abs(c["delta_cb"] - 0.193) < 1e-12 and abs(c["ratio"] - 0.193 / 0.091) < 1e-12
-    assert r6(o["floors"]) == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251} and o["disagree"] is False
+    assert {k: r6(o["floors"])[k] for k in seeds_rules} == {"global-max-spread": 0.251, "pairwise-max-spread": 0.251}
+    assert o["disagree"] is False
     # `other` copies the training text, so it could not ship anyway; cand passes all three axes
     assert data["ships"] == "cand" and o["copying"] == "COPIED"
 
