@@ -80,7 +80,7 @@ def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, *, 
         Step("every arm x seed x prompt on one seat, interleaved; the base carrier and the candidate "
              "adapters answer the same requests", ["generate", gate, "--seat", seat_url, "--quiet"]),
         Step("score under the registered rule: delta_cb = how much nearer the author's held-out text a candidate "
-             "writes than the base does; it must clear the seed-spread floor; both floor rules are shown, "
+             "writes than the base does; it must clear the floor; every floor rule in force is shown, "
              f"DISAGREE where they differ{fails}", ["score", gate]),
         Step(SHIP_AGAINST if known else SHIP_ANY, ["ship", gate, "ckpt475", "--reason", SHIP_REASON]),
         Step(f"later, the pairwise rule is registered for the NEXT gate, {nxt}, before any of its numbers "

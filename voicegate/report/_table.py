@@ -126,13 +126,16 @@ def rule_table(result: GateResult) -> Table:
     t.add_column("DISAGREE")
     rules = result.rules
     for arm in result.candidates:
-        for i, rid in enumerate(rules):
-            first = i == 0
+        lines: list[tuple[str, str, Text | str]] = []
+        for rid in rules:
+            lines.append((_rule_label(rid, rule), _floor_cell(arm, rid), _verdict(arm.voice_under(rid))))
             detect = arm.detectable_under(rid)
-            floor = _floor_cell(arm, rid) + ("" if detect is None else f"; detectable {_num(detect)}")
+            if detect is not None:  # its own line: a floor cell never wraps
+                lines.append(("  detectable", _num(detect), ""))
+        for i, (label, floor, verdict) in enumerate(lines):
+            first = i == 0
             t.add_row(arm.name if first else "", _num(arm.delta_cb, signed=True) if first else "",
-                      _rule_label(rid, rule), floor, _verdict(arm.voice_under(rid)),
-                      _disagree(arm) if first else "", end_section=i == len(rules) - 1)
+                      label, floor, verdict, _disagree(arm) if first else "", end_section=i == len(lines) - 1)
     return t
 
 
