@@ -4,7 +4,9 @@ One workspace, one gate per author (tests/_authors.py): every voice of the fixtu
 on every gate, so each gate's table is a row of the who-moves-toward-whom matrix. The fixture README
 measured that a wrong author's voice can get VOICE PASS on a gate of an author the carrier never saw
 (lv-anne on Charlotte Brontë's gate, +0.039 against a pairwise floor of 0.028); with impostors
-registered, such a voice must be NOT-SPECIFIC, and where specificity decides it never ships.
+registered, such a voice must never be SPECIFIC, and where specificity decides it never ships. It is
+NOT-SPECIFIC only where a margin lies below minus its floor (shown nearer another author), else
+INCONCLUSIVE (issue 31): these tests hold every verdict to that definition, on real texts.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from _workspace import git, run_cli
 pytestmark = pytest.mark.corpus
 
 ALL_VOICES = tuple(v for a in AUTHORS for v in voices_of(a))
-PAIRWISE, GLOBAL = "pairwise-max-spread", "global-max-spread"
+PAIRWISE, GLOBAL, WELCH = "pairwise-max-spread", "global-max-spread", "welch-t"
+RULES = (PAIRWISE, GLOBAL, WELCH)
 
 
 def _write(root: Path, rel: str, text: str) -> Path:
@@ -66,9 +69,20 @@ def _arm(result: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _axis(result: dict[str, Any], name: str) -> dict[str, Any]:
     axis = _arm(result, name)["specificity"]
-    assert set(axis["verdict"]) == {PAIRWISE, GLOBAL}, "both rules, always"
-    assert axis["disagree"] == (axis["verdict"][PAIRWISE] != axis["verdict"][GLOBAL])
+    assert set(axis["verdict"]) == set(RULES), "every rule in force, always"
+    assert axis["disagree"] == (len(set(axis["verdict"].values())) > 1)
+    for rule in RULES:  # each verdict is what its numbers say, per impostor
+        margins, floors = axis["margins"], {i: f[rule] for i, f in axis["impostor_floors"].items()}
+        below = [i for i in margins if margins[i] < -floors[i]]
+        above = all(margins[i] > floors[i] for i in margins)
+        expected = "SPECIFIC" if above else "NOT-SPECIFIC" if below else "INCONCLUSIVE"
+        assert axis["verdict"][rule] == expected, (name, rule, margins, floors)
     return axis
+
+
+def _nearer(axis: dict[str, Any], rule: str) -> list[str]:
+    """The impostors a voice is shown nearer to than the gate author under `rule` (margin below minus its floor)."""
+    return [i for i, m in axis["margins"].items() if m < -axis["impostor_floors"][i][rule]]
 
 
 def test_charlotte_gate_the_sister_and_austen_are_not_specific(gates):
@@ -77,17 +91,17 @@ def test_charlotte_gate_the_sister_and_austen_are_not_specific(gates):
     # lv-anne moves toward Charlotte's held-out text (a voice PASS is possible) but far more toward Anne's own
     assert anne["delta_cb"] > 0
     axis = _axis(result, "lv-anne")
-    assert axis["verdict"][PAIRWISE] == "NOT-SPECIFIC" and axis["nearest"] == "Anne Bronte"
+    assert axis["verdict"][PAIRWISE] == "NOT-SPECIFIC" and _nearer(axis, PAIRWISE) == ["Anne Bronte"]
     assert axis["deltas"]["Anne Bronte"] > axis["deltas"]["Charlotte Bronte"] and axis["margin"] < 0
     austen = _axis(result, "lv-austen")
-    assert austen["verdict"][PAIRWISE] == "NOT-SPECIFIC" and austen["nearest"] == "Jane Austen"
+    assert austen["verdict"][PAIRWISE] != "SPECIFIC" and austen["nearest"] == "Jane Austen"
     for voice in voices_of("Charlotte Bronte"):
         axis = _axis(result, voice)
         assert axis["margin"] > 0, voice                 # nearer Charlotte than any impostor
         assert axis["deltas"]["Charlotte Bronte"] == max(axis["deltas"].values()), voice
     # ckpt475's outlier seed: whatever each floor makes of it, both are printed and DISAGREE is flagged
     c475 = _axis(result, "lv-bronte-ckpt475")
-    assert set(c475["floors"]) == {PAIRWISE, GLOBAL} and c475["floors"][GLOBAL] >= c475["floors"][PAIRWISE]
+    assert set(c475["floors"]) == set(RULES) and c475["floors"][GLOBAL] >= c475["floors"][PAIRWISE]
     assert result["impostors"]["authors"] == [a for a in AUTHORS if a != "Charlotte Bronte"]
     assert result["impostors"]["mode"] == "decides"
 
@@ -97,8 +111,8 @@ def test_anne_gate_anne_leads_and_charlottes_voices_are_not_specific(gates):
     assert _axis(result, "lv-anne")["margin"] > 0
     for voice in voices_of("Charlotte Bronte"):
         axis = _axis(result, voice)
-        assert axis["verdict"][PAIRWISE] == axis["verdict"][GLOBAL] == "NOT-SPECIFIC", voice
-        assert axis["nearest"] == "Charlotte Bronte", voice
+        assert axis["verdict"][PAIRWISE] == "NOT-SPECIFIC" and _nearer(axis, PAIRWISE) == ["Charlotte Bronte"], voice
+        assert axis["nearest"] == "Charlotte Bronte" and "SPECIFIC" not in axis["verdict"].values(), voice
 
 
 @pytest.mark.parametrize("author", [a for a in AUTHORS])
@@ -108,8 +122,12 @@ def test_no_wrong_author_voice_is_specific_or_ships(gates, author):
     for arm in result["arms"]:
         if arm["role"] != "candidate" or arm["name"] in own:
             continue
-        axis = arm["specificity"]
-        assert axis["verdict"][PAIRWISE] == axis["verdict"][GLOBAL] == "NOT-SPECIFIC", (author, arm["name"])
+        axis = _axis(result, arm["name"])
+        assert "SPECIFIC" not in axis["verdict"].values(), (author, arm["name"])
+        # "nearer X" only with evidence: a wrong voice that moved toward the gate author more than toward any
+        # impostor is never NOT-SPECIFIC
+        if axis["margin"] > 0:
+            assert "NOT-SPECIFIC" not in axis["verdict"].values(), (author, arm["name"])
     # specificity decides here: whatever ships is the author's own voice, never another author's
     assert result["ships"] is None or result["ships"] in own, (author, result["ships"])
 
@@ -117,13 +135,13 @@ def test_no_wrong_author_voice_is_specific_or_ships(gates, author):
 def test_the_sisters_voices_read_right_by_columns(gates):
     """Read as a column (one voice against every author's held-out text), each sister's voice is nearest her
     own author. (Not so for every voice the carrier already knew: lv-eliot moves toward *Agnes Grey* more than
-    toward *Middlemarch*, +0.131 vs +0.117, and is NOT-SPECIFIC on its own gate: the axis says so.)"""
+    toward *Middlemarch*, +0.131 vs +0.117, and is not SPECIFIC on its own gate: the axis says so.)"""
     for gate, voice, own in (("Anne Bronte", "lv-bronte-ckpt475", "Charlotte Bronte"),
                              ("Charlotte Bronte", "lv-anne", "Anne Bronte")):
         deltas = _axis(gates[gate], voice)["deltas"]
         assert max(deltas, key=lambda a: deltas[a]) == own, (voice, deltas)
     eliot = _axis(gates["George Eliot"], "lv-eliot")
-    assert eliot["verdict"][PAIRWISE] == "NOT-SPECIFIC" and eliot["nearest"] == "Anne Bronte"
+    assert eliot["verdict"][PAIRWISE] != "SPECIFIC" and eliot["nearest"] == "Anne Bronte" and eliot["margin"] < 0
 
 
 def test_each_impostor_ruler_can_tell_its_author_from_the_gate_author(gates):
