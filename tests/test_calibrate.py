@@ -312,3 +312,42 @@ def test_the_sweep_reproduces_the_benchmarks_austen_gate(tmp_path: Path):
         power[k] = {rid: r["would_ship"]["share"] for rid, r in rates.items()}
     assert power[8]["welch-t"] > power[3]["welch-t"] + 0.5
     assert power[8]["pairwise-max-spread"] < power[3]["pairwise-max-spread"]
+
+
+# -- the design check at registration (issue 31, build item 5) ------------------------------------
+
+
+def _pilot_result(root: Path, k: int, share: float, *, carrier: str = "base") -> None:
+    rates = {"voice_pass": {"share": share}, "would_ship": {"share": share},
+             "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
+    wrong = {**rates, "would_ship": {"share": 0.0}, "all_seeds": {"voice": "FAIL"}}
+    data = {"gate": "lv-pilot", "carrier": carrier, "seeds_per_arm": k,
+            "candidates": {"right": {"rules": {"welch-t": rates}}, "wrong": {"rules": {"welch-t": wrong}}}}
+    path = root / "runs" / "lv-pilot" / f"calibration-K{k}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_path: Path):
+    spec = _pilot_spec()
+    spec["seeds"], spec["floor"] = [1, 2, 3], {"rule": "welch-t"}
+    root = impostor_workspace(tmp_path / "ws", spec)
+    (root / ".gitignore").write_text("runs/\n", encoding="utf-8")
+    code, out, err = run_cli("register", GATE, "-C", root)
+    assert code == 0, err
+    assert "design: 3 seeds per arm, ~720 words per (arm, seed) pool (6 prompts x ~120 words), deciding rule welch-t" \
+        in out
+    assert "no calibrate result on file for carrier base" in out
+
+    from voicegate.gate import design_lines
+    from voicegate.spec import load_spec
+
+    _pilot_result(root, 3, 0.22)
+    _pilot_result(root, 8, 0.89)
+    _pilot_result(root, 5, 0.99, carrier="another-carrier")  # another carrier's pilot says nothing here
+    (root / "runs" / "lv-pilot" / "calibration-K5.json").rename(root / "runs" / "lv-pilot" / "calibration-K6.json")
+    lines = design_lines(load_spec(root, GATE))
+    assert lines[1] == ("design: welch-t ships a real voice of carrier base in 3 seeds 0.22; 8 seeds 0.89 of draws "
+                        "(calibrate on file: lv-pilot)")
+    assert lines[2] == "design: expected power at the registered 3 seeds: 0.22"
+    assert lines[3] == "warning: 3 seeds are fewer than welch-t needs for power 0.8 on this carrier (8 seeds reach 0.89)"

@@ -55,3 +55,10 @@ def register_cmd(
     if reg.data["supersedes"]:
         typer.echo(f"  supersedes the registration of {reg.data['supersedes']['registered_at']}")
     typer.echo(f"  commit {reg.commit}: {shown_path(spec.root, spec.path)} and {shown_path(spec.root, reg.path)}")
+    from voicegate.gate import design_lines
+
+    for line in design_lines(spec):  # seeds, words per pool, and a pilot's power where one is on file
+        if line.startswith("warning:"):
+            fail(line)
+        else:
+            typer.echo(f"  {line}")

@@ -13,7 +13,7 @@ Each returns what was said about the artifacts it touched; the CLI prints it.
 
 from voicegate.artifacts import InForce
 from voicegate.gate._amend import amend, amend_spec
-from voicegate.gate._calibrate import Calibration, calibrate
+from voicegate.gate._calibrate import Calibration, calibrate, design_lines
 from voicegate.gate._init import init_workspace
 from voicegate.gate._register import Registered, register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
@@ -27,6 +27,7 @@ __all__ = [
     "amend",
     "amend_spec",
     "calibrate",
+    "design_lines",
     "init_workspace",
     "load_generations",
     "register",

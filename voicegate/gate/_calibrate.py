@@ -106,6 +106,7 @@ class Calibration:
 
     gate: str
     author: str
+    carrier: str                            # the seat's base model: what a design check matches a pilot by
     seeds: int                              # K: seeds per arm in each draw
     draws: int
     rng_seed: int
@@ -120,7 +121,8 @@ class Calibration:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "gate": self.gate, "author": self.author, "seeds_per_arm": self.seeds, "draws": self.draws,
+            "gate": self.gate, "author": self.author, "carrier": self.carrier, "seeds_per_arm": self.seeds,
+            "draws": self.draws,
             "rng_seed": self.rng_seed, "rules": list(self.rules), "draw_scheme": DRAW_SCHEME,
             "would_ship": SHIP_POLICY, "confidence": CONFIDENCE, "interval": "wilson",
             "stored_seeds": self.stored_seeds, "impostors": list(self.impostors),
@@ -280,9 +282,68 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         copying=copying.get(c), damage=damage.get(c), all_seeds=all_seeds[c]) for c in cands)
     targets = {author: distances, **toward}
     return Calibration(
-        gate=spec.gate, author=author, seeds=seeds, draws=draws, rng_seed=rng_seed, rules=rules,
+        gate=spec.gate, author=author, carrier=spec.seat.base_model, seeds=seeds, draws=draws, rng_seed=rng_seed, rules=rules,
         stored_seeds={arm: len(s) for arm, s in order.items()}, impostors=tuple(toward),
         specificity_decides=decides, candidates=rates,
         a_vs_a={arm: {rid: Share.of(false_n[arm][rid], draws) for rid in rules} for arm in fresh},
         distances={arm: {t: {str(s): float(d[arm][s]) for s in order[arm]} for t, d in targets.items()}
                    for arm in order})
+
+
+POWER_GOAL = 0.8
+
+
+def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
+    """K -> (power, voices, pilot gate) of the spec's deciding rule, from calibrate results on file for the same
+    carrier (`<data dir>/*/calibration-K*.json`, the gate itself excluded): the mean would-ship share of the
+    pilot's real voices (those that ship under the rule on every stored seed: VOICE PASS, and SPECIFIC where
+    checked). The newest file of a K wins when several pilots have one."""
+    import json
+
+    rule = spec.floor_rule
+    found: dict[int, tuple[float, int, str, float]] = {}
+    for path in sorted(spec.data_dir.glob("*/calibration-K*.json")):
+        if path.parent.name == spec.gate:
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("carrier") != spec.seat.base_model:
+                continue
+            on_file = [c["rules"][rule] for c in data["candidates"].values() if rule in c["rules"]]
+            real = [r for r in on_file if r["all_seeds"].get("voice") == "PASS"  # not-a-result: calibration JSON
+                    and r["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
+            shares = [r["would_ship"]["share"] for r in real]
+            k = int(data["seeds_per_arm"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue  # not a calibrate result this version can read: no design check from it
+        if shares and (k not in found or path.stat().st_mtime > found[k][3]):
+            found[k] = (sum(shares) / len(shares), len(shares), str(data.get("gate")), path.stat().st_mtime)
+    return {k: v[:3] for k, v in sorted(found.items())}
+
+
+def design_lines(spec: GateSpec) -> list[str]:
+    """What `register` says about the gate's design: seeds and words per pool, and where a calibrate result of
+    the same carrier is on file, the deciding rule's expected power at the registered seeds (a warning line,
+    starting "warning:", when fewer seeds than the rule needs for power 0.8)."""
+    seeds, rule = len(spec.seeds), spec.floor_rule
+    lines = [(f"design: {seeds} seeds per arm, ~{spec.words_per_arm_seed():,} words per (arm, seed) pool "
+              f"({len(spec.prompts)} prompts x ~{spec.expected_words} words), deciding rule {rule}")]
+    power = pilot_power(spec)
+    if not power:
+        lines.append(f"design: no calibrate result on file for carrier {spec.seat.base_model} (run `voicegate "
+                     "calibrate PILOT --seeds K` on a many-seed pilot to know this design's power)")
+        return lines
+    shown = "; ".join(f"{k} seeds {p:.2f}" for k, (p, _, _) in power.items())
+    pilots = ", ".join(sorted({g for _, _, g in power.values()}))
+    lines.append(f"design: {rule} ships a real voice of carrier {spec.seat.base_model} in {shown} of draws "
+                 f"(calibrate on file: {pilots})")
+    at = power.get(seeds)
+    enough = [k for k, (p, _, _) in power.items() if p >= POWER_GOAL]
+    if at is not None:
+        lines.append(f"design: expected power at the registered {seeds} seeds: {at[0]:.2f}")
+    if (at is not None and at[0] < POWER_GOAL) or (at is None and enough and seeds < min(enough)):
+        need = (f"{min(enough)} seeds reach {power[min(enough)][0]:.2f}" if enough and min(enough) > seeds
+                else f"no K on file reaches {POWER_GOAL}")
+        lines.append(f"warning: {seeds} seeds are fewer than {rule} needs for power {POWER_GOAL} on this carrier "
+                     f"({need})")
+    return lines
