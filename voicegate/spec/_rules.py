@@ -68,14 +68,18 @@ WELCH_ALPHA = 0.01
 WELCH_POWER = 0.80
 
 
+def _variance(values: list[float]) -> float:
+    """Sample variance (n − 1), in floats (statistics.variance works in exact fractions: 50x slower here)."""
+    m = sum(values) / len(values)
+    return sum((v - m) ** 2 for v in values) / (len(values) - 1)
+
+
 def _welch(distances: Distances, base: str, candidate: str) -> tuple[float, float]:
     """(standard error of mean(base) − mean(candidate), Welch–Satterthwaite degrees of freedom)."""
-    import statistics
-
     a, b = list(distances[candidate].values()), list(distances[base].values())
     if len(a) < 2 or len(b) < 2:
         return math.inf, 1.0  # one seed has no variance to estimate: nothing can pass
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)  # sample variances (n-1)
+    va, vb = _variance(a) / len(a), _variance(b) / len(b)
     se2 = va + vb
     if se2 == 0:
         return 0.0, float(len(a) + len(b) - 2)
