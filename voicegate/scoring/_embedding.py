@@ -20,6 +20,7 @@ import numpy as np
 
 from voicegate._errors import VoicegateError
 from voicegate.scoring._stylometric import cosine_distance
+from voicegate.spec import VIEW_SPECS
 
 Encode = Callable[[list[str]], np.ndarray]
 
@@ -71,18 +72,12 @@ def model_id(model: str, revision: str | None, root: Path) -> tuple[str, str | N
     return f"hub:{model}@{revision}", None
 
 
-MISSING = ("the embedding view needs sentence-transformers, an extra: pip install 'voicegate[embedding]' "
-           "(on a CPU-only machine install torch==2.13.0 first, or it pulls a CUDA build)")
+MISSING = VIEW_SPECS["embedding"].missing  # the one-line refusal, declared with the view (`spec/_views.py`)
 
 
 def available() -> bool:
     """Whether sentence-transformers can be imported (looked up, not imported: that costs seconds)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("sentence_transformers") is not None
-    except (ImportError, ValueError):
-        return False
+    return VIEW_SPECS["embedding"].unavailable() is None
 
 
 def loader(model: str, revision: str | None, local_dir: str | None) -> Encode:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from voicegate._version import __version__
 from voicegate.scoring._bootstrap import BOOTSTRAP_SEED, LEVEL, RESAMPLES
 from voicegate.scoring._tokens import TOKENIZER_NAME
-from voicegate.spec import RULES, get_rule
+from voicegate.spec import HISTORICAL_SIGNATURE_KEYS, RULES, VIEW_SPECS, get_rule
 
 if TYPE_CHECKING:
     from voicegate.scoring._views import View
@@ -69,16 +69,16 @@ class IntegrityEvidence:
 @dataclass(frozen=True, kw_only=True)
 class Signature:
     view: str | None
-    mfw: int | None
-    chunk: int | None
+    # The view's own parameters, by its descriptor's `signature_keys` (`spec/_views.py`). Stored under the
+    # same keys: the four historical ones (`mfw`, `chunk`, `embedding_model`, `embedding_revision`) always, at
+    # their old places and None where the view has no such parameter; a later view's own keys after them.
+    params: Mapping[str, Any]
     n: int | None
     copying_tolerance: float | None
     max_run: int | None
     damage_tolerance: float | None
     truncation_decides: bool | None
     tokenizer: str | None
-    embedding_model: str | None
-    embedding_revision: str | None
     rule: str | None                       # the deciding rule's signature, e.g. "pairwise-max-spread@1"
     rules: Mapping[str, str]               # every rule's signature, by id
     bootstrap: str | None
@@ -105,13 +105,15 @@ class Signature:
 
         from voicegate.spec import spec_sha256
 
-        params = view.signature()
+        own = view.signature()
+        if set(own) != set(view.descriptor.signature_keys):
+            raise ValueError(f"the {view.name} view's signature gives {sorted(own)}, its descriptor declares "
+                             f"{sorted(view.descriptor.signature_keys)}")
         return cls(
-            view=view.name, mfw=params["mfw"], chunk=params["chunk"], n=spec.copying.n,
+            view=view.name, params={**dict.fromkeys(HISTORICAL_SIGNATURE_KEYS), **own}, n=spec.copying.n,
             copying_tolerance=spec.copying.tolerance, max_run=spec.copying.max_run,
             damage_tolerance=spec.damage.tolerance, truncation_decides=spec.damage.truncation_decides,
-            tokenizer=TOKENIZER_NAME, embedding_model=params["embedding_model"],
-            embedding_revision=params["embedding_revision"], rule=get_rule(rule).signature,
+            tokenizer=TOKENIZER_NAME, rule=get_rule(rule).signature,
             rules={rid: r.signature for rid, r in sorted(RULES.items()) if rules is None or rid in rules},
             bootstrap=BOOTSTRAP,
             voicegate=__version__, numpy=numpy.__version__,
@@ -124,12 +126,15 @@ class Signature:
     def to_json(self) -> dict[str, Any]:
         if self.stored is not None:
             return dict(self.stored)
+        p = self.params
         out: dict[str, Any] = {
-            "view": self.view, "mfw": self.mfw, "chunk": self.chunk, "n": self.n,
+            "view": self.view, "mfw": p.get("mfw"), "chunk": p.get("chunk"), "n": self.n,
             "copying_tolerance": self.copying_tolerance, "max_run": self.max_run,
             "damage_tolerance": self.damage_tolerance, "truncation_decides": self.truncation_decides,
-            "tokenizer": self.tokenizer, "embedding_model": self.embedding_model,
-            "embedding_revision": self.embedding_revision, "rule": self.rule, "rules": dict(self.rules),
+            "tokenizer": self.tokenizer, "embedding_model": p.get("embedding_model"),
+            "embedding_revision": p.get("embedding_revision"),
+            **{k: v for k, v in p.items() if k not in HISTORICAL_SIGNATURE_KEYS},
+            "rule": self.rule, "rules": dict(self.rules),
             "bootstrap": self.bootstrap, "voicegate": self.voicegate, "numpy": self.numpy, "scipy": self.scipy,
             "spec_sha256": self.spec_sha256, "generations_sha256": self.generations_sha256,
             "corpus_sha256": self.corpus_sha256,
@@ -148,12 +153,13 @@ class Signature:
         rules = d.get("rules")
         evidence = (IntegrityEvidence(_opt_str(d.get("integrity_sha256")), _opt_str(d.get("canaries_sha256")))
                     if "integrity_sha256" in d or "canaries_sha256" in d else None)
+        view = _opt_str(d.get("view"))
+        own = VIEW_SPECS[view].signature_keys if view is not None and view in VIEW_SPECS else ()
         return cls(
-            view=_opt_str(d.get("view")), mfw=d.get("mfw"), chunk=d.get("chunk"), n=d.get("n"),
+            view=view, params={k: d.get(k) for k in (*HISTORICAL_SIGNATURE_KEYS, *own)}, n=d.get("n"),
             copying_tolerance=d.get("copying_tolerance"), max_run=d.get("max_run"),
             damage_tolerance=d.get("damage_tolerance"), truncation_decides=d.get("truncation_decides"),
-            tokenizer=_opt_str(d.get("tokenizer")), embedding_model=_opt_str(d.get("embedding_model")),
-            embedding_revision=_opt_str(d.get("embedding_revision")), rule=_opt_str(d.get("rule")),
+            tokenizer=_opt_str(d.get("tokenizer")), rule=_opt_str(d.get("rule")),
             rules={str(k): str(v) for k, v in rules.items()} if isinstance(rules, Mapping) else {},
             bootstrap=_opt_str(d.get("bootstrap")),  # not-a-result: the signature's own key
             voicegate=_opt_str(d.get("voicegate")),

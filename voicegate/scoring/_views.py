@@ -5,8 +5,9 @@ spec's view (`view_of`) which corpus files it reads, for the distances toward a 
 (the gate author's held-out text, or an impostor's text for the specificity axis), for the
 ruler check of a target, and for the parameters that go into the signature.
 
-Adding a view is one class here (registered in `VIEWS`) and its `voice.view` choice in
-`spec/_schema.py`; its parameters are spec keys under `voice`.
+Adding a view is its descriptor in `spec/_views.py` (`ViewSpec`: name, keys, model, requirements,
+signature keys; the spec side reads only that) and one class here pointing at it (`descriptor`),
+registered in `VIEWS`. Its parameters are spec keys under `voice`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from voicegate.scoring import _embedding, _stylometric
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._ruler import RulerNumbers
-from voicegate.spec import MIN_WORDS_PER_ARM_SEED, GateSpec
+from voicegate.spec import MIN_WORDS_PER_ARM_SEED, VIEW_SPECS, GateSpec, ViewSpec
 
 if TYPE_CHECKING:
     from voicegate.scoring._signature import Signature
@@ -61,10 +62,16 @@ class Measured(NamedTuple):
 
 
 class View(ABC):
-    name: ClassVar[str]
+    descriptor: ClassVar[ViewSpec]   # what the spec side knows of the view (`spec/_views.py`)
+    name: ClassVar[str]              # the descriptor's name, set from it
     title: ClassVar[str]
     # The words an (arm, seed) pool needs for this view's distance to be reliable (None: no known bound).
     reliable_words: ClassVar[int | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "descriptor" in cls.__dict__:
+            cls.name = cls.descriptor.name
 
     def __init__(self, spec: GateSpec, *, encode: Encoder | None = None) -> None:
         self.spec = spec
@@ -91,7 +98,7 @@ class View(ABC):
 
     @abstractmethod
     def signature(self) -> dict[str, Any]:
-        """The view's parameters, under the signature's historical keys (every view fills all four)."""
+        """The view's parameters for the signature, under its descriptor's `signature_keys`, exactly those."""
 
     @staticmethod
     @abstractmethod
@@ -102,7 +109,7 @@ class View(ABC):
 class Stylometric(View):
     """Cosine Delta against a reference fixed by the registered corpora (`_stylometric`)."""
 
-    name = "stylometric"
+    descriptor = VIEW_SPECS["stylometric"]
     title = "Cosine Delta"
     reliable_words = MIN_WORDS_PER_ARM_SEED
 
@@ -142,17 +149,17 @@ class Stylometric(View):
 
     def signature(self) -> dict[str, Any]:
         v = self.spec.voice
-        return {"mfw": v.mfw, "chunk": v.chunk, "embedding_model": None, "embedding_revision": None}
+        return {"mfw": v.mfw, "chunk": v.chunk}
 
     @staticmethod
     def signature_parts(sig: Signature) -> list[str]:
-        return [f"mfw:{sig.mfw}", f"chunk:{sig.chunk}"]
+        return [f"mfw:{sig.params.get('mfw')}", f"chunk:{sig.params.get('chunk')}"]
 
 
 class Embedding(View):
     """Centroid cosine distance under a pinned sentence-transformers model (`_embedding`)."""
 
-    name = "embedding"
+    descriptor = VIEW_SPECS["embedding"]
     title = "the embedding view"
 
     @cached_property
@@ -189,14 +196,15 @@ class Embedding(View):
         return Measured(dist, pool)
 
     def signature(self) -> dict[str, Any]:
-        return {"mfw": None, "chunk": None, "embedding_model": self.model_id,
-                "embedding_revision": self.spec.voice.revision}
+        return {"embedding_model": self.model_id, "embedding_revision": self.spec.voice.revision}
 
     @staticmethod
     def signature_parts(sig: Signature) -> list[str]:
-        return [f"emb:{sig.embedding_model}", f"rev:{sig.embedding_revision or '-'}"]
+        return [f"emb:{sig.params.get('embedding_model')}", f"rev:{sig.params.get('embedding_revision') or '-'}"]
 
 
+# The implementations, by their descriptor's name: every name in `spec`'s VIEW_SPECS has one here
+# (tests/test_view_descriptor.py), and a test adds a toy one to both with monkeypatch.setitem.
 VIEWS: dict[str, type[View]] = {v.name: v for v in (Stylometric, Embedding)}
 
 

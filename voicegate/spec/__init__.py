@@ -7,6 +7,7 @@
 - `_model`         `GateSpec` and its parts, defaults taken from `_schema`
 - `_spec`          `load_spec`: read (duplicate keys refused), check, resolve
 - `_seat_url`      the one seat-URL check (spec, `generate --seat`, `seat --seat`)
+- `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
 - `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
 - `_registration`  freezing a spec: hashes, the git commit, the registration record
 - `_workspace`     where a workspace is and how its paths are shown
@@ -30,21 +31,26 @@ from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_f
 from voicegate.spec._schema import Role
 from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
+from voicegate.spec._views import HISTORICAL_SIGNATURE_KEYS, VIEW_SPECS, Model, ViewSpec, view_spec
 from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
 from voicegate.spec._yamlfile import load_strict, read_yaml
 
 __all__ = [
     "DATA_DIR_ENV",
+    "HISTORICAL_SIGNATURE_KEYS",
     "MIN_WORDS_PER_ARM_SEED",
     "RULES",
+    "VIEW_SPECS",
     "Citation",
     "Copying",
     "Damage",
     "FloorRule",
     "GateSpec",
+    "Model",
     "Registration",
     "Role",
     "RuleId",
+    "ViewSpec",
     "artifact_gaps",
     "as_named",
     "check_artifact_paths",
@@ -71,6 +77,7 @@ __all__ = [
     "spec_sha256",
     "spread",
     "uncommitted_pins",
+    "view_spec",
     "words_warning",
     "workspace_root",
 ]

@@ -73,7 +73,8 @@ def _inputs(spec: GateSpec) -> list[tuple[Path, str]]:
         files += [(p, f"a {what} corpus file") for p in corpus]
     if spec.damage.probes_path is not None:
         files.append((spec.damage.probes_path, "the probes file"))
-    files += [(p, "a file of the embedding model") for p in spec.embedding_files]
+    if spec.view.model is not None:
+        files += [(p, f"a file of {spec.view.model.what}") for p in spec.model_files]
     return files
 
 
@@ -88,10 +89,8 @@ def _owned_dirs(spec: GateSpec) -> list[tuple[Path, str]]:
     data = _real(spec.data_dir)
     if not (data == root or data in root.parents):  # a data dir of "." would own the whole workspace
         dirs.append((spec.data_dir, "inside the data directory, which voicegate keeps"))
-    if spec.voice.view == "embedding" and spec.voice.model is not None:
-        local = resolve_path(spec.root, spec.voice.model)
-        if local.is_dir():
-            dirs.append((local, "inside the embedding model's directory, which voicegate reads"))
+    if spec.view.model is not None and spec.model_dir is not None:
+        dirs.append((spec.model_dir, f"inside {spec.view.model.what}'s directory, which voicegate reads"))
     return dirs
 
 

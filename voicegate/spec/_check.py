@@ -16,6 +16,7 @@ from voicegate._errors import VoicegateError
 from voicegate.spec import _schema
 from voicegate.spec._schema import Key, Schema
 from voicegate.spec._types import Problem, Records, Section, author_key
+from voicegate.spec._views import view_spec
 
 DEFAULT_NAME_PATTERN = r"lv-[a-z0-9-]+"
 
@@ -146,13 +147,13 @@ def _across_keys(v: dict[str, Any], fail: Fail, name_pattern: str) -> None:
             raise fail("arms", f"duplicate arm {attr}: {', '.join(dupes)}")
     if not isinstance(v["prompts"], str):
         check_prompt_list(v["prompts"], fail)
-    stylometric = v["voice.view"] == "stylometric"
-    if stylometric and v["corpora.background"] is None:
+    view = view_spec(v["voice.view"])
+    if view.needs_background and v["corpora.background"] is None:
         # Without other authors the z-scores come from the target alone and the
         # cosine is noise (DESIGN.md §3), so the stylometric view requires it.
         raise fail("corpora.background", "must be a non-empty list of file globs")
-    if v["voice.view"] == "embedding" and v["voice.model"] is None:
-        raise fail("voice.model", "must be a non-empty string")
+    if view.model is not None and v[view.model.key] is None:
+        raise fail(view.model.key, "must be a non-empty string")
     if v["copying.max_run"] < v["copying.n"]:
         raise fail("copying.max_run", f"must be >= copying.n ({v['copying.n']})")
     for impostor, _ in v["corpora.impostors"] or ():

@@ -15,6 +15,7 @@ from voicegate._errors import VoicegateError
 from voicegate.run import RunDir
 from voicegate.spec._rules import RuleId
 from voicegate.spec._schema import SPEC_SCHEMA, Role
+from voicegate.spec._views import ViewSpec, view_spec
 
 _d = SPEC_SCHEMA.default
 
@@ -152,10 +153,18 @@ class GateSpec:
     prefer: tuple[str, ...] = ()
     expected_words: int = _d("expected_words")
     order_seed: int = _d("order_seed")
-    embedding_files: tuple[Path, ...] = field(default=())
+    # The model the view measures through, when it is a local directory (`_views.Model`): its files are
+    # hashed at registration, and no artifact may be written inside it.
+    model_dir: Path | None = None
+    model_files: tuple[Path, ...] = field(default=())
     # Every declared key's checked value by dotted path (defaults filled in), including keys
     # that have no attribute above yet: a key added to the schema is readable here at once.
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def view(self) -> ViewSpec:
+        """The descriptor of the spec's voice view: its keys and what registration requires of it."""
+        return view_spec(self.voice.view)
 
     @property
     def base(self) -> Arm:
@@ -204,7 +213,7 @@ class GateSpec:
         files += [p for imp in self.corpora.impostors for p in imp.files]
         if self.damage.probes_path is not None:
             files.append(self.damage.probes_path)
-        files += list(self.embedding_files)
+        files += list(self.model_files)
         return list(dict.fromkeys(files))
 
     def words_per_arm_seed(self) -> int:

@@ -129,11 +129,9 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     if not is_git_worktree(root):
         raise VoicegateError(f"{root} is not a git work tree: registration is a commit (run `git init` or `voicegate init`)")
     check_artifact_paths(spec)  # appending to an input, or through a symlink out of the workspace, breaks the gate
-    if spec.voice.view == "embedding":
-        from voicegate.scoring import MISSING, available
-
-        if not available():
-            raise VoicegateError(MISSING)  # found now, not after a whole `generate`
+    unavailable = spec.view.unavailable()  # a module the view needs: found now, not after a whole `generate`
+    if unavailable is not None:
+        raise VoicegateError(unavailable)
     check_corpus_words(spec)  # an empty corpus would decide; once registered, the hashes keep it as it is
     check_impostors(spec)     # an impostor that is the author, or that an arm saw, would test nothing
     results = existing_results(spec)

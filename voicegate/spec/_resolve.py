@@ -35,6 +35,7 @@ from voicegate.spec._model import (
     Voice,
 )
 from voicegate.spec._schema import PROBES_SCHEMA, Role
+from voicegate.spec._views import view_spec
 from voicegate.spec._workspace import shown_path
 from voicegate.spec._yamlfile import load_strict
 
@@ -266,6 +267,20 @@ def artifact_gaps(values: Mapping[str, Any], root: Path) -> tuple[list[str], lis
     return missing, notes
 
 
+def _model(fail: Fail, root: Path, values: Mapping[str, Any], check_files: bool) -> tuple[Path | None, tuple[Path, ...]]:
+    """(directory, files) of the model the spec's view measures through, if it is local; a hub name unpinned
+    is refused. Every view that declares a `Model` gets this, whatever its name (`_views.ViewSpec`)."""
+    model = view_spec(values["voice.view"]).model
+    if model is None or values[model.key] is None:
+        return None, ()
+    local = resolve_path(root, values[model.key])
+    if local.is_dir():
+        return local, tuple(sorted(p for p in local.rglob("*") if p.is_file())) if check_files else ()
+    if values[model.revision] is None:
+        raise fail(model.revision, "a hub model must be pinned by revision (or give a local path)")
+    return None, ()
+
+
 def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Path, *,
             env: Mapping[str, str] | None = None, check_files: bool = True,
             check_artifacts: bool = False) -> GateSpec:
@@ -296,13 +311,7 @@ def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Pa
                       impostors=tuple(Impostor(author, _corpus(fail, root, f"corpora.impostors.{author}", globs,
                                                                check_files, cap))
                                       for author, globs in v["corpora.impostors"] or ()))
-    embedding_files: tuple[Path, ...] = ()
-    if voice.view == "embedding" and voice.model is not None:
-        local = resolve_path(root, voice.model)
-        if local.is_dir() and check_files:
-            embedding_files = tuple(sorted(p for p in local.rglob("*") if p.is_file()))
-        elif voice.revision is None and not local.is_dir():
-            raise fail("voice.revision", "a hub model must be pinned by revision (or give a local path)")
+    model_dir, model_files = _model(fail, root, v, check_files)
     probes_path = resolve_path(root, v["damage.probes"]) if v["damage.probes"] else None
     damage = Damage(probes_path=probes_path,
                     probes=load_probes(fail, probes_path) if probes_path and check_files else (),
@@ -324,5 +333,5 @@ def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Pa
                             outside_workspace=v["artifacts.outside_workspace"]),
         data_dir=resolve_path(root, env.get(DATA_DIR_ENV) or v["data_dir"]),
         prefer=v["prefer"], expected_words=v["expected_words"], order_seed=v["order_seed"],
-        embedding_files=embedding_files, values=dict(values),
+        model_dir=model_dir, model_files=model_files, values=dict(values),
     )

@@ -41,6 +41,7 @@ from voicegate.spec._types import (
     Subset,
     Text,
 )
+from voicegate.spec._views import ViewChoice, views_with
 
 CORPUS_CAP_MB = 32.0  # corpora.max_file_mb's default: ~0.7 GB of memory at the cap (issue 25, finding 9)
 
@@ -71,7 +72,6 @@ class RoleChoice(Choice):
 # The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
 # workspace's own, in git).
 MAY_BE_OUTSIDE = ("readme", "compose")
-VIEWS = ("stylometric", "embedding")
 SPECIFICITY = ("decides", "reported")
 
 
@@ -184,7 +184,7 @@ SPEC_SCHEMA = Schema((
     Key("corpora", Section(), "registered text corpora (lists of globs)", required=True),
     Key("corpora.heldout", Globs(), "the author's text the adapter never saw", required=True),
     Key("corpora.training", Globs(), "what the adapter saw (the copying check's reference)", required=True),
-    Key("corpora.background", Globs(), "other authors: the z-score reference", when="for the stylometric view"),
+    Key("corpora.background", Globs(), "other authors: the z-score reference", when=views_with("needs_background")),
     Key("corpora.impostors", AuthorGlobs(), "other authors' held-out texts, grouped by author (`{Anne Bronte: "
         "[...], ...}`): a candidate is SPECIFIC only when it moves toward the gate author more than toward each "
         "of them; same period and kind, none trained on by any arm, never the gate author"),
@@ -193,11 +193,11 @@ SPEC_SCHEMA = Schema((
         "scoring holds about 20x a corpus's bytes in memory; raise it for a genuinely larger corpus",
         default=CORPUS_CAP_MB),
     Key("voice", Section(), "the voice-distance view"),
-    Key("voice.view", Choice(VIEWS), "how voice distance is measured", default="stylometric"),
+    Key("voice.view", ViewChoice(), "how voice distance is measured", default="stylometric"),
     Key("voice.mfw", Integer(10, 100_000), "most frequent words", default=1000),
     Key("voice.chunk", Integer(50, 1_000_000), "reference chunk size in tokens", default=2500),
     Key("voice.model", Line("path or hub name"), "a local sentence-transformers directory (hashed at "
-        "registration) or a hub name", when="for the embedding view"),
+        "registration) or a hub name", when=views_with("model")),
     Key("voice.revision", Line(), "the pinned revision", when="for a hub model"),
     Key("voice.specificity", Choice(SPECIFICITY), "whether SPECIFIC is part of the shipping verdict (`decides`) "
         "or shown beside it (`reported`); without `corpora.impostors` it is not checked", default="decides"),
