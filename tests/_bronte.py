@@ -172,8 +172,12 @@ def patch_scoring(monkeypatch: Any = None) -> None:
 
 
 def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, amend: bool = True,
-                     prospective: bool = True) -> Path:
-    """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library."""
+                     prospective: bool = True, registered_before: tuple[tuple[str, str], ...] = ()) -> Path:
+    """lv-bronte imported and scored under global-max-spread (+ shipped, + amended), via the library.
+
+    `registered_before`: (gate, rule) registrations committed before lv-bronte's numbers exist, so an
+    amendment can cite them as prospective (a registration after the first score is a post-hoc one).
+    """
     from voicegate.artifacts import record_score, record_ship
     from voicegate.gate import amend_spec
     from voicegate.generate._import import import_file
@@ -183,6 +187,8 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
     from voicegate.spec._spec import load_spec
 
     bronte_workspace(root, compose, prospective=prospective)
+    for gate, rule in registered_before:
+        register_prospective(root, gate, rule)
     spec = load_spec(root, "lv-bronte")
     manifest = import_file(spec, write_jsonl(root / "bronte-360.jsonl", generations()))
     gh = generations_hash(read_rows(spec.generations_path))

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate.artifacts import _chain
-from voicegate.spec import Citation, check_citation, is_git_worktree
+from voicegate.spec import Citation, check_citation, is_ancestor, is_git_worktree, numbers_at
 
 _HEADING = re.compile(r"^## Amendment — (\S+) — ", re.MULTILINE)
-_CITED = re.compile(r"^\*\*Prospective registration cited\.\*\* `([^`]+)` was declared the deciding floor rule by "
-                    r"gate `([^`]+)`, registered in commit `([0-9a-f]{40})` \(([^)]*)\), spec sha256 "
-                    r"`([0-9a-f]{64})`", re.MULTILINE)
+_CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\* `([^`]+)` was declared the "
+                    r"deciding floor rule by gate `([^`]+)`, registered in commit `([0-9a-f]{40})` \(([^)]*)\), "
+                    r"spec sha256 `([0-9a-f]{64})`", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class CitedEntry:
     number: int
     time: _dt.datetime | None
     citation: Citation | None
+    post_hoc: bool = False  # the entry says it is a post-hoc correction
 
 
 def amendment_citations(data: bytes) -> list[CitedEntry]:
@@ -50,18 +51,21 @@ def amendment_citations(data: bytes) -> list[CitedEntry]:
         except ValueError:
             when = None
         cited = _CITED.search(text)
-        citation = None if cited is None else Citation(rule=cited.group(1), gate=cited.group(2),
-                                                       commit=cited.group(3), committed=cited.group(4),
-                                                       spec_sha256=cited.group(5))
-        out.append(CitedEntry(m.number, when, citation))
+        citation = None if cited is None else Citation(rule=cited.group(2), gate=cited.group(3),
+                                                       commit=cited.group(4), committed=cited.group(5),
+                                                       spec_sha256=cited.group(6))
+        out.append(CitedEntry(m.number, when, citation,
+                              post_hoc=cited is not None and cited.group(1) == "Post-hoc correction"))
     return out
 
 
 def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str]]:
     """(problems, lines that hold) for every amendment entry of `gate`'s record at `path`."""
-    entries = amendment_citations(path.read_bytes())
+    data = path.read_bytes()
+    entries = amendment_citations(data)
     if not entries:
         return [], []
+    anchor = numbers_at(data.decode("utf-8", "replace"))
     if not is_git_worktree(root):
         return [], [f"{len(entries)} amendment citation(s) not checked: {root} is not a git work tree"]
     problems: list[str] = []
@@ -75,6 +79,14 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
         problem = check_citation(root, c, e.time, this_gate=gate)
         if problem:
             problems.append(f"entry {e.number}'s cited registration no longer holds: {problem}")
+        elif anchor is not None and not e.post_hoc and not is_ancestor(root, c.commit, anchor):
+            # Order is the history's: a registration after the numbers cannot be called prospective.
+            problems.append(f"entry {e.number} calls {c.gate}'s registration of {c.rule} (commit {c.commit[:12]}) "
+                            f"prospective, but it is not an ancestor of the commit at which {gate}'s numbers were "
+                            f"first recorded ({anchor[:12]}): it came after them")
+        elif e.post_hoc:
+            held.append(f"entry {e.number} is a POST-HOC correction: it cites {c.gate}'s registration of {c.rule} "
+                        f"(commit {c.commit}), registered after {gate}'s numbers; git still holds it")
         else:
             held.append(f"entry {e.number} cites {c.gate}'s registration of {c.rule} (commit {c.commit}, "
                         f"spec sha256 {c.spec_sha256[:12]}...): git still holds it, before the amendment and "

@@ -305,9 +305,19 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
                       "commit": getattr(registration, "commit", None) or reg.get("commit")}
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
-        ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT)
+        ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec))
         entry = _render_all(spec, "score", ctx, compose_required=False)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
+
+
+def _numbers_at(spec: Any) -> str | None:
+    """Where this gate's numbers sit in git's history: the first score entry's commit if the record has one,
+    else HEAD now (this is the first). None outside git: the record then states no order."""
+    from voicegate.spec import head, numbers_at
+
+    record = spec.artifacts.record
+    first = numbers_at(record.read_text(encoding="utf-8", errors="replace")) if record.is_file() else None
+    return first or head(spec.root)
 
 
 def _current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> Write:
@@ -413,7 +423,9 @@ def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[
     ctx.update(rule_from=old.rule, rule_to=new.rule, rule_to_registered=rule_registered,
                reason=reason, changes=sorted(changes, key=lambda c: c.arm != ctx["featured"]),
                decision=shipped[-1] if shipped else None, ships_before=old.ships,
-               ships_after=new.ships, generations_sha256=generations_sha256, citation=citation.to_json(),
+               ships_after=new.ships, generations_sha256=generations_sha256,
+               citation={**citation.to_json(), "post_hoc": citation.post_hoc, "numbers_at": citation.numbers_at,
+                         "after_numbers": citation.after_numbers},
                rules=[old.rule, new.rule] + [r for r in ctx["rules"] if r not in (old.rule, new.rule)])
     entry = _render_all(spec, "amend", ctx, compose_required=False)
     amendment = _row_appended(spec.run.amendments, {

@@ -29,16 +29,21 @@ def amend_cmd(
         "--registered-in", metavar="OTHER_GATE",
         help="The gate whose registration (in this workspace's git history, before any of its results) "
              "declared RULE; default: found in git.")] = None,
+    post_hoc: Annotated[bool, typer.Option(
+        "--post-hoc", help="Allow citing a registration made AFTER this gate's numbers: the amendment is then "
+                           "recorded everywhere as a post-hoc correction, not a pre-registered rule.")] = False,
     workspace: Workspace = None,
 ) -> None:
     """Re-score the SAME stored generations under another registered rule; append the amendment everywhere.
 
-    The amendment must cite a prospective registration: another gate's spec that declared RULE as its
-    deciding floor rule, committed before the amendment and before any of that gate's results.
+    The amendment must cite another gate's registration that declared RULE as its deciding floor rule,
+    before any of that gate's results. Order is git's history: registered before this gate's first
+    recorded score (an ancestor of its commit), it is prospective; after it, only --post-hoc records it,
+    as a post-hoc correction.
     """
     from voicegate.gate import amend
 
-    for line in amend(workspace, gate, rule, reason, registered_in=registered_in):
+    for line in amend(workspace, gate, rule, reason, registered_in=registered_in, post_hoc=post_hoc):
         typer.echo(line)
 
 

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 Echo = Callable[[str], None]
 
 SHIP_REASON = "additive, reversible and safety-clean"
-AMEND_REASON = ("global-max-spread let ckpt925's outlier seed set every candidate's floor; "
-                "pairwise-max-spread was registered for lv-marlowe-v2 before any of its numbers existed")
+AMEND_REASON = ("global-max-spread let ckpt925's outlier seed set every candidate's floor, a defect argued "
+                "independently of these numbers; pairwise-max-spread was registered for lv-marlowe-v2 before any "
+                "of its numbers existed")
 NEXT = "-v2"  # the next gate of the voice (a later training run): registered under pairwise, never run here
 
 
@@ -87,8 +88,9 @@ def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, *, 
              "exist (this demo never runs it): a rule chosen blind, for a gate whose answer nobody has seen",
              ["register", nxt], lambda root: write_next_gate(root, gate, nxt)),
         Step(f"amend: re-score the SAME generations under pairwise-max-spread, citing {nxt}'s registration "
-             "(its commit and spec sha256, from git); the correction is appended everywhere, nothing is deleted",
-             ["amend", gate, "--rule", "pairwise-max-spread", "--reason", amend_reason]),
+             f"(its commit and spec sha256, from git). That registration came AFTER {gate}'s numbers, so this is a "
+             "post-hoc correction (--post-hoc), and every artifact says so, as lv-bronte's did; nothing is deleted",
+             ["amend", gate, "--rule", "pairwise-max-spread", "--post-hoc", "--reason", amend_reason]),
         Step("every artifact's append-only chain, checked against the run's ledger, git, and the amendment's "
              "citation", ["verify", gate]),
         Step("the reviewer's self-contained HTML page: the order of events first", ["report", gate]),

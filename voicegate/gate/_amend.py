@@ -66,7 +66,7 @@ def _ratio(arm: CandidateResult, rule_id: str) -> float | None:
 
 
 def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _dt.datetime | None = None,
-          scorer: Scorer = rescore, registered_in: str | None = None) -> list[str]:
+          scorer: Scorer = rescore, registered_in: str | None = None, post_hoc: bool = False) -> list[str]:
     """Load the registered gate and amend it; returns one line per artifact touched.
 
     `root` None means $VOICEGATE_WORKSPACE or the current directory, as on the command line.
@@ -76,7 +76,7 @@ def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _d
     get_rule(rule)  # an unknown rule is refused before anything is read
     spec = load_spec(workspace_root(root), gate)
     check_registered(spec)
-    return amend_spec(spec, rule, reason, now=now, scorer=scorer, registered_in=registered_in)
+    return amend_spec(spec, rule, reason, now=now, scorer=scorer, registered_in=registered_in, post_hoc=post_hoc)
 
 
 def decided_under(spec: GateSpec, state: dict[str, Any], past: Sequence[dict[str, Any]]) -> list[str]:
@@ -88,11 +88,16 @@ def decided_under(spec: GateSpec, state: dict[str, Any], past: Sequence[dict[str
 
 
 def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime | None = None,
-               scorer: Scorer = rescore, registered_in: str | None = None) -> list[str]:
-    """Check the amendment policy, re-score, and append the amendment to all three artifacts."""
+               scorer: Scorer = rescore, registered_in: str | None = None, post_hoc: bool = False) -> list[str]:
+    """Check the amendment policy, re-score, and append the amendment to all three artifacts.
+
+    Order is the repository's history: a cited registration that is not an ancestor of the commit at which
+    this gate's numbers were first recorded came after them, and the amendment is then a post-hoc
+    correction — refused unless `post_hoc`, and said as such in every artifact.
+    """
     from voicegate.artifacts import amendments, current_state, decisions, one_line, record_amendment, verdict_lock
     from voicegate.run import generations_hash, read_generations
-    from voicegate.spec import RULES, find_citation, get_rule
+    from voicegate.spec import RULES, find_citation, get_rule, numbers_at
 
     reason = one_line(reason or "")
     if not reason:
@@ -122,7 +127,16 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         if recorded != now_hash:
             raise VoicegateError(f"the stored generations changed since they were scored (sha256 {now_hash[:12]}..., "
                                  f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
-        citation = find_citation(spec.root, rule_id, when, this_gate=spec.gate, registered_in=registered_in)
+        record = spec.artifacts.record
+        anchor = numbers_at(record.read_text(encoding="utf-8", errors="replace")) if record.is_file() else None
+        citation = find_citation(spec.root, rule_id, when, this_gate=spec.gate, registered_in=registered_in,
+                                 anchor=anchor)
+        if citation.post_hoc and not post_hoc:
+            raise VoicegateError(
+                f"{citation.gate}'s registration of {rule_id} (commit {citation.commit[:12]}) came "
+                f"{citation.after_numbers} commit(s) after {spec.gate}'s numbers were first recorded (commit "
+                f"{str(citation.numbers_at)[:12]}): a rule chosen after the numbers is a post-hoc correction; "
+                "pass --post-hoc to record it as one, with a --reason that stands without these numbers")
         # The same generations: the same seat verdict and replicas, bound to the same evidence.
         # The rules the recorded result computed, and the new one: a table never loses a column it had.
         known = [r for r in old.rule_ids() if r in RULES]

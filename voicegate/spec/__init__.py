@@ -15,7 +15,7 @@
 
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
 from voicegate.spec._model import Copying, Damage
-from voicegate.spec._prospective import Citation, check_citation, find_citation
+from voicegate.spec._prospective import Citation, check_citation, find_citation, head, is_ancestor, numbers_at
 from voicegate.spec._registration import (
     MIN_WORDS_PER_ARM_SEED,
     Registration,
@@ -62,12 +62,15 @@ __all__ = [
     "find_citation",
     "get_rule",
     "git",
+    "head",
+    "is_ancestor",
     "is_git_worktree",
     "load_registration",
     "load_spec",
     "load_strict",
     "name_pattern",
     "no_such_spec",
+    "numbers_at",
     "read_yaml",
     "register",
     "resolve_path",

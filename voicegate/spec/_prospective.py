@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,26 +42,83 @@ class Citation:
     commit: str
     spec_sha256: str
     rule: str
-    committed: str  # the commit's date, UTC, "%Y-%m-%dT%H:%M:%SZ"
+    committed: str  # the commit's date, UTC, "%Y-%m-%dT%H:%M:%SZ" (information: order is the history's)
+    # The order against the amended gate's numbers, from git's history: the commit at which that gate's
+    # first score was recorded (None: its record predates the anchor line), and how many commits after
+    # it the cited registration came (0: an ancestor of it, prospective).
+    numbers_at: str | None = None
+    after_numbers: int = 0
 
-    def to_json(self) -> dict[str, str]:
-        return {"gate": self.gate, "commit": self.commit, "spec_sha256": self.spec_sha256, "rule": self.rule,
-                "committed": self.committed}
+    @property
+    def post_hoc(self) -> bool:
+        """Registered after the amended gate's numbers existed: a correction, not a pre-registered rule."""
+        return self.after_numbers > 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"gate": self.gate, "commit": self.commit, "spec_sha256": self.spec_sha256,
+                               "rule": self.rule, "committed": self.committed}
+        if self.numbers_at is not None:  # older citations keep their bytes
+            out.update(numbers_at=self.numbers_at, after_numbers=self.after_numbers, post_hoc=self.post_hoc)
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Citation | None:
         if not isinstance(data, dict):
             return None
         try:
-            return cls(**{k: str(data[k]) for k in ("gate", "commit", "spec_sha256", "rule", "committed")})
+            fields = {k: str(data[k]) for k in ("gate", "commit", "spec_sha256", "rule", "committed")}
         except KeyError:
             return None
+        at = data.get("numbers_at")
+        after = data.get("after_numbers")
+        return cls(**fields, numbers_at=str(at) if isinstance(at, str) else None,
+                   after_numbers=after if isinstance(after, int) and not isinstance(after, bool) else 0)
 
     @property
     def sentence(self) -> str:
+        if self.post_hoc:
+            return (f"{self.rule} was registered for {self.gate} AFTER this gate's numbers: commit {self.commit} "
+                    f"({self.committed}), {self.after_numbers} commit(s) after the first score's commit "
+                    f"{str(self.numbers_at)[:12]}: a post-hoc correction, not a pre-registered rule")
         return (f"{self.rule} was registered prospectively for {self.gate}: commit {self.commit} "
                 f"({self.committed}), spec sha256 {self.spec_sha256[:12]}..., before this amendment and before "
                 f"any of {self.gate}'s results")
+
+
+# The score entry's line that anchors a gate's numbers in git's history (artifacts' record_score.md.j2
+# writes it; amend and verify read it back): the workspace's HEAD when the first score was recorded.
+NUMBERS_AT = re.compile(r"numbers first recorded at workspace commit `([0-9a-f]{40})`")
+
+
+def numbers_at(record_text: str) -> str | None:
+    """The commit a gate record's FIRST score entry names as its numbers' place in history (None: none named)."""
+    m = NUMBERS_AT.search(record_text)
+    return m.group(1) if m else None
+
+
+def head(root: Path) -> str | None:
+    """The workspace's HEAD commit (None: not a git work tree, or no commit yet)."""
+    if not is_git_worktree(root):
+        return None
+    out = git(root, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    return out if re.fullmatch(r"[0-9a-f]{40}", out or "") else None
+
+
+def is_ancestor(root: Path, older: str, newer: str) -> bool:
+    """Whether `older` is `newer` or one of its ancestors, in the repository's history (not its clocks)."""
+    import subprocess
+
+    done = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], cwd=root, check=False,
+                          capture_output=True, text=True)
+    return done.returncode == 0
+
+
+def commits_after(root: Path, anchor: str, commit: str) -> int:
+    """How many commits `commit` lies after `anchor` (0 when it is `anchor` or an ancestor of it)."""
+    if is_ancestor(root, commit, anchor):
+        return 0
+    count = git(root, "rev-list", "--count", f"{anchor}..{commit}", check=False)
+    return max(1, int(count)) if (count or "").isdigit() else 1
 
 
 def _stamp(when: _dt.datetime) -> str:
@@ -139,46 +197,6 @@ def _record_path(record: dict[str, Any], gate: str) -> str:
     return str(rel) if isinstance(rel, str) and rel and not Path(rel).is_absolute() else f"gates/{gate}.md"
 
 
-def _earliest_result(root: Path, gate: str) -> _dt.datetime | None:
-    """When the other gate's first number came to exist, as its run directory tells (None: no result)."""
-    from voicegate.artifacts import run_dir
-    from voicegate.run import read_rows
-
-    try:
-        run = run_dir(root, gate)
-    except VoicegateError:
-        return None  # its spec is gone or unreadable: its run directory cannot be found
-    times: list[_dt.datetime] = []
-    for path in run.results:
-        if not path.is_file() or path.stat().st_size == 0:
-            continue
-        times.append(_dt.datetime.fromtimestamp(path.stat().st_mtime, _dt.UTC))
-        if path.suffix == ".jsonl":
-            with path.open("rb") as fh:
-                first = fh.readline()
-            try:
-                row = json.loads(first)
-            except ValueError:
-                row = None
-            if isinstance(row, dict) and (t := _parse_time(row.get("time"))):
-                times.append(t)
-    try:
-        manifest = json.loads(run.manifest.read_bytes()) if run.manifest.is_file() else {}
-    except (OSError, ValueError):
-        manifest = {}
-    if isinstance(manifest, dict):
-        for key, field in (("sessions", "started"), ("imports", "time")):
-            for item in manifest.get(key) or ():
-                if isinstance(item, dict) and (t := _parse_time(item.get(field))):
-                    times.append(t)
-    try:
-        ledger = read_rows(run.ledger)
-    except (OSError, ValueError, VoicegateError):
-        ledger = []
-    times += [t for row in ledger if (t := _parse_time(row.get("time")))]
-    return min(times) if times else None
-
-
 def why_not(root: Path, gate: str, commit: str, rule: str, when: _dt.datetime, *,
             this_gate: str, spec_sha256: str | None = None) -> tuple[str | None, Citation | None]:
     """(what disqualifies `gate`'s registration at `commit`, None) or (None, the citation it makes)."""
@@ -200,23 +218,35 @@ def why_not(root: Path, gate: str, commit: str, rule: str, when: _dt.datetime, *
     committed = _commit_time(root, commit)
     if committed is None:
         return f"commit {short} has no readable date", None
-    if committed > when:
-        return (f"{gate}'s registration (commit {short}, {_stamp(committed)}) was committed after this "
-                f"amendment ({_stamp(when)})"), None
+    # Order is the history's, never a clock: in HEAD's history (above) is "before this amendment"; the cited
+    # gate's results are what git holds of its record (its run directory is not evidence: it is not in git).
     entries = git(root, "show", f"{commit}:./{_record_path(record, gate)}", check=False)
     if "voicegate:entry" in entries:
         return f"{gate}'s gate record already held results at its registration commit {short}", None
-    first = _earliest_result(root, gate)
-    if first is not None and first < committed:
-        return (f"{gate} has results from {_stamp(first)}, before its registration commit {short} "
-                f"({_stamp(committed)})"), None
+    now = git(root, "show", f"HEAD:./{_record_path(record, gate)}", check=False)
+    first = numbers_at(now)
+    if first is not None and not is_ancestor(root, commit, first):
+        return (f"{gate}'s own numbers were first recorded at commit {first[:12]}, which its registration "
+                f"commit {short} does not precede"), None
     return None, Citation(gate=gate, commit=commit, spec_sha256=str(record["spec_sha256"]), rule=rule,
                           committed=_stamp(committed))
 
 
+def _ordered(root: Path, citation: Citation, anchor: str | None) -> Citation:
+    """The citation with its order against the amended gate's numbers (anchor: their commit; None: unknown)."""
+    if anchor is None:
+        return citation
+    return replace(citation, numbers_at=anchor, after_numbers=commits_after(root, anchor, citation.commit))
+
+
 def find_citation(root: Path, rule: str, when: _dt.datetime, *, this_gate: str,
-                  registered_in: str | None = None) -> Citation:
-    """The registration an amendment to `rule` cites; refused (one line) when there is none."""
+                  registered_in: str | None = None, anchor: str | None = None) -> Citation:
+    """The registration an amendment to `rule` cites; refused (one line) when there is none.
+
+    `anchor`: the commit at which the amended gate's numbers were first recorded. A registration that is
+    an ancestor of it is prospective; one after it is cited as a post-hoc correction (`Citation.post_hoc`),
+    and a prospective one is preferred when both exist.
+    """
     if not is_git_worktree(root):
         raise VoicegateError(f"{root} is not a git work tree: an amendment must cite another gate's registration "
                              f"of {rule} from the workspace's git history")
@@ -231,8 +261,9 @@ def find_citation(root: Path, rule: str, when: _dt.datetime, *, this_gate: str,
         problem, citation = why_not(root, registered_in, commits[registered_in], rule, when, this_gate=this_gate)
         if citation is None:
             raise VoicegateError(f"--registered-in {registered_in} cannot be cited: {problem}")
-        return citation
+        return _ordered(root, citation, anchor)
     problems = []
+    found: list[Citation] = []
     for gate, commit in commits.items():
         try:
             check_gate_name(gate)  # a stray file is not a gate, and its name never reaches an artifact
@@ -242,8 +273,13 @@ def find_citation(root: Path, rule: str, when: _dt.datetime, *, this_gate: str,
             continue
         problem, citation = why_not(root, gate, commit, rule, when, this_gate=this_gate)
         if citation is not None:
-            return citation
-        problems.append(problem)
+            found.append(_ordered(root, citation, anchor))
+            if not found[-1].post_hoc:
+                return found[-1]
+        else:
+            problems.append(problem)
+    if found:
+        return found[0]  # only registrations after the numbers: the caller decides whether a correction may cite one
     seen = f" (looked at {len(problems)}: {problems[0]}{'; ...' if len(problems) > 1 else ''})" if problems else ""
     raise VoicegateError(
         f"no prospective registration of {rule}: an amendment to it must cite another gate's registration, "
