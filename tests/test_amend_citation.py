@@ -193,6 +193,15 @@ def test_a_registration_after_the_numbers_is_a_post_hoc_correction_said_everywhe
     code, out, err = run_cli("verify", "lv-bronte", "-C", str(bare))
     assert code == 0, out + err
     assert "entry 3 is a POST-HOC correction: it cites lv-dummy's registration of pairwise-max-spread" in out
+    # The report's timeline says it too (its events from the stored amendment row, as `report` reads it).
+    from voicegate.report._data import Amendment
+    from voicegate.report._timeline import _amended
+
+    stored = Amendment.from_json(row)
+    event = _amended(stored, stored.result)
+    assert event.label == "amended: a POST-HOC correction" and "1 commit(s) AFTER this gate's numbers" in event.text
+    prospective = Amendment.from_json({**row, "citation": {**row["citation"], "post_hoc": False}})
+    assert _amended(prospective, stored.result).label == "amended citing lv-dummy"
 
 
 def test_verify_breaks_an_amendment_that_calls_a_later_registration_prospective(bare: Path) -> None:

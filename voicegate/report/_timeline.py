@@ -13,6 +13,7 @@ later amendment cites is placed by its commit time, never after that amendment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from voicegate.report._data import Amendment, Decision, ReportData
@@ -62,11 +63,22 @@ def _shipped(decision: Decision, result: GateResult) -> Event:
                  text=f"by a person: the rule's recommendation under {rule}.{why}")
 
 
+def _post_hoc(cited: Mapping[str, str]) -> bool:
+    """Whether a stored citation says it came after the gate's numbers (its values are read back as text)."""
+    return str(cited.get("post_hoc")).lower() == "true"
+
+
 def _amended(amendment: Amendment, before: GateResult) -> Event:
     cited = amendment.citation
     to = amendment.rule_to or "?"
     after = amendment.result
     now = f"; the rule now recommends {after.ships or 'none'}" if after is not None else ""
+    if cited and _post_hoc(cited):
+        return Event(time=amendment.time, kind="amended", label="amended: a POST-HOC correction",
+                     text=(f"{amendment.rule_from or before.rule} → {to}, the same generations re-scored; cites "
+                           f"{cited.get('gate', '?')}'s registration of {to} (commit "
+                           f"{str(cited.get('commit', '?'))[:12]}), registered {cited.get('after_numbers', '?')} "
+                           f"commit(s) AFTER this gate's numbers: not a pre-registered rule{now}"))
     if cited:
         return Event(time=amendment.time, kind="amended", label=f"amended citing {cited.get('gate', '?')}",
                      text=(f"{amendment.rule_from or before.rule} → {to}, the same generations re-scored; cites "
@@ -132,9 +144,11 @@ def _place_cited(events: list[Event], amendment: Amendment) -> None:
     if not cited:
         return
     when = cited.get("committed")
+    what = ("registered AFTER this gate's numbers: the amendment citing it is a post-hoc correction"
+            if _post_hoc(cited) else "the prospective registration the amendment cites")
     event = Event(time=when, kind="registered-other", label=f"{cited.get('gate', '?')} registered",
                   text=(f"under {cited.get('rule', '?')}, before any of its numbers existed (commit "
-                        f"{str(cited.get('commit', '?'))[:12]}): the prospective registration the amendment cites"))
+                        f"{str(cited.get('commit', '?'))[:12]}): {what}"))
     at = len(events)
     if when:
         later = [i for i, e in enumerate(events) if i > 0 and e.time is not None and e.time > when]
