@@ -167,3 +167,69 @@ def test_no_test_module_imports_another() -> None:
                      [a.name for a in node.names] if isinstance(node, ast.Import) else [])
             found += [f"{path.name}:{node.lineno}: {n}" for n in names if n.split(".")[0].startswith("test_")]
     assert not found, "\n".join(found)
+
+
+# -- the layers docs/architecture.md states (issue 32) -------------------------------------------
+#
+# At import time: `run` at the bottom; `spec` and `seat` import only it; `scoring` imports `spec`;
+# `artifacts`, `report` and `generate` import `scoring`; `gate` imports `artifacts`; `demo` and `cli`
+# on top. A function-level import may point upward (how `cli` stays light), except from `spec` and
+# `seat`, which never look up at all, and `gate`, which never imports `generate`.
+
+LAYER = {"run": 0, "spec": 1, "seat": 1, "scoring": 2, "artifacts": 3, "report": 3, "generate": 3, "gate": 4,
+         "demo": 5, "cli": 6}
+
+
+def package_imports(root: Path = PACKAGE) -> list[tuple[str, str, str, str]]:
+    """(importing package, imported package, where: top | function | typing, file:line) for every import
+    of another voicegate package (the root package's shared internals aside)."""
+    import ast
+
+    out: list[tuple[str, str, str, str]] = []
+
+    def walk(nodes: list[ast.stmt], where: str, rel: tuple[str, ...]) -> None:
+        for n in nodes:
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                walk(n.body, "function", rel)
+                continue
+            if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test):
+                walk(n.body, "typing", rel)
+                walk(n.orelse, where, rel)
+                continue
+            names = ([n.module] if isinstance(n, ast.ImportFrom) and n.module and n.level == 0 else
+                     [a.name for a in n.names] if isinstance(n, ast.Import) else [])
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "voicegate" and len(parts) > 1 and not parts[1].startswith("_") \
+                        and parts[1] != _package(rel):
+                    out.append((_package(rel), parts[1], where, f"{'/'.join(rel)}:{n.lineno}"))
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                sub = getattr(n, field, None)
+                if isinstance(sub, list):
+                    walk(sub, where, rel)
+
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).parts
+        walk(ast.parse(path.read_text(encoding="utf-8")).body, "top", rel)
+    return out
+
+
+def test_packages_import_only_the_layers_below_them_at_import_time() -> None:
+    upward = [f"{at}: {src} imports {dst} ({LAYER[src]} -> {LAYER[dst]})"
+              for src, dst, where, at in package_imports() if src and where == "top" and LAYER[dst] >= LAYER[src]]
+    assert not upward, "an import-time import of a package at or above the importer's layer:\n" + "\n".join(upward)
+
+
+def test_gate_never_imports_generate() -> None:
+    # gate judges a run's seat through `scoring`'s integrity verdict; driving a seat is generate's alone.
+    found = [at for src, dst, _, at in package_imports() if src == "gate" and dst == "generate"]
+    assert not found, "\n".join(found)
+
+
+def test_the_layer_check_catches_planted_imports(tmp_path: Path) -> None:
+    (tmp_path / "gate").mkdir()
+    (tmp_path / "scoring").mkdir()
+    (tmp_path / "gate" / "_x.py").write_text("def f():\n    from voicegate.generate import generate\n", encoding="utf-8")
+    (tmp_path / "scoring" / "_y.py").write_text("from voicegate.gate import score\n", encoding="utf-8")
+    assert package_imports(tmp_path) == [("gate", "generate", "function", "gate/_x.py:2"),
+                                         ("scoring", "gate", "top", "scoring/_y.py:1")]

@@ -23,22 +23,11 @@ import pytest
 import yaml
 from _workspace import gate_spec, manifest, register_prospective, registered_workspace, rows, run_cli, voicegate
 
+from voicegate.generate._canaries import checks_per_arm, choose_canaries, plan_checks, positions
 from voicegate.generate._generate import generate
-from voicegate.generate._integrity import (
-    Calibration,
-    CanaryParams,
-    Tally,
-    attribute,
-    calibrate,
-    checks_per_arm,
-    choose_canaries,
-    detection_floor,
-    plan_checks,
-    positions,
-    similarity,
-)
 from voicegate.generate._schedule import build_schedule, isolate_waves
 from voicegate.run._store import generations_hash, row_key
+from voicegate.scoring import Calibration, CanaryParams, Tally, attribute, calibrate, detection_floor, similarity
 from voicegate.seat import StandinSeat
 from voicegate.seat._standin import default_text, late_divergence
 from voicegate.spec._spec import load_spec
@@ -114,9 +103,10 @@ def test_issue25_finding3_score_also_holds_each_replica_to_the_first_replicas_re
     rows_ = [c if not (c["replica"] == "B" and c["arm"] == "x") else {**c, "text": other} for c in rows_]
     checks = [{"session": 0, "replica": r, "phase": "check", "canary": "k0", "arm": a,
                "text": (other if (r, a) == ("B", "x") else REFS[a][0])} for r in ("A", "B") for a in ("base", "x")]
-    from voicegate.generate._integrity import tallies
+    from voicegate.run import RunManifest
+    from voicegate.scoring._integrity import tallies
 
-    out = tallies(rows_ + checks, m)
+    out = tallies(rows_ + checks, RunManifest.from_json(m))
     assert not out[(0, "A")].failed and out[(0, "A")].right == 2
     assert out[(0, "B")].right == 2     # B agrees with itself ...
     assert out[(0, "B")].failed and "do not reproduce A's" in out[(0, "B")].problems[0]   # ... not with A
@@ -328,7 +318,7 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     # An amendment re-scores the same generations: the same seat verdict goes with it. It cites another
     # gate's registration of the rule, made before any of that gate's numbers exist.
     register_prospective(root, f"{GATE}-next", "global-max-spread")
-    amended = voicegate(root, "amend", GATE, "--rule", "global-max-spread", "--reason", "test")
+    amended = voicegate(root, "amend", GATE, "--rule", "global-max-spread", "--post-hoc", "--reason", "test")
     assert amended.returncode == 0, amended.stderr
     state = json.loads((run / "recorded.json").read_text())
     assert state["current"]["integrity"]["status"] == "holds"

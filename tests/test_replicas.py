@@ -17,8 +17,9 @@ from typing import Any
 
 from _workspace import gate_spec, make_workspace, manifest, registered_workspace, rows, run_cli, voicegate
 
-from voicegate.generate._cells import cell_key, mixed_cells, plan_cells
+from voicegate.generate._cells import cell_key, plan_cells
 from voicegate.generate._schedule import build_schedule
+from voicegate.scoring import mixed_cells
 from voicegate.seat import StandinSeat
 from voicegate.spec._spec import load_spec
 

@@ -13,7 +13,15 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate.run import RunManifest
-from voicegate.scoring import Integrity, IntegrityEvidence, Provenance, ReplicaShare
+from voicegate.scoring import (
+    Integrity,
+    IntegrityEvidence,
+    Provenance,
+    ReplicaShare,
+    mixed_cells,
+    replica_shares,
+    verdict,
+)
 from voicegate.spec import GateSpec
 
 
@@ -27,8 +35,6 @@ class IntegrityRefused(VoicegateError):
 
 def check_cells(gate: str, rows: Sequence[Mapping[str, Any]]) -> None:
     """Refuse rows where one (seed, prompt) cell's arms came from more than one replica."""
-    from voicegate.generate import mixed_cells
-
     mixed = mixed_cells(rows)
     if mixed:
         (kind, seed, prompt), where = mixed[0]
@@ -43,15 +49,13 @@ def provenance(spec: GateSpec, rows: Sequence[Mapping[str, Any]], manifest: RunM
     Imported rows (and rows written by hand) carry no canaries and are scored as they always were;
     generated rows must carry their checks (``canaries.jsonl``, run.json's integrity record).
     """
-    from voicegate.generate import replica_shares, verdict
     from voicegate.run import read_rows
 
     try:
         canaries = read_rows(spec.run.canaries)
     except ValueError as exc:
         raise VoicegateError(f"{spec.run.canaries}: a row is not valid JSON ({exc})") from None
-    raw = None if manifest is None else manifest.data
-    integrity = verdict(rows, canaries, raw)
+    integrity = verdict(rows, canaries, manifest)
     shares = replica_shares(rows, list(manifest.sessions) if manifest else [])
     return Provenance(integrity=integrity, replicas=tuple(ReplicaShare.from_json(d) for d in shares),
                       evidence=None if integrity is None else _evidence(spec, manifest))
@@ -61,7 +65,7 @@ def _evidence(spec: GateSpec, manifest: RunManifest | None) -> IntegrityEvidence
     """sha256 of run.json's integrity block (canonical JSON) and of canaries.jsonl's bytes."""
     from voicegate._hashing import sha256_file, sha256_json
 
-    block = None if manifest is None else manifest.data.get("integrity")
+    block = None if manifest is None else manifest.integrity
     path = spec.run.canaries
     return IntegrityEvidence(integrity_sha256=sha256_json(block) if block is not None else None,
                              canaries_sha256=sha256_file(path) if path.exists() else None)

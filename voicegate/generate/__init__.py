@@ -9,7 +9,8 @@
 - `_progress`  the progress bars and the lines a stopped run prints
 - `_result`    what a generate did (`GenerateResult`) and its summary
 - `_cells`     cells (one (seed, prompt) with every arm) and where an unfinished one may continue
-- `_integrity` canary fingerprints: did the seat serve each arm its own weights
+- `_canaries`  seat-integrity canaries: which cells, how many checks, where they go (the method, the
+               comparison and the verdict are `scoring`'s: `_similarity`, `_integrity`)
 - `_quarantine` rows that may not be scored, moved aside, never deleted
 - `_import`    bring in generations made outside voicegate
 - `_simulate`  a dry run of a gate's schedule against a stand-in seat
@@ -17,35 +18,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from voicegate.generate._cells import mixed_cells, replica_shares
+from voicegate.generate._generate import generate
 from voicegate.generate._import import import_file
-from voicegate.generate._integrity import verdict
 from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.generate._simulate import simulate
-
-if TYPE_CHECKING:
-    from voicegate.generate._generate import generate
-
-
-def __getattr__(name: str) -> Any:
-    # The seat client (httpx, rich) loads only when something drives a seat: `score`, `report`
-    # and `import` use this package's checks and must not pay for it (tests/test_cli_startup.py).
-    if name == "generate":
-        from voicegate.generate._generate import generate
-
-        return generate
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "build_schedule",
     "generate",
     "import_file",
-    "mixed_cells",
-    "replica_shares",
     "request_seed",
     "simulate",
-    "verdict",
 ]

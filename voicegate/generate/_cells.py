@@ -22,15 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.generate._schedule import Job
-from voicegate.run import row_key
-
-CellKey = tuple[str, int, str]   # (kind, seed, prompt_id)
+from voicegate.run import CellKey, row_key
+from voicegate.run import cell_key as row_cell
 
 
 def cell_key(item: Job | Mapping[str, Any]) -> CellKey:
     if isinstance(item, Job):
         return (item.kind, item.seed, item.prompt_id)
-    return (str(item.get("kind", "voice")), int(item.get("seed", 0)), str(item.get("prompt_id")))
+    return row_cell(item)
 
 
 def replica_of(row: Mapping[str, Any]) -> str | None:
@@ -90,37 +89,3 @@ def plan_cells(jobs: Sequence[Job], rows: Iterable[Mapping[str, Any]], replicas:
             plan.orphans.extend(dict(r) for r in have)
             plan.free.append(cell)
     return plan
-
-
-def mixed_cells(rows: Iterable[Mapping[str, Any]]) -> list[tuple[CellKey, tuple[str, ...]]]:
-    """Cells whose rows name more than one replica (only rows that record a ``replica`` count)."""
-    seen: dict[CellKey, set[str]] = {}
-    for r in rows:
-        if r.get("replica"):
-            seen.setdefault(cell_key(r), set()).add(str(r["replica"]))
-    return [(k, tuple(sorted(v))) for k, v in seen.items() if len(v) > 1]
-
-
-def replica_shares(rows: Iterable[Mapping[str, Any]],
-                   sessions: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-    """Cells and rows per replica among `rows`, and tokens/s from the sessions' own measurements.
-
-    Empty when no row names its replica (imported generations, runs made before replicas).
-    """
-    cells: dict[str, set[CellKey]] = {}
-    counts: dict[str, int] = {}
-    for r in rows:
-        url = r.get("replica")
-        if url:
-            cells.setdefault(str(url), set()).add(cell_key(r))
-            counts[str(url)] = counts.get(str(url), 0) + 1
-    tokens: dict[str, float] = {}
-    busy: dict[str, float] = {}
-    for s in sessions:
-        for p in s.get("per_replica") or () if isinstance(s, Mapping) else ():
-            if isinstance(p, Mapping) and p.get("url") in cells:
-                tokens[p["url"]] = tokens.get(p["url"], 0.0) + float(p.get("tokens") or 0)
-                busy[p["url"]] = busy.get(p["url"], 0.0) + float(p.get("busy_s") or 0)
-    return [{"url": url, "cells": len(cells[url]), "rows": counts[url],
-             "tokens_per_s": round(tokens[url] / busy[url], 1) if busy.get(url) else None}
-            for url in sorted(cells)]

@@ -42,7 +42,6 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate._locks import gate_lock
-from voicegate.generate._integrity import CanaryParams, Part, describe_parts, failed_parts, part_of, unchecked_parts
 from voicegate.generate._plan import resolve_seat_urls
 from voicegate.generate._progress import Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult
@@ -51,7 +50,8 @@ from voicegate.generate._runner import Mode
 from voicegate.generate._schedule import Job, build_schedule
 from voicegate.generate._session import run_session
 from voicegate.generate._sigterm import Stop, Terminated
-from voicegate.run import read_generations, read_rows, repair_tail, row_key
+from voicegate.run import RunManifest, read_generations, read_rows, repair_tail, row_key
+from voicegate.scoring import CanaryParams, Part, describe_parts, failed_parts, part_of, unchecked_parts
 from voicegate.seat import RetryPolicy, api_key_from_env, redact_url
 from voicegate.spec import GateSpec, Registration, check_registered, shown_path
 
@@ -148,7 +148,8 @@ def _set_aside(spec: GateSpec, manifest: dict[str, Any] | None, rows: list[dict[
     them with arms isolated; without it the run is refused.
     """
     canary_rows = read_rows(spec.run.canaries)
-    failed: set[Part] = failed_parts(canary_rows, manifest) & {p for r in rows if (p := part_of(r)) is not None}
+    typed = None if manifest is None else RunManifest.from_json(manifest)
+    failed: set[Part] = failed_parts(canary_rows, typed) & {p for r in rows if (p := part_of(r)) is not None}
     quarantined = 0
     unchecked = unchecked_parts(rows, canary_rows) - set(failed)
     if unchecked and manifest is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voicegate.generate._integrity import Tally
+from voicegate.scoring import Tally
 
 
 @dataclass

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._version import __version__
-from voicegate.generate._integrity import METHOD, METHOD_ID, CanaryParams, Part, describe_parts, part_of, verdict
 from voicegate.generate._progress import Say
 from voicegate.generate._quarantine import move_to_quarantine, row_identity
 from voicegate.generate._result import GenerateResult
@@ -35,9 +34,10 @@ from voicegate.generate._schedule import (
     WAVE_RULE,
     Job,
 )
+from voicegate.run import RunManifest, read_rows, write_manifest
 from voicegate.run import manifest_path as run_manifest_path
 from voicegate.run import read_manifest as run_read_manifest
-from voicegate.run import read_rows, write_manifest
+from voicegate.scoring import METHOD, METHOD_ID, CanaryParams, Part, describe_parts, part_of, verdict
 from voicegate.seat import ModelCard, SeatState
 from voicegate.spec import GateSpec, Registration
 
@@ -142,7 +142,8 @@ def close_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, A
     if canaries is not None:
         session["canaries"] = canaries
     try:
-        current = verdict(read_rows(spec.generations_path), read_rows(spec.run.canaries), manifest)
+        current = verdict(read_rows(spec.generations_path), read_rows(spec.run.canaries),
+                          RunManifest.from_json(manifest))
     except (OSError, ValueError):
         current = None
     if current is not None:

@@ -1,7 +1,7 @@
 """The runner: every replica kept at its concurrency, canary checks among the requests, one writer.
 
 Before any cell, every arm answers each integrity canary twice alone on each replica
-(its reference and the session's calibration, `generate._integrity`); with replicas,
+(its reference and the session's calibration, `scoring._similarity`); with replicas,
 every replica's references must reproduce the first replica's, or the run is refused
 before any cell. Then up to N requests per replica are kept in flight in schedule
 order, the canary checks at unpredictable places among them; each finished generation
@@ -33,29 +33,24 @@ from typing import Any, cast
 
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
-from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
-from voicegate.generate._integrity import (
-    Calibration,
+from voicegate.generate._canaries import (
     Canary,
     CanaryCheck,
-    CanaryParams,
     CanaryReference,
-    Tally,
-    attribute,
-    calibrate,
     checks_per_arm,
     place_in_wave,
     plan_checks,
     positions,
     reference_waves,
-    replica_differs,
 )
+from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
 from voicegate.generate._progress import ProgressBars, Say
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._runlog import now, quarantine_orphans
 from voicegate.generate._schedule import Job, isolate_waves
 from voicegate.generate._sigterm import POLL_S, Stop
 from voicegate.run import append_rows, read_rows
+from voicegate.scoring import Calibration, CanaryParams, Tally, attribute, calibrate, replica_differs
 from voicegate.seat import Completion, ModelNotFound, RuntimeAdapters, SeatClient, SeatError
 from voicegate.spec import GateSpec
 

@@ -19,8 +19,8 @@ import time
 from typing import Any
 
 from voicegate._errors import SeatUnreachable, VoicegateError
+from voicegate.generate._canaries import choose_canaries
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
-from voicegate.generate._integrity import choose_canaries
 from voicegate.generate._plan import seat_plan
 from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult

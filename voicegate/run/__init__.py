@@ -9,7 +9,9 @@ from voicegate.run._manifest import RunManifest, load_manifest, manifest_path, r
 from voicegate.run._rundir import RunDir
 from voicegate.run._store import (
     USAGE_KEYS,
+    CellKey,
     append_rows,
+    cell_key,
     finish_reason_problem,
     generations_hash,
     read_generations,
@@ -22,9 +24,11 @@ from voicegate.run._store import (
 
 __all__ = [
     "USAGE_KEYS",
+    "CellKey",
     "RunDir",
     "RunManifest",
     "append_rows",
+    "cell_key",
     "finish_reason_problem",
     "generations_hash",
     "load_manifest",

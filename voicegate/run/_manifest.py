@@ -49,8 +49,8 @@ class RunManifest:
 
     `generate` records the seat as ``{"url", "version", "models"}``; older and hand-written manifests
     say ``seat_url``/``vllm_version`` (or ``version``) at the top. `import` records the file it read.
-    `data` is the mapping itself, for the writers that extend it and for the integrity check, which
-    reads the block `generate._integrity` wrote.
+    `data` is the mapping itself, for the writers that extend it; readers use the typed fields (the
+    integrity verdict, `scoring._integrity`, reads `arms`, `sessions`, `integrity`, `quarantine`).
     """
 
     data: Mapping[str, Any] = field(repr=False)
@@ -65,6 +65,11 @@ class RunManifest:
     runtime_loaded: tuple[str, ...]
     sessions: tuple[Mapping[str, Any], ...]
     integrity: Mapping[str, Any] | None
+    arms: tuple[str, ...] = ()                    # the arms' names, as the run recorded them
+    quarantine: Mapping[str, Any] | None = None   # what was moved to the quarantine file, and where
+    # run.json's sessions by their index (a session that is not a mapping reads as {}): what a row's
+    # ``session`` number points at
+    indexed: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> RunManifest:
@@ -81,6 +86,8 @@ class RunManifest:
         sessions = d.get("sessions")
         loaded = d.get("runtime_loaded")
         integrity = d.get("integrity")
+        arms = d.get("arms")
+        quarantine = d.get("quarantine")
         return cls(
             data=d, source=_text(d.get("source")), seat_url=_text(seat), seat_version=_text(version),
             seat_models=tuple(str(m.get("id", m) if isinstance(m, Mapping) else m) for m in models),
@@ -88,7 +95,14 @@ class RunManifest:
             order_seed=_text(d.get("order_seed")), registration_commit=_text(d.get("registration_commit")),
             runtime_loaded=tuple(map(str, loaded)) if isinstance(loaded, list) else (),
             sessions=tuple(s for s in sessions if isinstance(s, Mapping)) if isinstance(sessions, list) else (),
-            integrity=integrity if isinstance(integrity, Mapping) else None)
+            integrity=integrity if isinstance(integrity, Mapping) else None,
+            arms=tuple(str(a.get("name")) for a in arms if isinstance(a, Mapping)) if isinstance(arms, list) else (),
+            quarantine=quarantine if isinstance(quarantine, Mapping) else None,
+            indexed=tuple(s if isinstance(s, Mapping) else {} for s in sessions) if isinstance(sessions, list) else ())
+
+    def session(self, index: int) -> Mapping[str, Any]:
+        """The session a row's ``session`` number names ({} when run.json has none there)."""
+        return self.indexed[index] if 0 <= index < len(self.indexed) else {}
 
     @property
     def imported(self) -> bool:

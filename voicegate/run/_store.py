@@ -41,6 +41,14 @@ def row_key(row: Mapping[str, Any]) -> tuple[str, str, int, str]:
     return (row.get("kind", "voice"), row["arm"], int(row["seed"]), str(row["prompt_id"]))
 
 
+CellKey = tuple[str, int, str]   # (kind, seed, prompt_id): one cell, every arm of it
+
+
+def cell_key(row: Mapping[str, Any]) -> CellKey:
+    """The cell a stored row belongs to: its `row_key` without the arm."""
+    return (str(row.get("kind", "voice")), int(row.get("seed", 0)), str(row.get("prompt_id")))
+
+
 def _shown_type(value: Any) -> str:
     names = {dict: "object", list: "list", str: "string", bool: "boolean", int: "integer", float: "number",
              type(None): "null"}

@@ -15,6 +15,9 @@ part it implements:
 - `_verdicts`      delta_cb, both floors, verdicts, DISAGREE, the ship pick (`decide`)
 - `_bootstrap`     the informational prompt-clustered interval
 - `_signature`     what shaped the numbers
+- `_similarity`    the seat-integrity canary method: its parameters, the comparison, calibration, attribution
+- `_integrity`     the seat's integrity judged again from the stored checks (`verdict`), the replicas behind
+                   the rows (`generate` and `gate` both use it, so `gate` needs no `generate`)
 - `_score`         `measure_gate` (per-seed distances toward every target, copying, damage: once) and
                    `score_gate`: a spec and its rows in, the result out
 - `_result`        the result as types (`GateResult`, verdict enums) and its one JSON form
@@ -38,6 +41,17 @@ from voicegate.scoring._damage import (
 )
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._embedding import MISSING, available
+from voicegate.scoring._integrity import (
+    Part,
+    Tally,
+    describe_parts,
+    failed_parts,
+    mixed_cells,
+    part_of,
+    replica_shares,
+    unchecked_parts,
+    verdict,
+)
 from voicegate.scoring._result import (
     ArmResult,
     CandidateResult,
@@ -66,6 +80,17 @@ from voicegate.scoring._score import (
     warm_cache,
 )
 from voicegate.scoring._signature import IntegrityEvidence
+from voicegate.scoring._similarity import (
+    METHOD,
+    METHOD_ID,
+    Calibration,
+    CanaryParams,
+    attribute,
+    calibrate,
+    detection_floor,
+    replica_differs,
+    similarity,
+)
 from voicegate.scoring._specificity import specificity
 from voicegate.scoring._stylometric import (
     Reference,
@@ -78,10 +103,14 @@ from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
 from voicegate.scoring._verdicts import decide, ship_pick
 
 __all__ = [
+    "METHOD",
+    "METHOD_ID",
     "MISSING",
     "TOKENIZER_NAME",
     "ArmResult",
     "Cache",
+    "Calibration",
+    "CanaryParams",
     "CandidateResult",
     "Confusion",
     "Copying",
@@ -91,18 +120,22 @@ __all__ = [
     "IntegrityEvidence",
     "Measures",
     "NgramIndex",
+    "Part",
     "Provenance",
     "Reference",
     "ReplicaShare",
     "Span",
     "Specific",
     "Specificity",
+    "Tally",
     "TokenDoc",
     "Verdicts",
     "Voice",
+    "attribute",
     "available",
     "build_index",
     "build_reference",
+    "calibrate",
     "check_probe",
     "check_rows",
     "copy_stats",
@@ -113,19 +146,29 @@ __all__ = [
     "decide",
     "decided_arms",
     "degeneration",
+    "describe_parts",
+    "detection_floor",
     "doc_from_text",
     "doc_from_tokens",
+    "failed_parts",
     "is_result",
     "is_runaway",
     "measure_gate",
+    "mixed_cells",
     "ngram_hashes",
+    "part_of",
+    "replica_differs",
+    "replica_shares",
     "result_text",
     "score_gate",
     "score_gate_both",
     "ship_pick",
+    "similarity",
     "specificity",
     "token_hashes",
     "tokenize",
+    "unchecked_parts",
+    "verdict",
     "vocab_hashes",
     "warm_cache",
     "word_counts",

@@ -1,0 +1,136 @@
+"""Canaries: which of the gate's own cells are asked, how many checks, and where they go among the requests.
+
+The planning half of the seat-integrity check; the method, the comparison and the verdict are
+`scoring`'s (`scoring/_integrity.py` states the method whole), so `score` judges the stored checks
+without importing `generate`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from voicegate.scoring import CanaryParams
+
+
+@dataclass(frozen=True)
+class Canary:
+    """One of the gate's own voice cells (prompt, registered seed): its very request, asked of every arm."""
+
+    id: str
+    prompt_id: str
+    prompt: str
+    seed: int                 # the request seed, as the real requests of that cell carry it
+    registered_seed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "prompt_id": self.prompt_id, "registered_seed": self.registered_seed,
+                "prompt_sha256": hashlib.sha256(self.prompt.encode("utf-8")).hexdigest(), "seed": self.seed}
+
+
+def choose_canaries(prompts: Sequence[tuple[str, str]], count: int, nonce: str,
+                    seeds: Sequence[int] = ()) -> list[Canary]:
+    """`count` of the gate's voice cells (a prompt and a registered seed), drawn from the session's nonce.
+
+    Without registered `seeds` (a caller outside a gate), each canary's seed is drawn from the nonce.
+    """
+    from voicegate.generate._schedule import request_seed
+
+    order = sorted(prompts, key=lambda p: hashlib.sha256(f"{nonce}:prompt:{p[0]}".encode()).hexdigest())
+    out = []
+    for i, (pid, text) in enumerate(order[:max(1, count)]):
+        digest = int(hashlib.sha256(f"{nonce}:seed:{i}".encode()).hexdigest()[:8], 16)
+        if seeds:
+            registered = list(seeds)[digest % len(seeds)]
+            out.append(Canary(f"k{i}", pid, text, request_seed(registered, "voice", pid), registered))
+        else:
+            out.append(Canary(f"k{i}", pid, text, digest & 0x7FFFFFFF))
+    return out
+
+
+@dataclass(frozen=True)
+class CanaryCheck:
+    """One canary re-sent mid-run for one arm."""
+
+    seq: int
+    arm: str
+    model: str
+    canary: Canary
+    role: str = "random"     # "random" | "closing" | "opening"
+
+
+@dataclass(frozen=True)
+class CanaryReference:
+    """One canary asked of one arm alone on the seat, before the run: part of that arm's fingerprint."""
+
+    arm: str
+    model: str
+    canary: Canary
+    ask: int
+
+
+def checks_per_arm(params: CanaryParams, arms: int, real_requests: int) -> int:
+    """The budget: references (one ask each) plus checks within `overhead` of the real requests, a floor per arm."""
+    if params.checks_per_arm is not None:
+        return params.checks_per_arm
+    budget = math.floor(params.overhead * real_requests) - arms * params.count
+    return max(params.min_checks_per_arm, budget // max(arms, 1))
+
+
+def plan_checks(params: CanaryParams, arms: Sequence[tuple[str, str]], per_arm: int, canaries: Sequence[Canary],
+                rng: random.Random, *, closing: bool = True) -> list[CanaryCheck]:
+    """`per_arm` checks for every (arm name, model), arms shuffled per round, canaries drawn at random.
+
+    With `closing`, the last round is the closing one (one check per arm near the end of the run).
+    """
+    out: list[CanaryCheck] = []
+    for r in range(per_arm):
+        order = list(arms)
+        rng.shuffle(order)
+        for name, model in order:
+            out.append(CanaryCheck(len(out), name, model, rng.choice(list(canaries)),
+                                   "closing" if closing and r == per_arm - 1 else "random"))
+    return out
+
+
+def positions(checks: Sequence[CanaryCheck], share: int, params: CanaryParams,
+              rng: random.Random) -> list[tuple[int, CanaryCheck]]:
+    """(due before the n-th real request, check): stratified random, the closing ones in the last stretch."""
+    share = max(1, share)
+    start_close = max(1, math.floor(share * (1 - params.closing)))
+    main = [c for c in checks if c.role != "closing"]
+    closing = [c for c in checks if c.role == "closing"]
+    out: list[tuple[int, CanaryCheck]] = []
+    width = max(1, start_close - 1)
+    for k, c in enumerate(main):
+        lo = 1 + (k * width) // max(1, len(main))
+        hi = max(lo, 1 + ((k + 1) * width) // max(1, len(main)) - 1)
+        out.append((rng.randint(lo, hi), c))
+    for c in closing:
+        out.append((rng.randint(start_close, share), c))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+def reference_waves(params: CanaryParams, arms: Sequence[tuple[str, str]], canaries: Sequence[Canary],
+                    rng: random.Random) -> list[list[CanaryReference]]:
+    """One wave per arm (the arm alone on the seat), arms in a random order; every canary asked `asks` times."""
+    order = list(arms)
+    rng.shuffle(order)
+    return [[CanaryReference(name, model, c, k) for k in range(params.asks) for c in canaries]
+            for name, model in order]
+
+
+def place_in_wave(wave: Sequence[Any], opening: CanaryCheck | None, extra: Sequence[CanaryCheck],
+                  rng: random.Random) -> list[Any]:
+    """An isolated wave: `opening` first (the first request after the arm switch), `extra` at random places."""
+    out: list[Any] = list(wave)
+    for c in extra:
+        out.insert(rng.randint(1 if out else 0, len(out)), c)
+    if opening is not None:
+        out.insert(0, opening)
+    return out

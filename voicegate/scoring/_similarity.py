@@ -1,0 +1,195 @@
+"""The canary method's parameters and how an answer is compared (the seat-integrity check, `_integrity`).
+
+Pure: texts in, similarities, a session's calibration and an answer's attribution out. `generate`
+uses it live (each check as it lands, each replica's references against the first's); `score`
+judges every stored check again through the very same functions (`_integrity.verdict`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+METHOD_ID = "canary-reproduction@2"
+METHOD = ("each session draws canaries from the gate's own prompts with fixed per-canary seeds and the gate's own "
+          "sampling; each arm answers each canary twice alone on the seat (its reference, and the calibration); the "
+          "canaries are re-sent at unpredictable positions among the real requests; a check is right only when it "
+          "reproduces its own arm's reference within the session's calibrated threshold (Dice similarity of "
+          "character n-gram multisets), otherwise it counts against integrity")
+THRESHOLD_RULE = ("t = X + (S - X) / 3: S the lowest similarity between two asks of one (arm, canary) alone on "
+                  "the seat, X the highest similarity between two arms' references on one canary; uncalibrated "
+                  "when S - X < min_gap")
+POSITION_RULE = ("checks at stratified random positions among each replica's real requests (drawn from the "
+                 "session's nonce), one per arm in the last `closing` share of the run; isolated: one check opens "
+                 "every wave and one more falls in each arm's last wave")
+FLOOR_RULE = "f95 = 1 - 0.05^(1/n): the share of faulty requests that n checks would catch with 95% probability"
+FOREIGN = "foreign weights"
+
+
+@dataclass(frozen=True)
+class CanaryParams:
+    """How canaries are chosen, placed and judged; all of it is recorded with the verdict."""
+
+    count: int = 2                  # distinct canaries per session
+    asks: int = 2                   # each reference asked this often, alone (the calibration)
+    ngram: int = 4
+    min_gap: float = 0.2            # S - X below this: the seat cannot tell its arms apart
+    overhead: float = 0.05          # references (one ask each) + checks as a share of the real requests
+    min_checks_per_arm: int = 3     # a floor for small runs, where 5% would be no check at all
+    checks_per_arm: int | None = None  # an explicit number (``generate --canaries``) beats the budget
+    closing: float = 0.03           # the final share of the run where one check per arm is placed
+    confidence: float = 0.95        # the detection floor's probability
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"count": self.count, "asks": self.asks, "similarity": f"dice over character {self.ngram}-gram multisets",
+                "ngram": self.ngram, "min_gap": self.min_gap, "threshold_rule": THRESHOLD_RULE,
+                "overhead_goal": self.overhead, "min_checks_per_arm": self.min_checks_per_arm,
+                "checks_per_arm": self.checks_per_arm, "closing": self.closing, "position_rule": POSITION_RULE,
+                "confidence": self.confidence, "floor_rule": FLOOR_RULE,
+                "sampling": "the gate's own (temperature, top_p, max_tokens)"}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CanaryParams:
+        """The parameters a run recorded (what `score` judges its checks under)."""
+        base = cls()
+
+        def num(key: str, default: Any, kind: type) -> Any:
+            v = d.get(key, default)
+            return kind(v) if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+        return cls(count=num("count", base.count, int), asks=num("asks", base.asks, int),
+                   ngram=max(1, num("ngram", base.ngram, int)), min_gap=num("min_gap", base.min_gap, float),
+                   overhead=num("overhead_goal", base.overhead, float),
+                   min_checks_per_arm=num("min_checks_per_arm", base.min_checks_per_arm, int),
+                   checks_per_arm=d.get("checks_per_arm") if isinstance(d.get("checks_per_arm"), int) else None,
+                   closing=num("closing", base.closing, float), confidence=num("confidence", base.confidence, float))
+
+
+def detection_floor(checks: int, confidence: float = 0.95) -> float | None:
+    """The fault rate (share of requests) that `checks` independent checks catch with `confidence`."""
+    if checks <= 0:
+        return None
+    return float(1.0 - (1.0 - confidence) ** (1.0 / checks))
+
+
+# -- comparison -----------------------------------------------------------------------
+
+
+def _grams(text: str, n: int) -> Counter[str]:
+    norm = " ".join(text.casefold().split())
+    if len(norm) < n:
+        return Counter([norm]) if norm else Counter()
+    return Counter(norm[i:i + n] for i in range(len(norm) - n + 1))
+
+
+def similarity(a: str, b: str, n: int = 4) -> float:
+    """Dice coefficient of the character n-gram multisets: 1.0 for the same text, 0.0 for nothing shared."""
+    ga, gb = _grams(a, n), _grams(b, n)
+    total = sum(ga.values()) + sum(gb.values())
+    if total == 0:
+        return 1.0
+    return 2 * sum((ga & gb).values()) / total
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+Refs = Mapping[str, Mapping[str, Sequence[str]]]   # canary id -> arm -> the texts of its asks
+
+
+def same_text(a: Sequence[str], b: Sequence[str]) -> bool:
+    return bool({_norm(x) for x in a} & {_norm(y) for y in b})
+
+
+def _best(text: str, asks: Sequence[str], n: int) -> float:
+    return max((similarity(text, t, n) for t in asks), default=0.0)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the seat's own references say about how well it reproduces itself and tells arms apart."""
+
+    self_similarity: float | None      # S
+    cross_similarity: float | None     # X (None: no two arms' references differ)
+    threshold: float | None            # t
+    problem: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"self_similarity": _r(self.self_similarity), "cross_similarity": _r(self.cross_similarity),
+                "threshold": _r(self.threshold), "problem": self.problem}
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams) -> Calibration:
+    """S, X and the threshold from one (session, replica)'s references; a problem when they cannot separate arms."""
+    if not refs:
+        return Calibration(None, None, None, "no references")
+    selfs: list[float] = []
+    for cid, by_arm in sorted(refs.items()):
+        for arm in arms:
+            asks = list(by_arm.get(arm, ()))
+            if len(asks) < params.asks:
+                return Calibration(None, None, None, f"canary {cid}: arm {arm} has {len(asks)} of its "
+                                                     f"{params.asks} reference asks")
+            selfs.extend(similarity(a, b, params.ngram) for i, a in enumerate(asks) for b in asks[i + 1:])
+    s = min(selfs) if selfs else 1.0
+    crosses: list[float] = []
+    for by_arm in refs.values():
+        names = sorted(by_arm)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if not same_text(by_arm[a], by_arm[b]):
+                    crosses.append(max(similarity(x, y, params.ngram) for x in by_arm[a] for y in by_arm[b]))
+    x = max(crosses) if crosses else None
+    if x is None:
+        return Calibration(s, None, max(0.0, s - 2 * params.min_gap / 3))
+    t = x + (s - x) / 3
+    if s - x < params.min_gap:
+        return Calibration(s, x, t, f"the seat does not reproduce its own references well enough to tell its arms "
+                                    f"apart (lowest self-similarity {s:.3f}, highest cross-arm {x:.3f}, "
+                                    f"gap under {params.min_gap})")
+    return Calibration(s, x, t)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    status: str                      # "right" | "wrong" | "foreign" | "unclear"
+    answered_as: str | None          # the arm whose reference it reproduces (None: none)
+    similarities: dict[str, float]
+    exact: bool = False
+
+
+def attribute(answer: str, arm: str, refs: Mapping[str, Sequence[str]], cal: Calibration,
+              params: CanaryParams) -> Attribution:
+    """Whose weights answered: right only when `answer` reproduces `arm`'s own reference."""
+    sims = {a: round(_best(answer, asks, params.ngram), 4) for a, asks in sorted(refs.items())}
+    if cal.problem is not None or cal.threshold is None or arm not in refs:
+        return Attribution("unclear", None, sims)
+    t = cal.threshold
+    own = sims[arm]
+    others = {a: s for a, s in sims.items() if a != arm and not same_text(refs[a], refs[arm])}
+    nearest = max(sorted(others), key=lambda a: others[a]) if others else None
+    if own >= t and (nearest is None or own >= others[nearest]):
+        return Attribution("right", arm, sims, exact=any(_norm(answer) == _norm(x) for x in refs[arm]))
+    if nearest is not None and others[nearest] >= t:
+        return Attribution("wrong", nearest, sims)
+    return Attribution("foreign", None, sims)
+
+
+def replica_differs(first: Refs, other: Refs, cal: Calibration, params: CanaryParams) -> tuple[str, float] | None:
+    """The first arm whose references on `other` do not reproduce `first`'s, and how near they came."""
+    t = cal.threshold if cal.threshold is not None else 1.0
+    worst: tuple[str, float] | None = None
+    for cid, by_arm in sorted(first.items()):
+        for arm, asks in sorted(by_arm.items()):
+            theirs = (other.get(cid) or {}).get(arm) or ()
+            s = max((similarity(a, b, params.ngram) for a in asks for b in theirs), default=0.0)
+            if s < t and (worst is None or s < worst[1]):
+                worst = (arm, s)
+    return worst
