@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -122,7 +123,8 @@ def test_demo_runs_a_whole_gate_offline(tmp_path: Path) -> None:
         "$ voicegate score lv-marlowe", "$ voicegate ship lv-marlowe ckpt475",
         "warning: ckpt475 is not what the gate recommends under global-max-spread",
         "$ voicegate register lv-marlowe-v2", "$ voicegate amend lv-marlowe",
-        "cites: pairwise-max-spread was registered prospectively for lv-marlowe-v2", "$ voicegate verify lv-marlowe")}
+        "cites: pairwise-max-spread was registered for lv-marlowe-v2 AFTER this gate's numbers",
+        "$ voicegate verify lv-marlowe")}
     assert list(at.values()) == sorted(at.values()), at
     assert "AGAINST the verdict" in out[at["$ voicegate score lv-marlowe"]:at["$ voicegate ship lv-marlowe ckpt475"]]
     second = yaml.safe_load((ws / "preregistrations" / "lv-marlowe-v2.yaml").read_text())
@@ -134,10 +136,15 @@ def test_demo_runs_a_whole_gate_offline(tmp_path: Path) -> None:
                                                            "voicegate: register lv-marlowe"]
     commit = log[0].split()[0]
     reg = json.loads((ws / "preregistrations" / "lv-marlowe-v2.registration.json").read_text())
-    assert amendment["citation"] == {"gate": "lv-marlowe-v2", "commit": commit, "spec_sha256": reg["spec_sha256"],
-                                     "rule": "pairwise-max-spread", "committed": reg["registered_at"]}
     record = (ws / "gates" / "lv-marlowe.md").read_text()
+    numbers = re.search(r"numbers first recorded at workspace commit `([0-9a-f]{40})`", record)
+    assert numbers is not None
+    # the second gate was registered after lv-marlowe's numbers: the amendment is a post-hoc correction
+    assert amendment["citation"] == {"gate": "lv-marlowe-v2", "commit": commit, "spec_sha256": reg["spec_sha256"],
+                                     "rule": "pairwise-max-spread", "committed": reg["registered_at"],
+                                     "numbers_at": numbers.group(1), "after_numbers": 1, "post_hoc": True}
     assert f"by gate `lv-marlowe-v2`, registered in commit `{commit}`" in record
+    assert "**Post-hoc correction cited.**" in record
     assert out.rstrip().splitlines()[-4:] == [
         "next:", f"  open the report:        {(ws / 'runs' / 'lv-marlowe' / 'report.html').as_uri()}",
         "  every number explained: docs/concepts.md; your first gate step by step: docs/tutorial.md",
@@ -147,7 +154,7 @@ def test_demo_runs_a_whole_gate_offline(tmp_path: Path) -> None:
     verify = subprocess.run([sys.executable, "-m", "voicegate", "verify", "lv-marlowe"], cwd=ws, env=env,
                             capture_output=True, text=True, check=False)
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    assert "citation: entry 3 cites lv-marlowe-v2's registration of pairwise-max-spread" in verify.stdout
+    assert "citation: entry 3 is a POST-HOC correction: it cites lv-marlowe-v2's registration" in verify.stdout
     assert (ws / "runs" / "lv-marlowe" / "report.html").read_text().count("<svg") >= 4
 
 

@@ -49,7 +49,8 @@ def test_a_result_stored_before_welch_t_prints_amends_and_reports(scored_before_
     compose = root / "deploy" / "compose.yaml"
     record = root / "gates" / f"{GATE}.md"
     before = {p: p.read_bytes() for p in (compose, record)}
-    done = run_cli("amend", GATE, "--rule", "welch-t", "--reason",
+    # registered after lv-bronte's numbers: a post-hoc correction, said as such
+    done = run_cli("amend", GATE, "--rule", "welch-t", "--post-hoc", "--reason",
                    "a range floor loses power with seeds; the t floor gains it", cwd=root)
     assert done.code == 0, done.stderr
     assert done.stdout.splitlines()[:3] == [

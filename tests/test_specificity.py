@@ -260,8 +260,9 @@ def test_an_amendment_re_decides_specificity_under_the_new_rule_and_says_so_ever
     root = _workspace(tmp_path / "ws", spec)
     _imported(root)
     assert workspace.run_cli("score", GATE, "-C", root).code == 0
-    workspace.register_prospective(root)   # pairwise, registered for an un-run gate before the amendment
-    code, out, err = workspace.run_cli("amend", GATE, "--rule", PAIRWISE, "--reason", "pairwise registered first",
+    workspace.register_prospective(root)   # pairwise, registered for an un-run gate after these numbers
+    code, out, err = workspace.run_cli("amend", GATE, "--rule", PAIRWISE, "--post-hoc", "--reason",
+                                       "pairwise registered for another gate",
                                        "-C", root)
     assert code == 0, err
     assert "mimic: VOICE" in out and "· NOT-SPECIFIC" in out

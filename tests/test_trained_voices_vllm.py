@@ -203,8 +203,8 @@ def test_amendment_story_on_real_generations(run: Run) -> None:
 
     write_next_gate(run.gate.root, gate, f"{gate}-v2")
     run.vg("register", f"{gate}-v2", step="register-next")
-    amended = run.vg("amend", gate, "--rule", PAIRWISE, "--reason", AMEND_REASON)
-    assert f"cites: {PAIRWISE} was registered prospectively for {gate}-v2: commit " in amended.stdout
+    amended = run.vg("amend", gate, "--rule", PAIRWISE, "--post-hoc", "--reason", AMEND_REASON)
+    assert f"cites: {PAIRWISE} was registered for {gate}-v2 AFTER this gate's numbers: commit " in amended.stdout
     assert (run.gate.root / "runs" / gate / "generations.jsonl").read_bytes() == gens   # nothing re-run
     # `score` still reports under the registered rule; the amendment's result is what changed
     assert run.json("after-amend")["rule"] == GLOBAL
@@ -247,7 +247,7 @@ def _demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     # The seeds' order, and the stand-in demo's ending.
     at = [out.index(s) for s in ("$ voicegate score lv-bronte", "$ voicegate ship lv-bronte",
                                  "$ voicegate register lv-bronte-v2", "$ voicegate amend lv-bronte",
-                                 "cites: pairwise-max-spread was registered prospectively for lv-bronte-v2")]
+                                 "cites: pairwise-max-spread was registered for lv-bronte-v2 AFTER this gate's numbers")]
     assert at == sorted(at)
     assert re.search(r"^  generated \d+/\d+ \(\d+%\), \d+ s$", out, re.MULTILINE), "no progress while generating"
     assert "\nnext:\n  open the report:" in out and "  start your own gate:    voicegate init DIR" in out
