@@ -233,3 +233,9 @@ def test_the_layer_check_catches_planted_imports(tmp_path: Path) -> None:
     (tmp_path / "scoring" / "_y.py").write_text("from voicegate.gate import score\n", encoding="utf-8")
     assert package_imports(tmp_path) == [("gate", "generate", "function", "gate/_x.py:2"),
                                          ("scoring", "gate", "top", "scoring/_y.py:1")]
+
+
+def test_spec_and_seat_never_look_up_not_even_in_a_function() -> None:
+    found = [f"{at}: {src} imports {dst} ({where})" for src, dst, where, at in package_imports()
+             if src in ("spec", "seat") and dst != "run"]
+    assert not found, "spec and seat import only run:\n" + "\n".join(found)

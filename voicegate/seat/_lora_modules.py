@@ -215,7 +215,7 @@ def parse_item(item: str, where: str) -> tuple[str, str, str | None]:
 
 def load_services(compose_path: Path, environ: Mapping[str, str] | None = None) -> list[Service]:
     """Every service of the compose file, its entrypoint+command as argv tokens."""
-    from voicegate.spec import read_yaml
+    from voicegate._yaml import read_yaml
 
     raw = read_yaml(compose_path, "compose file")
     if not isinstance(raw, dict) or not isinstance(raw.get("services"), dict):

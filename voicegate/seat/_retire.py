@@ -73,7 +73,7 @@ def mask(secret_or_hash: str | None) -> str:
 
 def config_entries(config: Path, alias: str) -> list[dict[str, Any]]:
     """The `model_list` entries of a LiteLLM config that serve ``alias`` (secrets dropped)."""
-    from voicegate.spec import read_yaml
+    from voicegate._yaml import read_yaml
 
     raw = read_yaml(config, "LiteLLM config")
     if not isinstance(raw, dict) or not isinstance(raw.get("model_list", []), list):

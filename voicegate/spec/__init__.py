@@ -10,9 +10,10 @@
 - `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
 - `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
 - `_registration`  freezing a spec: hashes, the git commit, the registration record
-- `_workspace`     where a workspace is and how its paths are shown
+- `_workspace`     where a workspace is and how its paths are shown (strict YAML is the root's `_yaml.py`)
 """
 
+from voicegate._yaml import load_strict, read_yaml
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
 from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import Citation, check_citation, find_citation, head, is_ancestor, numbers_at
@@ -33,7 +34,6 @@ from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
 from voicegate.spec._views import HISTORICAL_SIGNATURE_KEYS, VIEW_SPECS, Model, ViewSpec, view_spec
 from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
-from voicegate.spec._yamlfile import load_strict, read_yaml
 
 __all__ = [
     "DATA_DIR_ENV",

@@ -19,6 +19,7 @@ import yaml
 
 from voicegate import _json as strict_json
 from voicegate._errors import VoicegateError
+from voicegate._yaml import load_strict
 from voicegate.spec._check import Fail, check_mapping, check_prompt_list, failer
 from voicegate.spec._model import (
     Arm,
@@ -37,7 +38,6 @@ from voicegate.spec._model import (
 from voicegate.spec._schema import PROBES_SCHEMA, Role
 from voicegate.spec._views import view_spec
 from voicegate.spec._workspace import shown_path
-from voicegate.spec._yamlfile import load_strict
 
 DATA_DIR_ENV = "VOICEGATE_DATA_DIR"
 

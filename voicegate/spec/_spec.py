@@ -17,13 +17,13 @@ from typing import Any
 import yaml
 
 from voicegate._errors import VoicegateError
+from voicegate._yaml import load_strict
 from voicegate.spec import _check
 from voicegate.spec._check import DEFAULT_NAME_PATTERN, check_spec, failer
 from voicegate.spec._model import GateSpec
 from voicegate.spec._resolve import read_text, resolve, yaml_where
 from voicegate.spec._resolve import resolve_path as _resolve
 from voicegate.spec._schema import PROBES_SCHEMA, SPEC_SCHEMA
-from voicegate.spec._yamlfile import load_strict
 
 NAME_PATTERN_ENV = "VOICEGATE_NAME_PATTERN"
 
