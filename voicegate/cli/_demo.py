@@ -57,8 +57,13 @@ def simulate_cmd(
     token_time: Annotated[float, typer.Option(min=0.0, help="Seconds per token the stand-in spends decoding.")] = 0.0,
 ) -> None:
     """Dry-run a spec's generation on the stand-in seat: counts, runtime, file layout. Writes nothing here."""
+    from voicegate.gate import design_lines
     from voicegate.generate import simulate
-    from voicegate.spec import workspace_root
+    from voicegate.spec import load_spec, workspace_root
 
-    for line in simulate(workspace_root(workspace), gate, token_time=token_time).lines():
+    root = workspace_root(workspace)
+    for line in simulate(root, gate, token_time=token_time).lines():
         typer.echo(line)
+    # The design it would register (issue 31): seeds, words per pool, a pilot's power where one is on file.
+    for line in design_lines(load_spec(root, gate)):
+        typer.echo(line, err=line.startswith("warning:"))
