@@ -1,8 +1,10 @@
 """Append-only discipline, in one place: chained markers, atomic writes, locks, verification.
 
 Every artifact voicegate writes (the gate record, the adapter README, the
-compose comment) goes through this module, so the rules below hold for all
-three and are checked by one `verify`.
+compose comment: `spec.ARTIFACT_KINDS`) goes through this module, so the rules
+below hold for all of them and are checked by one `verify`. Each kind names its
+chain format; `CHAINS` (at the end) gives each format its behaviour: the
+markdown chain (record, README) and the compose chain.
 
 **Markdown files** (record, README). An entry is appended at the end of the
 file and closed by one marker line::
@@ -55,16 +57,19 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate._atomic import write_atomic
 from voicegate._clip import clip
 from voicegate._locks import lock_for, locked
+from voicegate.spec import artifact_kind
 
 # `lock_for` and `locked` are `_locks`'s, exported from here: writers and tests lock through this module.
 __all__ = [
-    "COMPOSE_MARKER", "MD_MARKER", "ComposeMarker", "Marker", "Report", "atomic_write", "body_hash", "comment_safe",
+    "CHAINS", "COMPOSE_MARKER", "MD_MARKER", "ChainFormat", "ComposeMarker", "Marker", "Report", "atomic_write",
+    "body_hash", "chain_of", "comment_safe",
     "compose_entry", "compose_markers", "compose_verify", "is_comment", "lock_for", "locked", "md_append",
     "md_appended", "md_inert", "md_markers", "md_tail", "md_verify", "newline_of", "sha256", "tail_problem", "verify",
 ]
@@ -350,5 +355,32 @@ def compose_verify(path: Path) -> Report:
     return report
 
 
+# -- the chain formats, as the artifact kinds name them ------------------------------
+
+
+@dataclass(frozen=True)
+class ChainFormat:
+    """What `verify` and the writers need of one chain format (`spec.ArtifactKind.chain` names it)."""
+
+    name: str
+    markers: Callable[[bytes], dict[int, str]]  # entry number -> marker hash, as the ledger records them
+    verify: Callable[[Path], Report]
+    sealed: bool  # the newest marker ends the file: a byte after it is broken, and never sealed in (`md_tail`)
+
+
+CHAINS: dict[str, ChainFormat] = {
+    "markdown": ChainFormat("markdown", lambda data: {m.number: m.sha256 for m in md_markers(data)}, md_verify,
+                            sealed=True),
+    "compose": ChainFormat("compose", lambda data: {m.number: m.sha256
+                                                    for m in compose_markers(data.splitlines(keepends=True))},
+                           compose_verify, sealed=False),
+}
+
+
+def chain_of(kind: str) -> ChainFormat:
+    """The chain format of the artifact kind named `kind` (`spec.ARTIFACT_KINDS`)."""
+    return CHAINS[artifact_kind(kind).chain]
+
+
 def verify(path: Path, kind: str) -> Report:
-    return compose_verify(path) if kind == "compose" else md_verify(path)
+    return chain_of(kind).verify(path)

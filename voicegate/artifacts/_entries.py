@@ -1,9 +1,11 @@
-"""The three kinds of entry — score, ship, amend — and how each reaches all three artifacts.
+"""The three kinds of entry — score, ship, amend — and how each reaches every artifact.
 
 One event (a score, a person's shipping decision, an amendment) becomes one
 entry in the gate record (every arm, every number), one in the adapter README
 and one comment block in compose.yaml (short: the candidates' verdict lines,
-the shipped or recommended one first). All three, with the run's own state,
+the shipped or recommended one first): one entry for each artifact kind in
+`spec.ARTIFACT_KINDS` the spec names, rendered from the kind's template for
+the event and written by its chain format's `_Writer`. All of them, with the run's own state,
 are written as one `_transaction` under the gate lock and every artifact's
 lock, taken before the first byte is written: a `ship` and an `amend` run at
 the same moment produce their entries one after the other in every artifact,
@@ -26,7 +28,7 @@ import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,7 +46,7 @@ from voicegate.artifacts._format import candidates, one_line, render, stamp
 from voicegate.artifacts._transaction import Write, read_or_none
 from voicegate.run import RunManifest, read_generations, read_rows
 from voicegate.scoring import GateResult, is_result
-from voicegate.spec import check_artifact_paths, shown_path
+from voicegate.spec import ArtifactKind, Event, artifact_kind, check_artifact_paths, shown_path
 
 # -- state ---------------------------------------------------------------------------
 
@@ -113,7 +115,12 @@ def result_sha256(result: GateResult) -> str:
 
 
 def _artifact_paths(spec: Any) -> list[Path]:
-    return [p for p in (spec.artifacts.record, spec.artifacts.readme, spec.artifacts.compose) if p is not None]
+    return list(spec.artifacts.named().values())
+
+
+def _kinds(spec: Any) -> list[tuple[ArtifactKind, Path]]:
+    """The artifacts the spec names, with their kinds, in `ARTIFACT_KINDS`'s order (the record first)."""
+    return [(artifact_kind(name), path) for name, path in spec.artifacts.named().items()]
 
 
 @contextmanager
@@ -145,34 +152,29 @@ def _featured(spec: Any, result: GateResult) -> tuple[str | None, str]:
     return result.ships, "recommended"
 
 
-def _preflight(spec: Any, compose_lines: list[str], *, compose_required: bool) -> str | None:
-    """Refuse before any byte is written; returns why compose gets no entry (None: it does)."""
-    readme = spec.artifacts.readme
-    if readme is not None and not readme.parent.is_dir():
-        raise VoicegateError(f"{readme.parent}: the adapter directory does not exist; README not writable")
+def _preflight(spec: Any, event: str, bodies: dict[str, str]) -> dict[str, str]:
+    """Refuse before any byte is written; returns why an artifact gets no entry, by kind (none: all do)."""
+    for kind, path in _kinds(spec):
+        if kind.folder and not path.parent.is_dir():
+            raise VoicegateError(f"{path.parent}: {kind.folder} does not exist; {kind.noun} not writable")
     # An atomic write needs a temp file beside its target: a read-only mount (adapters are
     # often mounted :ro) must be refused here, before the record gets an entry the README lacks.
-    for path in (spec.artifacts.record, readme, spec.artifacts.compose):
-        if path is None:
-            continue
+    for _, path in _kinds(spec):
         where = path.parent
         while not where.exists():
             where = where.parent
         if not os.access(where, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             raise VoicegateError(f"{path}: not writable (a read-only mount?); nothing written")
-    compose = spec.artifacts.compose
-    if compose is None:
-        return None
-    try:
-        if not compose.is_file():
-            raise VoicegateError(f"{compose}: compose file not found")
-        _compose.plan(compose, compose.read_bytes(), spec.gate, compose_lines)  # the full check, no write
-    except VoicegateError as exc:
-        # A gate is scored before its adapter is listed for deploy; shipping it is not.
-        if compose_required:
-            raise
-        return str(exc)
-    return None
+    skipped: dict[str, str] = {}
+    for kind, path in _kinds(spec):
+        try:
+            _WRITERS[kind.chain].check(spec, path, bodies[kind.name])  # the full check, no write
+        except VoicegateError as exc:
+            # A gate is scored before its adapter is listed for deploy; shipping it is not.
+            if event in kind.required_for:
+                raise
+            skipped[kind.name] = str(exc)
+    return skipped
 
 
 @dataclass
@@ -182,6 +184,10 @@ class _Entry:
     writes: list[Write]
     ledger: list[dict[str, Any]]
     said: list[str]
+
+
+def _md_check(spec: Any, path: Path, body: str) -> None:
+    """Nothing to check before a markdown append beyond what `_md_write` refuses itself."""
 
 
 def _md_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry: _Entry, header: str = "") -> None:
@@ -196,31 +202,55 @@ def _md_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry:
     entry.said.append(f"{_display(spec, path)}: appended entry {number} ({kind})")
 
 
-def _render_all(spec: Any, kind: str, ctx: dict[str, Any], *, compose_required: bool) -> _Entry:
+def _compose_check(spec: Any, path: Path, body: str) -> None:
+    if not path.is_file():
+        raise VoicegateError(f"{path}: compose file not found")
+    _compose.plan(path, path.read_bytes(), spec.gate, _lines(body))
+
+
+def _compose_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry: _Entry,
+                   header: str = "") -> None:
+    lines = _lines(body)
+    before = path.read_bytes()
+    new, item = _compose.plan(path, before, spec.gate, lines)
+    newest = max(_chain.compose_markers(new.splitlines(keepends=True)), key=lambda m: m.number)
+    entry.writes.append(Write(path, before, new))
+    entry.ledger.append({"artifact": artifact, "path": _display(spec, path), "number": newest.number,
+                         "sha256": newest.sha256, "body": newest.body})
+    entry.said.append(_compose.entry_message(Path(_display(spec, path)), lines, item))
+
+
+def _lines(body: str) -> list[str]:
+    """A compose entry's comment lines, as its template renders them."""
+    return body.rstrip("\n").split("\n")
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """How an entry reaches a file of one chain format (`_chain.CHAINS` verifies what it wrote)."""
+
+    check: Callable[[Any, Path, str], None]  # refuses (VoicegateError) before any byte is written
+    write: Callable[..., None]               # the entry's Write, ledger line and message, into `_Entry`
+
+
+_WRITERS = {"markdown": _Writer(_md_check, _md_write), "compose": _Writer(_compose_check, _compose_write)}
+
+
+def _render_all(spec: Any, event: Event, ctx: dict[str, Any]) -> _Entry:
     """Every artifact's new bytes, rendered and checked in memory (the caller holds `verdict_lock`)."""
-    header = render("record_header.md.j2", **ctx)
-    record_text = render(f"record_{kind}.md.j2", **ctx)
-    readme_text = render(f"readme_{kind}.md.j2", **ctx)
-    lines = render(f"compose_{kind}.j2", **ctx).rstrip("\n").split("\n")
-    no_compose = _preflight(spec, lines, compose_required=compose_required)
+    kinds = _kinds(spec)
+    bodies = {kind.name: render(kind.template_for(event), **ctx) for kind, _ in kinds}
+    skipped = _preflight(spec, event, bodies)
     entry = _Entry([], [], [])
-    _md_write(spec, "record", spec.artifacts.record, record_text, kind, entry, header)
-    if spec.artifacts.readme is not None:
-        _md_write(spec, "readme", spec.artifacts.readme, readme_text, kind, entry)
-    compose = spec.artifacts.compose
-    if compose is not None and no_compose is None:
-        before = compose.read_bytes()
-        new, item = _compose.plan(compose, before, spec.gate, lines)
-        marker = _chain.compose_markers(new.splitlines(keepends=True))
-        newest = max(marker, key=lambda m: m.number)
-        entry.writes.append(Write(compose, before, new))
-        entry.ledger.append({"artifact": "compose", "path": _display(spec, compose), "number": newest.number,
-                             "sha256": newest.sha256, "body": newest.body})
-        entry.said.append(_compose.entry_message(Path(_display(spec, compose)), lines, item))
-    elif compose is not None:
-        entry.said.append(f"{_display(spec, compose)}: compose comment not written — "
-                          f"{str(no_compose).replace(str(compose) + ': ', '')} "
-                          "(the record and README carry the entry)")
+    carried = [kind.noun for kind, _ in kinds if kind.name not in skipped]
+    for kind, path in kinds:
+        if kind.name in skipped:
+            entry.said.append(f"{_display(spec, path)}: {kind.noun} not written — "
+                              f"{skipped[kind.name].replace(str(path) + ': ', '')} "
+                              f"(the {' and '.join(carried)} {'carries' if len(carried) == 1 else 'carry'} the entry)")
+            continue
+        header = render(kind.header, **ctx) if kind.header else ""
+        _WRITERS[kind.chain].write(spec, kind.name, path, bodies[kind.name], event, entry, header)
     return entry
 
 
@@ -306,7 +336,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
         ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec))
-        entry = _render_all(spec, "score", ctx, compose_required=False)
+        entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 
 
@@ -370,7 +400,7 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
         ctx = _base_ctx(spec, result, when)
         ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
-        rendered = _render_all(spec, "ship", ctx, compose_required=True)
+        rendered = _render_all(spec, "ship", ctx)
         short = entry.short_of(result.rule)
         warned = [] if result.ships == arm and not short else [
             (f"warning: {arm} is not what the gate recommends under {result.rule} "
@@ -427,7 +457,7 @@ def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[
                citation={**citation.to_json(), "post_hoc": citation.post_hoc, "numbers_at": citation.numbers_at,
                          "after_numbers": citation.after_numbers},
                rules=[old.rule, new.rule] + [r for r in ctx["rules"] if r not in (old.rule, new.rule)])
-    entry = _render_all(spec, "amend", ctx, compose_required=False)
+    entry = _render_all(spec, "amend", ctx)
     amendment = _row_appended(spec.run.amendments, {
         "time": stamp(when), "rule_from": old.rule, "rule_to": new.rule, "reason": reason,
         "result": new.to_json(), "changes": [c.to_json() for c in changes], "citation": citation.to_json(),

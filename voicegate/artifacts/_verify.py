@@ -40,7 +40,15 @@ from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain, _transaction
 from voicegate.artifacts import _ledger as ledger_file
 from voicegate.run import RunDir, read_rows
-from voicegate.spec import DATA_DIR_ENV, check_gate_name, load_strict, name_pattern, shown_path
+from voicegate.spec import (
+    ARTIFACT_KINDS,
+    DATA_DIR_ENV,
+    artifact_kind,
+    check_gate_name,
+    load_strict,
+    name_pattern,
+    shown_path,
+)
 from voicegate.spec import resolve_path as _resolve
 
 
@@ -105,9 +113,11 @@ def _raw_spec(root: Path, gate: str) -> dict[str, object]:
 def artifact_paths(root: Path, gate: str) -> dict[str, Path]:
     """The artifact paths a spec names, read without validating corpora (verify needs only these)."""
     arts = _raw_spec(root, gate).get("artifacts")
-    if not isinstance(arts, dict) or not arts.get("record"):
-        raise VoicegateError(f"{root / 'preregistrations' / (gate + '.yaml')}: artifacts.record is required")
-    return {k: _resolve(root, str(v)) for k, v in arts.items() if k in ("record", "readme", "compose") and v}
+    for kind in ARTIFACT_KINDS:
+        if kind.required and (not isinstance(arts, dict) or not arts.get(kind.name)):
+            raise VoicegateError(f"{root / 'preregistrations' / (gate + '.yaml')}: artifacts.{kind.name} is required")
+    assert isinstance(arts, dict)
+    return {k.name: _resolve(root, str(arts[k.name])) for k in ARTIFACT_KINDS if arts.get(k.name)}
 
 
 def run_dir(root: Path, gate: str) -> RunDir:
@@ -210,15 +220,17 @@ def _ledger(root: Path, gate: str, run: RunDir,
 
 
 def _markers(fc: FileCheck) -> dict[int, str]:
-    data = fc.path.read_bytes()
-    if fc.kind == "compose":
-        return {m.number: m.sha256 for m in _chain.compose_markers(data.splitlines(keepends=True))}
-    return {m.number: m.sha256 for m in _chain.md_markers(data)}
+    return _chain.chain_of(fc.kind).markers(fc.path.read_bytes())
+
+
+def _shared(fc: FileCheck) -> bool:
+    """Several gates' entries in one file (compose.yaml): its newest entry need not be this gate's."""
+    return artifact_kind(fc.kind).shared
 
 
 def _check_ledger(fc: FileCheck) -> None:
     if not fc.expected:
-        if fc.exists and fc.kind != "compose" and fc.report is not None and fc.report.ok:
+        if fc.exists and not _shared(fc) and fc.report is not None and fc.report.ok:
             fc.notes.append(f"newest entry {len(fc.report.ok)}: no run ledger lists it (run data absent?), so only "
                             "git can show that no later entry was removed")
         return
@@ -238,7 +250,7 @@ def _check_ledger(fc: FileCheck) -> None:
             fc.ledger_problem = (f"entry {number} is not the one written by {by} for {gate}: its marker's hash "
                                  "differs from the run's ledger (the entry was replaced)")
             return
-    if fc.kind != "compose" and max(found) == newest[1]:
+    if not _shared(fc) and max(found) == newest[1]:
         fc.notes.append(f"newest entry {newest[1]} matches the run's ledger")
 
 
@@ -263,8 +275,8 @@ def _check_pending(root: Path, gate: str, run: RunDir, checks: dict[Path, FileCh
 
 
 def _text_after(fc: FileCheck) -> None:
-    """Bytes after a markdown file's newest marker were not written by voicegate: broken (issue 25, finding 8)."""
-    if fc.kind not in ("record", "readme") or fc.report is None or not fc.report.ok:
+    """Bytes after a sealed chain's newest marker (markdown) were not voicegate's: broken (issue 25, finding 8)."""
+    if not _chain.chain_of(fc.kind).sealed or fc.report is None or not fc.report.ok:
         return
     tail = _chain.md_tail(fc.path.read_bytes())
     if tail:
@@ -309,9 +321,7 @@ def _history_entries(root: Path, path: Path, kind: str) -> tuple[int, str] | Non
         shown = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=root, capture_output=True, check=False)
         if shown.returncode != 0:
             return 0
-        if kind == "compose":
-            return len(_chain.compose_markers(shown.stdout.splitlines(keepends=True)))
-        return len(_chain.md_markers(shown.stdout))
+        return len(_chain.chain_of(kind).markers(shown.stdout))
 
     if n := entries("HEAD"):
         return n, "git's HEAD holds it"
@@ -358,7 +368,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 fc.citation_problems, fc.citations = check_record(root, fc.gates[0], fc.path)
             if not fc.git_commits and fc.report.ok:
                 fc.git_skipped = _why_no_git(root, fc.path)
-            if gate and fc.kind == "compose":
+            if gate and _shared(fc):
                 from voicegate.artifacts._compose import entries_for, has_module
 
                 data = fc.path.read_bytes()

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voicegate.spec import GateSpec, load_spec, spec_path
+from voicegate.spec import ARTIFACT_KINDS, GateSpec, load_spec, spec_path
 
 # Decode speeds the fleet's seat measured (DESIGN.md §5): the estimate uses the LoRA one,
 # the slower of the two, per sequence in flight.
@@ -134,7 +134,7 @@ def _anchored(raw: Any, root: Path) -> Any:
     if isinstance(artifacts, dict):
         # a simulation writes no verdict; through the scratch copy's symlinks these would
         # resolve outside it (and refuse), so the scratch spec names the record only
-        for key in ("readme", "compose", "outside_workspace"):
+        for key in [k.name for k in ARTIFACT_KINDS if not k.required] + ["outside_workspace"]:
             artifacts.pop(key, None)
     return out
 
@@ -179,8 +179,8 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
 
     files = [rel(spec_path(root, gate).with_name(f"{gate}.registration.json")) + "  (register)",
              rel(spec.generations_path) + "  (generate)", rel(spec.run.manifest) + "  (generate)",
-             rel(spec.run.scores) + "  (score)", rel(spec.artifacts.record) + "  (score, amend, ship)"]
-    files += [rel(p) + "  (score, amend, ship)" for p in (spec.artifacts.readme, spec.artifacts.compose) if p]
+             rel(spec.run.scores) + "  (score)"]
+    files += [rel(p) + "  (score, amend, ship)" for p in spec.artifacts.named().values()]  # the record first
     notes = []
     runtime = [a.model for a in spec.candidates if a.adapter_path]
     if runtime:

@@ -7,6 +7,7 @@
 - `_model`         `GateSpec` and its parts, defaults taken from `_schema`
 - `_spec`          `load_spec`: read (duplicate keys refused), check, resolve
 - `_seat_url`      the one seat-URL check (spec, `generate --seat`, `seat --seat`)
+- `_artifact_kinds` the artifact kinds (record, README, compose): names, chain format, templates, requirements
 - `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
 - `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
 - `_registration`  freezing a spec: hashes, the git commit, the registration record
@@ -14,6 +15,7 @@
 """
 
 from voicegate._yaml import load_strict, read_yaml
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ARTIFACT_NAMES, EVENTS, ArtifactKind, Event, artifact_kind
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
 from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import Citation, check_citation, find_citation, head, is_ancestor, numbers_at
@@ -36,14 +38,19 @@ from voicegate.spec._views import HISTORICAL_SIGNATURE_KEYS, VIEW_SPECS, Model, 
 from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
 
 __all__ = [
+    "ARTIFACT_KINDS",
+    "ARTIFACT_NAMES",
     "DATA_DIR_ENV",
+    "EVENTS",
     "HISTORICAL_SIGNATURE_KEYS",
     "MIN_WORDS_PER_ARM_SEED",
     "RULES",
     "VIEW_SPECS",
+    "ArtifactKind",
     "Citation",
     "Copying",
     "Damage",
+    "Event",
     "FloorRule",
     "GateSpec",
     "Model",
@@ -52,6 +59,7 @@ __all__ = [
     "RuleId",
     "ViewSpec",
     "artifact_gaps",
+    "artifact_kind",
     "as_named",
     "check_artifact_paths",
     "check_citation",

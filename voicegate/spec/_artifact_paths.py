@@ -12,10 +12,12 @@ anything is written) an artifact path that, after every symlink is resolved:
   the prompts file, the probes file, the embedding model's files, git's own
   files, voicegate's lock directory; a hard link to one of them counts as it;
 - is another artifact of the same gate (record = compose), or another gate's
-  record or README (two gates may share a compose file: that is what it is for);
+  artifact of a kind that is not `shared` (two gates may share a compose file: that is
+  what it is for);
 - exists and is not a regular file (a directory);
 - is outside the workspace, unless `artifacts.outside_workspace` names it
-  (an adapter directory on a mounted volume); the gate record never is.
+  (an adapter directory on a mounted volume) and its kind `may_be_outside`; the gate
+  record never is (`_artifact_kinds.ARTIFACT_KINDS`).
 
 `register` runs it before anything is written; `score`, `amend` and `ship` run
 it again, under the artifacts' locks, because a file can be swapped for a
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from voicegate._errors import VoicegateError
 from voicegate._locks import lock_root
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, artifact_kind
 from voicegate.spec._check import failer
 from voicegate.spec._model import GateSpec
 from voicegate.spec._resolve import resolve_path
@@ -105,14 +108,15 @@ def _other_gates(spec: GateSpec) -> list[tuple[str, str, Path]]:
             continue
         if gate == spec.gate or not isinstance(artifacts, dict):
             continue
-        for key in ("record", "readme", "compose"):
-            value = artifacts.get(key)
+        for kind in ARTIFACT_KINDS:
+            value = artifacts.get(kind.name)
             if isinstance(value, str) and value.strip():
-                found.append((str(gate), key, resolve_path(spec.root, value)))
+                found.append((str(gate), kind.name, resolve_path(spec.root, value)))
     return found
 
 
-_OTHER_NAMES = {"record": "the gate record", "readme": "the README", "compose": "the compose file"}
+def _what(key: str) -> str:
+    return artifact_kind(key).what
 
 
 def check_artifact_paths(spec: GateSpec) -> None:
@@ -140,15 +144,15 @@ def check_artifact_paths(spec: GateSpec) -> None:
             if _same(path, named[other_key]):
                 raise fail(k, f"{shown} is also artifacts.{other_key}: each artifact must be a file of its own")
         for gate, other_key, other in others:
-            if key == "compose" and other_key == "compose":
+            if key == other_key and artifact_kind(key).shared:
                 continue  # gates share the seat's compose file; each entry sits above its own adapter
             if _same(path, other):
-                raise fail(k, f"{shown} is {_OTHER_NAMES[other_key]} of {gate}: each artifact must be a file "
+                raise fail(k, f"{shown} is {_what(other_key)} of {gate}: each artifact must be a file "
                               "of its own")
         if not _inside(path, spec.root) and key not in spec.artifacts.outside_workspace:
             where = "" if str(real) == shown else f" (it resolves to {real})"
-            if key == "record":
-                raise fail(k, f"{shown}{where} is outside the workspace {spec.root}; the gate record is the "
+            if not artifact_kind(key).may_be_outside:
+                raise fail(k, f"{shown}{where} is outside the workspace {spec.root}; {_what(key)} is the "
                               "workspace's own and must be inside it")
             raise fail(k, f"{shown}{where} is outside the workspace {spec.root}; if that is meant (an adapter "
                           f"directory on a mounted volume), say so: artifacts.outside_workspace: [{key}]")
@@ -167,11 +171,11 @@ def check_output_path(spec: GateSpec, path: Path, flag: str, *, allowed: Path | 
     why = f"{flag} {shown}"
     for key, artifact in spec.artifacts.named().items():
         if _same(path, artifact):
-            raise VoicegateError(f"{why} is {_OTHER_NAMES[key]} of {spec.gate}: voicegate only appends to it; "
+            raise VoicegateError(f"{why} is {_what(key)} of {spec.gate}: voicegate only appends to it; "
                                  "write the report elsewhere")
     for gate, key, artifact in _other_gates(spec):
         if _same(path, artifact):
-            raise VoicegateError(f"{why} is {_OTHER_NAMES[key]} of {gate}: voicegate only appends to it; "
+            raise VoicegateError(f"{why} is {_what(key)} of {gate}: voicegate only appends to it; "
                                  "write the report elsewhere")
     for other, what in _inputs(spec):
         if _same(path, other):

@@ -13,6 +13,7 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate.run import RunDir
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS
 from voicegate.spec._rules import RuleId
 from voicegate.spec._schema import SPEC_SCHEMA, Role
 from voicegate.spec._views import ViewSpec, view_spec
@@ -119,15 +120,25 @@ class Damage:
 
 @dataclass(frozen=True)
 class Artifacts:
-    record: Path
-    readme: Path | None
-    compose: Path | None
+    # The artifacts the spec names, by kind (`_artifact_kinds.ARTIFACT_KINDS`), in the table's order.
+    paths: Mapping[str, Path]
     outside_workspace: tuple[str, ...] = ()  # the artifacts the spec says are meant to be outside the workspace
 
     def named(self) -> dict[str, Path]:
-        """The artifacts the spec names, by key (`record`, `readme`, `compose`)."""
-        paths = {"record": self.record, "readme": self.readme, "compose": self.compose}
-        return {k: p for k, p in paths.items() if p is not None}
+        """The artifacts the spec names, by kind, in `ARTIFACT_KINDS`'s order (the record first)."""
+        return {k.name: self.paths[k.name] for k in ARTIFACT_KINDS if k.name in self.paths}
+
+    @property
+    def record(self) -> Path:
+        return self.paths["record"]
+
+    @property
+    def readme(self) -> Path | None:
+        return self.paths.get("readme")
+
+    @property
+    def compose(self) -> Path | None:
+        return self.paths.get("compose")
 
 
 @dataclass(frozen=True)

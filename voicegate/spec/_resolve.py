@@ -20,6 +20,7 @@ import yaml
 from voicegate import _json as strict_json
 from voicegate._errors import VoicegateError
 from voicegate._yaml import load_strict
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS
 from voicegate.spec._check import Fail, check_mapping, check_prompt_list, failer
 from voicegate.spec._model import (
     Arm,
@@ -247,23 +248,27 @@ def missing_files(values: Mapping[str, Any], root: Path, *, artifacts: bool = Fa
 def artifact_gaps(values: Mapping[str, Any], root: Path) -> tuple[list[str], list[str]]:
     """What registration needs of the artifacts' paths: (missing, notes).
 
-    The adapter README's folder must exist (voicegate creates the README, not the adapter's
-    folder); a compose file that does not exist yet is only a note: `score` then writes no
-    compose comment, and `ship` needs it.
+    An artifact with a `folder` (the adapter README) needs its folder to exist (voicegate creates
+    the file, not its folder); one voicegate only inserts into (`must_exist`: compose.yaml) that does
+    not exist yet is only a note: `score` then writes no entry there, and `ship` needs it.
     """
-    v = values
     missing: list[str] = []
     notes: list[str] = []
-    if v["artifacts.readme"]:
-        readme = resolve_path(root, v["artifacts.readme"])
-        if not readme.parent.is_dir():
-            missing.append(f"artifacts.readme {shown_path(root, readme)} (its folder {shown_path(root, readme.parent)}/ "
-                           "does not exist; voicegate creates the README, not the adapter's folder)")
-    if v["artifacts.compose"]:
-        compose = resolve_path(root, v["artifacts.compose"])
-        if not compose.is_file():
-            notes.append(f"artifacts.compose {shown_path(root, compose)} does not exist yet (score then writes no "
-                         "compose comment; ship needs it)")
+    for kind in ARTIFACT_KINDS:
+        if not values[f"artifacts.{kind.name}"]:
+            continue
+        path = resolve_path(root, values[f"artifacts.{kind.name}"])
+        if kind.folder and not path.parent.is_dir():
+            missing.append(f"artifacts.{kind.name} {shown_path(root, path)} (its folder "
+                           f"{shown_path(root, path.parent)}/ does not exist; voicegate creates the {kind.noun}, "
+                           f"not {kind.folder})")
+        if kind.must_exist and not path.is_file() and not kind.skipped_at:
+            missing.append(f"artifacts.{kind.name} {shown_path(root, path)} (voicegate appends to it, "
+                           "it does not create it)")
+        elif kind.must_exist and not path.is_file():
+            notes.append(f"artifacts.{kind.name} {shown_path(root, path)} does not exist yet "
+                         f"({kind.skipped_at[0]} then writes no {kind.noun}; {' and '.join(kind.required_for)} "
+                         "needs it)")
     return missing, notes
 
 
@@ -316,8 +321,8 @@ def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Pa
     damage = Damage(probes_path=probes_path,
                     probes=load_probes(fail, probes_path) if probes_path and check_files else (),
                     tolerance=v["damage.tolerance"], truncation_decides=v["damage.truncation_decides"])
-    optional = {k: resolve_path(root, v[f"artifacts.{k}"]) if v[f"artifacts.{k}"] else None
-                for k in ("readme", "compose")}
+    artifacts = {k.name: resolve_path(root, v[f"artifacts.{k.name}"]) for k in ARTIFACT_KINDS
+                 if v[f"artifacts.{k.name}"]}
     return GateSpec(
         path=path, root=root, raw=raw, gate=v["gate"], author=v["author"],
         seat=Seat(url=v["seat.url"], base_model=v["seat.base_model"], api_key_env=v["seat.api_key_env"],
@@ -329,8 +334,7 @@ def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Pa
         corpora=corpora, voice=voice,
         copying=Copying(n=v["copying.n"], tolerance=v["copying.tolerance"], max_run=v["copying.max_run"]),
         damage=damage, floor_rule=v["floor.rule"],
-        artifacts=Artifacts(record=resolve_path(root, v["artifacts.record"]), **optional,
-                            outside_workspace=v["artifacts.outside_workspace"]),
+        artifacts=Artifacts(artifacts, outside_workspace=v["artifacts.outside_workspace"]),
         data_dir=resolve_path(root, env.get(DATA_DIR_ENV) or v["data_dir"]),
         prefer=v["prefer"], expected_words=v["expected_words"], order_seed=v["order_seed"],
         model_dir=model_dir, model_files=model_files, values=dict(values),

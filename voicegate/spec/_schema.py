@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS
 from voicegate.spec._rules import RULES
 from voicegate.spec._types import (
     MAX_SEED,
@@ -71,7 +72,7 @@ class RoleChoice(Choice):
         return super().check(value)
 # The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
 # workspace's own, in git).
-MAY_BE_OUTSIDE = ("readme", "compose")
+MAY_BE_OUTSIDE = tuple(k.name for k in ARTIFACT_KINDS if k.may_be_outside)
 SPECIFICITY = ("decides", "reported")
 
 
@@ -216,9 +217,7 @@ SPEC_SCHEMA = Schema((
     Key("prefer", Names("must list candidate arm names, most preferred first"), "candidate names in order of "
         "preference among those that pass (none: the largest ratio ships)", default=()),
     Key("artifacts", Section(), "where verdicts are appended", required=True),
-    Key("artifacts.record", Line("path"), "the gate record, e.g. `gates/<gate>.md`", required=True),
-    Key("artifacts.readme", Line("path"), "the adapter directory's `README.md`"),
-    Key("artifacts.compose", Line("path"), "the seat's `compose.yaml`"),
+    *(Key(f"artifacts.{k.name}", Line("path"), k.doc, required=k.required) for k in ARTIFACT_KINDS),
     Key("artifacts.outside_workspace", Subset(MAY_BE_OUTSIDE), "the artifacts meant to be outside the workspace "
         "(an adapter directory on a mounted volume); any other artifact that resolves outside it, through a "
         "symlink too, is refused", default=()),
