@@ -23,15 +23,11 @@ from typing import Any
 import numpy as np
 
 from voicegate.report._spans import shown, tokens_with_offsets
+from voicegate.run import RowKey, row_key
 from voicegate.scoring import NgramIndex, ngram_hashes, vocab_hashes
 
 Runs = tuple[tuple[int, int], ...]
 """(character start, character end) of each verbatim run in one generation's text."""
-
-
-def row_key(row: Mapping[str, Any]) -> str:
-    """One voice generation: its arm, prompt and seed."""
-    return f"{row.get('arm')}\0{row.get('prompt_id')}\0{row.get('seed')}"
 
 
 def runs_in_text(text: str, index: NgramIndex) -> Runs:
@@ -53,8 +49,8 @@ def runs_in_text(text: str, index: NgramIndex) -> Runs:
 
 
 def verbatim_runs(rows: Sequence[Mapping[str, Any]], training: Sequence[Path], n: int,
-                  cache_dir: Path | None) -> dict[str, Runs] | None:
-    """Runs per voice generation (`row_key`), or None when the training text cannot be read."""
+                  cache_dir: Path | None) -> dict[RowKey, Runs] | None:
+    """Runs per voice generation (`run.row_key`), or None when the training text cannot be read."""
     from voicegate.scoring import Cache
 
     if not training:
@@ -63,7 +59,7 @@ def verbatim_runs(rows: Sequence[Mapping[str, Any]], training: Sequence[Path], n
         index = Cache(cache_dir, write=False).index(list(training), n=n)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    out: dict[str, Runs] = {}
+    out: dict[RowKey, Runs] = {}
     for row in rows:
         if row.get("kind", "voice") != "voice":
             continue

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicegate.run import RunManifest
+from voicegate.run import RowKey, RunManifest
 from voicegate.scoring import GateResult, Verdicts
 from voicegate.spec import Copying, Damage
 
@@ -102,9 +102,9 @@ class ReportData:
     generations: Sequence[Mapping[str, Any]] = ()
     max_samples: int = DEFAULT_SAMPLES
     rendered_at: str | None = None
-    # Every verbatim run per voice generation (`_copied.row_key` -> character ranges), found against the
+    # Every verbatim run per voice generation (`run.row_key` -> character ranges), found against the
     # training text; None when it was not at hand (only the result's listed spans are then marked).
-    copied: Mapping[str, tuple[tuple[int, int], ...]] | None = None
+    copied: Mapping[RowKey, tuple[tuple[int, int], ...]] | None = None
     # The verdict entries in the order they were written (the run's ledger): (kind, time), kind being
     # "score", "ship" or "amend". Empty when not known: the timeline then orders events by their times.
     events: tuple[tuple[str, str | None], ...] = ()

@@ -33,12 +33,11 @@ import jinja2
 from markupsafe import Markup, escape
 
 from voicegate.report import _svg
-from voicegate.report._copied import row_key
 from voicegate.report._data import Amendment, Decision, ReportData
 from voicegate.report._samples import pick_samples
 from voicegate.report._spans import SHOWN_CHARS, Segment, segments, shown, word_count
 from voicegate.report._timeline import timeline
-from voicegate.run import RunManifest
+from voicegate.run import RunManifest, row_key
 from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice
 from voicegate.spec import RULES
 

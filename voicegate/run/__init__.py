@@ -10,6 +10,7 @@ from voicegate.run._rundir import RunDir
 from voicegate.run._store import (
     USAGE_KEYS,
     CellKey,
+    RowKey,
     append_rows,
     cell_key,
     finish_reason_problem,
@@ -25,6 +26,7 @@ from voicegate.run._store import (
 __all__ = [
     "USAGE_KEYS",
     "CellKey",
+    "RowKey",
     "RunDir",
     "RunManifest",
     "append_rows",

@@ -36,8 +36,11 @@ class DamagedFile(VoicegateError, ValueError):
     """
 
 
-def row_key(row: Mapping[str, Any]) -> tuple[str, str, int, str]:
-    """(kind, arm, seed, prompt_id): one generation per key, ever."""
+RowKey = tuple[str, str, int, str]   # (kind, arm, seed, prompt_id): one generation, ever
+
+
+def row_key(row: Mapping[str, Any]) -> RowKey:
+    """(kind, arm, seed, prompt_id): one generation per key, ever (the store, scoring, the report's runs)."""
     return (row.get("kind", "voice"), row["arm"], int(row["seed"]), str(row["prompt_id"]))
 
 
