@@ -25,7 +25,7 @@ from voicegate.scoring import _embedding, _stylometric
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._ruler import RulerNumbers
-from voicegate.spec import MIN_WORDS_PER_ARM_SEED, VIEW_SPECS, GateSpec, ViewSpec
+from voicegate.spec import VIEW_SPECS, GateSpec, ViewSpec
 
 if TYPE_CHECKING:
     from voicegate.scoring._signature import Signature
@@ -64,14 +64,18 @@ class Measured(NamedTuple):
 class View(ABC):
     descriptor: ClassVar[ViewSpec]   # what the spec side knows of the view (`spec/_views.py`)
     name: ClassVar[str]              # the descriptor's name, set from it
-    title: ClassVar[str]
-    # The words an (arm, seed) pool needs for this view's distance to be reliable (None: no known bound).
+    title: ClassVar[str]             # the descriptor's title unless the class sets its own
+    # The words an (arm, seed) pool needs for this view's distance to be reliable (None: no known bound);
+    # the descriptor's, so `register` (from the design) and `score` (from the rows) warn at one bound.
     reliable_words: ClassVar[int | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "descriptor" in cls.__dict__:
             cls.name = cls.descriptor.name
+            cls.reliable_words = cls.descriptor.reliable_words
+            if "title" not in cls.__dict__:
+                cls.title = cls.descriptor.title
 
     def __init__(self, spec: GateSpec, *, encode: Encoder | None = None) -> None:
         self.spec = spec
@@ -110,8 +114,6 @@ class Stylometric(View):
     """Cosine Delta against a reference fixed by the registered corpora (`_stylometric`)."""
 
     descriptor = VIEW_SPECS["stylometric"]
-    title = "Cosine Delta"
-    reliable_words = MIN_WORDS_PER_ARM_SEED
 
     def corpus_files(self, targets: Sequence[Target]) -> tuple[Path, ...]:
         return tuple(dict.fromkeys(p for t in targets for p in (*t.files, *t.background)))
@@ -160,7 +162,6 @@ class Embedding(View):
     """Centroid cosine distance under a pinned sentence-transformers model (`_embedding`)."""
 
     descriptor = VIEW_SPECS["embedding"]
-    title = "the embedding view"
 
     @cached_property
     def _model(self) -> tuple[str, str | None]:

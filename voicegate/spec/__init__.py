@@ -20,7 +20,6 @@ from voicegate.spec._artifact_paths import check_artifact_paths, check_output_pa
 from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import Citation, check_citation, find_citation, head, is_ancestor, numbers_at
 from voicegate.spec._registration import (
-    MIN_WORDS_PER_ARM_SEED,
     Registration,
     check_registered,
     load_registration,
@@ -34,7 +33,14 @@ from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_f
 from voicegate.spec._schema import Role
 from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
-from voicegate.spec._views import HISTORICAL_SIGNATURE_KEYS, VIEW_SPECS, Model, ViewSpec, view_spec
+from voicegate.spec._views import (
+    HISTORICAL_SIGNATURE_KEYS,
+    MIN_WORDS_PER_ARM_SEED,
+    VIEW_SPECS,
+    Model,
+    ViewSpec,
+    view_spec,
+)
 from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
 
 __all__ = [

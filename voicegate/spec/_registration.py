@@ -34,8 +34,6 @@ from voicegate.spec._workspace import (
     shown_path,
 )
 
-MIN_WORDS_PER_ARM_SEED = 10_000
-
 
 def _display(spec: GateSpec, path: Path) -> str:
     """Workspace-relative where possible, so a record reads the same on every clone."""
@@ -256,9 +254,10 @@ def uncommitted_pins(spec: GateSpec) -> tuple[list[str], list[str]]:
 
 def words_warning(spec: GateSpec) -> str | None:
     words = spec.words_per_arm_seed()
-    if spec.voice.view == "stylometric" and words < MIN_WORDS_PER_ARM_SEED:
+    need = spec.view.reliable_words  # the view's descriptor, never its name
+    if need is not None and words < need:
         return (f"warning: {len(spec.prompts)} prompts x ~{spec.expected_words} words = ~{words:,} words "
-                f"per (arm, seed); Cosine Delta needs ~{MIN_WORDS_PER_ARM_SEED:,} to be reliable")
+                f"per (arm, seed); {spec.view.title} needs ~{need:,} to be reliable")
     return None
 
 

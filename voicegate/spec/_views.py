@@ -42,6 +42,10 @@ class ViewSpec:
     model: Model | None = None
     requires: tuple[str, ...] = ()      # modules it imports when it measures
     missing: str = ""                   # the one-line refusal when one of them is not installed
+    title: str = ""                     # how warnings name what it measures ("Cosine Delta")
+    # The words an (arm, seed) pool needs for its distance to be reliable (None: no known bound): `register`
+    # warns below it from the design, `score` from the rows.
+    reliable_words: int | None = None
 
     def unavailable(self) -> str | None:
         """Why this view cannot run on this machine (`missing`), or None. Modules are looked up, not imported."""
@@ -59,10 +63,13 @@ class ViewSpec:
 # its view has no such parameter), at the places results have always had them, so old bytes never move.
 HISTORICAL_SIGNATURE_KEYS = ("mfw", "chunk", "embedding_model", "embedding_revision")
 
+MIN_WORDS_PER_ARM_SEED = 10_000  # Cosine Delta's reliable pool (`STYLOMETRIC.reliable_words`)
+
 STYLOMETRIC = ViewSpec("stylometric", keys=("voice.mfw", "voice.chunk"), signature_keys=("mfw", "chunk"),
-                       needs_background=True)
+                       needs_background=True, title="Cosine Delta", reliable_words=MIN_WORDS_PER_ARM_SEED)
 EMBEDDING = ViewSpec(
     "embedding", keys=("voice.model", "voice.revision"), signature_keys=("embedding_model", "embedding_revision"),
+    title="the embedding view",
     model=Model("the embedding model"), requires=("sentence_transformers",),
     missing=("the embedding view needs sentence-transformers, an extra: pip install 'voicegate[embedding]' "
              "(on a CPU-only machine install torch==2.13.0 first, or it pulls a CUDA build)"))
