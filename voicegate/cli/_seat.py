@@ -1,7 +1,9 @@
 """`voicegate seat models | drift | try | drop | cost | retire | check`.
 
-Each command is a thin layer over one module of ``voicegate.seat``: it resolves the seat
-URL and key from the environment, runs, prints a plain table (or JSON with ``--json``),
+Each command is a thin layer over one module of ``voicegate.seat``: the seat URL and key
+are resolved there (``seat._commands``: --seat, $VOICEGATE_SEAT_URL, the workspace's specs, as
+``generate`` resolves them), and so are the refusals on bad input; it runs, prints a plain
+table (or JSON with ``--json``),
 and maps the outcome to an exit code: 0 in step / safe, 1 drift / holders remain /
 unsupported, 2 bad input or a refusal, 3 the seat or proxy unreachable.
 """
@@ -9,7 +11,6 @@ unsupported, 2 bad input or a refusal, 3 the seat or proxy unreachable.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +20,7 @@ import typer
 from voicegate._errors import GateFailed, VoicegateError
 from voicegate.cli._app import seat_app
 
-DEFAULT_KEY_ENV = "VOICES_API_KEY"
+DEFAULT_KEY_ENV = "VOICES_API_KEY"  # `seat.DEFAULT_KEY_ENV`, spelled here so --help stays light
 
 SeatUrl = Annotated[str | None, typer.Option("--seat", envvar="VOICEGATE_SEAT_URL", show_envvar=True,
                                              help="The seat's OpenAI base URL, e.g. http://127.0.0.1:8027/v1 (default in a "
@@ -36,59 +37,23 @@ def _emit_json(data: Any) -> None:
 
 
 def _check_timeout(timeout: float, option: str = "--timeout") -> float:
-    """A timeout is a finite number of seconds > 0: 0 would time every request out (exit 2, not 3)."""
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise VoicegateError(f"{option} must be a number of seconds > 0, got {timeout:g}")
-    return timeout
+    from voicegate.seat import check_timeout
+
+    return check_timeout(timeout, option)
 
 
 def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patient: bool = False):
-    """A SeatClient for the command; few quick retries, since an operator is waiting at the prompt."""
-    from voicegate.seat import RetryPolicy, SeatClient
-    from voicegate.spec import check_seat_url
+    """The command's SeatClient (`seat.command_client`): --seat, else the seat the workspace's specs name."""
+    from voicegate.seat import command_client
+    from voicegate.spec import workspace_root
 
-    _check_timeout(timeout)
-    spec_key_env = None
-    if not seat:
-        seat, spec_key_env = _workspace_seat()
-    seat = check_seat_url(seat, "--seat")
-    name = key_env or spec_key_env or DEFAULT_KEY_ENV
-    key = os.environ.get(name) or None
-    if key_env and key is None:
-        raise VoicegateError(f"--api-key-env names ${key_env}, which is not set in the environment")
-    retry = RetryPolicy(attempts=6, base_s=0.5, budget_s=60.0) if patient else \
-        RetryPolicy(attempts=3, base_s=0.25, max_delay_s=2.0, budget_s=10.0)
-    return SeatClient(seat, api_key=key, api_key_env=name, timeout=timeout, retry=retry)
+    return command_client(seat, key_env, timeout, root=lambda: workspace_root(None), patient=patient)
 
 
-def _workspace_seat() -> tuple[str, str | None]:
-    """No --seat: in a workspace, the seat its specs name (seat.url, seat.api_key_env), when they agree."""
-    import yaml
+def _check_name(name: str) -> None:
+    from voicegate.seat import check_adapter_name
 
-    from voicegate.spec import load_strict, workspace_root
-
-    none = "no seat given: pass --seat URL or set VOICEGATE_SEAT_URL"
-    root = workspace_root(None)
-    seats: dict[tuple[str, str | None], list[str]] = {}
-    for path in sorted((root / "preregistrations").glob("*.yaml")):
-        try:
-            raw = load_strict(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            raw = None  # a spec that does not read names no seat; `register` says why
-        seat = raw.get("seat") if isinstance(raw, dict) else None
-        if isinstance(seat, dict) and isinstance(seat.get("url"), str) and seat["url"].strip():
-            env = seat.get("api_key_env") if isinstance(seat.get("api_key_env"), str) else None
-            seats.setdefault((seat["url"].strip().rstrip("/"), env), []).append(path.stem)
-    if not seats:
-        raise VoicegateError(none)
-    if len(seats) > 1:
-        named = "; ".join(f"{', '.join(gates)}: {url}" for (url, _), gates in seats.items())
-        raise VoicegateError(f"{none} (the specs here name {len(seats)} seats — {named})")
-    (url, env), gates = next(iter(seats.items()))
-    from voicegate.spec import check_seat_url
-
-    # Every seat command prints or names the URL it reached, so where it came from needs no extra line.
-    return check_seat_url(url, f"preregistrations/{gates[0]}.yaml: seat.url"), env
+    check_adapter_name(name)
 
 
 def _run(coro):
@@ -170,11 +135,6 @@ def drift_cmd(
 
 
 # -- try / drop ---------------------------------------------------------------------------
-
-
-def _check_name(name: str) -> None:
-    if not name or any(ch.isspace() for ch in name) or "/" in name:
-        raise VoicegateError(f"not an adapter name: {name!r}")
 
 
 @seat_app.command("try")
@@ -270,7 +230,7 @@ def cost_cmd(
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 300.0,
 ) -> None:
     """Decode tok/s of base vs the voice, streamed (per token after the first, TTFT apart), interleaved, A-vs-A floor."""
-    from voicegate.seat import DEFAULT_PROMPT, measure, render_cost
+    from voicegate.seat import DEFAULT_PROMPT, cost_arms, measure, render_cost
 
     if n < 1 or max_tokens < 2 or warmup < 0:
         raise VoicegateError("--n must be at least 1, --max-tokens at least 2 (decode is timed from the first "
@@ -279,21 +239,7 @@ def cost_cmd(
 
     async def go():
         try:
-            cards = await client.models()
-            ids = {c.id: c for c in cards}
-            bases = [c.id for c in cards if c.parent is None]
-            b = base
-            if b is None:
-                if len(bases) != 1:
-                    raise VoicegateError(f"the seat serves {len(bases)} base models ({', '.join(bases) or 'none'}): "
-                                         "name one with --base")
-                b = bases[0]
-            elif b not in ids:
-                raise VoicegateError(f"the seat does not serve base {b!r}")
-            if voice not in ids:
-                raise VoicegateError(f"the seat does not serve {voice!r}: load it first (`voicegate seat try`)")
-            if ids[voice].parent is None:
-                raise VoicegateError(f"{voice!r} is a base model on this seat, not an adapter")
+            b = cost_arms(await client.models(), base, voice)
             return await measure(client, base=b, voice=voice, n=n, max_tokens=max_tokens,
                                  prompt=prompt or DEFAULT_PROMPT, seed=seed, warmup=warmup)
         finally:
@@ -377,45 +323,6 @@ def check_cmd(
 
 # -- up ---------------------------------------------------------------------------------------
 
-_LORA_RANKS = (8, 16, 32, 64, 128, 256, 512)   # the --max-lora-rank values vLLM accepts
-
-
-def _adapter_rank(directory: Path) -> int:
-    try:
-        r = json.loads((directory / "adapter_config.json").read_text(encoding="utf-8")).get("r", 16)
-    except (OSError, ValueError, AttributeError):
-        raise VoicegateError(f"{directory}/adapter_config.json: not a readable PEFT adapter config") from None
-    return int(r) if isinstance(r, int) and not isinstance(r, bool) and r > 0 else 16
-
-
-def _seat_plan(voices: Path, extra: list[str]) -> tuple[Path, dict[str, Path]]:
-    """The carrier and the adapters to serve: a tiny-voices folder (carrier/ + voice folders) or a carrier."""
-    if not voices.is_dir():
-        raise VoicegateError(f"--voices {voices}: no such folder (give a tiny-voices folder, e.g. "
-                             "../shared/fixtures/tiny-voices, or a carrier folder with config.json)")
-    adapters: dict[str, Path] = {}
-    if (voices / "carrier" / "config.json").is_file():
-        carrier = voices / "carrier"
-        for sub in sorted(voices.iterdir()):
-            if sub.is_dir() and (sub / "adapter_config.json").is_file():
-                adapters[sub.name] = sub
-    elif (voices / "config.json").is_file():
-        carrier = voices
-    else:
-        raise VoicegateError(f"--voices {voices}: neither carrier/config.json nor config.json is there (give a "
-                             "tiny-voices folder or a carrier folder of your own)")
-    for item in extra:
-        name, sep, where = item.partition("=")
-        _check_name(name)
-        path = Path(where)
-        if not sep or not (path / "adapter_config.json").is_file():
-            raise VoicegateError(f"--adapter {item}: give NAME=DIR, DIR a PEFT adapter folder (adapter_config.json)")
-        adapters[name] = path
-    if voices.resolve() == carrier.resolve() and (voices / "adapter_config.json").is_file():
-        raise VoicegateError(f"--voices {voices} is an adapter folder, not a carrier")
-    return carrier, adapters
-
-
 @seat_app.command("up")
 def up_cmd(
     voices: Annotated[Path, typer.Option(
@@ -436,19 +343,18 @@ def up_cmd(
     import httpx
 
     from voicegate._errors import SeatUnreachable
-    from voicegate.seat import BASE_NAME, port_free, start_vllm, vllm_python, why_no_vllm
+    from voicegate.seat import BASE_NAME, lora_rank, port_free, start_vllm, up_plan, vllm_python, why_no_vllm
     from voicegate.spec import shown_path
 
     _check_timeout(timeout)
-    carrier, adapters = _seat_plan(voices, adapter or [])
+    carrier, adapters = up_plan(voices, adapter or [])
     if not port_free(port):
         raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: a seat may already be up there "
                              f"(`voicegate seat models --seat http://127.0.0.1:{port}/v1` shows what it serves); "
                              "choose another with --port")
     if vllm_python() is None:
         raise VoicegateError(why_no_vllm())
-    rank = max([_adapter_rank(p) for p in adapters.values()] or [16])
-    rank = next((r for r in _LORA_RANKS if r >= rank), rank)
+    rank = lora_rank(adapters.values())
     workdir = Path(tempfile.mkdtemp(prefix="voicegate-seat-"))
 
     def to_interrupt(signum: int, frame: object) -> None:

@@ -10,29 +10,19 @@ replicas, each replica gets its own plan once `seat._identity` found them one se
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from voicegate._errors import VoicegateError
-from voicegate.seat import ModelCard, redact_url
-from voicegate.spec import GateSpec, check_seat_url
-
-SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
+from voicegate.seat import ModelCard, seat_urls
+from voicegate.spec import GateSpec
 
 
 def resolve_seat_urls(spec: GateSpec, explicit: Sequence[str] = ()) -> list[str]:
-    """The replicas: every --seat, else $VOICEGATE_SEAT_URL, else the spec's seat.replicas, else its seat.url."""
-    if explicit:
-        urls = [check_seat_url(u, "--seat") for u in explicit]
-        twice = sorted({redact_url(u) for u in urls if urls.count(u) > 1})
-        if twice:
-            raise VoicegateError(f"--seat: {', '.join(twice)} is given twice; each replica once")
-        return urls
-    if os.environ.get(SEAT_URL_ENV):
-        return [check_seat_url(os.environ[SEAT_URL_ENV], f"${SEAT_URL_ENV}")]
-    return list(spec.seat.replicas) or [check_seat_url(spec.seat.url, "seat URL")]
+    """The replicas: every --seat, else $VOICEGATE_SEAT_URL, else the spec's seat.replicas, else its seat.url
+    (`seat.seat_urls`, the one resolver the seat commands use too)."""
+    return seat_urls(explicit, lambda: [(u, "seat URL") for u in spec.seat.replicas or (spec.seat.url,)])
 
 
 class Load(NamedTuple):

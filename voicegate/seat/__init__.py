@@ -14,6 +14,18 @@ from voicegate.seat._client import (
     root_url,
     run,
 )
+from voicegate.seat._commands import (
+    DEFAULT_KEY_ENV,
+    SEAT_URL_ENV,
+    check_adapter_name,
+    check_timeout,
+    command_client,
+    cost_arms,
+    lora_rank,
+    seat_urls,
+    up_plan,
+    workspace_seat,
+)
 from voicegate.seat._cost import DEFAULT_PROMPT, measure, render_cost
 from voicegate.seat._drift import compare
 from voicegate.seat._errors import (
@@ -44,8 +56,10 @@ from voicegate.seat._vllm import (
 __all__ = [
     "AUSTEN",
     "BASE_NAME",
+    "DEFAULT_KEY_ENV",
     "DEFAULT_PROMPT",
     "PARROT",
+    "SEAT_URL_ENV",
     "AdapterAlreadyLoaded",
     "AdapterNotFound",
     "AdapterNotLoaded",
@@ -66,12 +80,17 @@ __all__ = [
     "StreamedCompletion",
     "api_key_from_env",
     "audit",
+    "check_adapter_name",
     "check_carrier",
     "check_identical",
+    "check_timeout",
     "check_voices_dir",
+    "command_client",
     "compare",
     "compose_line_hint",
+    "cost_arms",
     "default_text",
+    "lora_rank",
     "measure",
     "parse_bytes",
     "parse_error_body",
@@ -83,8 +102,11 @@ __all__ = [
     "render_cost",
     "root_url",
     "run",
+    "seat_urls",
     "start_vllm",
     "tracked",
+    "up_plan",
     "vllm_python",
     "why_no_vllm",
+    "workspace_seat",
 ]

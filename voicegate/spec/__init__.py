@@ -6,7 +6,7 @@
 - `_resolve`       resolution: globs, prompt and probe files, paths, the environment
 - `_model`         `GateSpec` and its parts, defaults taken from `_schema`
 - `_spec`          `load_spec`: read (duplicate keys refused), check, resolve
-- `_seat_url`      the one seat-URL check (spec, `generate --seat`, `seat --seat`)
+- `check_seat_url` the one seat-URL check is the root's `_seat_url.py` (spec, `generate --seat`, `seat --seat`)
 - `_artifact_kinds` the artifact kinds (record, README, compose): names, chain format, templates, requirements
 - `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
 - `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
@@ -14,6 +14,7 @@
 - `_workspace`     where a workspace is and how its paths are shown (strict YAML is the root's `_yaml.py`)
 """
 
+from voicegate._seat_url import check_seat_url
 from voicegate._yaml import load_strict, read_yaml
 from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ARTIFACT_NAMES, EVENTS, ArtifactKind, Event, artifact_kind
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
@@ -31,7 +32,6 @@ from voicegate.spec._registration import (
 from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, resolve_path
 from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_force, spread
 from voicegate.spec._schema import Role
-from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
 from voicegate.spec._views import (
     HISTORICAL_SIGNATURE_KEYS,

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from voicegate.spec._seat_url import seat_url_problem, shown
+from voicegate._seat_url import seat_url_problem, shown
 
 MAX_SEED = 2**63 - 1
 
