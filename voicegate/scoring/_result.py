@@ -76,12 +76,12 @@ def _mapping(value: Any) -> dict[str, Any]:
 class Span:
     """A verbatim run shared with the training text."""
 
-    text: str
-    tokens: int | None
-    source: str | None
-    offset: int | None
-    seed: int | None
-    prompt_id: str | None
+    text: str                   # the run's words as the generation wrote them
+    tokens: int | None          # its length in tokens (None: not known, hand-made results)
+    source: str | None          # the training file it occurs in first
+    offset: int | None          # the token offset of that occurrence in the file
+    seed: int | None            # the seed of the generation it was found in
+    prompt_id: str | None       # the prompt of that generation
     # Only hand-made results carry a context excerpt; score_gate never writes one.
     excerpt: str | None = None
 
@@ -104,11 +104,11 @@ class Span:
 class Degeneration:
     """Rates over one arm's voice generations (DESIGN.md §6b)."""
 
-    rate: float | None = None
-    empty: float | None = None
-    repetition: float | None = None
-    truncated: float | None = None
-    rows: int | None = None
+    rate: float | None = None        # share of generations empty or repetitive (or truncated, when that decides)
+    empty: float | None = None       # share with no word token at all
+    repetition: float | None = None  # share in runaway repetition
+    truncated: float | None = None   # share stopped at max_tokens (finish_reason "length")
+    rows: int | None = None          # the voice generations the shares are of (absent in older results)
 
     def to_json(self) -> JSON:
         out: JSON = {"rate": self.rate, "empty": self.empty, "repetition": self.repetition,
@@ -130,14 +130,14 @@ _BOOT_KEYS = ("low", "high", "level", "resamples", "bias", "method", "unit", "de
 class Bootstrap:
     """The informational prompt-clustered interval of delta_cb; never decides."""
 
-    low: float | None = None
-    high: float | None = None
-    level: float | None = None
-    resamples: int | None = None
-    bias: float | None = None
-    method: str | None = None
-    unit: str | None = None
-    deciding: bool = False
+    low: float | None = None         # the interval's lower end (recentred by the bias)
+    high: float | None = None        # its upper end
+    level: float | None = None       # its confidence level (0.95)
+    resamples: int | None = None     # bootstrap replicates drawn
+    bias: float | None = None        # mean of the replicates minus delta_cb
+    method: str | None = None        # how the interval is read off the replicates ("percentile-recentred")
+    unit: str | None = None          # what is resampled ("prompt": every seed's row of a prompt together)
+    deciding: bool = False           # always False: the interval never decides a verdict
 
     def to_json(self) -> JSON:
         return {k: getattr(self, k) for k in _BOOT_KEYS}
@@ -151,9 +151,9 @@ class Bootstrap:
 class Specificity:
     """One candidate's specificity axis (`_specificity`): toward the gate author more than toward each impostor?"""
 
-    decides: bool = False
+    decides: bool = False                # voice.specificity is "decides" (else only reported)
     verdict: Mapping[str, Specific | str] = field(default_factory=dict)   # rule id -> SPECIFIC / NOT-SPECIFIC
-    disagree: bool = False
+    disagree: bool = False               # the rules give different verdicts
     margin: float | None = None          # delta_cb − the largest delta toward any impostor
     nearest: str | None = None           # the impostor it moved toward most
     binding: Mapping[str, str] = field(default_factory=dict)   # rule id -> the impostor that decides under it
@@ -217,7 +217,7 @@ class Specificity:
 class Impostors:
     """What the specificity axis measured against: the gate author, the impostors, and their rulers."""
 
-    author: str
+    author: str                                  # the gate author, whom the impostors are held against
     mode: str                                    # decides | reported (voice.specificity)
     authors: tuple[str, ...] = ()                # the impostors, in the spec's order
     # impostor -> AUC that its ruler tells its text from the gate author's (None: the view has no such check)
@@ -237,19 +237,19 @@ class Impostors:
 class ArmResult:
     """Every arm, the base carrier included: its distances and its copying and damage statistics."""
 
-    name: str
-    role: str
-    model: str | None = None
-    distances: Mapping[str, float | None] = field(default_factory=dict)
-    mean_distance: float | None = None
-    spread: float | None = None
-    overlap: float | None = None
-    ngrams: int | None = None
-    longest_run: int | None = None
-    spans: tuple[Span, ...] = ()
-    degeneration: Degeneration = field(default_factory=Degeneration)
-    probe_pass_rate: float | None = None
-    generations: int | None = None
+    name: str                     # the arm's name in the spec
+    role: str                     # its role (`Role`: base, candidate, a-vs-a)
+    model: str | None = None      # the served model name it was generated under
+    distances: Mapping[str, float | None] = field(default_factory=dict)  # seed -> d(a, s) to the author's held-out text
+    mean_distance: float | None = None   # the mean of those distances over seeds
+    spread: float | None = None          # their max − min over seeds
+    overlap: float | None = None         # share of its word n-grams found in the training text
+    ngrams: int | None = None            # the n-grams that share is of
+    longest_run: int | None = None       # the longest verbatim run shared with the training text, in tokens
+    spans: tuple[Span, ...] = ()         # its longest such runs (a few)
+    degeneration: Degeneration = field(default_factory=Degeneration)  # its degeneration rates
+    probe_pass_rate: float | None = None  # share of the damage probes it passed (None: no probes)
+    generations: int | None = None       # its voice generations scored
     # Words (tokens) in each seed's pool: what d(a, s) rests on. Absent in older results.
     pool_words: Mapping[str, int] = field(default_factory=dict)
 
@@ -298,16 +298,16 @@ class ArmResult:
 class CandidateResult(ArmResult):
     """A candidate arm: the voice axis under every registered rule, and the other two verdicts."""
 
-    delta_cb: float | None = None
-    floors: Mapping[str, float | None] = field(default_factory=dict)
-    voice: Mapping[str, Voice | str] = field(default_factory=dict)
-    ratios: Mapping[str, float | None] = field(default_factory=dict)
-    ratio: float | None = None
-    disagree: bool = False
-    copying: Copying | str | None = None
-    damage: Damage | str | None = None
-    bootstrap: Bootstrap | None = None
-    identical_to_base: int | None = None
+    delta_cb: float | None = None        # mean d(base) − mean d(candidate) over seeds: how much nearer the author
+    floors: Mapping[str, float | None] = field(default_factory=dict)   # rule id -> the floor delta_cb must clear
+    voice: Mapping[str, Voice | str] = field(default_factory=dict)     # rule id -> its VOICE verdict
+    ratios: Mapping[str, float | None] = field(default_factory=dict)   # rule id -> delta_cb / floor
+    ratio: float | None = None           # the deciding rule's ratio
+    disagree: bool = False               # the rules give different VOICE verdicts (DISAGREE)
+    copying: Copying | str | None = None  # COPIED / NOT-COPIED against the base's overlap
+    damage: Damage | str | None = None    # DAMAGED / NO-DAMAGE against the base's probes and degeneration
+    bootstrap: Bootstrap | None = None    # the informational interval of delta_cb
+    identical_to_base: int | None = None  # its generations equal to the base's for the same (seed, prompt)
     # The specificity axis; None when the spec registers no impostors ("not checked").
     specificity: Specificity | None = None
     # rule id -> the smallest true delta_cb this design detects with 80% power; only rules with a power
@@ -390,9 +390,9 @@ class Verdicts:
     single verdict instead, which then stands under whatever rule is asked for.
     """
 
-    voice: Mapping[str, Voice | str | None] | Voice | str | None = None
-    copying: Copying | str | None = None
-    damage: Damage | str | None = None
+    voice: Mapping[str, Voice | str | None] | Voice | str | None = None  # rule id -> VOICE, or one verdict (older rows)
+    copying: Copying | str | None = None  # the COPYING verdict
+    damage: Damage | str | None = None    # the DAMAGE verdict
 
     def voice_under(self, rule: str | None) -> Voice | str | None:
         if isinstance(self.voice, Mapping):
@@ -416,8 +416,8 @@ class Verdicts:
 class Control:
     """The never-saw-it control for copying: the base carrier and its overlap."""
 
-    arm: str | None
-    overlap: float | None
+    arm: str | None          # the base arm (never trained on the author's text)
+    overlap: float | None    # its n-gram overlap with the training text: the copying baseline
 
     def to_json(self) -> JSON:
         return {"arm": self.arm, "overlap": self.overlap}
@@ -425,9 +425,9 @@ class Control:
 
 @dataclass(frozen=True, kw_only=True)
 class Counts:
-    voice: int
-    probe: int
-    expected_voice: int
+    voice: int               # voice generations scored
+    probe: int               # probe generations scored
+    expected_voice: int      # voice generations the design calls for
 
     def to_json(self) -> JSON:
         return {"voice": self.voice, "probe": self.probe, "expected_voice": self.expected_voice}
@@ -437,9 +437,9 @@ class Counts:
 class Confusion:
     """Canary checks of `arm` answered with `answered_as`'s weights."""
 
-    arm: str
-    answered_as: str
-    count: int
+    arm: str                 # the arm the checks were sent as
+    answered_as: str         # the arm whose weights answered them
+    count: int               # how many checks
 
     def to_json(self) -> JSON:
         return {"arm": self.arm, "answered_as": self.answered_as, "count": self.count}
@@ -454,19 +454,19 @@ class Integrity:
     """Did the seat serve every arm its own weights? The canary verdict behind the scored rows (issue 16)."""
 
     status: str                       # "holds" | "failed" | "not checked"
-    method: str
-    params: Mapping[str, Any] = field(default_factory=dict)
+    method: str                       # the canary method and its version (e.g. canary-reproduction@2)
+    params: Mapping[str, Any] = field(default_factory=dict)  # the method's parameters
     references: int = 0               # reference canaries (each arm alone on the seat)
     sent: int = 0                     # check canaries sent among the real requests
-    right: int = 0
-    wrong: int = 0
-    unclear: int = 0
-    confusions: tuple[Confusion, ...] = ()
-    sessions: tuple[int, ...] = ()
+    right: int = 0                    # checks that reproduced their arm's reference
+    wrong: int = 0                    # checks nearer another arm's reference
+    unclear: int = 0                  # checks the references could not tell apart
+    confusions: tuple[Confusion, ...] = ()  # the wrong checks, by arm and the arm that answered
+    sessions: tuple[int, ...] = ()    # the generate sessions behind the scored rows
     isolated: bool | None = None      # every session behind the rows ran with --isolate-arms
     unchecked_rows: int = 0           # scored rows from a session without a check
-    quarantined: int = 0
-    quarantine: str | None = None
+    quarantined: int = 0              # suspect rows moved out of the generations
+    quarantine: str | None = None     # the file they went to
     # canary-reproduction@2 (issue 25): reproduction against a calibrated threshold, and the detection floor
     foreign: int = 0                  # checks near no arm's reference (weights of no arm)
     exact: int = 0                    # right checks that reproduced their reference byte for byte
@@ -550,9 +550,9 @@ def _float_or_none(v: Any) -> float | None:
 class ReplicaShare:
     """The scored rows one replica of the seat produced (issue 13): every arm of a cell on one replica."""
 
-    url: str
-    cells: int
-    rows: int
+    url: str                 # the replica's URL (credentials redacted)
+    cells: int               # (seed, prompt) cells it generated, every arm of each
+    rows: int                # scored rows it generated
     tokens_per_s: float | None = None   # over every session's busy span on it; None when not measured
 
     def to_json(self) -> JSON:
@@ -573,15 +573,15 @@ class ReplicaShare:
 class RulerCheck:
     """Can the view's ruler tell this author at all? From the registered corpora alone (`_ruler`)."""
 
-    view: str
-    method: str | None = None
-    heldout_auc: float | None = None
-    author_auc: float | None = None
-    heldout_chunks: int | None = None
-    background_chunks: int | None = None
-    training_chunks: int | None = None
-    threshold: float | None = None
-    ok: bool | None = None
+    view: str                               # the view whose ruler it is
+    method: str | None = None               # how the ruler's AUCs were computed
+    heldout_auc: float | None = None        # AUC telling held-out chunks from background chunks
+    author_auc: float | None = None         # AUC telling the author's training chunks from background
+    heldout_chunks: int | None = None       # held-out chunks compared
+    background_chunks: int | None = None    # background chunks compared
+    training_chunks: int | None = None      # training chunks compared
+    threshold: float | None = None          # the AUC both must reach
+    ok: bool | None = None                  # both reached it (None: not computed)
 
     def to_json(self) -> JSON:
         return {"method": self.method, "heldout_auc": self.heldout_auc, "author_auc": self.author_auc,
@@ -605,27 +605,27 @@ class Provenance:
     canaries.jsonl; the evidence names those files' hashes in the signature. Empty for imported rows.
     """
 
-    integrity: Integrity | None = None
-    replicas: tuple[ReplicaShare, ...] = ()
-    evidence: IntegrityEvidence | None = None
+    integrity: Integrity | None = None          # the seat-integrity verdict (None: no canaries)
+    replicas: tuple[ReplicaShare, ...] = ()     # which replica produced which rows
+    evidence: IntegrityEvidence | None = None   # the hashes of the files the verdict was judged from
 
 
 @dataclass(frozen=True, kw_only=True)
 class GateResult:
     """One scoring of one gate's generations under one deciding rule (DESIGN.md §6)."""
 
-    gate: str
-    rule: str
-    ships: str | None
-    control: Control
-    arms: tuple[ArmResult, ...]
-    counts: Counts | None = None
+    gate: str                         # the gate's name
+    rule: str                         # the deciding floor rule's id
+    ships: str | None                 # the candidate the gate recommends (None: none passes)
+    control: Control                  # the copying control
+    arms: tuple[ArmResult, ...]       # every arm scored, the base included, in the spec's order
+    counts: Counts | None = None      # the rows scored (None: older results)
     # view name -> its ruler check; empty when none was computed (older results, test seams).
     ruler: Mapping[str, RulerCheck] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()    # one line each: what weakens the numbers (small pools, a weak ruler, ...)
     # What shaped the numbers (`_signature`); None only for results built without one (test seams).
     signature: Signature | None = None
-    signature_text: str | None = None
+    signature_text: str | None = None  # the signature's one-line text, as printed and recorded
     # The seat-integrity verdict; None when the generations carry no canaries (imported, or older runs).
     integrity: Integrity | None = None
     # Which replica produced which scored rows; empty when the rows name none (imported, older runs).
