@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv is absent):
-# imported here so pytest registers the fixture for every test module.
-from vllm_seat import vllm_seat  # noqa: F401
+# The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv or the tiny-voices
+# fixture is absent): imported here so pytest registers the fixture for every test module.
+from vllm_seat import Watcher, running_seat, vllm_seat  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
@@ -47,3 +48,37 @@ def compose_fixture() -> Path:
     if not COMPOSE_FIXTURE.is_file():
         pytest.skip(f"fleet compose fixture not present at {COMPOSE_FIXTURE}")
     return COMPOSE_FIXTURE
+
+
+_WATCHER = Watcher()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _vllm_watcher() -> Iterator[Watcher]:
+    """Watches for a real vLLM server started outside tests/vllm_seat.py (see _shared_vllm_seat_only)."""
+    _WATCHER.start()
+    yield _WATCHER
+    _WATCHER.stop()
+
+
+@pytest.fixture(autouse=True)
+def _current_test(request: pytest.FixtureRequest) -> None:
+    _WATCHER.test = request.node.nodeid
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each module: it started no vLLM server of its own (one session seat, tests/vllm_seat.py), and it
+    left that seat serving what it started with (runtime-loaded adapters unloaded; /v1/models is the witness)."""
+    yield
+    _WATCHER.poll()
+    module = Path(str(request.node.path)).relative_to(REPO).as_posix()
+    own = _WATCHER.offenders(module)
+    if own:
+        pytest.fail(f"{module} started a vLLM server of its own (use the session's `vllm_seat`, or the stub "
+                    f"through vllm_seat.stub_venv): {own}")
+    seat = running_seat()
+    if seat is not None:
+        problem = seat.left_as_started()
+        if problem:
+            pytest.fail(problem)

@@ -1,7 +1,8 @@
-"""`voicegate generate` against a REAL vLLM seat (tiny Qwen3, two real LoRA adapters).
+"""`voicegate generate` against a REAL vLLM seat (the tiny-voices carrier and its trained LoRA voices).
 
-The server is started once per session by the ``vllm_seat`` fixture
-(tests/vllm_seat.py) from the venv that ``.ci/vllm-venv`` creates.
+The server is started once per session by the ``vllm_seat`` fixture (tests/vllm_seat.py) from the
+venv that ``.ci/vllm-venv`` creates: ``lv-bronte-ckpt475`` is the adapter it serves from its start,
+``lv-bronte-ckpt925`` the one voicegate loads at run time here (and unloads).
 """
 
 from __future__ import annotations
