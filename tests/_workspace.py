@@ -4,7 +4,7 @@ Workspaces
     `make_workspace(root, spec)` writes a gate workspace with every file the
     spec names (prompts, small corpora, probes when the spec has them), a git
     repository, and the spec; `registered_workspace(root, spec)` also commits
-    it and runs `voicegate register`. The corpora are a few KB written here, so
+    it and runs `voicegate register` (in this process). The corpora are a few KB written here, so
     nothing needs ../shared. `base_spec` (every section, all three artifacts)
     and `gate_spec` (a seat-facing spec for the generate tests) are the specs.
 
@@ -23,7 +23,8 @@ Running the CLI
     monkeypatched seam applies and no interpreter starts. `voicegate(root,
     *args)` runs `python -m voicegate` as a user would, in a subprocess: kept for
     what needs a real process (a kill, a signal, two commands at once, an
-    import guard, a stand-in seat the test process also serves).
+    import guard) and for one smoke test per command; `cli(root, *args)` gives
+    the same answer (returncode, stdout, stderr) from a run in this process.
 """
 
 from __future__ import annotations
@@ -162,13 +163,13 @@ def make_workspace(root: Path, spec: dict[str, Any] | None = None, *, git_init: 
 
 
 def registered_workspace(root: Path, spec: dict[str, Any], *, prompts: list[str] | None = None) -> Path:
-    """make_workspace, committed, then `voicegate register` through the CLI; returns root."""
+    """make_workspace, committed, then `voicegate register` through the CLI, in this process; returns root."""
     make_workspace(root, spec, prompts=prompts or PROMPTS)
     (root / ".gitignore").write_text("runs/\n", encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "workspace")
-    done = voicegate(root, "register", spec["gate"])
-    if done.returncode != 0:
+    done = run_cli("register", spec["gate"], cwd=root)
+    if done.code != 0:
         raise RuntimeError(f"register failed: {done.stderr}")
     return root
 
@@ -389,6 +390,14 @@ def voicegate(root: Path, *args: str, env: dict[str, str] | None = None, timeout
     # The autouse fixture in conftest.py has cleared the caller's VOICEGATE_* settings already.
     return subprocess.run([sys.executable, "-m", "voicegate", *args], cwd=root, check=False, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def cli(root: Path, *args: str, env: Mapping[str, str | None] | None = None, timeout: float | None = None,
+        ) -> subprocess.CompletedProcess[str]:
+    """`voicegate(root, ...)`'s answer (returncode, stdout, stderr) from a run in this process (`run_cli` in
+    `root`): for the tests where a real process is not the subject. `timeout` is accepted and unused."""
+    done = run_cli(*args, cwd=root, env=env)
+    return subprocess.CompletedProcess(["voicegate", *args], done.code, done.stdout, done.stderr)
 
 
 def vg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
