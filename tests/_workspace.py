@@ -454,3 +454,8 @@ def run_cli(*args: object, cwd: str | os.PathLike[str] | None = None,
         except SystemExit as exc:
             code = _exit_code(exc)
     return Result(code, out.getvalue(), err.getvalue())
+
+
+def vg_in(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`vg`'s answer (`voicegate ARGS -C root`) from a run in this process."""
+    return cli(root, *args, "-C", str(root))
