@@ -34,9 +34,10 @@ import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -191,6 +192,26 @@ def register_prospective(root: Path, gate: str = "lv-hemingway", rule: str = "pa
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     register(load_spec(root, gate))
     return path
+
+
+class Templates:
+    """Workspaces built once (a module-scoped fixture holds one `Templates`) and copied per test.
+
+    `copy(name, build, dest)` runs `build(path)` the first time `name` is asked for, then copies
+    the built tree (its .git too) to `dest`: a test gets its own workspace for the cost of a copy.
+    """
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self.built: set[str] = set()
+
+    def copy(self, name: str, build: Callable[[Path], object], dest: Path) -> Path:
+        src = self.where / name
+        if name not in self.built:
+            build(src)
+            self.built.add(name)
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+        return dest
 
 
 def rows(root: Path, gate: str) -> list[dict[str, Any]]:
