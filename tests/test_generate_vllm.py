@@ -60,7 +60,10 @@ def test_generate_against_real_vllm(vllm_seat, tmp_path):
     _fresh(seat)
     root = registered_workspace(tmp_path / "ws", _spec(seat))
     t0 = time.monotonic()
-    done = voicegate(root, "generate", GATE, "--quiet")
+    # --isolate-arms: 4 requests in flight, one arm at a time. With arms mixed in flight this seat (the trained
+    # voices, --max-loras 2) answers base requests with an adapter's weights and the integrity check fails the
+    # run (exit 4: tests/test_integrity_vllm.py pins that); the random tiny model this test ran on before did not.
+    done = voicegate(root, "generate", GATE, "--quiet", "--isolate-arms")
     wall = time.monotonic() - t0
     assert done.returncode == 0, done.stderr
     assert "runtime-loaded adapters do not persist" in done.stderr
