@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import time
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,3 +84,35 @@ def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
         problem = seat.left_as_started()
         if problem:
             pytest.fail(problem)
+
+
+# -- the suite's shape: the vLLM tests first and on one worker; time per module at the end -------------
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real-seat tests (marker `vllm`) run first and, under pytest-xdist (`-n 2 --dist loadgroup`,
+    .ci/run), all on one worker: one session seat, while the other worker runs the rest."""
+    vllm = [i for i in items if i.get_closest_marker("vllm")]
+    for item in vllm:
+        item.add_marker(pytest.mark.xdist_group("vllm"))
+    items[:] = vllm + [i for i in items if not i.get_closest_marker("vllm")]
+
+
+_MODULE_SECONDS: dict[str, float] = defaultdict(float)
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _MODULE_SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Seconds per test module (setup + call + teardown, summed over workers) and the wall time."""
+    if len(_MODULE_SECONDS) < 2:
+        return
+    tr = terminalreporter
+    tr.section("time per test module (s)")
+    for module, secs in sorted(_MODULE_SECONDS.items(), key=lambda kv: -kv[1]):
+        tr.write_line(f"{secs:8.1f}  {module}")
+    tr.write_line(f"{sum(_MODULE_SECONDS.values()):8.1f}  in all (test time, summed over workers); "
+                  f"wall {time.monotonic() - _STARTED:.0f} s")
