@@ -91,10 +91,11 @@ def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The real-seat tests (marker `vllm`) run first and, under pytest-xdist (`-n 2 --dist loadgroup`,
-    .ci/run), all on one worker: one session seat, while the other worker runs the rest."""
+    .ci/run), all on one worker: one session seat, while the other worker runs the rest, a module at a
+    time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
     vllm = [i for i in items if i.get_closest_marker("vllm")]
-    for item in vllm:
-        item.add_marker(pytest.mark.xdist_group("vllm"))
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group("vllm" if item in vllm else item.nodeid.split("::", 1)[0]))
     items[:] = vllm + [i for i in items if not i.get_closest_marker("vllm")]
 
 
