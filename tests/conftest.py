@@ -89,6 +89,7 @@ def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
 # -- the suite's shape: the vLLM tests first and on one worker; time per module at the end -------------
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The real-seat tests (marker `vllm`) run first and, under pytest-xdist (`-n 2 --dist loadgroup`,
     .ci/run), all on one worker: one session seat, while the other worker runs the rest, a module at a
