@@ -4,7 +4,7 @@ Workspaces
     `make_workspace(root, spec)` writes a gate workspace with every file the
     spec names (prompts, small corpora, probes when the spec has them), a git
     repository, and the spec; `registered_workspace(root, spec)` also commits
-    it and runs `voicegate register`. The corpora are a few KB written here, so
+    it and runs `voicegate register` (in this process). The corpora are a few KB written here, so
     nothing needs ../shared. `base_spec` (every section, all three artifacts)
     and `gate_spec` (a seat-facing spec for the generate tests) are the specs.
 
@@ -23,7 +23,8 @@ Running the CLI
     monkeypatched seam applies and no interpreter starts. `voicegate(root,
     *args)` runs `python -m voicegate` as a user would, in a subprocess: kept for
     what needs a real process (a kill, a signal, two commands at once, an
-    import guard, a stand-in seat the test process also serves).
+    import guard) and for one smoke test per command; `cli(root, *args)` gives
+    the same answer (returncode, stdout, stderr) from a run in this process.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -162,13 +164,13 @@ def make_workspace(root: Path, spec: dict[str, Any] | None = None, *, git_init: 
 
 
 def registered_workspace(root: Path, spec: dict[str, Any], *, prompts: list[str] | None = None) -> Path:
-    """make_workspace, committed, then `voicegate register` through the CLI; returns root."""
+    """make_workspace, committed, then `voicegate register` through the CLI, in this process; returns root."""
     make_workspace(root, spec, prompts=prompts or PROMPTS)
     (root / ".gitignore").write_text("runs/\n", encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "workspace")
-    done = voicegate(root, "register", spec["gate"])
-    if done.returncode != 0:
+    done = run_cli("register", spec["gate"], cwd=root)
+    if done.code != 0:
         raise RuntimeError(f"register failed: {done.stderr}")
     return root
 
@@ -190,6 +192,26 @@ def register_prospective(root: Path, gate: str = "lv-hemingway", rule: str = "pa
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     register(load_spec(root, gate))
     return path
+
+
+class Templates:
+    """Workspaces built once (a module-scoped fixture holds one `Templates`) and copied per test.
+
+    `copy(name, build, dest)` runs `build(path)` the first time `name` is asked for, then copies
+    the built tree (its .git too) to `dest`: a test gets its own workspace for the cost of a copy.
+    """
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self.built: set[str] = set()
+
+    def copy(self, name: str, build: Callable[[Path], object], dest: Path) -> Path:
+        src = self.where / name
+        if name not in self.built:
+            build(src)
+            self.built.add(name)
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+        return dest
 
 
 def rows(root: Path, gate: str) -> list[dict[str, Any]]:
@@ -391,6 +413,14 @@ def voicegate(root: Path, *args: str, env: dict[str, str] | None = None, timeout
                           text=True, env={**os.environ, **(env or {})}, timeout=timeout)
 
 
+def cli(root: Path, *args: str, env: Mapping[str, str | None] | None = None, timeout: float | None = None,
+        ) -> subprocess.CompletedProcess[str]:
+    """`voicegate(root, ...)`'s answer (returncode, stdout, stderr) from a run in this process (`run_cli` in
+    `root`): for the tests where a real process is not the subject. `timeout` is accepted and unused."""
+    done = run_cli(*args, cwd=root, env=env)
+    return subprocess.CompletedProcess(["voicegate", *args], done.code, done.stdout, done.stderr)
+
+
 def vg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`voicegate ARGS -C root` in its own process."""
     return voicegate(root, *args, "-C", str(root))
@@ -445,3 +475,8 @@ def run_cli(*args: object, cwd: str | os.PathLike[str] | None = None,
         except SystemExit as exc:
             code = _exit_code(exc)
     return Result(code, out.getvalue(), err.getvalue())
+
+
+def vg_in(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`vg`'s answer (`voicegate ARGS -C root`) from a run in this process."""
+    return cli(root, *args, "-C", str(root))

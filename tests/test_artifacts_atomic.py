@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from _bronte import as_shipped, scored_workspace
-from _workspace import voicegate
+from _workspace import cli
 
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import _chain
@@ -80,16 +80,16 @@ def test_killed_writer_leaves_every_artifact_intact(tmp_path: Path, compose_byte
     assert {a: (root / a).read_bytes() for a in ARTIFACTS} == before
     assert (root / "gates" / ".lv-bronte.md.voicegate-tmp").exists()  # the orphan the kill left behind
     assert not (root / "runs" / "lv-bronte" / "decisions.jsonl").exists()
-    done = voicegate(root, "verify", "lv-bronte")
+    done = cli(root, "verify", "lv-bronte")
     assert done.returncode == 0, done.stdout + done.stderr
     # The next writer takes the lock the dead one held, overwrites the orphan, and appends.
-    done = voicegate(root, "ship", "lv-bronte", "ckpt475", "--reason", "additive, reversible and safety-clean")
+    done = cli(root, "ship", "lv-bronte", "ckpt475", "--reason", "additive, reversible and safety-clean")
     assert done.returncode == 0, done.stderr
     assert not (root / "gates" / ".lv-bronte.md.voicegate-tmp").exists()
     for a in ARTIFACTS:
         assert (root / a).read_bytes().count(b"voicegate:entry 2 ") == 1
         assert (root / a).read_bytes().startswith(before[a][:before[a].index(b"voicegate:entry 1")])
-    assert voicegate(root, "verify", "lv-bronte").returncode == 0
+    assert cli(root, "verify", "lv-bronte").returncode == 0
 
 
 def test_two_concurrent_writers_append_two_whole_entries(tmp_path: Path, compose_bytes: bytes) -> None:
@@ -119,5 +119,5 @@ def test_two_concurrent_writers_append_two_whole_entries(tmp_path: Path, compose
             heads = [[ln for ln in e.splitlines() if ln.startswith((b"## ", b"### voicegate"))] for e in entries]
             assert [len(h) for h in heads] == [1, 1, 0]
     assert len(set(orders)) == 1, "one gate lock: the same order in all three artifacts"
-    done = voicegate(root, "verify", "lv-bronte")
+    done = cli(root, "verify", "lv-bronte")
     assert done.returncode == 0, done.stdout + done.stderr

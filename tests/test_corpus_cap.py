@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import yaml
-from _workspace import HELD, base_spec, git, make_workspace, voicegate
+from _workspace import HELD, base_spec, cli, git, make_workspace
 
 
 def _workspace(root: Path, held_bytes: int | None = None, *, sparse: int | None = None,
@@ -69,7 +69,7 @@ def test_a_1_gib_held_out_file_is_refused_quickly_without_being_read(tmp_path: P
 
 def test_a_small_cap_refuses_and_raising_it_registers(tmp_path: Path) -> None:
     root = _workspace(tmp_path / "ws", held_bytes=300_000, cap_mb=0.25)
-    done = voicegate(root, "register", "lv-cap")
+    done = cli(root, "register", "lv-cap")
     assert done.returncode == 2
     assert "held.txt is 0.3 MiB, over the corpus cap of 0.25 MiB per file" in done.stderr
     spec_path = root / "preregistrations" / "lv-cap.yaml"
@@ -77,11 +77,11 @@ def test_a_small_cap_refuses_and_raising_it_registers(tmp_path: Path) -> None:
     spec["corpora"]["max_file_mb"] = 0.5
     spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
     git(root, "commit", "-q", "-am", "a larger cap")
-    done = voicegate(root, "register", "lv-cap")
+    done = cli(root, "register", "lv-cap")
     assert done.returncode == 0, done.stderr
 
 
 def test_the_cap_itself_is_checked(tmp_path: Path) -> None:
     root = _workspace(tmp_path / "ws", cap_mb=0)
-    done = voicegate(root, "register", "lv-cap")
+    done = cli(root, "register", "lv-cap")
     assert done.returncode == 2 and "corpora.max_file_mb" in done.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from _bronte import as_shipped, bronte_workspace, generations, patch_scoring, result, scored_workspace, write_jsonl
-from _workspace import run_cli, tree_snapshot, voicegate
+from _workspace import cli, run_cli, tree_snapshot, voicegate
 
 from voicegate._hashing import sha256_file
 
@@ -90,7 +90,7 @@ def test_import_refuses_the_whole_file_on_one_bad_line(tmp_path: Path, case: str
     source = tmp_path / "bad.jsonl"
     source.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
     before = tree_snapshot(root)
-    done = voicegate(root, "import", "lv-bronte", str(source))
+    done = cli(root, "import", "lv-bronte", str(source))
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith(f"voicegate: line {line}: "), done.stderr
     assert message in done.stderr
@@ -102,21 +102,21 @@ def test_import_refuses_the_whole_file_on_one_bad_line(tmp_path: Path, case: str
 def test_import_refuses_rows_already_stored_and_an_unregistered_gate(tmp_path: Path) -> None:
     root = bronte_workspace(tmp_path / "ws", None)
     first = write_jsonl(tmp_path / "a.jsonl", generations(("base",)))
-    assert voicegate(root, "import", "lv-bronte", str(first)).returncode == 0
+    assert cli(root, "import", "lv-bronte", str(first)).returncode == 0
     before = tree_snapshot(root)
     again = write_jsonl(tmp_path / "b.jsonl", generations(("ckpt475",)) + generations(("base",))[5:6])
-    done = voicegate(root, "import", "lv-bronte", str(again))
+    done = cli(root, "import", "lv-bronte", str(again))
     assert done.returncode == 2
     assert "line 121: base, seed 101, prompt 5 is already stored" in done.stderr
     assert tree_snapshot(root) == before
     # The other arms complete the run; run.json lists both files.
     rest = write_jsonl(tmp_path / "c.jsonl", generations(("ckpt475", "ckpt925")))
-    assert voicegate(root, "import", "lv-bronte", str(rest)).returncode == 0
+    assert cli(root, "import", "lv-bronte", str(rest)).returncode == 0
     run = json.loads((root / "runs/lv-bronte/run.json").read_text())
     assert [i["rows"] for i in run["imports"]] == [120, 240] and run["counts"]["rows"] == 360
 
     unregistered = bronte_workspace(tmp_path / "ws2", None, register=False)
-    done = voicegate(unregistered, "import", "lv-bronte", str(first))
+    done = cli(unregistered, "import", "lv-bronte", str(first))
     assert done.returncode == 2 and "is not registered" in done.stderr
     assert not (unregistered / "runs").exists()
 
@@ -133,7 +133,7 @@ def test_import_refuses_rows_already_stored_and_an_unregistered_gate(tmp_path: P
 def test_ship_refusals_write_nothing(tmp_path: Path, compose_bytes: bytes, args: tuple, message: str) -> None:
     root = scored_workspace(tmp_path / "ws", compose_bytes, ship=False, amend=False)
     before = tree_snapshot(root)
-    done = voicegate(root, "ship", "lv-bronte", *args)
+    done = cli(root, "ship", "lv-bronte", *args)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert tree_snapshot(root) == before
@@ -142,7 +142,7 @@ def test_ship_refusals_write_nothing(tmp_path: Path, compose_bytes: bytes, args:
 def test_ship_before_any_score_is_refused(tmp_path: Path, compose_bytes: bytes) -> None:
     root = bronte_workspace(tmp_path / "ws", compose_bytes)
     before = tree_snapshot(root)
-    done = voicegate(root, "ship", "lv-bronte", "ckpt475", "--reason", REASON)
+    done = cli(root, "ship", "lv-bronte", "ckpt475", "--reason", REASON)
     assert done.returncode == 2
     assert "no score is recorded for lv-bronte" in done.stderr
     assert tree_snapshot(root) == before
@@ -153,7 +153,7 @@ def test_ship_refuses_when_compose_has_no_entry_for_the_gate(tmp_path: Path, com
     without = compose_bytes.replace(b"      - lv-bronte=/adapters/lv-bronte-4b-v1\n", b"")
     root = scored_workspace(tmp_path / "ws", without, ship=False, amend=False)
     before = tree_snapshot(root)
-    done = voicegate(root, "ship", "lv-bronte", "ckpt475", "--reason", REASON)
+    done = cli(root, "ship", "lv-bronte", "ckpt475", "--reason", REASON)
     assert done.returncode == 2
     assert "compose file has no --lora-modules entry for lv-bronte" in done.stderr
     assert tree_snapshot(root) == before
@@ -263,7 +263,7 @@ def test_import_into_a_generated_run_is_refused(tmp_path: Path) -> None:
     run.parent.mkdir(parents=True)
     run.write_text(json.dumps({"source": "generated", "gate": "lv-bronte"}))
     before = tree_snapshot(root)
-    done = voicegate(root, "import", "lv-bronte", str(write_jsonl(tmp_path / "g.jsonl", generations())))
+    done = cli(root, "import", "lv-bronte", str(write_jsonl(tmp_path / "g.jsonl", generations())))
     assert done.returncode == 2
     assert "were made by `voicegate generate`" in done.stderr
     assert tree_snapshot(root) == before

@@ -1,8 +1,8 @@
 """`voicegate generate` against the stand-in seat: interleaving, resume, faults, refusals.
 
-Every test runs the real CLI in a subprocess against a registered workspace, as
-a user would; the stand-in seat runs in this process, so its request log is the
-witness of what was sent.
+Every test runs the CLI against a registered workspace, in this process (`cli`) unless a real
+process is the subject (a kill, a signal, a second command racing the first for the gate's lock);
+the stand-in seat runs in this process, so its request log is the witness of what was sent.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
 
-from _workspace import gate_spec, manifest, registered_workspace, rows, voicegate
+from _workspace import cli, gate_spec, manifest, registered_workspace, rows, voicegate
 
 from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.seat import StandinSeat
@@ -46,7 +47,7 @@ def _keys(rs):
 def test_generate_makes_every_row_interleaved_with_recorded_seeds(tmp_path):
     with _seat(token_time=0.003, slots=8) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, probes=True))
-        done = voicegate(root, "generate", GATE, "--concurrency", "3", "--quiet")
+        done = cli(root, "generate", GATE, "--concurrency", "3", "--quiet")
         assert done.returncode == 0, done.stderr
         assert "generated 30 (30/30 stored" in done.stdout
         log = seat.chat_log()
@@ -121,7 +122,7 @@ def test_kill_mid_run_with_faults_then_resume_gives_one_row_per_key(tmp_path):
             fh.write(b'{"arm": "base", "kind": "voice", "prompt_id": "2", "se')
         assert seat.served().get(RUNTIME)  # the killed run left its adapter loaded
 
-        again = voicegate(root, "generate", GATE, "--quiet", *FAST)
+        again = voicegate(root, "generate", GATE, "--quiet", *FAST)  # a real process: the smoke
         assert again.returncode == 0, again.stderr
         assert f"generated {27 - before} (27/27 stored" in again.stdout
         statuses = Counter(e["status"] for e in seat.chat_log())
@@ -143,7 +144,7 @@ def test_seat_restart_mid_run_reloads_the_runtime_adapter(tmp_path):
     with _seat(token_time=0.002) as seat:
         seat.hooks = {9: StandinSeat.restart}
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
-        done = voicegate(root, "generate", GATE, "--quiet", *FAST)
+        done = cli(root, "generate", GATE, "--quiet", *FAST)
         assert done.returncode == 0, done.stderr
         loads = [e for e in seat.requests() if e["path"] == "/v1/load_lora_adapter"]
         missed = [e for e in seat.chat_log() if e["status"] == 404]
@@ -164,10 +165,10 @@ def test_api_key_reaches_the_seat_and_no_file(tmp_path):
     with _seat(api_key=key) as seat:
         spec = gate_spec(GATE, url=seat.url, api_key_env="VOICES_API_KEY")
         root = registered_workspace(tmp_path / "ws", spec)
-        done = voicegate(root, "generate", GATE, "--quiet", env={"VOICES_API_KEY": key})
+        done = cli(root, "generate", GATE, "--quiet", env={"VOICES_API_KEY": key})
         assert done.returncode == 0, done.stderr
         assert all(e["status"] == 200 for e in seat.chat_log())
-        unset = voicegate(root, "generate", GATE, "--quiet")  # conftest cleared VOICES_API_KEY
+        unset = cli(root, "generate", GATE, "--quiet")  # conftest cleared VOICES_API_KEY
     assert len(rows(root, GATE)) == 18
     hits = [p for p in root.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
     assert hits == []
@@ -183,12 +184,12 @@ def test_an_unset_key_variable_sends_no_key_and_a_401_says_so(tmp_path):
                                                               candidates=[{"name": "c", "model": "voices-base-c",
                                                                            "role": "candidate",
                                                                            "adapter_path": "/a/c"}]))
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         assert done.returncode == 0, done.stderr
         assert keyless.requests() and not any(e["sent_key"] for e in keyless.requests())
     with _seat(api_key="sk-needed") as keyed:
         root = registered_workspace(tmp_path / "b", gate_spec(GATE, url=keyed.url, api_key_env="VOICES_API_KEY"))
-        refused = voicegate(root, "generate", GATE, "--quiet")
+        refused = cli(root, "generate", GATE, "--quiet")
     assert refused.returncode == 2
     line = refused.stderr.strip()
     assert len(line.splitlines()) == 1 and "401" in line
@@ -199,7 +200,7 @@ def test_a_seat_given_on_the_command_line_is_in_the_resume_hint(tmp_path):
     """Issue 14: the hint dropped --seat, so following it reached the spec's seat instead."""
     root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url="http://127.0.0.1:9/v1"))
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    done = voicegate(root, "generate", GATE, "--quiet", "--seat", url, "--retries", "2", "--retry-budget", "1")
+    done = cli(root, "generate", GATE, "--quiet", "--seat", url, "--retries", "2", "--retry-budget", "1")
     assert done.returncode == 3
     assert f"run `voicegate generate {GATE} --seat {url}` again to resume" in done.stderr
 
@@ -208,7 +209,7 @@ def test_a_host_that_does_not_resolve_is_not_retried(tmp_path):
     """Issue 14: a DNS failure was retried 8 times over 44 s; a name that does not exist is said at once."""
     root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url="http://no-such-seat.invalid:8027/v1"))
     t0 = time.monotonic()
-    done = voicegate(root, "generate", GATE, "--quiet")
+    done = cli(root, "generate", GATE, "--quiet")
     assert done.returncode == 3
     line = done.stderr.strip()
     assert len(line.splitlines()) == 1 and "host name does not resolve" in line and "check the seat URL" in line
@@ -219,7 +220,7 @@ def test_unreachable_seat_exits_3_with_one_line(tmp_path):
     """Acceptance 6, first half."""
     root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=f"http://127.0.0.1:{_closed_port()}/v1"))
     t0 = time.monotonic()
-    done = voicegate(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "2")
+    done = cli(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "2")
     assert done.returncode == 3
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr
@@ -237,7 +238,7 @@ def test_unservable_candidate_is_refused_before_any_request(tmp_path):
             {"name": "ckpt925", "model": RUNTIME, "role": "candidate"},   # no adapter_path
         ])
         root = registered_workspace(tmp_path / "ws", spec)
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         sent = [e["path"] for e in seat.requests()]
     assert done.returncode == 2
     assert done.stderr.strip() == (
@@ -250,9 +251,21 @@ def test_unservable_candidate_is_refused_before_any_request(tmp_path):
 def test_base_not_served_is_refused(tmp_path):
     with StandinSeat(base="other-base") as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         assert seat.chat_log() == []
     assert done.returncode == 2 and "does not serve the base model 'voices-base'" in done.stderr
+
+
+def _pausing_seat(root: Path, release: threading.Event) -> StandinSeat:
+    """A seat that holds its next request once `root`'s gate has stored a row, until `release` is set:
+    a `generate` holding the gate's lock for as long as the test needs, and no longer."""
+    path = root / "runs" / GATE / "generations.jsonl"
+
+    def hold(seat: StandinSeat) -> None:
+        if path.exists() and not release.is_set():
+            release.wait(60)
+
+    return _seat(slots=1, hooks={n: hold for n in range(1, 1000)})
 
 
 def _generate_started(root: Path) -> subprocess.Popen[str]:
@@ -267,10 +280,13 @@ def _generate_started(root: Path) -> subprocess.Popen[str]:
 
 
 def test_second_generate_on_the_same_gate_is_locked_out(tmp_path):
-    with _seat(token_time=0.02, slots=1) as seat:
-        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=1))
+    release = threading.Event()
+    root = tmp_path / "ws"
+    with _pausing_seat(root, release) as seat:
+        registered_workspace(root, gate_spec(GATE, url=seat.url, concurrency=1))
         first = _generate_started(root)
-        second = voicegate(root, "generate", GATE, "--quiet")
+        second = cli(root, "generate", GATE, "--quiet")
+        release.set()
         _, err = first.communicate(timeout=120)
     assert second.returncode == 2
     assert f"another `voicegate generate {GATE}` is already running" in second.stderr
@@ -280,13 +296,16 @@ def test_second_generate_on_the_same_gate_is_locked_out(tmp_path):
 
 def test_import_while_generate_runs_is_refused_and_nothing_is_duplicated(tmp_path):
     """Issue 12, defect 4: generate and import on one gate once both ran (750 rows, 375 duplicates)."""
-    with _seat(token_time=0.02, slots=1) as seat:
-        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=1))
+    release = threading.Event()
+    root = tmp_path / "ws"
+    with _pausing_seat(root, release) as seat:
+        registered_workspace(root, gate_spec(GATE, url=seat.url, concurrency=1))
         outside = root / "outside.jsonl"
         outside.write_text(json.dumps({"arm": "base", "model": "voices-base", "seed": 101, "prompt_id": "p1",
                                        "text": "an outside row", "finish_reason": "stop"}) + "\n", encoding="utf-8")
         first = _generate_started(root)
-        second = voicegate(root, "import", GATE, str(outside))
+        second = cli(root, "import", GATE, str(outside))
+        release.set()
         _, err = first.communicate(timeout=120)
     assert second.returncode == 2, second.stderr
     assert second.stderr.strip().startswith(f"voicegate: another `voicegate generate {GATE}` is already running")
@@ -304,7 +323,7 @@ def test_generate_while_an_import_holds_the_gate_is_refused(tmp_path):
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
         spec = load_spec(root, GATE)
         with gate_lock(spec.run_dir, GATE, "import"):
-            done = voicegate(root, "generate", GATE, "--quiet")
+            done = cli(root, "generate", GATE, "--quiet")
         assert seat.chat_log() == []
     assert done.returncode == 2
     assert f"another `voicegate import {GATE}` is already running on this gate" in done.stderr
@@ -314,17 +333,17 @@ def test_generate_while_an_import_holds_the_gate_is_refused(tmp_path):
 def test_resume_against_a_different_seat_is_refused(tmp_path):
     with _seat() as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
-        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
     path = root / "runs" / GATE / "generations.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:5]))                 # as if the run had stopped after five rows
     with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, version="0.33.0") as newer:
-        done = voicegate(root, "generate", GATE, "--quiet", "--seat", newer.url)
+        done = cli(root, "generate", GATE, "--quiet", "--seat", newer.url)
         assert newer.chat_log() == []
     assert done.returncode == 2
     assert "refusing to continue lv-gen" in done.stderr and "'0.32.0+standin'" in done.stderr
     with StandinSeat(adapters={SERVED: "/elsewhere/ckpt475"}, version="0.32.0+standin") as moved:
-        done = voicegate(root, "generate", GATE, "--quiet", "--seat", moved.url)
+        done = cli(root, "generate", GATE, "--quiet", "--seat", moved.url)
     assert done.returncode == 2 and "/elsewhere/ckpt475" in done.stderr
     assert len(path.read_bytes().splitlines()) == 5
 
@@ -333,10 +352,10 @@ def test_seat_url_precedence_flag_then_env_then_spec(tmp_path):
     dead = f"http://127.0.0.1:{_closed_port()}/v1"
     with _seat() as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=dead))
-        via_env = voicegate(root, "generate", GATE, "--quiet", env={"VOICEGATE_SEAT_URL": seat.url})
+        via_env = cli(root, "generate", GATE, "--quiet", env={"VOICEGATE_SEAT_URL": seat.url})
         assert via_env.returncode == 0, via_env.stderr
         (root / "runs").rename(tmp_path / "runs-1")
-        via_flag = voicegate(root, "generate", GATE, "--quiet", "--seat", seat.url, env={"VOICEGATE_SEAT_URL": dead})
+        via_flag = cli(root, "generate", GATE, "--quiet", "--seat", seat.url, env={"VOICEGATE_SEAT_URL": dead})
         assert via_flag.returncode == 0, via_flag.stderr
     assert len(rows(root, GATE)) == 18
 
@@ -346,7 +365,7 @@ def test_changed_spec_is_refused_before_the_seat_is_called(tmp_path):
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
         spec_file = root / "preregistrations" / f"{GATE}.yaml"
         spec_file.write_text(spec_file.read_text().replace("- 202", "- 203"))
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         assert seat.requests() == []
     assert done.returncode == 2 and "differs from its registration" in done.stderr
 
@@ -381,13 +400,13 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
         # The first 12 chat requests are the integrity references (3 arms x 2 canaries x 2 asks, alone on the seat).
         seat.hooks = {20: go_down}
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
-        lost = voicegate(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "1")
+        lost = cli(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "1")
         saved = rows(root, GATE)
         # Canaries are the very requests of real cells: count them from canaries.jsonl, not from the seat's log.
         canaries = (root / "runs" / GATE / "canaries.jsonl").read_text().count("\n")
         ok_before = sum(1 for e in seat.chat_log() if e["status"] == 200) - canaries
         seat.fail_every = None
-        back = voicegate(root, "generate", GATE, "--quiet")
+        back = cli(root, "generate", GATE, "--quiet")
     assert lost.returncode == 3, lost.stderr
     line = [ln for ln in lost.stderr.strip().splitlines() if "do not persist" not in ln]
     assert len(line) == 1 and "unreachable" in line[0] and "500" in line[0], lost.stderr
@@ -405,7 +424,7 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
 def test_runtime_loading_disabled_on_the_seat_is_refused_before_generating(tmp_path):
     with _seat(runtime_lora=False) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url))
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         assert seat.chat_log() == []
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith(
@@ -477,7 +496,7 @@ def test_an_adapter_loaded_by_a_run_killed_before_its_manifest_is_still_ours(tmp
         assert loaded.status_code == 200
         spec.run.path.mkdir(parents=True)
         spec.run.adapters.write_text(json.dumps({"models": [RUNTIME]}), encoding="utf-8")
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         served_after = seat.served()
         loads = [e for e in seat.requests() if e["path"] == "/v1/load_lora_adapter"]
     assert done.returncode == 0, done.stderr

@@ -1,7 +1,8 @@
-"""`voicegate generate` against a REAL vLLM seat (tiny Qwen3, two real LoRA adapters).
+"""`voicegate generate` against a REAL vLLM seat (the tiny-voices carrier and its trained LoRA voices).
 
-The server is started once per session by the ``vllm_seat`` fixture
-(tests/vllm_seat.py) from the venv that ``.ci/vllm-venv`` creates.
+The server is started once per session by the ``vllm_seat`` fixture (tests/vllm_seat.py) from the
+venv that ``.ci/vllm-venv`` creates: ``lv-bronte-ckpt475`` is the adapter it serves from its start,
+``lv-bronte-ckpt925`` the one voicegate loads at run time here (and unloads).
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def test_generate_against_real_vllm(vllm_seat, tmp_path):
     _fresh(seat)
     root = registered_workspace(tmp_path / "ws", _spec(seat))
     t0 = time.monotonic()
-    done = voicegate(root, "generate", GATE, "--quiet")
+    # --isolate-arms: 4 requests in flight, one arm at a time. With arms mixed in flight this seat (the trained
+    # voices, --max-loras 2) answers base requests with an adapter's weights and the integrity check fails the
+    # run (exit 4: tests/test_integrity_vllm.py pins that); the random tiny model this test ran on before did not.
+    done = voicegate(root, "generate", GATE, "--quiet", "--isolate-arms")
     wall = time.monotonic() - t0
     assert done.returncode == 0, done.stderr
     assert "runtime-loaded adapters do not persist" in done.stderr

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _workspace import gate_spec, manifest, register_prospective, registered_workspace, rows, run_cli, voicegate
+from _workspace import cli, gate_spec, manifest, register_prospective, registered_workspace, rows, run_cli, voicegate
 
 from voicegate.generate._canaries import checks_per_arm, choose_canaries, plan_checks, positions
 from voicegate.generate._generate import generate
@@ -242,7 +242,7 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     with _seat(token_time=0.001, slots=8, wrong_weights_every=3) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8,
                                                                seeds=[101, 202, 303, 404]))
-        mixed = voicegate(root, "generate", GATE, "--quiet", "--canaries", "6")
+        mixed = cli(root, "generate", GATE, "--quiet", "--canaries", "6")
         # Issue 25 finding 10: generate's own check failed -> exit 4, the summary still printed, one line on stderr.
         assert mixed.returncode == 4, mixed.stderr
         assert f"{GATE}: seat integrity FAILED (arms mixed in flight)" in mixed.stdout
@@ -263,7 +263,7 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         assert len(session["canaries"]["canaries"]) == 2 and session["canaries"]["nonce"]
 
         # score refuses: exit 2, one line naming integrity and the arms, pointing at the fix; nothing written.
-        refused = voicegate(root, "score", GATE)
+        refused = cli(root, "score", GATE)
         assert refused.returncode == 2
         lines = refused.stderr.strip().splitlines()
         assert len(lines) == 1 and "seat integrity FAILED for arms" in lines[0], refused.stderr
@@ -273,23 +273,23 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         assert not (root / "runs" / GATE / "scores.json").exists()
         assert not (root / "gates" / f"{GATE}.md").exists()
         # --dry-run shows the numbers, then the same refusal.
-        dry = voicegate(root, "score", GATE, "--dry-run")
+        dry = cli(root, "score", GATE, "--dry-run")
         assert dry.returncode == 2 and "delta_cb" in dry.stdout and "seat integrity: FAILED" in dry.stdout
         assert "seat integrity FAILED for arms" in dry.stderr
-        dry_json = voicegate(root, "score", GATE, "--dry-run", "--json")
+        dry_json = cli(root, "score", GATE, "--dry-run", "--json")
         assert dry_json.returncode == 2 and json.loads(dry_json.stdout)["integrity"]["status"] == "failed"
         # Continuing with arms mixed is refused too.
-        again = voicegate(root, "generate", GATE, "--quiet")
+        again = cli(root, "generate", GATE, "--quiet")
         assert again.returncode == 2 and "--isolate-arms" in again.stderr
 
         shared_before, wrong_before = seat.shared_requests, seat.wrong_served
-        isolated = voicegate(root, "generate", GATE, "--quiet", "--isolate-arms", "--canaries", "6")
+        isolated = cli(root, "generate", GATE, "--quiet", "--isolate-arms", "--canaries", "6")
         assert isolated.returncode == 0, isolated.stderr
         assert f"{GATE}: seat integrity holds (arms isolated)" in isolated.stdout
         # Arms never shared the seat, so the fault never fired.
         assert (seat.shared_requests, seat.wrong_served) == (shared_before, wrong_before)
 
-        decided = voicegate(root, "score", GATE, "--json")
+        decided = cli(root, "score", GATE, "--json")
         assert decided.returncode == 0, decided.stderr
 
     # Recovery without loss: the suspect rows are in quarantine, not deleted; the hash covers the scored rows.
@@ -334,7 +334,7 @@ def test_isolated_waves_never_mix_arms_on_the_seat_and_keep_it_busy(tmp_path: Pa
     with _seat(token_time=0.001, slots=4, wrong_weights_every=1) as seat:
         spec["seat"]["url"] = seat.url
         root = registered_workspace(tmp_path / "ws", spec)
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         assert done.returncode == 0, done.stderr
         log = seat.chat_log()
     # The spec key alone turned isolation on: no request ever shared the seat, though every shared one would fault.
@@ -387,7 +387,7 @@ def _fault_run(tmp_path: Path, *, isolate: bool = False, seeds: list[int] | None
     with _seat(token_time=0.001, slots=8, **faults) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8,
                                                                seeds=seeds or [101, 202, 303, 404]))
-        done = voicegate(root, "generate", GATE, "--quiet", *(["--isolate-arms"] if isolate else []), *args)
+        done = cli(root, "generate", GATE, "--quiet", *(["--isolate-arms"] if isolate else []), *args)
     return root, done, seat
 
 
@@ -431,7 +431,7 @@ def test_issue25_finding3_a_replica_serving_another_adapter_under_the_same_name_
         spec = gate_spec(GATE, url=good.url, concurrency=4, seeds=[1, 2])
         spec["seat"]["replicas"] = [good.url, bad.url]
         root = registered_workspace(tmp_path / "ws", spec)
-        out = voicegate(root, "generate", GATE, "--quiet")
+        out = cli(root, "generate", GATE, "--quiet")
     assert out.returncode == 2, out.stdout + out.stderr
     lines = [ln for ln in out.stderr.strip().splitlines() if "do not persist" not in ln]
     assert len(lines) == 1 and f"refusing replica {bad.url}" in lines[0] and "ckpt475" in lines[0], out.stderr
@@ -466,7 +466,7 @@ def test_issue25_finding6_the_record_states_the_detection_floor(tmp_path: Path) 
     with _seat(token_time=0.0005, slots=8) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8,
                                                                seeds=[101, 202, 303, 404]))
-        done = voicegate(root, "generate", GATE, "--quiet")
+        done = cli(root, "generate", GATE, "--quiet")
         assert done.returncode == 0, done.stderr
         assert "catches a fault on" in done.stdout
         scored = run_cli("score", GATE, cwd=root)
@@ -482,7 +482,7 @@ def _failed_run(tmp_path: Path) -> Path:
     with _seat(token_time=0.001, slots=8, wrong_weights_every=3) as seat:
         root = registered_workspace(tmp_path / "failed", gate_spec(GATE, url=seat.url, concurrency=8,
                                                                    seeds=[101, 202, 303, 404]))
-        done = voicegate(root, "generate", GATE, "--quiet", "--canaries", "6")
+        done = cli(root, "generate", GATE, "--quiet", "--canaries", "6")
         assert done.returncode == 4, done.stdout + done.stderr
     return root
 
@@ -541,7 +541,7 @@ def test_issue25_finding7_no_edit_of_the_evidence_makes_score_decide_a_failed_ru
 def test_issue25_finding7_the_signature_binds_the_integrity_evidence(tmp_path: Path) -> None:
     with _seat(token_time=0.0005, slots=8) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=[1, 2]))
-        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
     run = root / "runs" / GATE
     first = json.loads(run_cli("score", GATE, "--json", "--dry-run", cwd=root).stdout)["signature"]
     from voicegate._hashing import sha256_file, sha256_json
@@ -559,14 +559,14 @@ def test_issue25_generated_rows_without_a_check_are_refused_then_regenerated(tmp
     """A session that stopped before its first check: score refuses its rows; generate quarantines and redoes them."""
     with _seat(token_time=0.0005, slots=8) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=[1, 2]))
-        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
         run = root / "runs" / GATE
         # What a kill before the first check leaves: its rows, its references, no check, no end of session.
         _edit_jsonl(run / "canaries.jsonl", lambda c: c if c["phase"] == "reference" else None)
         _edit_json(run / "run.json", lambda m: m["sessions"][0].pop("generated"))
         line = _refused_by_score(root)
         assert "NOT CHECKED" in line and "generate" in line
-        again = voicegate(root, "generate", GATE, "--quiet")
+        again = cli(root, "generate", GATE, "--quiet")
         assert again.returncode == 0, again.stderr
         assert "carry no seat-integrity check" in again.stderr
     assert len(rows(root, GATE)) == 18 and all(r["session"] == 1 for r in rows(root, GATE))

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from _workspace import git, make_workspace, tree_snapshot, voicegate
+from _workspace import cli, git, make_workspace, tree_snapshot, voicegate
 
 from voicegate._hashing import sha256_json
 
@@ -49,7 +49,7 @@ def test_register_records_the_spec_files_raw_bytes_sha256(tmp_path: Path) -> Non
     # comments and odd spacing: the canonical hash ignores them, the file hash does not
     path.write_bytes(b"# a comment the canonical hash never sees\n" + path.read_bytes().replace(b": ", b":   ", 1))
     raw = hashlib.sha256(path.read_bytes()).hexdigest()
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
     assert done.returncode == 0, done.stderr
     record = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
     assert record["spec_file_sha256"] == raw
@@ -68,7 +68,7 @@ def test_register_records_the_spec_files_raw_bytes_sha256(tmp_path: Path) -> Non
 
 def test_register_prints_the_commit(tmp_path: Path) -> None:
     make_workspace(tmp_path)
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
     assert done.returncode == 0, done.stderr
     assert git(tmp_path, "rev-parse", "HEAD").strip() in done.stdout
 
@@ -76,7 +76,7 @@ def test_register_prints_the_commit(tmp_path: Path) -> None:
 def test_register_outside_git_is_refused(tmp_path: Path) -> None:
     make_workspace(tmp_path, git_init=False)
     before = tree_snapshot(tmp_path)
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
     assert done.returncode == 2
     assert "not a git work tree" in done.stderr
     assert tree_snapshot(tmp_path) == before
@@ -88,9 +88,9 @@ def test_reregistering_needs_supersede_and_names_the_old_one(tmp_path: Path) -> 
     raw = yaml.safe_load(path.read_text())
     raw["seeds"] = [101, 202, 303]
     path.write_text(yaml.safe_dump(raw))
-    refused = voicegate(tmp_path, "register", "lv-test")
+    refused = cli(tmp_path, "register", "lv-test")
     assert refused.returncode == 2 and "--supersede" in refused.stderr
-    done = voicegate(tmp_path, "register", "lv-test", "--supersede")
+    done = cli(tmp_path, "register", "lv-test", "--supersede")
     assert done.returncode == 0, done.stderr
     second = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
     assert second["supersedes"]["spec_sha256"] == first["spec_sha256"]
@@ -105,7 +105,7 @@ def test_registering_again_once_generations_exist_is_refused(tmp_path: Path) -> 
     (run / "generations.jsonl").write_text('{"arm": "base", "seed": 101, "prompt_id": "0", "text": "x"}\n')
     head = git(tmp_path, "rev-parse", "HEAD")
     for args in (["register", "lv-test"], ["register", "lv-test", "--supersede"]):
-        done = voicegate(tmp_path, *args)
+        done = cli(tmp_path, *args)
         assert done.returncode == 2
         assert "results already exist" in done.stderr
     assert git(tmp_path, "rev-parse", "HEAD") == head
@@ -113,7 +113,7 @@ def test_registering_again_once_generations_exist_is_refused(tmp_path: Path) -> 
 
 def test_words_warning(tmp_path: Path) -> None:
     make_workspace(tmp_path)
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
     assert done.returncode == 0
     assert "per (arm, seed)" in done.stderr and "10,000" in done.stderr
 
@@ -132,7 +132,7 @@ KEY = {"VOICES_API_KEY": "test-key"}  # the spec names this variable
 
 def _check_commands(tmp_path: Path, expected: str) -> None:
     for args in (["score", "lv-test"], ["generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1"]):
-        done = voicegate(tmp_path, *args, env=KEY)
+        done = cli(tmp_path, *args, env=KEY)
         assert done.returncode == 2, (args, done.returncode, done.stderr)
         assert expected in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
@@ -144,7 +144,7 @@ def test_changed_seed_is_refused_by_name(tmp_path: Path) -> None:
     _check_commands(tmp_path, "seeds[1]")
     path.write_bytes(original)
     # restored: generate gets past registration and fails only on the unreachable seat (exit 3)
-    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1", env=KEY)
+    done = cli(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1", env=KEY)
     assert done.returncode == 3, done.stderr
 
 
@@ -153,7 +153,7 @@ def test_changed_threshold_is_refused_by_name(tmp_path: Path) -> None:
     original = _edit(path, lambda raw: raw["copying"].__setitem__("tolerance", 0.05))
     _check_commands(tmp_path, "copying.tolerance")
     path.write_bytes(original)
-    done = voicegate(tmp_path, "score", "lv-test")
+    done = cli(tmp_path, "score", "lv-test")
     assert "differs from its registration" not in done.stderr
 
 
@@ -164,13 +164,13 @@ def test_changed_corpus_file_is_refused_by_name(tmp_path: Path) -> None:
     corpus.write_bytes(original + b"One more sentence.\n")
     _check_commands(tmp_path, "corpora/train/train.txt")
     corpus.write_bytes(original)
-    done = voicegate(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1", env=KEY)
+    done = cli(tmp_path, "generate", "lv-test", "--seat", UNREACHABLE, "--quiet", "--retries", "1", env=KEY)
     assert done.returncode == 3, done.stderr
 
 
 def test_unregistered_spec_is_refused(tmp_path: Path) -> None:
     make_workspace(tmp_path)
-    done = voicegate(tmp_path, "score", "lv-test")
+    done = cli(tmp_path, "score", "lv-test")
     assert done.returncode == 2 and "not registered" in done.stderr
 
 
@@ -203,7 +203,7 @@ def test_init_lays_out_a_workspace(tmp_path: Path) -> None:
     # the example is a valid spec apart from its files: its keys are the schema's
     raw = yaml.safe_load(example)
     assert raw["gate"] == "lv-example"
-    again = voicegate(tmp_path, "init", str(ws))
+    again = cli(tmp_path, "init", str(ws))
     assert again.returncode == 0
     assert (ws / ".gitignore").read_text().count("/runs/") == 1
 

@@ -1,7 +1,7 @@
 """`kill -9` of `score`, `ship` and `amend` at every point between two writes (issue 12, acceptance 2).
 
 Each trial copies a pristine lv-bronte workspace, runs the real CLI in a
-subprocess (`tests/_crashrun.py`) and SIGKILLs it just before or just after
+process of its own (forked by `tests/_crashrun.py --serve`, which imports voicegate once) and SIGKILLs it just before or just after
 its K-th file replacement — every whole-file write voicegate makes is one
 `os.replace`, so K walks the kill through the whole command. Then, as a user
 would after a crash:
@@ -14,18 +14,20 @@ would after a crash:
 3. the same command run again finishes the job: every artifact ends with
    exactly n0 + 1 entries — never a duplicate — and `verify` exits 0.
 
-Every (K, before|after) point of each command is tried, then random points fill
-the trials up to TRIALS (seeded, so a failure replays).
+Every (K, before|after) point of each command is tried, once each: the kill points are
+deterministic, so a second trial at the same point repeats the first (random points that
+filled the trials up to 30 per command only ever repeated points already swept).
 """
 
 from __future__ import annotations
 
+import json
 import os
-import random
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,6 @@ from _bronte import generations as bronte_rows
 from _workspace import run_cli
 from conftest import COMPOSE_FIXTURE, REPO
 
-TRIALS = 30
 DRIVER = Path(__file__).resolve().parent / "_crashrun.py"
 ARTIFACTS = ("gates/lv-bronte.md", "adapters/lv-bronte-4b-v1/README.md", "deploy/compose.yaml")
 SHIP_REASON = "additive, reversible and safety-clean"
@@ -63,16 +64,41 @@ def _counts(root: Path) -> list[int]:
     return [marker_count((root / rel).read_bytes()) if (root / rel).exists() else 0 for rel in ARTIFACTS]
 
 
-def _crash(root: Path, args: tuple[str, ...], *, at: int | None = None, phase: str = "before",
-           count: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    if at is not None:
-        env["VOICEGATE_TEST_CRASH"] = f"{at}:{phase}"
-    if count is not None:
-        env["VOICEGATE_TEST_COUNT"] = str(count)
-    return subprocess.run([sys.executable, str(DRIVER), *args], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=60, check=False)  # a pool worker outliving a kill holds the pipes: timeout
+class Driver:
+    """`_crashrun.py --serve`: one interpreter with voicegate imported, forking one process per trial."""
+
+    def __init__(self) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+        self.proc = subprocess.Popen([sys.executable, str(DRIVER), "--serve"], env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, root: Path, args: tuple[str, ...], *, at: int | None = None, phase: str = "before",
+            count: Path | None = None) -> subprocess.CompletedProcess[str]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        out = root.parent / f"{root.name}.out"
+        self.proc.stdin.write(json.dumps({"cwd": str(root), "args": list(args), "out": str(out),
+                                          "crash": f"{at}:{phase}" if at is not None else None,
+                                          "count": str(count) if count is not None else None}) + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        assert answer, "the crash driver died"
+        text = out.read_text(errors="replace")
+        return subprocess.CompletedProcess(list(args), json.loads(answer)["returncode"], text, text)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Driver]:
+    d = Driver()
+    try:
+        yield d
+    finally:
+        d.close()
 
 
 def _temps(root: Path) -> list[str]:
@@ -80,7 +106,7 @@ def _temps(root: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, int]]:
+def pristine(tmp_path_factory: pytest.TempPathFactory, driver: Driver) -> dict[str, tuple[Path, int]]:
     """Per command: a workspace ready for it, and how many file replacements a whole run makes."""
     if not COMPOSE_FIXTURE.is_file():
         pytest.skip(f"fleet compose fixture not present at {COMPOSE_FIXTURE}")
@@ -90,34 +116,33 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, 
         probe = tmp_path_factory.mktemp(f"count-{kind}") / "ws"
         shutil.copytree(root, probe, symlinks=True)
         counter = probe.parent / "count"
-        done = _crash(probe, args, count=counter)
+        done = driver.run(probe, args, count=counter)
         assert done.returncode == 0, done.stderr
         assert _counts(probe) == [c + 1 for c in _counts(root)], "an uninterrupted run appends one entry each"
         out[kind] = (root, int(counter.read_text()))
     return out
 
 
-def _points(replaces: int, seed: str) -> list[tuple[int, str]]:
-    every = [(k, phase) for k in range(1, replaces + 1) for phase in ("before", "after")]
-    rng = random.Random(seed)
-    extra = [(rng.randint(1, replaces), rng.choice(("before", "after"))) for _ in range(max(0, TRIALS - len(every)))]
-    return every + extra
+def _points(replaces: int) -> list[tuple[int, str]]:
+    """Every distinct kill point: just before and just after each of the command's file replacements."""
+    return [(k, phase) for k in range(1, replaces + 1) for phase in ("before", "after")]
 
 
 @pytest.mark.parametrize("kind", list(COMMANDS))
 def test_a_kill_anywhere_leaves_all_or_nothing_and_the_next_run_exactly_one_entry(
-        kind: str, pristine: dict[str, tuple[Path, int]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        kind: str, pristine: dict[str, tuple[Path, int]], driver: Driver, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     patch_scoring(monkeypatch)  # the re-run below is in this process: same scoring seam as the driver
     source, replaces = pristine[kind]
     n0 = _counts(source)
     assert replaces >= 6, f"{kind} made only {replaces} replacements: the kill points would not cover it"
     args = COMMANDS[kind]
     seen_out_of_step = seen_whole = 0
-    for trial, (at, phase) in enumerate(_points(replaces, f"crash-{kind}")):
+    for trial, (at, phase) in enumerate(_points(replaces)):
         root = tmp_path / f"t{trial}"
         shutil.copytree(source, root, symlinks=True)
         where = f"{kind}: killed {phase} replacement {at} of {replaces}"
-        killed = _crash(root, args, at=at, phase=phase)
+        killed = driver.run(root, args, at=at, phase=phase)
         assert killed.returncode == -signal.SIGKILL, f"{where}: not killed ({killed.returncode}) {killed.stderr}"
 
         counts = _counts(root)

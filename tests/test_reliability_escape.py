@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from _bronte import README, as_shipped, bronte_spec, bronte_workspace, generations, patch_scoring, write_jsonl
-from _workspace import gate_spec, git, registered_workspace, run_cli, tree_snapshot, voicegate
+from _workspace import cli, gate_spec, git, registered_workspace, run_cli, tree_snapshot
 
 from voicegate.artifacts import _chain
 from voicegate.seat import StandinSeat
@@ -111,9 +111,9 @@ def test_seat_version_reaches_no_artifact_raw(tmp_path: Path) -> None:
         (root / "deploy").mkdir(parents=True)
         (root / "deploy/compose.yaml").write_text(COMPOSE_FOR_GEN, encoding="utf-8")
         registered_workspace(root, spec)
-        done = voicegate(root, "generate", "lv-gen", "--quiet")
+        done = cli(root, "generate", "lv-gen", "--quiet")
         assert done.returncode == 0, done.stderr
-    done = voicegate(root, "score", "lv-gen")
+    done = cli(root, "score", "lv-gen")
     assert done.returncode == 0, done.stderr
     _markdown_is_clean(root / "gates/lv-gen.md", 1)
     _markdown_is_clean(root / "adapters/lv-gen/README.md", 1)
@@ -121,7 +121,7 @@ def test_seat_version_reaches_no_artifact_raw(tmp_path: Path) -> None:
     record = (root / "gates/lv-gen.md").read_text(encoding="utf-8")
     run_line = next(ln for ln in record.splitlines() if ln.startswith("**Run.**"))
     assert "&lt;script&gt;" in run_line and "\\#\\# forged" in run_line  # one line, as text
-    done = voicegate(root, "verify", "lv-gen")
+    done = cli(root, "verify", "lv-gen")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

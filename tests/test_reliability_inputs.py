@@ -31,6 +31,7 @@ import yaml
 from _workspace import GATE as SCORED_GATE
 from _workspace import (
     Result,
+    Templates,
     author_like,
     base_spec,
     carrier_like,
@@ -83,11 +84,40 @@ def refused_unchanged(root: Path, *args: str, code: int = 2, needles: tuple[str,
     return line
 
 
+# Workspaces are built once per module and copied per test (most tests here refuse one input).
+_TEMPLATES: Templates | None = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    global _TEMPLATES
+    _TEMPLATES = Templates(tmp_path_factory.mktemp("templates"))
+    yield
+    _TEMPLATES = None
+
+
+def _copy(name: str, build: Callable[[Path], object], dest: Path) -> Path:
+    assert _TEMPLATES is not None
+    return _TEMPLATES.copy(name, build, dest)
+
+
+def constructed(dest: Path) -> Path:
+    """A copy of `_workspace.scoring_workspace`: registered, over the constructed corpora, no generations."""
+    return _copy("constructed", scored_workspace, dest)
+
+
+def registered_gen(dest: Path) -> Path:
+    """A copy of `registered_workspace(gate_spec("lv-gen"))`."""
+    return _copy("lv-gen", lambda root: registered_workspace(root, gate_spec("lv-gen")), dest)
+
+
 def unregistered(tmp_path: Path, spec: dict[str, Any] | None = None,
                  files: dict[str, str] | None = None) -> Path:
-    """A committed workspace (tests/_ws.py) whose spec is not registered yet; `files` overwrite its files."""
-    root = tmp_path / "ws"
-    make_workspace(root, spec if spec is not None else base_spec(GATE))
+    """A committed workspace (tests/_ws.py) whose spec is not registered yet; `files` overwrite its files.
+
+    Copied from a git-initialised `make_workspace` of `base_spec`, then written again for `spec`."""
+    root = _copy("git-init", lambda root: make_workspace(root, base_spec(GATE)), tmp_path / "ws")
+    make_workspace(root, spec if spec is not None else base_spec(GATE), git_init=False)
     for rel, text in (files or {}).items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
@@ -148,7 +178,7 @@ def test_a_corpus_of_too_few_words_is_refused_at_register(tmp_path, corpus, rel)
 
 
 def test_a_corpus_emptied_after_registration_is_refused_at_score(tmp_path):
-    root = scored_workspace(tmp_path / "ws")
+    root = constructed(tmp_path / "ws")
     write_rows(root, voice_rows({"base": carrier_like("b"), "cand": author_like("c"), "other": copier}))
     (root / "corpora" / "held" / "held.txt").write_text("", encoding="utf-8")
     refused_unchanged(root, "score", SCORED_GATE, "--quiet", needles=("corpora/held/held.txt", "changed"))
@@ -371,8 +401,12 @@ def test_an_invalid_name_pattern_is_one_line_exit_2(tmp_path, pattern):
 @pytest.fixture
 def scored(tmp_path: Path) -> Path:
     """A registered, imported and scored workspace (`_workspace.scoring_workspace`'s gate)."""
-    root = scored_workspace(tmp_path / "ws")
-    source = tmp_path / "gens.jsonl"
+    return _copy("scored", _scored, tmp_path / "ws")
+
+
+def _scored(root: Path) -> Path:
+    scored_workspace(root)
+    source = root.parent / "gens.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in voice_rows(
         {"base": carrier_like("b"), "cand": author_like("c"), "other": copier})), encoding="utf-8")
     assert run_cli("import", SCORED_GATE, source, cwd=root).code == 0
@@ -428,7 +462,7 @@ ODD_IMPORT_ROWS: dict[str, Any] = {
 
 @pytest.mark.parametrize("what", sorted(ODD_IMPORT_ROWS))
 def test_odd_import_rows_are_one_line_exit_2_and_nothing_imported(tmp_path, what):
-    root = scored_workspace(tmp_path / "ws")
+    root = constructed(tmp_path / "ws")
     source = _import_rows(root, tmp_path, [_good_row(prompt_id="1"), ODD_IMPORT_ROWS[what]])
     line = refused_unchanged(root, "import", SCORED_GATE, source, needles=("line 2",))
     assert "nothing imported" in line
@@ -468,7 +502,7 @@ def test_bad_seat_urls_are_exit_2_for_seat_commands(what):
 
 @pytest.mark.parametrize("what", sorted(SEAT_URLS_BAD))
 def test_bad_seat_urls_are_exit_2_for_generate_and_nothing_written(tmp_path, what):
-    root = registered_workspace(tmp_path / "ws", gate_spec("lv-gen"))
+    root = registered_gen(tmp_path / "ws")
     refused_unchanged(root, "generate", "lv-gen", "--quiet", "--seat", SEAT_URLS_BAD[what], needles=("seat",))
     assert not (root / "runs" / "lv-gen").exists()  # runs/.cache is register's (the warmed corpus cache)
 
@@ -491,7 +525,7 @@ def test_a_credential_in_the_seat_url_is_never_printed(tmp_path):
         res = run_cli("seat", "models", "--seat", url)
         refused(res, code)
         assert secret not in res.stderr and secret not in res.stdout
-    root = registered_workspace(tmp_path / "ws", gate_spec("lv-gen"))
+    root = registered_gen(tmp_path / "ws")
     for url, code in ((f"http://admin:{secret}@127.0.0.1:{port}/v1", 3),
                       (f"http://admin:{secret}@127.0.0.1:99999/v1", 2)):
         res = run_cli("generate", "lv-gen", "--quiet", "--retries", "1", "--retry-budget", "1", "--seat", url,

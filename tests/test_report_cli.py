@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from _report_data import GATE, PROMPTS, SEEDS, reference_data, write_run
-from _workspace import make_workspace, voicegate
+from _workspace import cli, make_workspace
 
 from voicegate.run._store import generations_hash, read_rows
 from voicegate.spec._registration import register, spec_sha256
@@ -60,7 +60,7 @@ def _stored(root: Path) -> dict:
 
 
 def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return voicegate(root, "report", *args, timeout=120)
+    return cli(root, "report", *args, timeout=120)
 
 
 def test_report_refuses_without_scores_and_writes_nothing(workspace: Path):

@@ -10,6 +10,7 @@ import pytest
 from _bronte import fixed_view
 from _workspace import GATE, author_like, carrier_like, copier, run_cli, vg, voice_rows, voicegate, write_rows
 from _workspace import scoring_workspace as make_workspace
+from _workspace import vg_in as in_process
 from _workspace import warm_workspace as _warm_workspace
 
 
@@ -48,11 +49,11 @@ def test_score_prints_every_floor_saves_scores_and_appends(ws):
     assert (ws / "gates" / f"{GATE}.md").exists()
 
     # --json prints the saved result at full precision; scoring again gives the same bytes, saves the same
-    again = vg(ws, "score", GATE, "--json")
+    again = in_process(ws, "score", GATE, "--json")
     assert again.returncode == 0, again.stderr
     assert saved == (ws / "runs" / GATE / "scores.json").read_text()
     _assert_rounds_to(json.loads(again.stdout), result)
-    assert vg(ws, "score", GATE, "--json").stdout == again.stdout
+    assert in_process(ws, "score", GATE, "--json").stdout == again.stdout
 
 
 def _assert_rounds_to(full, recorded, where="result"):
@@ -82,7 +83,7 @@ def test_json_numbers_are_at_full_precision_and_the_record_keeps_its_rounding(ws
     from voicegate.scoring import build_reference, cosine_delta, doc_from_text, tokenize, word_counts
     from voicegate.scoring._docs import doc_from_tokens
 
-    printed = vg(ws, "score", GATE, "--json")
+    printed = in_process(ws, "score", GATE, "--json")
     assert printed.returncode == 0, printed.stderr
     full = json.loads(printed.stdout)
     recorded = json.loads((ws / "runs" / GATE / "scores.json").read_text())
@@ -124,7 +125,7 @@ def test_dry_run_writes_nothing_but_the_cache(ws):
                       if ".git/" not in p.as_posix() and "runs/.cache" not in p.as_posix())
 
     before = files()
-    done = vg(ws, "score", GATE, "--dry-run", "--json")
+    done = in_process(ws, "score", GATE, "--dry-run", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ships"] == "cand"
     assert files() == before
@@ -132,10 +133,10 @@ def test_dry_run_writes_nothing_but_the_cache(ws):
 
 
 def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
-    assert vg(ws, "score", GATE, "--strict", "--quiet").returncode == 0
+    assert in_process(ws, "score", GATE, "--strict", "--quiet").returncode == 0
     root = make_workspace(tmp_path / "ws2")
     write_rows(root, voice_rows({"base": carrier_like("b"), "cand": carrier_like("c"), "other": copier}))
-    done = vg(root, "score", GATE, "--strict", "--quiet")
+    done = in_process(root, "score", GATE, "--strict", "--quiet")
     assert done.returncode == 1
     assert done.stdout.strip() == f"{GATE}: ships: none (no candidate passes VOICE, COPYING and DAMAGE under " \
                                   "pairwise-max-spread)"
@@ -147,17 +148,17 @@ def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
 
 def test_refusals_exit_2_with_one_line_and_write_nothing(tmp_path):
     root = make_workspace(tmp_path / "ws")
-    done = vg(root, "score", GATE)
+    done = in_process(root, "score", GATE)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("voicegate: no generations for lv-test") and done.stderr.count("\n") == 1
     assert not (root / "runs" / GATE / "scores.json").exists()
 
-    done = vg(root, "score", "lv-nope")
+    done = in_process(root, "score", "lv-nope")
     assert done.returncode == 2 and "no such spec" in done.stderr and "Traceback" not in done.stderr
 
     write_rows(root, voice_rows({"base": carrier_like("b"), "cand": author_like("c"), "other": copier}))
     (root / "corpora" / "bg" / "bg2.txt").write_text("changed after registration", encoding="utf-8")
-    done = vg(root, "score", GATE)
+    done = in_process(root, "score", GATE)
     assert done.returncode == 2 and "registered file changed since registration: corpora/bg/bg2.txt" in done.stderr
     assert not (root / "runs" / GATE / "scores.json").exists()
 
@@ -166,7 +167,7 @@ def test_unknown_arm_in_generations_is_refused(tmp_path):
     root = make_workspace(tmp_path / "ws")
     rows = voice_rows({"base": carrier_like("b"), "cand": author_like("c"), "other": copier})
     write_rows(root, rows + [{**rows[0], "arm": "ghost"}])
-    done = vg(root, "score", GATE)
+    done = in_process(root, "score", GATE)
     assert done.returncode == 2 and "arm 'ghost' is not an arm of lv-test" in done.stderr
     assert not (root / "runs" / GATE / "scores.json").exists()
 
@@ -220,7 +221,7 @@ def test_a_harness_warning_is_printed_and_recorded(tmp_path):
     base = carrier_like("b")
     write_rows(root, voice_rows({"base": base, "cand": lambda s, p: base(s, p) if p == 0 else author_like("c")(s, p),
                                  "other": carrier_like("o")}))
-    done = vg(root, "score", GATE)
+    done = in_process(root, "score", GATE)
     assert done.returncode == 0, done.stderr
     assert "cand: 2 voice generation(s) are byte-identical to the base's" in done.stdout + done.stderr
     record = (root / "gates" / f"{GATE}.md").read_text()
@@ -317,11 +318,11 @@ def test_dry_run_fills_the_cache_and_writes_no_artifact(tmp_path, monkeypatch):
 
 
 def test_ruler_check_and_pool_sizes_in_json_record_table_and_report(ws):
-    done = vg(ws, "score", GATE)
+    done = in_process(ws, "score", GATE)
     assert done.returncode == 0, done.stderr
     assert "ruler (stylometric, corpora only): held-out vs background AUC" in done.stdout
     assert "words per (arm, seed) pool" in done.stdout
-    data = json.loads(vg(ws, "score", GATE, "--json", "--dry-run").stdout)
+    data = json.loads(in_process(ws, "score", GATE, "--json", "--dry-run").stdout)
     ruler = data["ruler"]["stylometric"]          # a key per view
     assert set(ruler) >= {"method", "heldout_auc", "author_auc", "threshold", "ok", "background_chunks"}
     assert ruler["threshold"] == 0.8
@@ -331,6 +332,6 @@ def test_ruler_check_and_pool_sizes_in_json_record_table_and_report(ws):
     record = (ws / "gates" / f"{GATE}.md").read_text()
     assert "**Ruler (stylometric, from the registered corpora alone).**" in record
     assert " words)" in record
-    assert vg(ws, "report", GATE).returncode == 0
+    assert in_process(ws, "report", GATE).returncode == 0
     page = next((ws / "runs" / GATE).glob("*.html")).read_text()
     assert 'id="ruler-stylometric"' in page and "Words per (arm, seed) pool" in page

@@ -1,6 +1,6 @@
 """`voicegate seat ...` against a REAL vLLM seat (the integration fixture in tests/vllm_seat.py).
 
-The seat serves ``voices-base`` and ``lv-tiny-served`` (from --lora-modules). A compose file
+The seat serves ``voices-base`` and the voices in ``vllm_seat.SERVED`` (from --lora-modules). A compose file
 that describes exactly that start is written here; then an adapter is tried at run time,
 drift catches it, it is dropped, and the seat is back in step. The same seat's decode cost
 is measured, and `check` asks the vLLM venv's own model registry about the classes.
@@ -9,16 +9,10 @@ is measured, and `check` asks the vLLM venv's own model registry about the class
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 from _workspace import run_cli
-from vllm_seat import SERVED_ADAPTER, venv_python
-
-if not hasattr(sys.modules.get("conftest"), "vllm_seat"):
-    # conftest.py normally provides the session fixture; a second definition here would start
-    # a second server, so it is only imported when conftest does not.
-    from vllm_seat import vllm_seat  # noqa: F401
+from vllm_seat import SERVED, SERVED_ADAPTER, venv_python
 
 pytestmark = pytest.mark.vllm
 
@@ -30,9 +24,9 @@ def _compose(tmp_path, seat) -> str:
     p.write_text(
         "services:\n  voices:\n    command:\n"
         f"      - {seat.model_dir}\n      - --served-model-name\n      - voices-base\n"
-        "      - --enable-lora\n      - --max-lora-rank\n      - \"8\"\n"
+        "      - --enable-lora\n      - --max-lora-rank\n      - \"16\"\n"
         "      - --kv-cache-memory-bytes\n      - 64M\n"
-        f"      - --lora-modules\n      - {SERVED_ADAPTER}={seat.adapters[SERVED_ADAPTER]}\n")
+        "      - --lora-modules\n" + "".join(f"      - {n}={seat.adapters[n]}\n" for n in SERVED))
     return str(p)
 
 
@@ -48,9 +42,9 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
 
     code, out, err = run_cli("seat", "drift", "--seat", url, "--compose", compose, "--json")
     assert code == 0, out + err
-    assert [e["name"] for e in json.loads(out)["in_step"]] == [SERVED_ADAPTER]
+    assert sorted(e["name"] for e in json.loads(out)["in_step"]) == sorted(SERVED)
 
-    adapter_dir = str(next(p for n, p in vllm_seat.adapters.items() if n != SERVED_ADAPTER))
+    adapter_dir = str(vllm_seat.adapters["lv-austen"])   # a voice the seat does not serve
     code, out, err = run_cli("seat", "try", TRY_NAME, adapter_dir, "--seat", url, "--compose", compose, "--json")
     assert code == 0, err
     tried = json.loads(out)
@@ -83,7 +77,7 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
     assert code == 0, err
     assert "stays gone after a restart" in out
     code, out, _ = run_cli("seat", "drift", "--seat", url, "--compose", compose)
-    assert code == 0 and "in step: 1 adapter(s)" in out
+    assert code == 0 and f"in step: {len(SERVED)} adapter(s)" in out
 
 
 def test_check_asks_the_vllm_venv_registry(tmp_path, vllm_seat):

@@ -71,25 +71,27 @@ def test_help_names_the_voices_folder() -> None:
     assert "--voices DIR" in done.stdout and "--port" in done.stdout and "Ctrl-C" in done.stdout
 
 
-@pytest.mark.vllm
 def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> None:
-    # The tutorial test covers the tiny-voices folder and Ctrl-C; this is the other way in (a
-    # carrier folder, plus one voice by --adapter) and the other way out (SIGTERM, as a service
-    # manager sends it). The seat and its vLLM are stopped in the finally whatever happens.
-    from _seat_up import VOICES, Seat, alive, seat_env, skip_reason
+    # The tutorial test covers the tiny-voices folder and Ctrl-C on a real vLLM; this is the other way in (a
+    # carrier folder, plus one voice by --adapter) and the other way out (SIGTERM, as a service manager sends
+    # it). What is tested is `seat up`'s start, listing and signal forwarding, not vLLM: the `vllm` it starts
+    # is the stub (tests/_vllm_stub.py, through VOICEGATE_VLLM_VENV). The seat and its stub are stopped in the
+    # finally whatever happens.
+    from _seat_up import VOICES, Seat, alive, seat_env
+    from vllm_seat import stub_venv
 
     from voicegate.seat._vllm import free_port
 
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
+    if not (VOICES / "carrier" / "config.json").is_file() or not (VOICES / "lv-austen").is_dir():
+        pytest.skip(f"tiny-voices fixture not present at {VOICES}")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "voicegate").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m voicegate \"$@\"\n")
     (bin_dir / "voicegate").chmod(0o755)
     port = free_port()
     cmd = f"voicegate seat up --voices {VOICES / 'carrier'} --adapter lv-austen={VOICES / 'lv-austen'}"
-    seat = Seat(cmd, tmp_path, seat_env(bin_dir, port), port)
+    env = {**seat_env(bin_dir, port), "VOICEGATE_VLLM_VENV": str(stub_venv(tmp_path / "stub-venv"))}
+    seat = Seat(cmd, tmp_path, env, port)
     try:
         out = seat.wait_ready()
         assert f"seat ready: http://127.0.0.1:{port}/v1" in out
@@ -97,6 +99,7 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
         served = [ln.split()[:2] for ln in out.splitlines() if ln.startswith("  ")]
         assert served == [["voices-base", "base"], ["lv-austen", "adapter"]], out
         assert seat.vllm and all(alive(p) for p in seat.vllm)
+        assert any(b"_vllm_stub.py" in Path(f"/proc/{p}/cmdline").read_bytes() for p in seat.vllm)   # the stub
         code, tail = seat.stop(signal.SIGTERM)
         assert code == 0, tail
         assert tail.rstrip().splitlines()[-1].startswith("stopped in "), tail

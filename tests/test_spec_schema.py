@@ -15,7 +15,7 @@ from typing import Any, get_args
 
 import pytest
 import yaml
-from _workspace import base_spec, make_workspace, tree_snapshot, voicegate
+from _workspace import base_spec, cli, make_workspace, tree_snapshot
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
@@ -176,7 +176,7 @@ def test_duplicate_yaml_key_is_refused_with_one_line(tmp_path: Path) -> None:
     text = path.read_text(encoding="utf-8").replace("seeds:\n", "seeds: [7]\nseeds:\n", 1)
     path.write_text(text, encoding="utf-8")
     before = tree_snapshot(tmp_path)
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr

