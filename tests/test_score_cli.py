@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from _bronte import fixed_view
-from _workspace import GATE, author_like, carrier_like, copier, run_cli, vg, voice_rows, voicegate, write_rows
+from _workspace import GATE, author_like, carrier_like, copier, run_cli, voice_rows, voicegate, write_rows
 from _workspace import scoring_workspace as make_workspace
 from _workspace import vg_in as in_process
 from _workspace import warm_workspace as _warm_workspace
