@@ -10,7 +10,7 @@ import pytest
 
 # The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv or the tiny-voices
 # fixture is absent): imported here so pytest registers the fixture for every test module.
-from vllm_seat import Watcher, running_seat, vllm_seat  # noqa: F401
+from vllm_seat import PLANTED, Watcher, running_seat, vllm_seat  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
@@ -52,7 +52,7 @@ def compose_fixture() -> Path:
     return COMPOSE_FIXTURE
 
 
-_WATCHER = Watcher()
+_WATCHER = Watcher(ignore=PLANTED)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -54,7 +54,7 @@ pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 ARMS = ("ckpt60", "ckpt475", "parrot", "austen")
 BRONTE = ("ckpt60", "ckpt475")
 PROMPTS, SEEDS, MAX_TOKENS = 10, (1, 2, 3), 128
-GLOBAL, PAIRWISE = "global-max-spread", "pairwise-max-spread"
+GLOBAL, PAIRWISE, WELCH = "global-max-spread", "pairwise-max-spread", "welch-t"
 AMEND_REASON = "the global floor let one candidate's outlier seed fail the others; pairwise was registered first"
 
 
@@ -145,8 +145,9 @@ def test_verdict_pattern_on_vllm_served_text(run: Run) -> None:
     austen = _arm(data, "austen")
     assert austen["voice"][GLOBAL] != "PASS" and austen["voice"][PAIRWISE] != "PASS"
     for cand in (a for a in data["arms"] if a["role"] == "candidate"):
-        assert set(cand["floors"]) == {GLOBAL, PAIRWISE}
-        assert cand["disagree"] == (cand["voice"][GLOBAL] != cand["voice"][PAIRWISE])
+        assert set(cand["floors"]) == {GLOBAL, PAIRWISE, WELCH}  # registered today: every rule in force
+        assert cand["disagree"] == (len(set(cand["voice"].values())) > 1)
+        assert set(cand["detectable"]) == {WELCH}
         # VOICE under pairwise passes exactly where its floor allows it
         assert (cand["voice"][PAIRWISE] == "PASS") == (cand["delta_cb"] > cand["floors"][PAIRWISE])
     # the global floor is the largest spread of any arm
@@ -307,8 +308,15 @@ def test_specificity_on_vllm_served_text_the_sister_is_not_charlottes_voice(seat
     anne, c475 = _arm(data, "lv-anne"), _arm(data, "lv-bronte-ckpt475")
     sys.stderr.write(f"\n  sisters on vllm: lv-anne {json.dumps(anne['specificity'])}\n"
                      f"  ckpt475 {json.dumps(c475['specificity'])}\n")
-    assert anne["specificity"]["verdict"] == {PAIRWISE: "NOT-SPECIFIC", GLOBAL: "NOT-SPECIFIC"}
-    assert anne["specificity"]["deltas"]["Anne Bronte"] > anne["specificity"]["deltas"]["Charlotte Bronte"]
+    # Never SPECIFIC for Charlotte under any rule, so it never ships; NOT-SPECIFIC only where the evidence
+    # (a margin below minus its floor) says it is nearer another author, else INCONCLUSIVE (issue 31): on these
+    # short vLLM pools its margin over Anne (about -0.006) lies well inside the floor (about 0.07).
+    axis = anne["specificity"]
+    assert set(axis["verdict"]) == {GLOBAL, PAIRWISE, WELCH} and "SPECIFIC" not in axis["verdict"].values()
+    for rule, verdict in axis["verdict"].items():
+        shown = [i for i, m in axis["margins"].items() if m < -axis["impostor_floors"][i][rule]]
+        assert verdict == ("NOT-SPECIFIC" if shown else "INCONCLUSIVE"), (rule, axis)
+    assert axis["deltas"]["Anne Bronte"] > axis["deltas"]["Charlotte Bronte"]
     assert c475["specificity"]["deltas"]["Charlotte Bronte"] > c475["specificity"]["deltas"]["Anne Bronte"]
     assert c475["delta_cb"] > 0
     assert data["ships"] != "lv-anne"

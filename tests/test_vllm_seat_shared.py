@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from vllm_seat import OWN_SEAT_ALLOWED, SHARED_PIDS, Watcher, stub_venv
+from vllm_seat import OWN_SEAT_ALLOWED, PLANTED, SHARED_PIDS, Watcher, stub_venv
 
 from voicegate.seat._vllm import free_port
 
@@ -21,7 +21,9 @@ PLANT = "import time; time.sleep(30)"
 
 
 def _planted(*argv: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", PLANT, *argv], start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", PLANT, *argv], start_new_session=True)
+    PLANTED.add(proc.pid)  # the session's own watcher must not blame this module for it
+    return proc
 
 
 def test_a_vllm_started_by_a_module_is_seen_and_fails_that_module() -> None:

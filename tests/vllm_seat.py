@@ -181,15 +181,21 @@ def own_vllm_servers(ancestor: int) -> dict[int, str]:
     return found
 
 
+# Processes a test plants to look like a vLLM server (tests/test_vllm_seat_shared.py): the session's watcher
+# ignores them, a watcher the test makes itself sees them.
+PLANTED: set[int] = set()
+
+
 class Watcher:
     """Polls for vLLM servers this test process starts outside the shared fixture; records which test was running.
 
     A server takes 15 s or more to come up, so a poll a second sees every one."""
 
-    def __init__(self, every: float = 1.0) -> None:
+    def __init__(self, every: float = 1.0, ignore: set[int] | None = None) -> None:
         import threading
 
         self.every = every
+        self.ignore = ignore if ignore is not None else set()  # pids this watcher is told are not servers
         self.test = ""                              # the nodeid of the test running now
         self.seen: dict[int, tuple[str, str]] = {}  # pid -> (nodeid, command line)
         self.errors: list[str] = []
@@ -205,7 +211,8 @@ class Watcher:
 
     def poll(self) -> None:
         for pid, line in own_vllm_servers(os.getpid()).items():
-            self.seen.setdefault(pid, (self.test, line))
+            if pid not in self.ignore:
+                self.seen.setdefault(pid, (self.test, line))
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):

@@ -79,7 +79,7 @@ class Citation:
         if self.post_hoc:
             return (f"{self.rule} was registered for {self.gate} AFTER this gate's numbers: commit {self.commit} "
                     f"({self.committed}), {self.after_numbers} commit(s) after the first score's commit "
-                    f"{str(self.numbers_at)[:12]}: a post-hoc correction, not a pre-registered rule")
+                    f"{self.numbers_at}: a post-hoc correction, not a pre-registered rule")
         return (f"{self.rule} was registered prospectively for {self.gate}: commit {self.commit} "
                 f"({self.committed}), spec sha256 {self.spec_sha256[:12]}..., before this amendment and before "
                 f"any of {self.gate}'s results")
