@@ -343,11 +343,9 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
 def _numbers_at(spec: Any) -> str | None:
     """Where this gate's numbers sit in git's history: the first score entry's commit if the record has one,
     else HEAD now (this is the first). None outside git: the record then states no order."""
-    from voicegate.spec import head, numbers_at
+    from voicegate.spec import head, recorded_numbers_at
 
-    record = spec.artifacts.record
-    first = numbers_at(record.read_text(encoding="utf-8", errors="replace")) if record.is_file() else None
-    return first or head(spec.root)
+    return recorded_numbers_at(spec.artifacts.record) or head(spec.root)
 
 
 def _current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> Write:

@@ -139,11 +139,8 @@ def voice_phrase(arm: CandidateResult, deciding: str) -> str:
 
 def detectable_phrase(arm: CandidateResult, rule_id: str) -> str:
     """'detectable 0.045 at 80% power under welch-t': what a FAIL could have seen (a rule with a power model)."""
-    d = arm.detectable.get(rule_id)
-    unseen = (arm.voice.get(rule_id) == "FAIL" and arm.delta_cb is not None and d is not None
-              and 0 < arm.delta_cb < d)
-    return (f"detectable {num(d)} at 80% power under {rule_id}"
-            + (": under what this design can see, add seeds" if unseen else ""))
+    return (f"detectable {num(arm.detectable.get(rule_id))} at 80% power under {rule_id}"
+            + (": under what this design can see, add seeds" if arm.unseen(rule_id) else ""))
 
 
 # A score entry with an author-specificity section is format 2 (it says so in that section); an entry
@@ -160,9 +157,7 @@ def specificity_phrase(arm: CandidateResult, deciding: str) -> str | None:
     verdict = axis.under(deciding)
 
     def against(rid: str) -> str:
-        who = axis.binding.get(rid, "?")
-        return (f"margin {signed(axis.margins.get(who))} over {who} vs floor {num(axis.floors.get(rid))}, "
-                f"{ratio_text(axis.ratios.get(rid))}")
+        return f"{_margin_vs_floor(axis, rid)}, {ratio_text(axis.ratios.get(rid))}"
 
     parts = [f"{deciding}: {against(deciding)}"
              + (": within noise, add seeds or longer pools" if verdict == "INCONCLUSIVE" else "")]
@@ -173,6 +168,12 @@ def specificity_phrase(arm: CandidateResult, deciding: str) -> str | None:
     parts.append(_nearest(axis, deciding))
     how = "deciding" if axis.decides else "reported"
     return f"{verdict}, {how} ({'; '.join(parts)})"
+
+
+def _margin_vs_floor(axis: Specificity, rule_id: str) -> str:
+    """'margin +0.026 over George Eliot vs floor 0.113': the impostor that decides under the rule."""
+    who = axis.binding.get(rule_id, "?")
+    return f"margin {signed(axis.margins.get(who))} over {who} vs floor {num(axis.floors.get(rule_id))}"
 
 
 def _nearest(axis: Specificity, rule_id: str) -> str:
@@ -213,9 +214,7 @@ def _why(axis: Specificity, rule_id: str) -> str:
     nearer = axis.nearer(rule_id)
     if nearer:
         return f" (nearer {', '.join(nearer)})"
-    who = axis.binding.get(rule_id, "?")
-    return (f" (margin {signed(axis.margins.get(who))} over {who} vs floor {num(axis.floors.get(rule_id))}: "
-            "within noise, add seeds)")
+    return f" ({_margin_vs_floor(axis, rule_id)}: within noise, add seeds)"
 
 
 def candidates(result: GateResult, featured: str | None = None) -> list[CandidateResult]:

@@ -97,7 +97,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
     """
     from voicegate.artifacts import amendments, current_state, decisions, one_line, record_amendment, verdict_lock
     from voicegate.run import generations_hash, read_generations
-    from voicegate.spec import RULES, find_citation, get_rule, numbers_at
+    from voicegate.spec import RULES, find_citation, get_rule, recorded_numbers_at
 
     reason = one_line(reason or "")
     if not reason:
@@ -127,8 +127,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         if recorded != now_hash:
             raise VoicegateError(f"the stored generations changed since they were scored (sha256 {now_hash[:12]}..., "
                                  f"recorded {str(recorded)[:12]}...): an amendment re-scores the SAME generations")
-        record = spec.artifacts.record
-        anchor = numbers_at(record.read_text(encoding="utf-8", errors="replace")) if record.is_file() else None
+        anchor = recorded_numbers_at(spec.artifacts.record)
         citation = find_citation(spec.root, rule_id, when, this_gate=spec.gate, registered_in=registered_in,
                                  anchor=anchor)
         if citation.post_hoc and not post_hoc:

@@ -320,12 +320,6 @@ def detectable_rules(candidates: Sequence[CandidateResult], rules: Sequence[str]
     return [r for r in rules if any(_finite(c.detectable_under(r)) is not None for c in candidates)]
 
 
-def unseen(arm: CandidateResult, rule: str) -> bool:
-    """A FAIL under a positive delta_cb smaller than what the design detects: the gate could not see it."""
-    d, det = _finite(arm.delta_cb), _finite(arm.detectable_under(rule))
-    return arm.voice_under(rule) == Voice.FAIL and d is not None and det is not None and 0 < d < det
-
-
 # An amendment or decision row without a result of its own: nothing was in force.
 _NO_RESULT = GateResult.from_json({})
 
@@ -604,7 +598,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "spec_views": spec_views, "spec_rules": spec_rules,
         "spec_notes": {c.name: specificity_note(c, current.rule) for c in candidates},
         "detect_rules": detectable_rules(candidates, rules),
-        "unseen": {c.name: [r for r in rules if unseen(c, r)] for c in candidates},
+        "unseen": {c.name: [r for r in rules if c.unseen(r)] for c in candidates},
         "gate": data.gate or current.gate,
         "author": data.author,
         "rendered_at": data.rendered_at,

@@ -27,6 +27,7 @@ from markupsafe import Markup, escape
 
 from voicegate._figures import ratio_figure
 from voicegate.scoring import ArmResult, CandidateResult
+from voicegate.scoring import impostor_outcome as scoring_outcome
 
 INK = "#1a1a1a"
 MID = "#6b6b6b"
@@ -433,15 +434,11 @@ SPECIFIC, NOT_SPECIFIC, INCONCLUSIVE = "SPECIFIC", "NOT-SPECIFIC", "INCONCLUSIVE
 
 
 def impostor_outcome(margin: float | None, floor: float | None) -> str | None:
-    """What one margin says against its floor: SPECIFIC above it, NOT-SPECIFIC below minus it (shown
-    closer to that impostor), INCONCLUSIVE between (within noise); None where a number is missing.
-
-    The comparison `scoring` makes for the candidate's verdict (to 12 decimals), on one impostor.
-    """
+    """What one margin says against its floor (`scoring.impostor_outcome`, the comparison the verdict is
+    made with); None where a number is missing."""
     if margin is None or floor is None or not (math.isfinite(margin) and math.isfinite(floor)):
         return None
-    m, f = round(float(margin), 12), round(float(floor), 12)
-    return SPECIFIC if m > f else NOT_SPECIFIC if -m > f else INCONCLUSIVE
+    return str(scoring_outcome(margin, floor))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -67,6 +67,7 @@ from voicegate.scoring._result import (
     Specificity,
     Verdicts,
     Voice,
+    impostor_outcome,
     is_result,
     result_text,
 )
@@ -151,6 +152,7 @@ __all__ = [
     "doc_from_text",
     "doc_from_tokens",
     "failed_parts",
+    "impostor_outcome",
     "is_result",
     "is_runaway",
     "measure_gate",

@@ -18,6 +18,7 @@ error, and an unknown verdict string is kept as a plain str.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -51,6 +52,13 @@ class Specific(StrEnum):
 
 
 E = TypeVar("E", bound=StrEnum)
+
+
+def impostor_outcome(margin: float, floor: float) -> Specific:
+    """What one margin over an impostor says against its floor, compared to 12 decimals as every verdict is:
+    SPECIFIC above it, NOT-SPECIFIC below minus it (shown nearer that impostor), INCONCLUSIVE between."""
+    m, f = round(float(margin), 12), round(float(floor), 12)
+    return Specific.SPECIFIC if m > f else Specific.NOT_SPECIFIC if -m > f else Specific.INCONCLUSIVE
 
 
 def _enum(kind: type[E], value: Any) -> E | str | None:
@@ -194,7 +202,8 @@ class Specificity:
         out = []
         for name, m in self.margins.items():
             f = self.floor_against(name, rule)
-            if m is not None and m < 0 and (f is None or -m > f):
+            # an older result holds only the binding impostor's floor: any other negative margin is named
+            if m is not None and (impostor_outcome(m, f) == Specific.NOT_SPECIFIC if f is not None else m < 0):
                 out.append(name)
         return out
 
@@ -316,6 +325,13 @@ class CandidateResult(ArmResult):
 
     def detectable_under(self, rule: str) -> float | None:
         return self.detectable.get(rule)
+
+    def unseen(self, rule: str) -> bool:
+        """A FAIL under `rule` with a positive delta_cb smaller than the design's detectable delta: the gate
+        could not have seen that voice, which is not evidence that it is absent."""
+        d, det = self.delta_cb, self.detectable_under(rule)
+        return (self.voice_under(rule) == Voice.FAIL and d is not None and det is not None
+                and math.isfinite(d) and math.isfinite(det) and 0 < d < det)
 
     def to_json(self) -> JSON:
         out = self._head()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from voicegate.scoring._result import Specific, Specificity
+from voicegate.scoring._result import Specific, Specificity, impostor_outcome
 from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd, rule_set
 from voicegate.spec import get_rule
 
@@ -60,12 +60,9 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
     verdict: dict[str, Specific] = {}
     binding: dict[str, str] = {}
     for rid in computed:
-        if all(passes(margins[n], floors[n][rid]) for n in impostors):
-            verdict[rid] = Specific.SPECIFIC
-        elif any(passes(-margins[n], floors[n][rid]) for n in impostors):
-            verdict[rid] = Specific.NOT_SPECIFIC
-        else:
-            verdict[rid] = Specific.INCONCLUSIVE
+        outcomes = {impostor_outcome(margins[n], floors[n][rid]) for n in impostors}
+        verdict[rid] = (Specific.SPECIFIC if outcomes == {Specific.SPECIFIC}
+                        else Specific.NOT_SPECIFIC if Specific.NOT_SPECIFIC in outcomes else Specific.INCONCLUSIVE)
         binding[rid] = min(impostors, key=lambda n: (_ratio(margins[n], floors[n][rid]), margins[n], n))
     nearest = max(impostors, key=lambda n: (deltas[n], n))
     ratios = {rid: _ratio(margins[b], floors[b][rid]) for rid, b in binding.items()}

@@ -19,7 +19,15 @@ from voicegate._yaml import load_strict, read_yaml
 from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ARTIFACT_NAMES, EVENTS, ArtifactKind, Event, artifact_kind
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
 from voicegate.spec._model import Copying, Damage
-from voicegate.spec._prospective import Citation, check_citation, find_citation, head, is_ancestor, numbers_at
+from voicegate.spec._prospective import (
+    Citation,
+    check_citation,
+    find_citation,
+    head,
+    is_ancestor,
+    numbers_at,
+    recorded_numbers_at,
+)
 from voicegate.spec._registration import (
     Registration,
     check_registered,
@@ -86,6 +94,7 @@ __all__ = [
     "no_such_spec",
     "numbers_at",
     "read_yaml",
+    "recorded_numbers_at",
     "register",
     "resolve_path",
     "rules_in_force",

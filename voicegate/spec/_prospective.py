@@ -96,6 +96,11 @@ def numbers_at(record_text: str) -> str | None:
     return m.group(1) if m else None
 
 
+def recorded_numbers_at(record: Path) -> str | None:
+    """`numbers_at` of the gate record at `record` (None: no record yet, or none named in it)."""
+    return numbers_at(record.read_text(encoding="utf-8", errors="replace")) if record.is_file() else None
+
+
 def head(root: Path) -> str | None:
     """The workspace's HEAD commit (None: not a git work tree, or no commit yet)."""
     if not is_git_worktree(root):
