@@ -239,21 +239,27 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         seeds_of = order[arm]
         return {seeds_of[j]: per_seed[seeds_of[j]] for j in picks[arm][i]}
 
-    def decide_all(dist: Mapping[str, Mapping[int, float]], imps: Mapping[str, Mapping[str, Mapping[int, float]]],
-                   rid: str) -> tuple[Any, dict[str, Any]]:
+    def decide_all(dist: Mapping[str, Mapping[int, float]], imps: Mapping[str, Mapping[str, Mapping[int, float]]]
+                   ) -> tuple[Any, dict[str, Any]]:
+        """A decider under each rule for one draw: the draw's arms and its specificity axes (every rule's
+        verdict in one `specificity` call a candidate, which the deciding rule then reads) are built once."""
         kept = decided_arms(spec, dist)
         others = {n: decided_arms(spec, d) for n, d in imps.items()}
-        axis = {c: specificity(kept, others, base, c, author=author, decides=decides, rule=rid, rules=(rid,),
+        axis = {c: specificity(kept, others, base, c, author=author, decides=decides, rule=rules[0], rules=rules,
                                digits=None)
                 for c in cands} if others else {}
-        return decide(kept, base, cands, rule=rid, rules=(rid,), copying=copying, damage=damage, specificity=axis,
-                      prefer=spec.prefer, digits=None), axis
+
+        def under(rid: str) -> Any:
+            return decide(kept, base, cands, rule=rid, rules=(rid,), copying=copying, damage=damage,
+                          specificity=axis, prefer=spec.prefer, digits=None)
+        return under, axis
 
     for i in range(draws):
         dist = {arm: subset(distances[arm], arm, i) for arm in order}
         imps = {n: {arm: subset(d[arm], arm, i) for arm in order} for n, d in toward.items()}
+        under, axis = decide_all(dist, imps)
         for rid in rules:
-            decision, axis = decide_all(dist, imps, rid)
+            decision = under(rid)
             for c in decision.candidates:
                 voice_n[c.name][rid] += c.voice_decides == Voice.PASS
                 if axis:
@@ -266,8 +272,9 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
 
     # Every stored seed, decided once per rule: what the pilot itself says.
     all_seeds: dict[str, dict[str, dict[str, str]]] = {c: {} for c in cands}
+    under, axis = decide_all(distances, toward)
     for rid in rules:
-        decision, axis = decide_all(distances, toward, rid)
+        decision = under(rid)
         for c in decision.candidates:
             verdicts = {"voice": str(c.voice_decides)}
             if axis:
