@@ -12,6 +12,7 @@ import datetime as _dt
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Distances = Mapping[str, Mapping[int, float]]
@@ -68,7 +69,7 @@ WELCH_ALPHA = 0.01
 WELCH_POWER = 0.80
 
 
-def _variance(values: list[float]) -> float:
+def _variance(values: tuple[float, ...]) -> float:
     """Sample variance (n − 1), in floats (statistics.variance works in exact fractions: 50x slower here)."""
     m = sum(values) / len(values)
     return sum((v - m) ** 2 for v in values) / (len(values) - 1)
@@ -76,7 +77,13 @@ def _variance(values: list[float]) -> float:
 
 def _welch(distances: Distances, base: str, candidate: str) -> tuple[float, float]:
     """(standard error of mean(base) − mean(candidate), Welch–Satterthwaite degrees of freedom)."""
-    a, b = list(distances[candidate].values()), list(distances[base].values())
+    return _welch_of(tuple(distances[candidate].values()), tuple(distances[base].values()))
+
+
+# The floor and the detectable delta of one candidate ask for the same statistics and the same t quantile,
+# one after the other (and calibrate asks thousands of times): each is computed once.
+@lru_cache(maxsize=256)
+def _welch_of(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float]:
     if len(a) < 2 or len(b) < 2:
         return math.inf, 1.0  # one seed has no variance to estimate: nothing can pass
     va, vb = _variance(a) / len(a), _variance(b) / len(b)
@@ -89,6 +96,7 @@ def _welch(distances: Distances, base: str, candidate: str) -> tuple[float, floa
     return math.sqrt(se2), df
 
 
+@lru_cache(maxsize=256)
 def _t(q: float, df: float) -> float:
     from scipy.stats import t  # scipy only when this rule is computed: `--help` stays light
 
