@@ -9,13 +9,16 @@ and rule, and was committed no later than the amendment and before any of that
 gate's results. A registration rewritten out of history breaks the amendment.
 
 An amendment entry written before voicegate required a citation carries none;
-it is named in a note (its bytes cannot be changed to add one).
+it is named in a note (its bytes cannot be changed to add one). An entry that
+carries a citation line that does not parse (a hash that is not one, a missing
+field) is BROKEN, never read as one of those: what it cites cannot be asked of git.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from voicegate.artifacts import _chain
 from voicegate.spec import Citation, check_citation, is_ancestor, is_git_worktree, numbers_at
 
 _HEADING = re.compile(r"^## Amendment — (\S+) — ", re.MULTILINE)
+_CITES = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\*", re.MULTILINE)
 _CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\* `([^`]+)` was declared the "
                     r"deciding floor rule by gate `([^`]+)`, registered in commit `([0-9a-f]{40})` \(([^)]*)\), "
                     r"spec sha256 `([0-9a-f]{64})`", re.MULTILINE)
@@ -34,6 +38,7 @@ class CitedEntry:
     time: _dt.datetime | None
     citation: Citation | None
     post_hoc: bool = False  # the entry says it is a post-hoc correction
+    malformed: bool = False  # a citation line is there, but does not parse
 
 
 def amendment_citations(data: bytes) -> list[CitedEntry]:
@@ -55,7 +60,8 @@ def amendment_citations(data: bytes) -> list[CitedEntry]:
                                                        commit=cited.group(4), committed=cited.group(5),
                                                        spec_sha256=cited.group(6))
         out.append(CitedEntry(m.number, when, citation,
-                              post_hoc=cited is not None and cited.group(1) == "Post-hoc correction"))
+                              post_hoc=cited is not None and cited.group(1) == "Post-hoc correction",
+                              malformed=cited is None and _CITES.search(text) is not None))
     return out
 
 
@@ -66,9 +72,12 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
     if not entries:
         return [], []
     anchor = numbers_at(data.decode("utf-8", "replace"))
+    problems = [f"entry {e.number}'s citation line does not parse (a commit, spec sha256 or gate that is not one): "
+                "what it cites cannot be re-checked" for e in entries if e.malformed]
+    entries = [e for e in entries if not e.malformed]
     if not is_git_worktree(root):
-        return [], [f"{len(entries)} amendment citation(s) not checked: {root} is not a git work tree"]
-    problems: list[str] = []
+        why = "git is not on PATH" if shutil.which("git") is None else f"{root} is not a git work tree"
+        return problems, [f"{len(entries)} amendment citation(s) not checked: {why}"] if entries else []
     held: list[str] = []
     for e in entries:
         if e.citation is None:
