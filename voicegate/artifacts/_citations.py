@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate.artifacts import _chain
-from voicegate.spec import Citation, check_citation, is_ancestor, is_git_worktree, numbers_at
+from voicegate.spec import Citation, check_citation, is_ancestor, is_git_worktree, is_shallow, numbers_at
 
 _HEADING = re.compile(r"^## Amendment — (\S+) — ", re.MULTILINE)
 _CITES = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\*", re.MULTILINE)
@@ -78,6 +78,9 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
     if not is_git_worktree(root):
         why = "git is not on PATH" if shutil.which("git") is None else f"{root} is not a git work tree"
         return problems, [f"{len(entries)} amendment citation(s) not checked: {why}"] if entries else []
+    if is_shallow(root):
+        return problems, [(f"{len(entries)} amendment citation(s) not checked: shallow clone, the history they cite "
+                          "may be cut off (git fetch --unshallow, then verify again)")] if entries else []
     held: list[str] = []
     for e in entries:
         if e.citation is None:

@@ -62,14 +62,28 @@ def _check_recorded(spec: GateSpec, score: GateResult) -> None:
             "to write it again from the stored generations")
 
 
+def _no_scores(spec: GateSpec) -> str:
+    """Why there is no page: never scored, or scored where the record says so and the run data is elsewhere."""
+    from voicegate.artifacts import _chain
+
+    record = spec.artifacts.record
+    entries = len(_chain.md_markers(record.read_bytes())) if record.is_file() else 0
+    if entries:
+        return (f"{spec.gate} was scored ({entries} entr{'y' if entries == 1 else 'ies'} in "
+                f"{shown_path(spec.root, record)}, the committed account), but its run data is not in this checkout "
+                f"({shown_path(spec.root, spec.run.scores)} missing: run directories are not committed); the page is "
+                "drawn from the run data: copy the run directory here, or read the record")
+    return (f"{spec.gate} has not been scored ({shown_path(spec.root, spec.run.scores)} missing, no entry in "
+            f"{shown_path(spec.root, record)}): run `voicegate score {spec.gate}` first")
+
+
 def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt.datetime | None = None
                      ) -> ReportData:
     """Everything `render_report` needs, typed. Refuses when the gate has no scores yet."""
     run_dir = spec.run_dir
     scores_path = spec.run.scores
     if not scores_path.is_file():
-        raise VoicegateError(f"{spec.gate} has no scores yet ({scores_path} missing): "
-                             f"run `voicegate score {spec.gate}` first")
+        raise VoicegateError(_no_scores(spec))
     stored = _json(scores_path)
     if not is_result(stored):
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")

@@ -49,7 +49,7 @@ from voicegate.spec._views import (
     ViewSpec,
     view_spec,
 )
-from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
+from voicegate.spec._workspace import as_named, git, is_git_worktree, is_shallow, shown_path, workspace_root
 
 __all__ = [
     "ARTIFACT_KINDS",
@@ -87,6 +87,7 @@ __all__ = [
     "head",
     "is_ancestor",
     "is_git_worktree",
+    "is_shallow",
     "load_registration",
     "load_spec",
     "load_strict",
