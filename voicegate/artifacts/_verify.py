@@ -352,7 +352,8 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
     lost: dict[str, RunDir] = {}  # gates whose run data is here but whose ledger is not
     for g, run in runs.items():
         led, rows = _ledger_rows(g, run)
-        if led is None and (run.recorded.is_file() or run.scores.is_file()):
+        # (an unfinished first verdict carries its ledger line in its intent: not lost, completed next run)
+        if led is None and (run.recorded.is_file() or run.scores.is_file()) and _transaction.pending(run) is None:
             lost[g] = run
         for path, number, digest, by in _ledger(root, g, run, rows):
             if _key(path) in checks:
