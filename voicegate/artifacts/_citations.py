@@ -23,13 +23,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate.artifacts import _chain
-from voicegate.spec import Citation, check_citation, is_ancestor, is_git_worktree, is_shallow, numbers_at
+from voicegate.spec import (
+    Citation,
+    check_citation,
+    commits_after,
+    is_ancestor,
+    is_git_worktree,
+    is_shallow,
+    numbers_at,
+)
 
 _HEADING = re.compile(r"^## Amendment — (\S+) — ", re.MULTILINE)
 _CITES = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\*", re.MULTILINE)
 _CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\* `([^`]+)` was declared the "
                     r"deciding floor rule by gate `([^`]+)`, registered in commit `([0-9a-f]{40})` \(([^)]*)\), "
                     r"spec sha256 `([0-9a-f]{64})`", re.MULTILINE)
+
+
+_REASON = re.compile(r"^Reason, as given: “(.*)”$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,7 @@ class CitedEntry:
     citation: Citation | None
     post_hoc: bool = False  # the entry says it is a post-hoc correction
     malformed: bool = False  # a citation line is there, but does not parse
+    reason: str | None = None  # the amendment's reason, as the entry gives it
 
 
 def amendment_citations(data: bytes) -> list[CitedEntry]:
@@ -59,10 +71,39 @@ def amendment_citations(data: bytes) -> list[CitedEntry]:
         citation = None if cited is None else Citation(rule=cited.group(2), gate=cited.group(3),
                                                        commit=cited.group(4), committed=cited.group(5),
                                                        spec_sha256=cited.group(6))
+        reason = _REASON.search(text)
         out.append(CitedEntry(m.number, when, citation,
                               post_hoc=cited is not None and cited.group(1) == "Post-hoc correction",
-                              malformed=cited is None and _CITES.search(text) is not None))
+                              malformed=cited is None and _CITES.search(text) is not None,
+                              reason=reason.group(1) if reason else None))
     return out
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def _after(root: Path, anchor: str | None, commit: str) -> str:
+    """ "N commit(s) / T after" from git's history and the commits' own dates ("after" when not known)."""
+    if anchor is None:
+        return "after"
+    import subprocess
+
+    def date(rev: str) -> _dt.datetime | None:
+        done = subprocess.run(["git", "log", "-1", "--format=%cI", rev, "--"], cwd=root, capture_output=True,
+                              text=True, check=False)
+        try:
+            return _dt.datetime.fromisoformat(done.stdout.strip())
+        except ValueError:
+            return None
+
+    n = commits_after(root, anchor, commit)
+    then, now = date(anchor), date(commit)
+    span = f" / {_span((now - then).total_seconds())}" if then and now and now >= then else ""
+    return f"{n} commit(s){span} after"
 
 
 def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str]]:
@@ -98,7 +139,8 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
                             f"first recorded ({anchor[:12]}): it came after them")
         elif e.post_hoc:
             held.append(f"entry {e.number} is a POST-HOC correction: it cites {c.gate}'s registration of {c.rule} "
-                        f"(commit {c.commit}), registered after {gate}'s numbers; git still holds it")
+                        f"(commit {c.commit}), registered {_after(root, anchor, c.commit)} {gate}'s numbers; git "
+                        f"still holds it; the reason given: “{e.reason or '?'}”")
         else:
             held.append(f"entry {e.number} cites {c.gate}'s registration of {c.rule} (commit {c.commit}, "
                         f"spec sha256 {c.spec_sha256[:12]}...): git still holds it, before the amendment and "

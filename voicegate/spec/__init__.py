@@ -22,6 +22,7 @@ from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import (
     Citation,
     check_citation,
+    commits_after,
     find_citation,
     head,
     is_ancestor,
@@ -81,6 +82,7 @@ __all__ = [
     "check_output_path",
     "check_registered",
     "check_seat_url",
+    "commits_after",
     "find_citation",
     "get_rule",
     "git",
