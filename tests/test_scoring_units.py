@@ -196,6 +196,43 @@ def test_bootstrap_is_seeded_and_brackets_a_clear_difference():
     assert paired_interval({1: pool(np.ones(1))}, {1: pool(np.ones(1))}, 1) is None
 
 
+def test_bootstrap_replicates_are_scipys_and_the_interval_is_the_hand_drawn_one_bit_for_bit(monkeypatch):
+    """Issue 33: the replicates come from scipy.stats.bootstrap (percentile method, numpy's generator seeded
+    with BOOTSTRAP_SEED), and the interval is, float for float, the one the hand-written draw gave before
+    (rng.integers(0, P, (B, P)) -> prompt multiplicities -> delta_cb, recentred percentiles): no recorded
+    interval moves."""
+    import scipy.stats
+
+    from voicegate.scoring._bootstrap import BOOTSTRAP_SEED, weights
+
+    calls = []
+    real = scipy.stats.bootstrap
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.stats, "bootstrap", spy)
+    rng = np.random.default_rng(11)
+    for n, seeds in ((2, 1), (7, 3), (30, 2), (61, 4)):
+        vals = {arm: {s: rng.random(n) for s in range(seeds)} for arm in ("base", "cand")}
+        pool = lambda v: (lambda w: (w @ v) / w.sum(axis=1) + np.sin(w @ v))  # noqa: E731
+        base = {s: pool(v) for s, v in vals["base"].items()}
+        cand = {s: pool(v) for s, v in vals["cand"].items()}
+        got = paired_interval(base, cand, n)
+        # the interval as it was computed before scipy drew the resamples
+        w = weights(np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, size=(1000, n)), n)
+        reps = np.mean([f(w) for f in base.values()], axis=0) - np.mean([f(w) for f in cand.values()], axis=0)
+        full = np.ones((1, n))
+        estimate = float(np.mean([f(full) for f in base.values()]) - np.mean([f(full) for f in cand.values()]))
+        bias = float(reps.mean()) - estimate
+        alpha = (1 - 0.95) / 2  # 0.025000000000000022, as the code has always computed it
+        low, high = (q - bias for q in np.quantile(reps, [alpha, 1 - alpha]).tolist())
+        assert (got["low"], got["high"], got["bias"]) == (low, high, bias), n
+    assert len(calls) == 4 and {c["method"] for c in calls} == {"percentile"}
+    assert {c["n_resamples"] for c in calls} == {1000} and {c["confidence_level"] for c in calls} == {0.95}
+
+
 def test_bootstrap_quantiles_are_numpys_bit_for_bit():
     """The interval's percentiles are written out (np.quantile imports numpy.ma): the very same floats."""
     rng = np.random.default_rng(7)
