@@ -239,12 +239,12 @@ def test_the_signature_score_prints_is_byte_identical_to_the_recorded_one(tmp_pa
     done = run_cli("score", "lv-bronte", cwd=root)
     assert done.code == 0, done.stderr
     recorded = json.loads((root / "runs" / "lv-bronte" / "scores.json").read_text(encoding="utf-8"))["signature_text"]
-    assert "[re]" in recorded
+    assert "|tok:re:nfkc-casefold-letters-apostrophe@2|" in recorded  # the regex that runs (issue 33), no nltk
     printed = [ln for ln in done.stdout.splitlines() if ln.startswith("signature: ")]
     assert printed == [f"signature: {recorded}"]
     assert f"`{recorded}`" in (root / "gates" / "lv-bronte.md").read_text(encoding="utf-8")
     tutorial = (Path(__file__).resolve().parents[1] / "docs" / "tutorial.md").read_text(encoding="utf-8")
-    assert "tok:nltk.RegexpTokenizer[re]:" in tutorial and "tok:nltk.RegexpTokenizer:" not in tutorial
+    assert "|tok:re:nfkc-casefold-letters-apostrophe@2|" in tutorial and "RegexpTokenizer" not in tutorial
 
 
 # -- small ------------------------------------------------------------------------------------------
