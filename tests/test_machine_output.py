@@ -187,6 +187,8 @@ def test_under_json_an_error_is_a_document_on_stdout_with_its_exit_code(scored: 
         2, {"error": "a shipping decision needs --reason: say why, in a sentence", "exit": 2})
     assert error("report", GATE, "--json", "--out", str(scored))[:2] == (
         2, {"error": f"--out {scored} is a directory; give a file name", "exit": 2})
+    assert error("verify", GATE, "--json", "--junit", str(scored))[:2] == (
+        2, {"error": f"--junit {scored} is a directory; give a file name", "exit": 2})
     code, doc, _ = error("amend", GATE, "--rule", "no-such-rule", "--reason", "a reason here", "--json")
     assert code == 2 and set(doc) == {"error", "exit"} and "no-such-rule" in doc["error"]
     # without --json, errors stay off stdout
