@@ -3,9 +3,9 @@
 Every command's `--json` goes through `emit`, so each prints exactly one JSON document on stdout
 (indented, UTF-8, no NaN). Under `--json` an error is a document too: `{"error": "...", "exit": N}`
 on stdout (and the usual one line on stderr, and the same exit code), unless the command already
-printed its document (`score --strict`, `verify` on a broken chain, `generate` on exit 4: the
-document says what happened and the error stays a line on stderr, so stdout still parses as one
-document). `--json` is known either from the flag's own callback (set while click parses) or,
+printed its document (`score --strict`, `verify` on a broken chain, `generate` on exit 4, `seat
+drift`: exit 1 and 4 are results, the document says what happened and the line stays on stderr,
+so stdout still parses as one document). `--json` is known either from the flag's own callback (set while click parses) or,
 for an error raised before any option was parsed (an unknown option), from the raw arguments.
 
 `--junit FILE` writes a JUnit XML report (the shape of pytest's junit-10 schema: testsuites >
@@ -74,9 +74,15 @@ def json_requested(argv: Sequence[str]) -> bool:
     return "--json" in head
 
 
+# Exit 1 (a gate that failed under --strict, a broken chain, seat drift, keys still naming an alias, a carrier
+# without LoRA) and 4 (generate's integrity check failed) are results: every command that ends so has printed
+# its document first (the seat commands through their own writer, which this module does not see).
+RESULTS = (1, 4)
+
+
 def error_document(message: str, code: int, argv: Sequence[str]) -> None:
-    """Under --json, and only if no document went out yet: {"error": ..., "exit": code} on stdout."""
-    if json_requested(argv) and not _State.emitted:
+    """Under --json, an error (not a result) before any document: {"error": ..., "exit": code} on stdout."""
+    if json_requested(argv) and not _State.emitted and code not in RESULTS:
         emit({"error": message, "exit": code})
 
 
