@@ -128,22 +128,25 @@ def test_score_json_and_junit_parse_and_give_one_case_per_candidate_and_axis(sco
     assert not list(report.parent.glob("*.tmp*"))  # written atomically: no temporary left beside it
 
 
-def test_junit_skips_inconclusive_and_fails_not_specific() -> None:
-    """The specificity axis, from the documented `score --json` keys."""
-    from voicegate.cli._machine import score_cases
+def test_junit_skips_inconclusive_and_fails_not_specific(scored: Path) -> None:
+    """The specificity axis: the scored gate's candidate given a specificity verdict under three rules."""
+    import dataclasses
 
-    arm = {"name": "cand", "role": "candidate", "delta_cb": 0.2, "voice": {"r": "PASS"}, "floors": {"r": 0.1},
-           "ratios": {"r": 2.0}, "copying": "NOT-COPIED", "damage": "NO-DAMAGE", "overlap": 0.0, "longest_run": 3,
-           "degeneration": {"rate": 0.0}, "probe_pass_rate": 1.0,
-           "specificity": {"verdict": {"r": "INCONCLUSIVE", "s": "NOT-SPECIFIC", "t": "SPECIFIC"},
-                           "margin": -0.01, "floors": {"r": 0.07, "s": 0.005, "t": 0.001}, "nearest": "Austen"}}
-    cases = score_cases({"gate": "lv-x", "arms": [{"name": "base", "role": "base"}, arm]})
+    from voicegate.cli._machine import score_cases
+    from voicegate.scoring import GateResult
+    from voicegate.scoring._result import Specificity
+
+    result = GateResult.from_json(json.loads((scored / "runs" / GATE / "scores.json").read_text(encoding="utf-8")))
+    axis = Specificity(verdict={"r": "INCONCLUSIVE", "s": "NOT-SPECIFIC", "t": "SPECIFIC"}, margin=-0.01,
+                       floors={"r": 0.07, "s": 0.005, "t": 0.001}, nearest="Austen")
+    cand = dataclasses.replace(result.candidate("cand"), specificity=axis)
+    cases = score_cases(dataclasses.replace(result, arms=(result.arms[0], cand)))
     spec = [(c.name, c.outcome, c.message) for c in cases if c.name.startswith("specificity")]
     assert spec == [
         ("specificity under r", "skipped", "INCONCLUSIVE under r: margin -0.010 vs floor 0.070 (nearest impostor Austen)"),
         ("specificity under s", "failure", "NOT-SPECIFIC under s: margin -0.010 vs floor 0.005 (nearest impostor Austen)"),
         ("specificity under t", "passed", "SPECIFIC under t: margin -0.010 vs floor 0.001 (nearest impostor Austen)")]
-    assert [c.name for c in cases] == ["voice under r", "copying", "damage", *(n for n, _, _ in spec)]
+    assert [c.name for c in cases][-6:-3] == ["voice under welch-t", "copying", "damage"]
 
 
 def test_verify_json_and_junit_then_a_broken_chain_is_still_one_document(scored: Path, tmp_path: Path) -> None:

@@ -72,10 +72,12 @@ def amend_document(workspace: Path | None, gate: str, rule: str, lines: Sequence
     entry = next((a for a in reversed(amendments(_spec(workspace, gate))) if a.get("rule_to") == rule), None)
     amendment = None
     if entry is not None:
-        result = entry.get("result") or {}
+        from voicegate.scoring import GateResult
+
+        amended = GateResult.from_json(entry["result"])
         amendment = {"rule_from": entry.get("rule_from"), "rule_to": entry.get("rule_to"),
                      "reason": entry.get("reason"), "time": entry.get("time"), "citation": entry.get("citation"),
-                     "ships": result.get("ships"), "changes": entry.get("changes", [])}
+                     "ships": amended.ships, "changes": entry.get("changes", [])}
     return {"gate": gate, "rule": rule, "appended": bool(artifacts), "artifacts": artifacts,
             "amendment": amendment, "messages": messages, "warnings": warnings}
 

@@ -25,9 +25,12 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from voicegate.scoring import GateResult
 
 
 class _State:
@@ -134,43 +137,40 @@ def _num(value: Any, fmt: str) -> str:
     return format(value, fmt) if isinstance(value, (int, float)) else "n/a"
 
 
-def score_cases(result: Mapping[str, Any]) -> list[Case]:
-    """One case per candidate × axis, from the `score --json` object (the documented contract)."""
-    gate = str(result.get("gate"))
+def score_cases(result: GateResult) -> list[Case]:
+    """One case per candidate × axis, read through the typed result (never by string key)."""
     cases: list[Case] = []
-    for arm in result.get("arms", []):
-        if arm.get("role") != "candidate":
+    for arm in result.candidates:
+        if str(arm.role) != "candidate":
             continue
-        cls = f"voicegate.{gate}.{arm['name']}"
-        delta = arm.get("delta_cb")
-        for rule, verdict in (arm.get("voice") or {}).items():
-            floor, ratio = (arm.get("floors") or {}).get(rule), (arm.get("ratios") or {}).get(rule)
-            said = (f"VOICE {verdict} under {rule}: delta_cb {_num(delta, '+.3f')} vs floor {_num(floor, '.3f')}"
-                    f" (ratio {_num(ratio, '.2f')}x)")
-            outcome = {"PASS": "passed", "FAIL": "failure"}.get(str(verdict), "skipped")
-            cases.append(Case(cls, f"voice under {rule}", outcome, said))
-        copying = arm.get("copying")
-        cases.append(Case(cls, "copying", {"NOT-COPIED": "passed", "COPIED": "failure"}.get(str(copying), "skipped"),
-                          f"{copying}: overlap {_num(arm.get('overlap'), '.4f')}, longest run "
-                          f"{arm.get('longest_run')} tokens"))
-        damage = arm.get("damage")
-        degeneration = (arm.get("degeneration") or {}).get("rate")
-        cases.append(Case(cls, "damage", {"NO-DAMAGE": "passed", "DAMAGE": "failure"}.get(str(damage), "skipped"),
-                          f"{damage}: degeneration {_num(degeneration, '.3f')}, probe pass rate "
-                          f"{_num(arm.get('probe_pass_rate'), '.3f')}"))
-        spec = arm.get("specificity")
-        if isinstance(spec, Mapping):
-            for rule, verdict in (spec.get("verdict") or {}).items():
-                outcome = {"SPECIFIC": "passed", "NOT-SPECIFIC": "failure"}.get(str(verdict), "skipped")
-                said = (f"{verdict} under {rule}: margin {_num(spec.get('margin'), '+.3f')} vs floor "
-                        f"{_num((spec.get('floors') or {}).get(rule), '.3f')} (nearest impostor {spec.get('nearest')})")
-                cases.append(Case(cls, f"specificity under {rule}", outcome, said))
+        cls = f"voicegate.{result.gate}.{arm.name}"
+        for rule, verdict in arm.voice.items():
+            said = (f"VOICE {verdict} under {rule}: delta_cb {_num(arm.delta_cb, '+.3f')} vs floor "
+                    f"{_num(arm.floors.get(rule), '.3f')} (ratio {_num(arm.ratios.get(rule), '.2f')}x)")
+            cases.append(Case(cls, f"voice under {rule}", _outcome(verdict, "PASS", "FAIL"), said))
+        cases.append(Case(cls, "copying", _outcome(arm.copying, "NOT-COPIED", "COPIED"),
+                          f"{arm.copying}: overlap {_num(arm.overlap, '.4f')}, longest run {arm.longest_run} tokens"))
+        cases.append(Case(cls, "damage", _outcome(arm.damage, "NO-DAMAGE", "DAMAGE"),
+                          f"{arm.damage}: degeneration {_num(arm.degeneration.rate, '.3f')}, probe pass rate "
+                          f"{_num(arm.probe_pass_rate, '.3f')}"))
+        spec = arm.specificity
+        if spec is not None:
+            for rule, verdict in spec.verdict.items():
+                said = (f"{verdict} under {rule}: margin {_num(spec.margin, '+.3f')} vs floor "
+                        f"{_num(spec.floors.get(rule), '.3f')} (nearest impostor {spec.nearest})")
+                cases.append(Case(cls, f"specificity under {rule}", _outcome(verdict, "SPECIFIC", "NOT-SPECIFIC"),
+                                  said))
     return cases
 
 
-def score_properties(result: Mapping[str, Any]) -> dict[str, str]:
-    return {"gate": str(result.get("gate")), "rule": str(result.get("rule")),
-            "ships": str(result.get("ships") or "none"), "signature": str(result.get("signature_text", ""))}
+def _outcome(verdict: object, good: str, bad: str) -> str:
+    """passed / failure; anything else (INCONCLUSIVE, a verdict that could not be reached) is skipped."""
+    return {good: "passed", bad: "failure"}.get(str(verdict), "skipped")
+
+
+def score_properties(result: GateResult) -> dict[str, str]:
+    return {"gate": result.gate, "rule": result.rule, "ships": result.ships or "none",
+            "signature": result.signature_text or ""}
 
 
 def verify_cases(files: Iterable[Mapping[str, Any]]) -> list[Case]:

@@ -58,9 +58,9 @@ def score_cmd(
     outcome = score(workspace, gate, dry_run=dry_run, on_scored=show)
     if junit is not None and shown:
         # The decision in force (after an amendment, the amended one): what CI should show as passing.
-        data = shown[-1].shown.to_json()
-        _machine.write_junit(junit, _machine.junit_xml(f"voicegate score {data['gate']}", _machine.score_cases(data),
-                                                       _machine.score_properties(data)))
+        decided = shown[-1].shown
+        _machine.write_junit(junit, _machine.junit_xml(f"voicegate score {decided.gate}", _machine.score_cases(decided),
+                                                       _machine.score_properties(decided)))
     if as_json or quiet:
         # After recording, not before: a refused recording is one line on stderr, nothing more.
         for warning in outcome.result.warnings:
