@@ -124,8 +124,7 @@ def test_score_json_and_junit_parse_and_give_one_case_per_candidate_and_axis(sco
     first = report.read_bytes()
     report.unlink()
     assert cli(scored, "score", GATE, "--dry-run", "-q", "--junit", str(report)).returncode == 0
-    assert report.read_bytes() == first
-    assert not list(report.parent.glob("*.tmp*"))  # written atomically: no temporary left beside it
+    assert report.read_bytes() == first and sorted(report.parent.iterdir()) == [report]
 
 
 def test_junit_skips_inconclusive_and_fails_not_specific(scored: Path) -> None:
@@ -175,6 +174,27 @@ def test_verify_json_and_junit_then_a_broken_chain_is_still_one_document(scored:
     # the text output is unchanged by all this
     text = cli(scored, "verify", GATE)
     assert text.returncode == 1 and text.stdout.startswith(f"gates/{GATE}.md (record, {GATE}):\n")
+
+
+def test_a_junit_file_is_replaced_all_or_nothing(scored: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails at the rename (a full disk) leaves the previous report whole and no temporary."""
+    import errno
+    import os
+
+    report = tmp_path / "ci" / "verify.xml"
+    report.parent.mkdir()
+    report.write_text("<previous/>", encoding="utf-8")
+
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    done = cli(scored, "verify", GATE, "--junit", str(report), "--json")
+    assert done.returncode == 2
+    assert json.loads(done.stdout) == {"error": f"{report}: cannot write (No space left on device); the file is "
+                                                "unchanged", "exit": 2}
+    assert report.read_text(encoding="utf-8") == "<previous/>" and sorted(report.parent.iterdir()) == [report]
 
 
 def test_under_json_an_error_is_a_document_on_stdout_with_its_exit_code(scored: Path) -> None:
