@@ -52,7 +52,7 @@ def _mark(value: bool) -> bool:
 
 
 AsJson = Annotated[bool, typer.Option("--json", callback=_mark,
-                                      help="Print one JSON document on stdout (errors too: {\"error\", \"exit\"}).")]
+                                      help="Print one JSON document on stdout; an error is a document too (error, exit).")]
 JunitFile = Annotated[Path | None, typer.Option(
     "--junit", metavar="FILE",
     help="Also write a JUnit XML report to FILE (written atomically), so CI shows the gate as tests.")]
