@@ -5,9 +5,9 @@ Every command's `--json` goes through `emit`, so each prints exactly one JSON do
 on stdout (and the usual one line on stderr, and the same exit code), unless the command already
 printed its document (`score --strict`, `verify` on a broken chain, `generate` on exit 4, `seat
 drift`: exit 1 and 4 are results, the document says what happened and the line stays on stderr,
-so stdout still parses as one document). `--json` is known from the flag's own callback (set while click parses) or from the raw
-arguments (a `--json` token before any `--`): an error can come before the flag is parsed (an
-unknown option), and the seat commands declare their own flag.
+so stdout still parses as one document). `--json` is known from the flag's own callback (set
+while click parses) or from the raw arguments (a `--json` token before any `--`): an error can
+come before the flag is parsed (an unknown option), and the seat commands declare their own flag.
 
 `--junit FILE` writes a JUnit XML report (the shape of pytest's junit-10 schema: testsuites >
 testsuite > testcase, with failure / skipped), atomically. `score`: one test case per candidate
