@@ -50,8 +50,9 @@ def test_command_help_imports_no_heavy_library(args, tmp_path):
 
 
 def test_a_dry_run_score_imports_what_scoring_needs_only(tmp_path, monkeypatch):
-    """No pydantic (typer's coercion of plain options), jinja2 (no entry is rendered), scipy, nltk
-    (the corpus and generation tokens are cached) or numpy.ma (np.quantile's np.unique)."""
+    """No pydantic (typer's coercion of plain options), jinja2 (no entry is rendered) or nltk (the tokenizer is
+    the regex itself). scipy, yes: the interval is scipy.stats.bootstrap's (issue 33; a measured ~0.7 s, which a
+    gate under welch-t pays for its t quantile anyway, and which brings numpy.ma and importlib.metadata)."""
     from _workspace import warm_workspace as _warm_workspace
 
     root = _warm_workspace(tmp_path, "lv-light")
@@ -59,10 +60,9 @@ def test_a_dry_run_score_imports_what_scoring_needs_only(tmp_path, monkeypatch):
     assert first["code"] == 0
     again = _modules_after(["score", "lv-light", "--dry-run", "--json"], cwd=root)
     assert again["code"] == 0 and again["stdout"] == first["stdout"]
-    assert "numpy" in again["modules"]  # it did score
-    for name in ("pydantic", "jinja2", "scipy", "nltk", "httpx", "torch", "rich"):
+    assert "numpy" in again["modules"] and "scipy" in again["modules"]  # it did score, with scipy's bootstrap
+    for name in ("pydantic", "jinja2", "nltk", "httpx", "torch", "rich"):
         assert name not in again["modules"], name
-    assert "numpy.ma" not in again["full"] and "importlib.metadata" not in again["full"]
 
 
 def test_plain_options_are_coerced_as_typer_itself_would():

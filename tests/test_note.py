@@ -95,3 +95,15 @@ def test_the_timeline_shows_the_note_in_its_place() -> None:
     events = timeline(data)
     assert [e.kind for e in events][-3:] == ["scored", "shipped-against", "noted"]
     assert events[-1].label == "noted on the record" and TEXT in events[-1].text
+
+
+def test_note_json_is_one_document(shipped: Path) -> None:
+    import json
+
+    code, out, err = run_cli("note", "lv-bronte", "--text", TEXT, "--json", "-C", str(shipped))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["gate"] == "lv-bronte" and doc["appended"] is True and doc["note"]["text"] == TEXT
+    assert len(doc["artifacts"]) == 3
+    code, out, _ = run_cli("note", "lv-bronte", "--text", "", "--json", "-C", str(shipped))
+    assert code == 2 and json.loads(out)["exit"] == 2 and "a note needs --text" in json.loads(out)["error"]

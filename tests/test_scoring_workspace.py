@@ -139,7 +139,7 @@ def test_scoring_twice_is_byte_identical_and_order_independent(tmp_path):
     data = json.loads(first)
     assert "time" not in first and data["signature"]["generations_sha256"]
     assert data["signature_text"].startswith("view:stylometric|mfw:100|chunk:500|n:8|")
-    assert "tok:nltk.RegexpTokenizer[re]:" in data["signature_text"]
+    assert "|tok:re:nfkc-casefold-letters-apostrophe@2|" in data["signature_text"]
     boot = arm(data, "cand")["bootstrap"]
     assert boot["deciding"] is False and boot["method"] == "percentile-recentred"
     assert boot["low"] < arm(data, "cand")["delta_cb"] < boot["high"]

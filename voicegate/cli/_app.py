@@ -101,18 +101,25 @@ INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 
 
 def main(argv: list[str] | None = None) -> None:
     single_threaded_blas()  # before anything imports numpy
-    from voicegate.cli import _coerce
+    from voicegate.cli import _coerce, _machine
 
+    _machine.reset()  # per invocation: the tests run many in one process
+    args = list(sys.argv[1:] if argv is None else argv)
     _coerce.install()  # plain str / Path options without importing pydantic (recent typer)
     # Importing the command modules registers them; they import heavy libraries lazily.
     from voicegate import cli as _commands  # noqa: F401
 
     exit_types, click_exception, abort = _click_exceptions()
+    def refuse(message: str, code: int) -> None:
+        """One line on stderr; under --json also the error document on stdout (see _machine)."""
+        fail(message)
+        _machine.error_document(message, code, args)
+        sys.exit(code)
+
     try:
         code = _command()(args=argv, prog_name="voicegate", standalone_mode=False)
     except VoicegateError as exc:
-        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        sys.exit(exc.exit_code)
+        refuse(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, exc.exit_code)
     except exit_types as exc:
         sys.exit(getattr(exc, "exit_code", 0))
     except click_exception as exc:
@@ -121,13 +128,12 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(0)
         message = _click_message(exc)
         if message.strip():  # bare `voicegate` raises with no message once the help is shown
-            fail(message)
+            refuse(message, getattr(exc, "exit_code", 2))
         sys.exit(getattr(exc, "exit_code", 2))
     except OSError as exc:
         # a filesystem refusal (permissions, a full disk, a missing directory) is the user's to fix
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        fail(f"{where}{exc.strerror or exc}")
-        sys.exit(2)
+        refuse(f"{where}{exc.strerror or exc}", 2)
     except (abort, KeyboardInterrupt):
         code = INTERRUPTED
     if code == INTERRUPTED:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from voicegate._errors import GateFailed, VoicegateError
 from voicegate.cli._app import Gate, Workspace, app
+from voicegate.cli._machine import AsJson, JunitFile
 
 # The built-in floor rules, written out: `--help` must not import the spec package (yaml, the
 # schema) to list them. tests/test_frictions.py holds this text to spec/_rules.RULES.
@@ -18,6 +19,12 @@ RULES_HELP = ("The floor rule to re-score under, one registered before the amend
               "spread(base))); welch-t (v1, registered 2026-12-06: floor = t(1-0.01, Welch df) × SE of "
               "mean(base) − mean(candidate) over seeds: a one-sided Welch t test whose power grows with seeds).")
 Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.  [required]")]
+
+
+def _emit(data: dict[str, Any]) -> None:
+    from voicegate.cli._machine import emit
+
+    emit(data)
 
 
 @app.command("amend")
@@ -33,6 +40,7 @@ def amend_cmd(
         "--post-hoc", help="Allow citing a registration made AFTER this gate's numbers: the amendment is then "
                            "recorded everywhere as a post-hoc correction, not a pre-registered rule.")] = False,
     workspace: Workspace = None,
+    as_json: AsJson = False,
 ) -> None:
     """Re-score the SAME stored generations under another registered rule; append the amendment everywhere.
 
@@ -43,39 +51,59 @@ def amend_cmd(
     """
     from voicegate.gate import amend
 
-    for line in amend(workspace, gate, rule, reason, registered_in=registered_in, post_hoc=post_hoc):
+    lines = amend(workspace, gate, rule, reason, registered_in=registered_in, post_hoc=post_hoc)
+    if as_json:
+        from voicegate.cli._documents import amend_document
+
+        _emit(amend_document(workspace, gate, rule, lines))
+        return
+    for line in lines:
         typer.echo(line)
 
 
 @app.command("ship")
 def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(metavar="ARM", help="The candidate arm a person ships.")],
-             reason: Reason = "", workspace: Workspace = None) -> None:
+             reason: Reason = "", workspace: Workspace = None, as_json: AsJson = False) -> None:
     """Record a person's shipping decision beside (never over) the verdicts."""
     from voicegate.gate import ship
 
-    for line in ship(workspace, gate, arm, reason):
-        typer.echo(line, err=line.startswith("warning:"))
+    lines = ship(workspace, gate, arm, reason)
+    for line in lines:
+        if line.startswith("warning:") or not as_json:
+            typer.echo(line, err=line.startswith("warning:"))
+    if as_json:
+        from voicegate.cli._documents import ship_document
+
+        _emit(ship_document(workspace, gate, arm, lines))
 
 
 @app.command("note")
 def note_cmd(gate: Gate,
              text: Annotated[str, typer.Option("--text", help="What is known, in a sentence (e.g. a defect "
                                                "found and deliberately left alone).")] = "",
-             workspace: Workspace = None) -> None:
+             workspace: Workspace = None, as_json: AsJson = False) -> None:
     """Put a person's note on the record (all three artifacts); it changes no verdict or decision.
 
     The place for "defect found, not acted on": a later post-hoc amendment is read against it.
     """
     from voicegate.gate import note
 
-    for line in note(workspace, gate, text):
-        typer.echo(line)
+    lines = note(workspace, gate, text)
+    if not as_json:
+        for line in lines:
+            typer.echo(line)
+        return
+    from voicegate.cli._documents import note_document
+
+    _emit(note_document(workspace, gate, lines))
 
 
 @app.command("verify")
 def verify_cmd(
     gate: Annotated[str | None, typer.Argument(metavar="GATE", help="One gate; default: every preregistrations/*.yaml.")] = None,
     workspace: Workspace = None,
+    as_json: AsJson = False,
+    junit: JunitFile = None,
 ) -> None:
     """Check every artifact's append-only chain (and, in git, that commits only added lines)."""
     from voicegate.artifacts import describe, verify_gates
@@ -92,14 +120,26 @@ def verify_cmd(
                              "or give -C DIR")
     checks = verify_gates(root, gate)
     lines, ok = describe(root, checks)
-    if not checks:
-        typer.echo("no gate specs under preregistrations/: nothing to verify")
-    for line in lines:
-        typer.echo(line)
+    if as_json or junit is not None:
+        from voicegate.cli import _machine
+        from voicegate.cli._documents import verify_document
+
+        doc = verify_document(root, gate, checks, ok)
+        if junit is not None:
+            _machine.write_junit(junit, _machine.junit_xml("voicegate verify", _machine.verify_cases(doc["files"]),
+                                                           {"workspace": str(root)}))
+        if as_json:
+            _emit(doc)
+    if not as_json:
+        if not checks:
+            typer.echo("no gate specs under preregistrations/: nothing to verify")
+        for line in lines:
+            typer.echo(line)
     if not ok:
         broken = next(c for c in checks if not c.ok)
         raise GateFailed(f"{shown_path(root, broken.path)}: {broken.problem}")
-    typer.echo("every chain holds")
+    if not as_json:
+        typer.echo("every chain holds")
 
 
 @app.command("import")

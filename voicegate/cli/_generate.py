@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from voicegate.cli._app import Gate, Workspace, app, fail
+from voicegate.cli._machine import AsJson
 
 
 @app.command("generate")
@@ -35,6 +36,7 @@ def generate_cmd(
         "--canaries", min=1, help="Integrity canary checks per arm and replica (default: references and checks "
                                   "within 5% of the requests, at least 3 per arm; isolated, one more opens every "
                                   "wave).")] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Generate every registered (arm, seed, prompt) not yet stored: interleaved, resumable."""
     from voicegate.generate import generate
@@ -49,9 +51,16 @@ def generate_cmd(
                              max_delay_s=default.max_delay_s,
                              budget_s=default.budget_s if retry_budget is None else retry_budget)
     spec = load_spec(workspace_root(workspace), gate)
-    result = generate(spec, seat_url=seat, concurrency=concurrency, quiet=quiet, retry=policy, say=fail,
+    # --json: the progress display (stderr) is off, as under -q; messages still go to stderr.
+    result = generate(spec, seat_url=seat, concurrency=concurrency, quiet=quiet or as_json, retry=policy, say=fail,
                       isolate_arms=isolate_arms, canaries=canaries)
-    typer.echo(result.summary())
+    if as_json:
+        from voicegate.cli._documents import generate_document
+        from voicegate.cli._machine import emit
+
+        emit(generate_document(result))  # before exit 4 below: the document says "failed" and stdout parses
+    else:
+        typer.echo(result.summary())
     if result.canaries.failed:
         from voicegate._errors import IntegrityFailed
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from voicegate.cli._app import Gate, Workspace, app, fail
+from voicegate.cli._machine import AsJson
 
 
 @app.command("init")
@@ -30,6 +31,7 @@ def register_cmd(
     gate: Gate,
     supersede: Annotated[bool, typer.Option(help="Replace an existing registration (only while no results exist).")] = False,
     workspace: Workspace = None,
+    as_json: AsJson = False,
 ) -> None:
     """Pre-register preregistrations/GATE.yaml: hash it and every file it names; commit the spec and its record.
 
@@ -44,6 +46,15 @@ def register_cmd(
 
     done = register(workspace, gate, supersede=supersede)
     spec, reg = done.spec, done.registration
+    if as_json:
+        from voicegate.cli._documents import register_document
+        from voicegate.cli._machine import emit
+
+        doc = register_document(done)
+        for line in doc["warnings"]:
+            fail(line)
+        emit(doc)
+        return
     # After the registration, not before: a refusal is one line, and the warning is for a spec that went in.
     for note in (done.warning, done.cache_note, *(f"note: {n}" for n in done.notes)):
         if note:

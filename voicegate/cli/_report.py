@@ -15,6 +15,7 @@ import typer
 
 from voicegate._errors import VoicegateError
 from voicegate.cli._app import Gate, Workspace, app
+from voicegate.cli._machine import AsJson
 
 
 @app.command("report")
@@ -25,6 +26,7 @@ def report(
                                               "(default: <data dir>/<gate>/report.html).")] = None,
     samples: Annotated[int, typer.Option("--samples", min=0, max=100,
                                          help="How many (prompt, seed) groups to show side by side.")] = 4,
+    as_json: AsJson = False,
 ) -> None:
     """Write the reviewer's report: one self-contained HTML page (no network, no seat)."""
     from voicegate.report import write_report
@@ -36,4 +38,10 @@ def report(
     if out is not None and out.exists() and out.is_dir():
         raise VoicegateError(f"--out {out} is a directory; give a file name")
     path = write_report(spec, out, samples=samples)
+    if as_json:
+        from voicegate.cli._documents import report_document
+        from voicegate.cli._machine import emit
+
+        emit(report_document(spec.gate, path))
+        return
     typer.echo(f"wrote {path}")

@@ -7,101 +7,35 @@ leading or trailing apostrophe (a quotation mark in most novels) never sticks to
 a word. The same tokens feed the word frequencies, the n-grams and the damage
 checks.
 
-The definition is nltk's ``RegexpTokenizer`` over PATTERN (no data download, and a
-regular expression is ~60x faster than ``word_tokenize`` on novels), matching with the
-standard library's ``re`` (tokenizer ``@2``). For PATTERN that tokenizer is exactly
-``re.compile(PATTERN, its flags).findall``, so `tokenize` calls that directly: importing
-``nltk.tokenize.regexp`` costs ~0.09 s (it pulls in ``http.client``), a fifth of the first
-`score` after `register`. `nltk_tokenizer()` is the nltk object itself, which the tests hold
-`tokenize` to, token for token.
+The tokenizer is that regular expression, PATTERN, matched with the standard library's
+``re`` (``findall``), and the signature names it so: ``re:nfkc-casefold-letters-apostrophe@2``.
+Until issue 33 the same definition was named ``nltk.RegexpTokenizer[re]:...@2`` and was
+held to an nltk ``RegexpTokenizer`` subclass that swapped nltk's engine for ``re``; the
+tokens are the same, only the name is now what runs. Why not nltk's own tokenizer:
+``RegexpTokenizer`` (nltk 3.9+) compiles through ``nltk.redos`` -- the ``regex`` engine
+under a wall-clock timeout per match, so a loaded machine could refuse a text another
+machine tokenizes -- it counts combining marks as letters where ``re`` does not (x, U+0301, y
+is one token there, two here: a different definition, which would need a new version),
+it is 4x slower on the novels, and ``import nltk`` takes ~1.1 s. For one fixed, linear
+pattern the regex is the right tool; nltk is not a dependency (tests/test_scoring_units.py
+cross-checks the tokens against nltk's tokenizer where nltk is installed).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 import re
-import sys
-import types
 import unicodedata
 from collections.abc import Iterator
-from typing import Any
 
 # [^\W\d_] is "a word character that is neither a digit nor '_'": a letter.
 PATTERN = r"[^\W\d_]+(?:'[^\W\d_]+)*"
 
-TOKENIZER_NAME = "nltk.RegexpTokenizer[re]:nfkc-casefold-letters-apostrophe@2"
+TOKENIZER_NAME = "re:nfkc-casefold-letters-apostrophe@2"
 """Goes into every signature: change the definition, change the name."""
 
 # Text is matched in blocks cut at whitespace (a token never contains whitespace,
 # so cutting there changes nothing), which bounds the memory of one findall.
 BLOCK_CHARS = 1 << 18
-
-_tokenizer = None
-
-
-def _regexp_tokenizer_class() -> Any:
-    """nltk's RegexpTokenizer, without paying for `import nltk` (~1 s: it pulls in sklearn and scipy).
-
-    `nltk/__init__.py` imports most of the toolkit; `nltk.tokenize.regexp` needs
-    only `redos`, `internals` and the tokenizer api. When nltk is not already
-    imported, its two parent packages are stood in by bare package modules
-    while those few submodules load, then every nltk entry is taken back out of
-    sys.modules, so a later `import nltk` anywhere gets the real package.
-    """
-    if "nltk" in sys.modules:
-        from nltk.tokenize import RegexpTokenizer
-
-        return RegexpTokenizer
-    found = importlib.util.find_spec("nltk")
-    if found is None or not found.submodule_search_locations:
-        from nltk.tokenize import RegexpTokenizer  # raises the ordinary ImportError
-
-        return RegexpTokenizer
-    root = list(found.submodule_search_locations)
-    before = set(sys.modules)
-    try:
-        for name, path in (("nltk", root), ("nltk.tokenize", [os.path.join(p, "tokenize") for p in root])):
-            stub = types.ModuleType(name)
-            stub.__path__ = path
-            sys.modules[name] = stub
-        return importlib.import_module("nltk.tokenize.regexp").RegexpTokenizer
-    except Exception:  # noqa: BLE001 - a partial nltk fails in many ways; the plain import below reports it
-        for name in set(sys.modules) - before:
-            del sys.modules[name]
-        from nltk.tokenize import RegexpTokenizer
-
-        return RegexpTokenizer
-    finally:
-        for name in [n for n in set(sys.modules) - before if n == "nltk" or n.startswith("nltk.")]:
-            del sys.modules[name]
-
-
-def nltk_tokenizer() -> Any:
-    """nltk's RegexpTokenizer over PATTERN, matching with `re`: the definition `tokenize` implements."""
-    global _tokenizer
-    if _tokenizer is None:
-        base = _regexp_tokenizer_class()
-
-        class StdlibRegexpTokenizer(base):  # type: ignore[misc,valid-type]
-            """nltk's RegexpTokenizer, matching with the standard library's `re`.
-
-            nltk compiles caller patterns with the `regex` engine under a
-            wall-clock timeout, because a crafted pattern can backtrack
-            exponentially. PATTERN is fixed here and linear (each repetition of
-            the group must consume an apostrophe, so there is one way to match),
-            and `re` runs it 1.6x faster without the timer's cost. The engines
-            differ only on combining marks, which `re` does not count as word
-            characters; after NFKC that touches scripts voicegate does not score.
-            """
-
-            def _check_regexp(self) -> None:
-                if self._regexp is None:  # type: ignore[has-type]  # set by nltk's untyped base
-                    self._regexp = re.compile(self._pattern, self._flags)
-
-        _tokenizer = StdlibRegexpTokenizer(PATTERN)
-    return _tokenizer
 
 
 def normalize(text: str) -> str:
@@ -119,7 +53,7 @@ def _blocks(text: str) -> Iterator[str]:
         start = end
 
 
-# RegexpTokenizer's default flags; with gaps=False its tokenize(text) is this findall(text).
+# The flags nltk's RegexpTokenizer defaults to (the definition's history); they change nothing for PATTERN.
 FLAGS = re.UNICODE | re.MULTILINE | re.DOTALL
 _findall = re.compile(PATTERN, FLAGS).findall
 
