@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from voicegate._errors import GateFailed, VoicegateError
-from voicegate.cli._app import Gate, Workspace, app
+from voicegate.cli._app import Gate, Workspace, app, gate_arg
 
 # The built-in floor rules, written out: `--help` must not import the spec package (yaml, the
 # schema) to list them. tests/test_frictions.py holds this text to spec/_rules.RULES.
@@ -59,7 +59,8 @@ def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(metavar="ARM", help=
 
 @app.command("verify")
 def verify_cmd(
-    gate: Annotated[str | None, typer.Argument(metavar="GATE", help="One gate; default: every preregistrations/*.yaml.")] = None,
+    gate: Annotated[str | None, typer.Argument(metavar="GATE", help="One gate; default: every preregistrations/*.yaml.",
+                                               callback=gate_arg)] = None,
     workspace: Workspace = None,
 ) -> None:
     """Check every artifact's append-only chain (and, in git, that commits only added lines)."""

@@ -44,10 +44,14 @@ def _check_timeout(timeout: float, option: str = "--timeout") -> float:
 
 def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patient: bool = False):
     """The command's SeatClient (`seat.command_client`): --seat, else the seat the workspace's specs name."""
+    from voicegate.cli._app import fail
     from voicegate.seat import command_client
     from voicegate.spec import workspace_root
 
-    return command_client(seat, key_env, timeout, root=lambda: workspace_root(None), patient=patient)
+    client = command_client(seat, key_env, timeout, root=lambda: workspace_root(None), patient=patient)
+    if client.source is not None:   # a URL the user did not type: say where it came from (stderr: --json stays clean)
+        fail(f"note: no --seat given: using the seat.url of {client.source}, {client.shown_url}")
+    return client
 
 
 def _check_name(name: str) -> None:
@@ -341,7 +345,7 @@ def up_cmd(
         help="Where vLLM's own log goes, kept after the seat stops (default: ~/.cache/voicegate/seat-PORT.log, "
              "rewritten on each start).")] = None,
     vllm_args: Annotated[list[str] | None, typer.Argument(
-        metavar="[-- VLLM FLAGS...]",
+        metavar="-- VLLM-FLAGS",
         help="vLLM flags passed through as given, after `--` (e.g. -- --max-num-seqs 4 --max-loras 4); the "
              "flags voicegate sets itself (--model, --port, --lora-modules, ...) are refused.")] = None,
 ) -> None:

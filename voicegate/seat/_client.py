@@ -348,6 +348,7 @@ class SeatClient:
         )
         self.requests_sent = 0
         self.retries = 0
+        self.source: str | None = None   # the spec a command took the URL from, when no --seat was given
         self._answered = False  # any HTTP answer at all: a seat was listening once
         self._loopback = is_loopback_host(parts.hostname)
 

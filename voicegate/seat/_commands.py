@@ -69,7 +69,7 @@ def workspace_seat(root: Path) -> tuple[str, str | None, str]:
         named = "; ".join(f"{', '.join(gates)}: {url}" for (url, _), gates in seats.items())
         raise VoicegateError(f"{NO_SEAT} (the specs here name {len(seats)} seats — {named})")
     (url, env), gates = next(iter(seats.items()))
-    # Every seat command prints or names the URL it reached, so where it came from needs no extra line.
+    # The command says it used this spec's URL (`client.source`): a URL no one typed is named with its origin.
     return url, env, f"preregistrations/{gates[0]}.yaml: seat.url"
 
 
@@ -95,9 +95,11 @@ def command_client(seat: str | None, key_env: str | None, timeout: float, *, roo
     env = os.environ if environ is None else environ
     check_timeout(timeout)
     spec_key_env: list[str | None] = [None]
+    source: list[str | None] = [None]
 
     def named() -> list[tuple[str, str]]:
         url, spec_key_env[0], where = workspace_seat(root())
+        source[0] = where.removesuffix(": seat.url")
         return [(url, where)]
 
     url = seat_urls([seat] if seat else [], named, environ={})[0]
@@ -107,7 +109,9 @@ def command_client(seat: str | None, key_env: str | None, timeout: float, *, roo
         raise VoicegateError(f"--api-key-env names ${key_env}, which is not set in the environment")
     retry = RetryPolicy(attempts=6, base_s=0.5, budget_s=60.0) if patient else \
         RetryPolicy(attempts=3, base_s=0.25, max_delay_s=2.0, budget_s=10.0)
-    return SeatClient(url, api_key=key, api_key_env=name, timeout=timeout, retry=retry)
+    client = SeatClient(url, api_key=key, api_key_env=name, timeout=timeout, retry=retry)
+    client.source = source[0]
+    return client
 
 
 def cost_arms(cards: Sequence[ModelCard], base: str | None, voice: str) -> str:
