@@ -95,3 +95,23 @@ def test_registered_means_one_thing_in_an_amendment_entry() -> None:
     assert "`pairwise-max-spread` was added to voicegate's rules on 2026-09-17, before this amendment." in text
     assert [ln for ln in text.splitlines() if "registered" in ln] == [
         next(ln for ln in text.splitlines() if ln.startswith("**Prospective registration cited.**"))]
+
+
+def test_the_example_specs_seat_url_comes_from_voicegate_seat_url(tmp_path: Path) -> None:
+    """The example spec hard-coded port 8027; a shared machine's seat is elsewhere, said once in the variable."""
+    import yaml
+
+    url = "http://127.0.0.1:8123/v1"
+    done = run_cli("init", tmp_path / "ws", env={"VOICEGATE_SEAT_URL": url})
+    assert done.code == 0, done.stderr
+    assert "  preregistrations/lv-example.yaml.example (copy to <gate>.yaml and edit; its seat.url is " \
+           "$VOICEGATE_SEAT_URL)" in done.stdout.splitlines()
+    example = yaml.safe_load((tmp_path / "ws" / "preregistrations" / "lv-example.yaml.example").read_text())
+    assert example["seat"]["url"] == url
+    plain = run_cli("init", tmp_path / "plain", env={"VOICEGATE_SEAT_URL": None})
+    assert plain.code == 0
+    assert yaml.safe_load((tmp_path / "plain" / "preregistrations" / "lv-example.yaml.example").read_text())[
+        "seat"]["url"] == "http://127.0.0.1:8027/v1"
+    bad = run_cli("init", tmp_path / "bad", env={"VOICEGATE_SEAT_URL": "http://127.0.0.1:8123"})
+    assert bad.code == 2 and bad.stderr.startswith("voicegate: $VOICEGATE_SEAT_URL: must be the OpenAI base URL")
+    assert not (tmp_path / "bad").exists()
