@@ -263,8 +263,11 @@ def test_a_stop_with_a_request_in_flight_is_prompt_and_a_restart_is_not_refused(
         assert not [p for p in seats[0].vllm if alive(p)], "vLLM outlived `voicegate seat up`"
         assert "vllm stub: voices-base" in log.read_text()   # kept after the stop
         # At once, on the same port: a connection the seat closed is in TIME_WAIT, which must not refuse it.
+        first_log = log.read_text()
         seats.append(Seat(cmd, tmp_path, env, port))
         seats[1].wait_ready()
+        # the first start's log is kept beside the second's, which a restart after a crash would otherwise erase
+        assert (tmp_path / "vllm.log.1").read_text() == first_log and "vllm stub argv: " in log.read_text()
         code, tail = seats[1].stop(signal.SIGTERM)
         assert code == 0 and re.fullmatch(r"stopped in \d+\.\d s\n", tail), tail
     finally:

@@ -165,6 +165,8 @@ def test_a_refusal_in_the_scratch_copy_names_the_users_folder(tmp_path: Path) ->
 
 def test_the_estimate_is_measured_on_the_seat_it_reaches_or_names_its_constant(tmp_path: Path) -> None:
     """It used the fleet GPU seat's 108.2 tok/s, whatever seat the gate would run on (the CPU seat ran 42-48)."""
+    from _workspace import base_spec
+
     from voicegate.seat import StandinSeat
 
     make_workspace(tmp_path)
@@ -176,15 +178,19 @@ def test_the_estimate_is_measured_on_the_seat_it_reaches_or_names_its_constant(t
                         r"flight, a constant, the fleet GPU seat's LoRA decode speed \(DESIGN\.md §5\): the seat at "
                         + re.escape(closed) + r" did not answer a probe \(.*connection refused.*\)", line), line
     # 0.02 s per token: a 32-token answer takes ~0.64 s, about 50 tok/s
-    with StandinSeat(token_time=0.02) as seat:
+    spec = base_spec()
+    del spec["arms"][1]["adapter_path"]   # ckpt475 served by the seat, ckpt925 loaded at run time
+    make_workspace(tmp_path, spec)
+    with StandinSeat(token_time=0.02, adapters={"lv-test-ckpt475": "/adapters/lv-test-ckpt475"}) as seat:
         done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path, env={"VOICEGATE_SEAT_URL": seat.url})
         probes = [e for e in seat.chat_log() if e["status"] == 200]
     assert done.code == 0, done.stderr
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("  on a real seat: "))
     m = re.fullmatch(r"  on a real seat: ~([\d,]+) completion tokens, roughly (\d+) s at ([\d.]+) tok/s per sequence "
-                     r"in flight, measured on " + re.escape(seat.url) + r" just now \(one (\d+)-token answer of "
-                     r"voices-base in ([\d.]+) s\)", line)
+                     r"in flight, measured on " + re.escape(seat.url) + r" just now \((\d+) tokens in ([\d.]+) s, one "
+                     r"answer each of voices-base, lv-test-ckpt475\)", line)
     assert m, line
-    assert len(probes) == 1 and probes[0]["model"] == "voices-base"
+    # the base and the candidate the seat serves, in turn; ckpt925 is loaded at run time, so not for a probe
+    assert [p["model"] for p in probes] == ["voices-base", "lv-test-ckpt475"]
     assert 20 < float(m[3]) < 60   # the stand-in's speed, not the constant
     assert int(m[2]) == round(int(m[1].replace(",", "")) / (float(m[3]) * 8))   # per sequence: concurrency 8

@@ -342,8 +342,8 @@ def up_cmd(
                                            help="Seconds to wait for the seat to answer /health.")] = 400.0,
     log_file: Annotated[Path | None, typer.Option(
         "--log-file", metavar="FILE",
-        help="Where vLLM's own log goes, kept after the seat stops (default: ~/.cache/voicegate/seat-PORT.log, "
-             "rewritten on each start).")] = None,
+        help="Where vLLM's own log goes, kept after the seat stops (default: ~/.cache/voicegate/seat-PORT.log; "
+             "the previous start's log is kept as FILE.1).")] = None,
     vllm_args: Annotated[list[str] | None, typer.Argument(
         metavar="-- VLLM-FLAGS",
         help="vLLM flags passed through as given, after `--` (e.g. -- --max-num-seqs 4 --max-loras 4); the "
@@ -362,6 +362,7 @@ def up_cmd(
         check_log_file,
         check_vllm_args,
         default_log_path,
+        keep_previous_log,
         lora_rank,
         port_holder,
         start_vllm,
@@ -391,6 +392,7 @@ def up_cmd(
     else:
         log_path = default_log_path(port)
         log_path.parent.mkdir(parents=True, exist_ok=True)
+    keep_previous_log(log_path)
     rank = lora_rank(adapters.values())
     workdir = Path(tempfile.mkdtemp(prefix="voicegate-seat-"))
 

@@ -260,3 +260,13 @@ def check_log_file(path: Path) -> Path:
     except OSError as exc:
         raise VoicegateError(f"--log-file {path}: cannot write it ({exc.strerror or exc})") from None
     return path
+
+
+def keep_previous_log(path: Path) -> None:
+    """The last start's log moves to FILE.1 before this start rewrites FILE: the log of a seat that died is
+    what its restart would otherwise erase."""
+    try:
+        if path.is_file() and path.stat().st_size > 0:
+            os.replace(path, path.with_name(path.name + ".1"))
+    except OSError:
+        pass   # a log that cannot be moved is rewritten, as before; the seat still starts
