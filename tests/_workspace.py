@@ -126,9 +126,10 @@ def gate_spec(gate: str = "lv-gen", *, url: str = "http://127.0.0.1:9/v1", base_
 # -- workspaces ----------------------------------------------------------------------
 
 
-def git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """git in `root` as a test identity; `env` adds variables (a backdated commit's dates)."""
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+           "GIT_COMMITTER_EMAIL": "t@t", **(env or {})}
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True, env=env).stdout
 
 

@@ -17,6 +17,10 @@ SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpora" / "british-fiction"
 COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
 
+# Subprocesses (`python -m voicegate`, the console script) run THIS checkout's voicegate, whatever an
+# editable install points at: a worktree, or a clone CI installed elsewhere, tests its own code.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+
 # VOICEGATE_* variables that configure the test suite itself, not the tool: where the shared
 # corpora and the vLLM venv live, which browser or embedding model to use, and the switches that
 # rewrite the golden files and the screenshot. Every other VOICEGATE_* variable is cleared.

@@ -193,6 +193,9 @@ def test_a_registration_after_the_numbers_is_a_post_hoc_correction_said_everywhe
     code, out, err = run_cli("verify", "lv-bronte", "-C", str(bare))
     assert code == 0, out + err
     assert "entry 3 is a POST-HOC correction: it cites lv-dummy's registration of pairwise-max-spread" in out
+    # how far after the numbers (git's count, the commits' own dates) and the reason, as the entry gives it
+    assert re.search(r"registered 1 commit\(s\) / [0-9.]+ (s|min|h|d) after lv-bronte's numbers; git still holds it; "
+                     rf"the reason given: “{REASON}”", out), out
     # The report's timeline says it too (its events from the stored amendment row, as `report` reads it).
     from voicegate.report._data import Amendment
     from voicegate.report._timeline import _amended

@@ -154,7 +154,11 @@ def test_demo_runs_a_whole_gate_offline(tmp_path: Path) -> None:
     verify = subprocess.run([sys.executable, "-m", "voicegate", "verify", "lv-marlowe"], cwd=ws, env=env,
                             capture_output=True, text=True, check=False)
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    assert "citation: entry 3 is a POST-HOC correction: it cites lv-marlowe-v2's registration" in verify.stdout
+    assert "citation: entry 4 is a POST-HOC correction: it cites lv-marlowe-v2's registration" in verify.stdout
+    # the seeds' order: the defect noted and left alone (entry 3), then the post-hoc correction that says so
+    record = (ws / "gates" / "lv-marlowe.md").read_text()
+    assert record.index("## Note — ") < record.index("## Amendment — ")
+    assert "Noted on the record before this correction: “global-max-spread lets one arm's outlier seed" in record
     assert (ws / "runs" / "lv-marlowe" / "report.html").read_text().count("<svg") >= 4
 
 
@@ -228,7 +232,8 @@ def test_the_vllm_demo_tells_the_same_story_through_the_same_steps_and_ends_the_
     standin = [step.args[0:2] for step in _run.steps("http://x", "lv-bronte")]
     assert [args[0:2] for args, _ in ran] == standin
     assert [a[0:2] for a in standin] == [["register", "lv-bronte"], ["generate", "lv-bronte"], ["score", "lv-bronte"],
-                                         ["ship", "lv-bronte"], ["register", "lv-bronte-v2"], ["amend", "lv-bronte"],
+                                         ["ship", "lv-bronte"], ["note", "lv-bronte"], ["register", "lv-bronte-v2"],
+                                         ["amend", "lv-bronte"],
                                          ["verify", "lv-bronte"], ["report", "lv-bronte"]]
     assert ran[1][0][3] == "http://127.0.0.1:9/v1" and all(every for _, every in ran)
     assert lines[-5:] == [

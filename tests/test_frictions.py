@@ -273,7 +273,7 @@ def test_the_signature_score_prints_is_byte_identical_to_the_recorded_one(tmp_pa
 def test_help_lists_the_commands_in_workflow_order() -> None:
     done = run_cli("--help")
     listed = [ln.split()[0] for ln in done.stdout.split("Commands:\n", 1)[1].splitlines() if ln.startswith("  ")]
-    assert listed == ["init", "register", "generate", "import", "score", "calibrate", "ship", "amend", "verify",
+    assert listed == ["init", "register", "generate", "import", "score", "calibrate", "ship", "note", "amend", "verify",
                       "report", "seat", "demo"]
     seat = run_cli("seat", "--help")
     listed = [ln.split()[0] for ln in seat.stdout.split("Commands:\n", 1)[1].splitlines() if ln.startswith("  ")]

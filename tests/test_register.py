@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from _workspace import cli, git, make_workspace, tree_snapshot, voicegate
+from _workspace import cli, git, make_workspace, run_cli, tree_snapshot, voicegate
 
 from voicegate._hashing import sha256_json
 
@@ -228,3 +228,24 @@ def test_the_rules_in_force_are_those_registered_by_the_registration_date(tmp_pa
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "deciding rule welch-t@1 was registered 2026-12-06, after this registration's date (2026-12-02)" in done.stderr
     assert tree_snapshot(tmp_path) == before
+
+
+def test_init_inside_another_repository_is_refused_without_inside(tmp_path: Path) -> None:
+    # Issue 34, item 4: a newcomer standing in a clone of voicegate runs `voicegate init bronte-gate`.
+    tool = tmp_path / "voicegate-clone"
+    tool.mkdir()
+    git(tool, "init", "-q")
+    (tool / "README.md").write_text("the tool\n")
+    git(tool, "add", "-A")
+    git(tool, "commit", "-q", "-m", "tool")
+    before = sorted(p.relative_to(tool) for p in tool.rglob("*") if ".git" not in p.parts)
+    done = run_cli("init", "bronte-gate", cwd=tool)
+    assert done.code == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert f"is inside the git repository {tool}" in done.stderr and "--inside" in done.stderr
+    assert sorted(p.relative_to(tool) for p in tool.rglob("*") if ".git" not in p.parts) == before
+    done = run_cli("init", "bronte-gate", "--inside", cwd=tool)
+    assert done.code == 0, done.stderr
+    assert f"a workspace inside the git repository {tool} (--inside)" in done.stdout
+    assert not (tool / "bronte-gate" / ".git").exists() and (tool / "bronte-gate" / "preregistrations").is_dir()
+    # its own repository's top (a workspace re-initialised in place) is not "another" repository
+    assert run_cli("init", str(tool)).code == 0

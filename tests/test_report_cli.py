@@ -67,7 +67,8 @@ def test_report_refuses_without_scores_and_writes_nothing(workspace: Path):
     write_run(workspace / "runs" / GATE, reference_data(), scores=False)
     done = run_cli(workspace, GATE)
     assert done.returncode == 2
-    assert done.stderr.startswith("voicegate: lv-bronte has no scores yet")
+    assert done.stderr.startswith("voicegate: lv-bronte has not been scored (runs/lv-bronte/scores.json missing, "
+                                  "no entry in gates/lv-bronte.md)")
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not (workspace / "runs" / GATE / "report.html").exists()
     assert sorted(p.name for p in (workspace / "runs" / GATE).iterdir()) == ["generations.jsonl", "run.json"]

@@ -5,6 +5,7 @@ Public surface, used by the use cases in `voicegate.gate`:
 - `record_score(spec, registration, result, run)` — `voicegate score` appends
   its verdicts (or says the record is current);
 - `record_ship(spec, arm, reason)` — a person's shipping decision;
+- `record_note(spec, text)` — a person's note (a defect found and left alone), changing no verdict;
 - `record_amendment(spec, old, new, changes, ...)` — render and append an
   amendment that `voicegate.gate.amend` has already checked (the policy lives there);
 - `in_force(spec, result)` — the amendment whose decision stands for these generations, if any;
@@ -15,6 +16,7 @@ The discipline itself (markers, atomic writes, locks) lives in `_chain`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from voicegate.artifacts._compose import has_module
@@ -25,6 +27,7 @@ from voicegate.artifacts._entries import (
     decisions,
     load_state,
     record_amendment,
+    record_note,
     record_ship,
     result_sha256,
     verdict_lock,
@@ -35,6 +38,13 @@ from voicegate.artifacts._in_force import InForce, in_force
 from voicegate.artifacts._verify import describe, run_dir, verify_gates
 from voicegate.run import RunManifest
 from voicegate.scoring import GateResult
+
+
+def entry_count(path: Path) -> int:
+    """How many voicegate entries the markdown artifact at `path` holds (0: none, or no such file)."""
+    from voicegate.artifacts._chain import md_markers
+
+    return len(md_markers(path.read_bytes())) if path.is_file() else 0
 
 
 def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
@@ -50,12 +60,14 @@ __all__ = [
     "current_state",
     "decisions",
     "describe",
+    "entry_count",
     "has_module",
     "in_force",
     "load_state",
     "one_line",
     "ratio_of",
     "record_amendment",
+    "record_note",
     "record_score",
     "record_ship",
     "result_sha256",

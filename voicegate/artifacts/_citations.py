@@ -9,23 +9,38 @@ and rule, and was committed no later than the amendment and before any of that
 gate's results. A registration rewritten out of history breaks the amendment.
 
 An amendment entry written before voicegate required a citation carries none;
-it is named in a note (its bytes cannot be changed to add one).
+it is named in a note (its bytes cannot be changed to add one). An entry that
+carries a citation line that does not parse (a hash that is not one, a missing
+field) is BROKEN, never read as one of those: what it cites cannot be asked of git.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from voicegate.artifacts import _chain
-from voicegate.spec import Citation, check_citation, is_ancestor, is_git_worktree, numbers_at
+from voicegate.spec import (
+    Citation,
+    check_citation,
+    commits_after,
+    is_ancestor,
+    is_git_worktree,
+    is_shallow,
+    numbers_at,
+)
 
 _HEADING = re.compile(r"^## Amendment — (\S+) — ", re.MULTILINE)
+_CITES = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\*", re.MULTILINE)
 _CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\* `([^`]+)` was declared the "
                     r"deciding floor rule by gate `([^`]+)`, registered in commit `([0-9a-f]{40})` \(([^)]*)\), "
                     r"spec sha256 `([0-9a-f]{64})`", re.MULTILINE)
+
+
+_REASON = re.compile(r"^Reason, as given: “(.*)”$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,8 @@ class CitedEntry:
     time: _dt.datetime | None
     citation: Citation | None
     post_hoc: bool = False  # the entry says it is a post-hoc correction
+    malformed: bool = False  # a citation line is there, but does not parse
+    reason: str | None = None  # the amendment's reason, as the entry gives it
 
 
 def amendment_citations(data: bytes) -> list[CitedEntry]:
@@ -54,9 +71,39 @@ def amendment_citations(data: bytes) -> list[CitedEntry]:
         citation = None if cited is None else Citation(rule=cited.group(2), gate=cited.group(3),
                                                        commit=cited.group(4), committed=cited.group(5),
                                                        spec_sha256=cited.group(6))
+        reason = _REASON.search(text)
         out.append(CitedEntry(m.number, when, citation,
-                              post_hoc=cited is not None and cited.group(1) == "Post-hoc correction"))
+                              post_hoc=cited is not None and cited.group(1) == "Post-hoc correction",
+                              malformed=cited is None and _CITES.search(text) is not None,
+                              reason=reason.group(1) if reason else None))
     return out
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def _after(root: Path, anchor: str | None, commit: str) -> str:
+    """ "N commit(s) / T after" from git's history and the commits' own dates ("after" when not known)."""
+    if anchor is None:
+        return "after"
+    import subprocess
+
+    def date(rev: str) -> _dt.datetime | None:
+        done = subprocess.run(["git", "log", "-1", "--format=%cI", rev, "--"], cwd=root, capture_output=True,
+                              text=True, check=False)
+        try:
+            return _dt.datetime.fromisoformat(done.stdout.strip())
+        except ValueError:
+            return None
+
+    n = commits_after(root, anchor, commit)
+    then, now = date(anchor), date(commit)
+    span = f" / {_span((now - then).total_seconds())}" if then and now and now >= then else ""
+    return f"{n} commit(s){span} after"
 
 
 def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str]]:
@@ -66,9 +113,15 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
     if not entries:
         return [], []
     anchor = numbers_at(data.decode("utf-8", "replace"))
+    problems = [f"entry {e.number}'s citation line does not parse (a commit, spec sha256 or gate that is not one): "
+                "what it cites cannot be re-checked" for e in entries if e.malformed]
+    entries = [e for e in entries if not e.malformed]
     if not is_git_worktree(root):
-        return [], [f"{len(entries)} amendment citation(s) not checked: {root} is not a git work tree"]
-    problems: list[str] = []
+        why = "git is not on PATH" if shutil.which("git") is None else f"{root} is not a git work tree"
+        return problems, [f"{len(entries)} amendment citation(s) not checked: {why}"] if entries else []
+    if is_shallow(root):
+        return problems, [(f"{len(entries)} amendment citation(s) not checked: shallow clone, the history they cite "
+                          "may be cut off (git fetch --unshallow, then verify again)")] if entries else []
     held: list[str] = []
     for e in entries:
         if e.citation is None:
@@ -86,7 +139,8 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
                             f"first recorded ({anchor[:12]}): it came after them")
         elif e.post_hoc:
             held.append(f"entry {e.number} is a POST-HOC correction: it cites {c.gate}'s registration of {c.rule} "
-                        f"(commit {c.commit}), registered after {gate}'s numbers; git still holds it")
+                        f"(commit {c.commit}), registered {_after(root, anchor, c.commit)} {gate}'s numbers; git "
+                        f"still holds it; the reason given: “{e.reason or '?'}”")
         else:
             held.append(f"entry {e.number} cites {c.gate}'s registration of {c.rule} (commit {c.commit}, "
                         f"spec sha256 {c.spec_sha256[:12]}...): git still holds it, before the amendment and "

@@ -110,6 +110,10 @@ def amendments(spec: Any) -> list[dict[str, Any]]:
     return _jsonl(spec.run.amendments)
 
 
+def notes(spec: Any) -> list[dict[str, Any]]:
+    return _jsonl(spec.run.notes)
+
+
 def result_sha256(result: GateResult) -> str:
     return sha256_json(result.to_json())
 
@@ -408,6 +412,30 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
                                        result)
 
 
+def record_note(spec: Any, text: str, *, now: _dt.datetime | None = None) -> list[str]:
+    """A person's note, appended to every artifact at this point of the history; it changes no verdict.
+
+    Where a defect is found and deliberately left alone, the record says so before any correction: a later
+    post-hoc amendment is then read against a note that predates it (DESIGN.md §6b, lv-bronte's story).
+    """
+    text = one_line(text or "")
+    if not text or not re.search(r"[^\W\d_]{2,}", text):
+        raise VoicegateError("a note needs --text: say what is known, in a sentence"
+                             + (f" ({text!r} is not one)" if text else ""))
+    when = now or now_utc()
+    with verdict_lock(spec, "note") as said:
+        _, result = current_state(spec, "note")
+        newest = next(reversed(notes(spec)), None)
+        if newest and (newest.get("text"), newest.get("result_sha256")) == (text, result_sha256(result)):
+            return said + [(f"{_display(spec, spec.artifacts.record)}: this note (same text, same verdicts) is "
+                            f"already recorded at {newest.get('time')}; nothing appended")]
+        ctx = _base_ctx(spec, result, when)
+        ctx.update(text=text)
+        rendered = _render_all(spec, "note", ctx)
+        row = {"time": stamp(when), "text": text, "rule": result.rule, "result_sha256": result_sha256(result)}
+        return said + _commit(spec, "note", when, rendered, [_row_appended(spec.run.notes, row)], result)
+
+
 # -- amend ---------------------------------------------------------------------------
 
 
@@ -450,7 +478,7 @@ def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[
     ctx = _base_ctx(spec, new, when)
     ctx.update(rule_from=old.rule, rule_to=new.rule, rule_to_registered=rule_registered,
                reason=reason, changes=sorted(changes, key=lambda c: c.arm != ctx["featured"]),
-               decision=shipped[-1] if shipped else None, ships_before=old.ships,
+               decision=shipped[-1] if shipped else None, ships_before=old.ships, notes=notes(spec),
                ships_after=new.ships, generations_sha256=generations_sha256,
                citation={**citation.to_json(), "post_hoc": citation.post_hoc, "numbers_at": citation.numbers_at,
                          "after_numbers": citation.after_numbers},

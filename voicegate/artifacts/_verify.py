@@ -29,6 +29,7 @@ next entry refuses to seal it in (`_entries`).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ from voicegate.spec import (
     DATA_DIR_ENV,
     artifact_kind,
     check_gate_name,
+    is_shallow,
     load_strict,
     name_pattern,
     shown_path,
@@ -140,16 +142,18 @@ def all_gates(root: Path) -> list[str]:
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    """git's answer; git not on PATH answers like a failed command (exit 127): its witness is then skipped."""
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        return subprocess.CompletedProcess(["git", *args], 127, "", "git: not on PATH")
+
 
 
 def git_only_added(path: Path) -> tuple[int, list[str]]:
     """(commits checked, problems): every commit touching path, and the work tree, deleted no line."""
     cwd = path.parent
-    try:
-        top = _git(cwd, "rev-parse", "--show-toplevel")
-    except FileNotFoundError:
-        return 0, []
+    top = _git(cwd, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
         return 0, []
     # History before voicegate's first entry is the file's own business (a compose.yaml has
@@ -345,8 +349,12 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 continue
             checks[key] = FileCheck(path, kind, [g])
     ledgers: list[FileCheck] = []
+    lost: dict[str, RunDir] = {}  # gates whose run data is here but whose ledger is not
     for g, run in runs.items():
         led, rows = _ledger_rows(g, run)
+        # (an unfinished first verdict carries its ledger line in its intent: not lost, completed next run)
+        if led is None and (run.recorded.is_file() or run.scores.is_file()) and _transaction.pending(run) is None:
+            lost[g] = run
         for path, number, digest, by in _ledger(root, g, run, rows):
             if _key(path) in checks:
                 checks[_key(path)].expected.append((g, number, digest, by))
@@ -368,6 +376,9 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 fc.citation_problems, fc.citations = check_record(root, fc.gates[0], fc.path)
             if not fc.git_commits and fc.report.ok:
                 fc.git_skipped = _why_no_git(root, fc.path)
+            elif fc.git_commits and is_shallow(root):
+                fc.notes.append("shallow clone: only the commits this clone holds were checked for deleted lines "
+                                "(git fetch --unshallow, then verify again)")
             if gate and _shared(fc):
                 from voicegate.artifacts._compose import entries_for, has_module
 
@@ -386,9 +397,26 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
             _text_after(fc)
         _check_ledger(fc)
         _check_unlisted(fc)
+        _check_lost_ledger(root, fc, lost)
     for g, run in runs.items():
         _check_pending(root, g, run, checks)
     return list(checks.values()) + ledgers
+
+
+def _check_lost_ledger(root: Path, fc: FileCheck, lost: dict[str, RunDir]) -> None:
+    """A gate whose run data is here (its scores) but whose ledger is gone: an entry written to this file can no
+    longer be told from one added by hand, nor a newest one cut off. Absent run data (a clone) is only a note."""
+    gates = [g for g in fc.gates if g in lost]
+    if not gates or fc.ledger_problem or not fc.exists or fc.report is None or not fc.report.ok:
+        return
+    if _shared(fc) and fc.only is not None and not fc.only:
+        return  # no entry of the gate asked about sits in the shared file
+    g = gates[0]
+    state = lost[g].recorded if lost[g].recorded.is_file() else lost[g].scores
+    fc.ledger_problem = (f"{g}'s run data is here ({shown_path(root, state)}) but its ledger "
+                         f"{shown_path(root, lost[g].ledger)} is gone: the entries this file holds can no longer be "
+                         "matched to what voicegate wrote (restore the ledger from a backup)")
+    fc.notes = [n for n in fc.notes if "no run ledger lists it" not in n]
 
 
 def _ledger_check(gate: str, led: ledger_file.Ledger) -> FileCheck:
@@ -444,6 +472,8 @@ def _gather_listed(root: Path, runs: dict[str, RunDir], checks: dict[Path, FileC
 
 def _why_no_git(root: Path, path: Path) -> str:
     """Why `git_only_added` checked no commit of a file that has entries."""
+    if shutil.which("git") is None:
+        return "not checked: git is not on PATH, so only the chain and the ledger witness it"
     top = _git(path.parent, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
         return "not checked: the file is not in a git work tree, so only the chain and the ledger witness it"

@@ -101,8 +101,8 @@ def _command() -> Any:
 
 
 # The help lists commands in the order a gate uses them, not in the order their modules load.
-WORKFLOW = ("init", "register", "generate", "import", "score", "calibrate", "ship", "amend", "verify", "report", "seat",
-            "demo")
+WORKFLOW = ("init", "register", "generate", "import", "score", "calibrate", "ship", "note", "amend", "verify", "report",
+            "seat", "demo")
 SEAT_ORDER = ("up", "models", "check", "simulate", "drift", "try", "drop", "cost", "retire")
 
 

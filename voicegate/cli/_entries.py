@@ -57,6 +57,21 @@ def ship_cmd(gate: Gate, arm: Annotated[str, typer.Argument(metavar="ARM", help=
         typer.echo(line, err=line.startswith("warning:"))
 
 
+@app.command("note")
+def note_cmd(gate: Gate,
+             text: Annotated[str, typer.Option("--text", help="What is known, in a sentence (e.g. a defect "
+                                               "found and deliberately left alone).")] = "",
+             workspace: Workspace = None) -> None:
+    """Put a person's note on the record (all three artifacts); it changes no verdict or decision.
+
+    The place for "defect found, not acted on": a later post-hoc amendment is read against it.
+    """
+    from voicegate.gate import note
+
+    for line in note(workspace, gate, text):
+        typer.echo(line)
+
+
 @app.command("verify")
 def verify_cmd(
     gate: Annotated[str | None, typer.Argument(metavar="GATE", help="One gate; default: every preregistrations/*.yaml.",

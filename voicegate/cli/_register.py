@@ -15,11 +15,13 @@ def init_cmd(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to lay out the workspace.")] = Path("."),
     data_dir: Annotated[str, typer.Option(help="Data directory for generations and scores.")] = "runs",
     track_data: Annotated[bool, typer.Option(help="Keep the data directory in git (off: it is ignored).")] = False,
+    inside: Annotated[bool, typer.Option("--inside", help="Allow DIR inside another git repository (its history "
+                                         "then holds the registrations).")] = False,
 ) -> None:
     """Lay out a workspace: preregistrations/, gates/, the data directory and an example spec."""
     from voicegate.gate import init_workspace
 
-    for line in init_workspace(directory, data_dir=data_dir, track_data=track_data):
+    for line in init_workspace(directory, data_dir=data_dir, track_data=track_data, inside=inside):
         typer.echo(line)
 
 

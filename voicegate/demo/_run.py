@@ -30,6 +30,8 @@ SHIP_REASON = "additive, reversible and safety-clean"
 AMEND_REASON = ("global-max-spread let ckpt925's outlier seed set every candidate's floor, a defect argued "
                 "independently of these numbers; pairwise-max-spread was registered for lv-marlowe-v2 before any "
                 "of its numbers existed")
+NOTE_TEXT = ("global-max-spread lets one arm's outlier seed set every candidate's floor; written down here, not acted "
+             "on for this gate")
 NEXT = "-v2"  # the next gate of the voice (a later training run): registered under pairwise, never run here
 
 
@@ -84,6 +86,9 @@ def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, *, 
              "writes than the base does; it must clear the floor; every floor rule in force is shown, "
              f"DISAGREE where they differ{fails}", ["score", gate]),
         Step(SHIP_AGAINST if known else SHIP_ANY, ["ship", gate, "ckpt475", "--reason", SHIP_REASON]),
+        Step("the defect is written into the record and left alone: a note in every artifact, no verdict "
+             "changes (the seeds' order: the defect on the record first, any correction after it)",
+             ["note", gate, "--text", NOTE_TEXT]),
         Step(f"later, the pairwise rule is registered for the NEXT gate, {nxt}, before any of its numbers "
              "exist (this demo never runs it): a rule chosen blind, for a gate whose answer nobody has seen",
              ["register", nxt], lambda root: write_next_gate(root, gate, nxt)),

@@ -29,16 +29,35 @@ def example_spec(environ: Mapping[str, str] | None = None) -> str:
                                       "VOICEGATE_SEAT_URL override it at run time")
 
 
-def init_workspace(directory: Path, *, data_dir: str = "runs", track_data: bool = False) -> list[str]:
+def enclosing_repository(root: Path) -> Path | None:
+    """The top of another git repository `root` would sit inside (None: it is its own, or in none)."""
+    existing = next((p for p in (root, *root.parents) if p.is_dir()), None)
+    if existing is None or not is_git_worktree(existing):
+        return None
+    top = Path(git(existing, "rev-parse", "--show-toplevel", check=False) or existing).resolve()
+    return None if top == root else top
+
+
+def init_workspace(directory: Path, *, data_dir: str = "runs", track_data: bool = False,
+                   inside: bool = False) -> list[str]:
+    """Lay out a workspace at `directory`. Inside another repository only with `inside`: registration commits
+    there, so a newcomer standing in a clone of voicegate itself would commit gates into the tool's history."""
     root = directory.resolve()
     if root.exists() and not root.is_dir():
         raise VoicegateError(f"{root} exists and is not a directory")
     if Path(data_dir).is_absolute() or ".." in Path(data_dir).parts:
         raise VoicegateError(f"--data-dir {data_dir!r} must be a relative path inside the workspace")
     example_text = example_spec()   # a bad $VOICEGATE_SEAT_URL is refused before anything is made
+    outer = enclosing_repository(root)
+    if outer is not None and not inside:
+        raise VoicegateError(f"{root} is inside the git repository {outer}: every registration would be committed "
+                             "into that repository's history; choose a directory outside it, or pass --inside to "
+                             "keep gates there on purpose")
     root.mkdir(parents=True, exist_ok=True)
     said: list[str] = []
-    if not is_git_worktree(root):
+    if outer is not None:
+        said.append(f"a workspace inside the git repository {outer} (--inside): registrations commit there")
+    elif not is_git_worktree(root):
         git(root, "init", "-q")
         said.append(f"initialised a git repository in {root}")
     for name in ("preregistrations", "gates", data_dir):

@@ -1,4 +1,4 @@
-"""`ship`: record a person's shipping decision beside (never over) the verdicts."""
+"""`ship` and `note`: a person's decision or note, recorded beside (never over) the verdicts."""
 
 from __future__ import annotations
 
@@ -20,3 +20,12 @@ def ship(root: Path | str | None, gate: str, arm: str, reason: str, *, now: _dt.
     spec = load_spec(workspace_root(root), gate)
     check_registered(spec)
     return record_ship(spec, arm, reason, now=now)
+
+
+def note(root: Path | str | None, gate: str, text: str, *, now: _dt.datetime | None = None) -> list[str]:
+    """Append a person's note (a defect found and left alone, say) to all three artifacts; no verdict changes."""
+    from voicegate.artifacts import record_note
+
+    spec = load_spec(workspace_root(root), gate)
+    check_registered(spec)
+    return record_note(spec, text, now=now)

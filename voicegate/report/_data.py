@@ -76,6 +76,18 @@ class Decision:
                    verdicts=Verdicts.from_json(verdicts) if isinstance(verdicts, Mapping) else None)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Note:
+    """One row of notes.jsonl: a person's note on the record (a defect found and left alone), when."""
+
+    time: str | None = None
+    text: str | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Note:
+        return cls(time=_text(d.get("time")), text=_text(d.get("text")))
+
+
 def _section(given: Any, names: Sequence[str]) -> dict[str, Any]:
     # The keys of a spec section the page shows, as given; what it leaves out the spec schema's defaults fill in.
     given = given if isinstance(given, Mapping) else {}
@@ -89,6 +101,7 @@ class ReportData:
     score: GateResult
     amendments: tuple[Amendment, ...] = ()
     decisions: tuple[Decision, ...] = ()
+    notes: tuple[Note, ...] = ()
     gate: str | None = None
     author: str | None = None
     run: RunManifest | None = None
@@ -106,7 +119,7 @@ class ReportData:
     # training text; None when it was not at hand (only the result's listed spans are then marked).
     copied: Mapping[RowKey, tuple[tuple[int, int], ...]] | None = None
     # The verdict entries in the order they were written (the run's ledger): (kind, time), kind being
-    # "score", "ship" or "amend". Empty when not known: the timeline then orders events by their times.
+    # "score", "ship", "note" or "amend". Empty when not known: the timeline then orders events by their times.
     events: tuple[tuple[str, str | None], ...] = ()
 
     @property
@@ -122,6 +135,7 @@ class ReportData:
             score=GateResult.from_json(data["score"]),
             amendments=tuple(Amendment.from_json(a) for a in data.get("amendments") or ()),
             decisions=tuple(Decision.from_json(d) for d in data.get("decisions") or ()),
+            notes=tuple(Note.from_json(n) for n in data.get("notes") or ()),
             gate=_text(data.get("gate")), author=_text(data.get("author")),
             run=RunManifest.from_json(run) if isinstance(run := data.get("run"), Mapping) and run else None, registration=data.get("registration"),
             notices=tuple(str(n) for n in data.get("notices") or ()),

@@ -18,7 +18,7 @@ from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate.report._copied import verbatim_runs
-from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, ReportData, _text
+from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, Note, ReportData, _text
 from voicegate.run import generations_hash, load_manifest, read_generations, read_rows
 from voicegate.scoring import GateResult, is_result
 from voicegate.spec import GateSpec, check_registered, load_registration, shown_path
@@ -62,14 +62,28 @@ def _check_recorded(spec: GateSpec, score: GateResult) -> None:
             "to write it again from the stored generations")
 
 
+def _no_scores(spec: GateSpec) -> str:
+    """Why there is no page: never scored, or scored where the record says so and the run data is elsewhere."""
+    from voicegate.artifacts import entry_count
+
+    record = spec.artifacts.record
+    entries = entry_count(record)
+    if entries:
+        return (f"{spec.gate} was scored ({entries} entr{'y' if entries == 1 else 'ies'} in "
+                f"{shown_path(spec.root, record)}, the committed account), but its run data is not in this checkout "
+                f"({shown_path(spec.root, spec.run.scores)} missing: run directories are not committed); the page is "
+                "drawn from the run data: copy the run directory here, or read the record")
+    return (f"{spec.gate} has not been scored ({shown_path(spec.root, spec.run.scores)} missing, no entry in "
+            f"{shown_path(spec.root, record)}): run `voicegate score {spec.gate}` first")
+
+
 def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt.datetime | None = None
                      ) -> ReportData:
     """Everything `render_report` needs, typed. Refuses when the gate has no scores yet."""
     run_dir = spec.run_dir
     scores_path = spec.run.scores
     if not scores_path.is_file():
-        raise VoicegateError(f"{spec.gate} has no scores yet ({scores_path} missing): "
-                             f"run `voicegate score {spec.gate}` first")
+        raise VoicegateError(_no_scores(spec))
     stored = _json(scores_path)
     if not is_result(stored):
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
@@ -77,10 +91,11 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
     _check_recorded(spec, score)
     amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
+    notes = tuple(Note.from_json(n) for n in _jsonl(spec.run.notes))
     run = load_manifest(run_dir)
     rows = read_generations(spec.generations_path)
     events = tuple((str(e.get("kind")), _text(e.get("time"))) for e in _jsonl(spec.run.ledger)
-                   if e.get("kind") in ("score", "ship", "amend"))
+                   if e.get("kind") in ("score", "ship", "note", "amend"))
 
     notices: list[str] = []
     reg = load_registration(spec)
@@ -99,7 +114,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
         except VoicegateError as exc:
             notices.append(f"DEVIATION: {exc}")
     data = ReportData(
-        score=score, amendments=amendments, decisions=decisions, gate=spec.gate, author=spec.author,
+        score=score, amendments=amendments, decisions=decisions, notes=notes, gate=spec.gate, author=spec.author,
         run=run, registration=registration, seeds=tuple(str(s) for s in spec.seeds),
         prompts={p.id: p.text for p in spec.prompts}, copying=spec.copying, damage=spec.damage,
         generations=rows, max_samples=samples, rendered_at=(now or now_utc()).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -38,7 +38,7 @@ from voicegate.report._samples import pick_samples
 from voicegate.report._spans import SHOWN_CHARS, Segment, segments, shown, word_count
 from voicegate.report._timeline import timeline
 from voicegate.run import RunManifest, row_key
-from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice
+from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice, detectable_rules
 from voicegate.spec import RULES
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -313,11 +313,6 @@ def specificity_rules(rules: Sequence[str], views: Sequence[SpecificityView]) ->
     """The rules the specificity axes carry, in the page's order (an axis may carry fewer than the voice)."""
     seen = {r for v in views for r in v.verdict}
     return [r for r in rules if r in seen] + sorted(seen - set(rules))
-
-
-def detectable_rules(candidates: Sequence[CandidateResult], rules: Sequence[str]) -> list[str]:
-    """The rules with a power model that some candidate carries a detectable delta for (welch-t)."""
-    return [r for r in rules if any(_finite(c.detectable_under(r)) is not None for c in candidates)]
 
 
 # An amendment or decision row without a result of its own: nothing was in force.

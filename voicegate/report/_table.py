@@ -16,7 +16,7 @@ from rich.text import Text
 
 from voicegate._clip import clip
 from voicegate._figures import ratio_text
-from voicegate.scoring import CandidateResult, GateResult, Specificity
+from voicegate.scoring import CandidateResult, GateResult, Specificity, detectable_rules
 
 
 def _num(x: float | None, digits: int = 3, signed: bool = False) -> str:
@@ -44,13 +44,9 @@ def _rules_caption(result: GateResult, *, one_a_line: bool = False) -> str:
     pairs = [f"{_short(r)} = {r}" for r in result.rules if _short(r) != r]
     head = "floor and VOICE under every rule of this gate" + (":" if pairs else "")
     text = head + "".join(f"\n  {p}" for p in pairs) if one_a_line else f"{head} {', '.join(pairs)}".rstrip()
-    if _detectable_rules(result):
+    if detectable_rules(result.candidates, result.rules):
         text += ("\n" if one_a_line else "; ") + "detectable: the delta_cb this design sees with 80% power"
     return text
-
-
-def _detectable_rules(result: GateResult) -> list[str]:
-    return [r for r in result.rules if any(r in arm.detectable for arm in result.candidates)]
 
 
 def _rule_label(rid: str, rule: str) -> str:
@@ -69,7 +65,7 @@ def _disagree(arm: CandidateResult) -> Text | str:
 
 def voice_table(result: GateResult) -> Table:
     """One row per arm, every rule's floor and VOICE side by side (about 127 columns)."""
-    rule, rules, detect = result.rule, result.rules, _detectable_rules(result)
+    rule, rules, detect = result.rule, result.rules, detectable_rules(result.candidates, result.rules)
     t = Table(title=_voice_title(result), title_justify="left", caption=_rules_caption(result), caption_justify="left")
     t.add_column("arm", no_wrap=True)
     t.add_column("d(a,s) by seed", no_wrap=True)

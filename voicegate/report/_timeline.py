@@ -1,7 +1,7 @@
 """The report's first lines: what happened to the gate, in the order it happened.
 
-Registered, scored, shipped (against the verdict, or with it), amended (citing the
-other gate's prospective registration): a reviewer reads the order before the
+Registered, scored, shipped (against the verdict, or with it), noted (a defect found
+and left alone), amended (citing the other gate's registration): a reviewer reads the order before the
 cards, so "recommended" and "shipped" side by side can never read as "shipped
 because recommended" — a decision taken against a FAIL, and a correction that came
 after it, are each their own line with their own time.
@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from voicegate.report._data import Amendment, Decision, ReportData
+from voicegate.report._data import Amendment, Decision, Note, ReportData
 from voicegate.scoring import CandidateResult, GateResult
 
 
 @dataclass(frozen=True, kw_only=True)
 class Event:
     time: str | None
-    kind: str    # registered, registered-other, scored, shipped-against, shipped-with, amended
+    kind: str    # registered, registered-other, scored, shipped-against, shipped-with, noted, amended
     label: str   # what happened, in a few words
     text: str    # the detail, one sentence
 
@@ -94,11 +94,16 @@ class _Score:
     last: bool  # the score whose result is on disk (scores.json): the only one whose verdicts are known
 
 
-def _ordered(data: ReportData) -> list[_Score | Decision | Amendment]:
+def _noted(note: Note) -> Event:
+    return Event(time=note.time, kind="noted", label="noted on the record",
+                 text=f"by a person, changing no verdict: “{note.text or ''}”")
+
+
+def _ordered(data: ReportData) -> list[_Score | Decision | Note | Amendment]:
     """Every verdict event, in the order the ledger wrote them (else by time, the score first)."""
-    decisions, amendments = list(data.decisions), list(data.amendments)
+    decisions, notes, amendments = list(data.decisions), list(data.notes), list(data.amendments)
     if data.events:
-        out: list[_Score | Decision | Amendment] = []
+        out: list[_Score | Decision | Note | Amendment] = []
         scores = sum(1 for kind, _ in data.events if kind == "score")
         seen = 0
         for kind, time in data.events:
@@ -107,10 +112,12 @@ def _ordered(data: ReportData) -> list[_Score | Decision | Amendment]:
                 out.append(_Score(time, seen == scores))
             elif kind == "ship" and decisions:
                 out.append(decisions.pop(0))
+            elif kind == "note" and notes:
+                out.append(notes.pop(0))
             elif kind == "amend" and amendments:
                 out.append(amendments.pop(0))
-        return out + decisions + amendments  # rows the ledger does not list, after it
-    rest: list[Decision | Amendment] = [*decisions, *amendments]
+        return out + decisions + notes + amendments  # rows the ledger does not list, after it
+    rest: list[Decision | Note | Amendment] = [*decisions, *notes, *amendments]
     rest.sort(key=lambda e: e.time or "")
     return [_Score(None, True), *rest]
 
@@ -131,6 +138,8 @@ def timeline(data: ReportData) -> list[Event]:
             events.append(_scored(data.score, record.time, record.last))
         elif isinstance(record, Decision):
             events.append(_shipped(record, result))
+        elif isinstance(record, Note):
+            events.append(_noted(record))
         else:
             _place_cited(events, record)
             events.append(_amended(record, result))

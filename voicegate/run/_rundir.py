@@ -54,6 +54,11 @@ class RunDir:
         return self.path / "amendments.jsonl"
 
     @property
+    def notes(self) -> Path:
+        """A person's notes on the record (`voicegate note`): what was known, and when, in the history."""
+        return self.path / "notes.jsonl"
+
+    @property
     def report(self) -> Path:
         """The reviewer's page, by default (derived and re-renderable, not a record)."""
         return self.path / "report.html"
@@ -86,7 +91,7 @@ class RunDir:
     @property
     def state_files(self) -> tuple[Path, ...]:
         """The files a verdict's transaction writes here (their temps are swept under the gate lock)."""
-        return (self.scores, self.recorded, self.decisions, self.amendments, self.intent, self.ledger)
+        return (self.scores, self.recorded, self.decisions, self.amendments, self.notes, self.intent, self.ledger)
 
     @property
     def results(self) -> tuple[Path, ...]:

@@ -626,6 +626,15 @@ class Provenance:
     evidence: IntegrityEvidence | None = None   # the hashes of the files the verdict was judged from
 
 
+def detectable_rules(candidates: Sequence[CandidateResult], rules: Sequence[str]) -> list[str]:
+    """The rules (in `rules`' order) with a power model that some candidate carries a finite detectable delta
+    for (welch-t): the columns and legends that show one, in the terminal table and on the page."""
+    def finite(v: float | None) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    return [r for r in rules if any(finite(c.detectable_under(r)) for c in candidates)]
+
+
 @dataclass(frozen=True, kw_only=True)
 class GateResult:
     """One scoring of one gate's generations under one deciding rule (DESIGN.md §6)."""

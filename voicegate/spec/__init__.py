@@ -22,6 +22,7 @@ from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import (
     Citation,
     check_citation,
+    commits_after,
     find_citation,
     head,
     is_ancestor,
@@ -49,7 +50,7 @@ from voicegate.spec._views import (
     ViewSpec,
     view_spec,
 )
-from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
+from voicegate.spec._workspace import as_named, git, is_git_worktree, is_shallow, shown_path, workspace_root
 
 __all__ = [
     "ARTIFACT_KINDS",
@@ -81,12 +82,14 @@ __all__ = [
     "check_output_path",
     "check_registered",
     "check_seat_url",
+    "commits_after",
     "find_citation",
     "get_rule",
     "git",
     "head",
     "is_ancestor",
     "is_git_worktree",
+    "is_shallow",
     "load_registration",
     "load_spec",
     "load_strict",

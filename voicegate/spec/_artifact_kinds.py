@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Event = Literal["score", "ship", "amend"]
-EVENTS: tuple[Event, ...] = ("score", "ship", "amend")
+Event = Literal["score", "ship", "amend", "note"]
+EVENTS: tuple[Event, ...] = ("score", "ship", "amend", "note")
 ChainName = Literal["markdown", "compose"]
 
 
@@ -32,7 +32,7 @@ class ArtifactKind:
     noun: str                  # how messages name its entry's place ("record", "README", "compose comment")
     doc: str                   # the spec key's line in docs/reference.md
     chain: ChainName           # how its entries chain (`artifacts/_chain.CHAINS`)
-    template: str              # the entry's template, `{event}` filled in (score, ship, amend)
+    template: str              # the entry's template, `{event}` filled in (score, ship, amend, note)
     header: str | None = None  # rendered once, above the first entry of a new file
     required: bool = False     # the spec must name it
     # The events that refuse when it cannot take its entry (its `check` fails); at the others it is

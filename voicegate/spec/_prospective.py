@@ -11,11 +11,16 @@ Everything here is read from git (`git log`, `git show COMMIT:path`), so `verify
 can ask the same questions again later: a cited commit rewritten out of history,
 or whose record no longer says what the citation says, breaks the amendment.
 
-What counts as the other gate's registration is its record
-`preregistrations/<gate>.registration.json` as of its newest commit in HEAD's
-history (a superseded registration no longer speaks for the gate). What counts as
-its results: a voicegate entry in its gate record at that commit, or any
-generation, import or score in its run directory from before the commit.
+What counts as the other gate's registration is what `register` wrote, as of its
+newest commit in HEAD's history (a superseded registration no longer speaks for the
+gate): a commit with voicegate's message touching only the record
+`preregistrations/<gate>.registration.json` and its spec, the spec beside it at
+that commit hashing (canonically) to the record's `spec_sha256`. A registration
+record written by hand and committed, or a commit that carried other files in with
+it, is not one (`written_by_register`). What counts as its results is what git
+holds of its record: a voicegate entry in it at that commit, or numbers the record
+says were first recorded before it. The run directory is not evidence: it is not
+in git, and deleting it must change no citation.
 """
 
 from __future__ import annotations
@@ -172,6 +177,57 @@ def _record_at(root: Path, commit: str, gate: str) -> dict[str, Any] | None:
     return data
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _spec_rel(record: dict[str, Any], gate: str) -> str:
+    """The spec file beside the registration record, workspace-relative, as the record names it."""
+    rel = record.get("spec_path")
+    default = f"{REGISTRATIONS}/{gate}.yaml"
+    return rel if isinstance(rel, str) and rel == default else default
+
+
+def written_by_register(root: Path, commit: str, gate: str, record: dict[str, Any]) -> str | None:
+    """What shows that `commit` is not the registration `register` wrote for `gate` (None: it is).
+
+    `register` commits exactly the spec and its record, with the message "voicegate: register GATE", and
+    the record's `spec_sha256` is the canonical hash of that very spec: a record written by hand (a zero
+    hash, no spec beside it), or committed with other files, is not a registration an amendment may cite.
+    """
+    import yaml
+
+    from voicegate._hashing import sha256_json
+    from voicegate._yaml import load_strict
+
+    short = commit[:12]
+    subject = git(root, "log", "-1", "--format=%s", commit, "--", check=False)
+    if subject != f"voicegate: register {gate}":
+        return (f"commit {short} was not made by `voicegate register {gate}` (its message is "
+                f"{subject[:60]!r}); a registration is only what register commits")
+    spec_rel = _spec_rel(record, gate)
+    reg_rel = f"{REGISTRATIONS}/{gate}{SUFFIX}"
+    touched = set(git(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "--relative",
+                      "--no-renames", commit, check=False).splitlines())
+    others = sorted(touched - {spec_rel, reg_rel})
+    if reg_rel not in touched or others:
+        what = f"also touches {others[0]}" if others else f"does not touch {reg_rel}"
+        return f"commit {short} {what}: register commits only a spec and its registration record"
+    recorded = record.get("spec_sha256")
+    if not isinstance(recorded, str) or not _SHA256.fullmatch(recorded):
+        return f"{gate}'s registration at commit {short} records no sha256 as its spec's hash ({str(recorded)[:20]!r})"
+    text = git(root, "show", f"{commit}:./{spec_rel}", check=False)
+    if not text:
+        return f"commit {short} holds no spec {spec_rel} beside {gate}'s registration record"
+    try:
+        raw = load_strict(text)
+    except yaml.YAMLError:
+        return f"{spec_rel} at commit {short} is not a readable spec"
+    if sha256_json(raw) != recorded:
+        return (f"{spec_rel} at commit {short} hashes to {sha256_json(raw)[:12]}..., not the registration's "
+                f"spec sha256 {recorded[:12]}...: the record was not written by register for that spec")
+    return None
+
+
 def _deciding_rule(record: dict[str, Any]) -> str | None:
     spec = record.get("spec")
     if isinstance(spec, dict) and isinstance(spec.get("floor"), dict) and spec["floor"].get("rule"):
@@ -214,6 +270,9 @@ def why_not(root: Path, gate: str, commit: str, rule: str, when: _dt.datetime, *
     record = _record_at(root, commit, gate)
     if record is None:
         return f"commit {short} holds no registration record of {gate} ({REGISTRATIONS}/{gate}{SUFFIX})", None
+    forged = written_by_register(root, commit, gate, record)
+    if forged is not None:
+        return forged, None
     declared = _deciding_rule(record)
     if declared != rule:
         return f"{gate}'s registration (commit {short}) declares {declared or 'no rule'}, not {rule}", None

@@ -28,6 +28,7 @@ from voicegate.spec._resolve import check_corpus_words, check_impostors
 from voicegate.spec._rules import RULES, get_rule, rules_in_force
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._workspace import (
+    as_named,
     git,
     is_git_worktree,
     last_commit_touching,
@@ -41,7 +42,29 @@ def _display(spec: GateSpec, path: Path) -> str:
 
 
 def file_hashes(spec: GateSpec) -> dict[str, str]:
-    return {_display(spec, p): sha256_file(p) for p in spec.referenced_files()}
+    """Every file the spec names -> its sha256, keyed as the spec names it relative to the workspace.
+
+    A file outside the workspace that the spec reaches by a relative path (`../shared/...`) is keyed by that
+    path, not this machine's absolute one: a clone or a moved workspace with the same bytes beside it
+    re-checks the registration.
+    """
+    return {as_named(spec.root, p): sha256_file(p) for p in spec.referenced_files()}
+
+
+def _same_files(then: dict[str, str], now: dict[str, str]) -> dict[str, str]:
+    """`then` with its legacy keys (absolute paths of files outside the workspace, as registrations kept them
+    before `file_hashes` keyed them spec-relative) renamed to the one key of `now` naming a file of the same
+    name and the same bytes: an old registration still reads in its first workspace and in any clone."""
+    unmatched = [k for k in now if k not in then]
+    out: dict[str, str] = {}
+    for key, digest in then.items():
+        if key not in now and Path(key).is_absolute():
+            same = [k for k in unmatched if Path(k).name == Path(key).name and now[k] == digest]
+            if len(same) == 1:
+                key = same[0]
+                unmatched.remove(key)
+        out[key] = digest
+    return out
 
 
 def spec_sha256(spec: GateSpec) -> str:
@@ -210,7 +233,7 @@ def check_registered(spec: GateSpec) -> Registration:
         changed = _diff(reg.data.get("spec", {}), spec.raw) or ["(content)"]
         raise VoicegateError(f"{_display(spec, spec.path)} differs from its registration: {'; '.join(changed)}")
     now = file_hashes(spec)
-    then: dict[str, str] = reg.data.get("files", {})
+    then = _same_files(reg.data.get("files", {}), now)
     for name in sorted(set(then) | set(now)):
         if name not in now:
             raise VoicegateError(f"registered file no longer matched by the spec: {name}")

@@ -42,6 +42,11 @@ def is_git_worktree(root: Path) -> bool:
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
+def is_shallow(root: Path) -> bool:
+    """A shallow clone (CI's depth-1 default): history an order or a citation is asked of may be cut off."""
+    return is_git_worktree(root) and git(root, "rev-parse", "--is-shallow-repository", check=False) == "true"
+
+
 def last_commit_touching(root: Path, path: Path) -> str | None:
     if not is_git_worktree(root):
         return None
