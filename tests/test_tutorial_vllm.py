@@ -22,7 +22,7 @@ What is normalised (on both sides, before comparing), and why it must vary:
   command reaches the seat there, whatever the spec's seat.url says;
 - where `seat up` keeps vLLM's log: shown as /home/you/.cache/voicegate/seat-8027.log
   (`$XDG_CACHE_HOME` is a folder of the test's own here);
-- timings: `N s`, `Ns`, `N tok/s`, progress clocks (h:mm:ss), UTC timestamps (they are
+- timings: `N s`, `Ns`, `N min`, `N tok/s`, progress clocks (h:mm:ss), UTC timestamps (they are
   written into the records too);
 - git commit hashes (40 hex digits): a commit hashes its time;
 - the generations' sha256 in the score's signature (`gens:...`): each stored row carries its
@@ -107,6 +107,7 @@ _TIMES = [
     (re.compile(r"\bgens:[0-9a-f]{12}\b"), "gens:<sha256>"),
     (re.compile(r"\b\d+(?:\.\d+)? ?tok/s"), "<n> tok/s"),
     (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<t> s"),
+    (re.compile(r"\b\d+(?:\.\d+)? min\b"), "<t> min"),   # verify's "N commit(s) / 1.6 min after the numbers"
     (re.compile(r"\b\d+:\d\d:\d\d\b"), "<h:mm:ss>"),
 ]
 
