@@ -73,8 +73,10 @@ class Seat:
     """The tutorial's `voicegate seat up` block, run in the background as the second terminal."""
 
     def __init__(self, cmd: str, cwd: Path, env: dict[str, str], port: int) -> None:
+        # No --port: `seat up` serves on the port of $VOICEGATE_SEAT_URL (seat_env's), as a reader's does.
         line = next(ln for ln in cmd.splitlines() if ln.strip().startswith("voicegate seat up"))
-        self.proc = subprocess.Popen(["bash", "-c", f"cd {shlex.quote(str(cwd))} && exec {line} --port {port}"],
+        self.port = port
+        self.proc = subprocess.Popen(["bash", "-c", f"cd {shlex.quote(str(cwd))} && exec {line}"],
                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
         self.lines: list[str] = []
@@ -155,6 +157,7 @@ def seat_env(bin_dir: Path, port: int) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",   # stdout and stderr interleave as in a terminal
         "COLUMNS": "130", "NO_COLOR": "1", "TERM": "dumb",
         "VOICEGATE_SEAT_URL": f"http://127.0.0.1:{port}/v1",
+        "XDG_CACHE_HOME": str(bin_dir.parent / "cache"),   # `seat up` keeps vLLM's log there, not in ~/.cache
         "GIT_AUTHOR_NAME": "You", "GIT_AUTHOR_EMAIL": "you@example.org",
         "GIT_COMMITTER_NAME": "You", "GIT_COMMITTER_EMAIL": "you@example.org",
     })

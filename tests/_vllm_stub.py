@@ -4,15 +4,19 @@
 --served-model-name B --port P ... --lora-modules NAME=DIR ...``; ``tests/vllm_seat.stub_venv`` makes a venv
 whose python runs this file with those arguments. It serves `voicegate.seat.StandinSeat` on 127.0.0.1:P
 (the base's root is --model, the --lora-modules adapters listed, runtime loads checked for
-adapter_config.json as vLLM checks them) until SIGTERM or SIGINT, as vLLM does; it says "vllm stub" in its log.
+adapter_config.json as vLLM checks them) until SIGTERM or SIGINT, as vLLM does; it says "vllm stub" and its
+whole command line in its log. Like vLLM's HTTP server, on SIGTERM it waits for the requests in flight to
+finish before it exits (what made `seat up`'s stop take 30 s with a request in flight, issue 33).
 ``VLLM_STUB_TOKEN_TIME`` (seconds per token, default 0) slows its answers, for a test that needs a run to last.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # start_vllm drops PYTHONPATH: this tree's voicegate
@@ -45,8 +49,17 @@ def main(argv: list[str]) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    seat.start()
     print(f"vllm stub: {seat.base} + {sorted(adapters)} on port {args['--port'][0]}", flush=True)
-    seat.serve_forever()
+    print(f"vllm stub argv: {shlex.join(argv)}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        while seat.in_flight > 0:   # vLLM's server drains what is in flight before it exits
+            time.sleep(0.05)
+    finally:
+        seat.stop()
 
 
 if __name__ == "__main__":

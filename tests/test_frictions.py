@@ -62,6 +62,26 @@ def test_retry_notes_carry_one_prefix(tmp_path: Path) -> None:
     assert "voicegate: voicegate:" not in done.stderr
 
 
+def test_a_seat_that_dies_mid_run_says_why_it_waits_under_quiet(tmp_path: Path) -> None:
+    """Issue 33: `generate -q` printed nothing for 79 s of retries; --quiet silences progress, not the reason."""
+    from voicegate.seat._standin import StandinSeat
+
+    with StandinSeat(adapters={f"{GATE}-ckpt475": f"/adapters/{GATE}/ckpt475"}) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=1))
+        seat.hooks = {24: lambda s: s.kill()}   # the 24th chat request: mid-run, after the integrity references
+        done = run_cli("generate", GATE, "--quiet", "--retry-budget", "1", cwd=root)
+    assert done.code == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    # the request in flight when it died is dropped (a protocol error), the next attempts are refused
+    refused = [ln for ln in lines if re.fullmatch(r"voicegate: retrying POST /v1/chat/completions: connection "
+                                                  r"refused; retry \d+ in \d+\.\ds", ln)]
+    assert refused, lines
+    assert lines[-1].startswith(f"voicegate: seat {seat.url} went down: it answered earlier in this run, now nothing "
+                                "listens there (POST /v1/chat/completions: connection refused, ")
+    assert re.search(r"; [1-9]\d*/18 generations are saved in ", lines[-1])
+    assert lines[-1].endswith(f"run `voicegate generate {GATE}` again to resume")
+
+
 # -- a seat URL that is not the base URL --------------------------------------------------------------
 
 

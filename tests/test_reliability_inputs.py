@@ -332,8 +332,10 @@ def test_generate_stores_no_row_from_a_bad_answer_and_exits_3(tmp_path, edit):
                          candidates=[{"name": "ckpt475", "model": model, "role": "candidate"}])
         root = registered_workspace(tmp_path / "ws", spec)
         res = run_cli("generate", "lv-gen", "--quiet", "--retries", "2", "--retry-budget", "2", cwd=root)
-    line = refused(res, 3)
-    assert "/v1/chat/completions" in line
+    # each retry is a line under --quiet too (issue 33: it silences progress, not why the run waits); then the one reason
+    retries = [ln for ln in res.stderr.splitlines() if ln.startswith("voicegate: retrying POST /v1/chat/completions: bad answer")]
+    line = refused(Result(res.code, res.stdout, "".join(ln + "\n" for ln in res.stderr.splitlines() if ln not in retries)), 3)
+    assert retries and "/v1/chat/completions" in line
     kept = stored_rows(root, "lv-gen")
     assert all(r["model"] != model for r in kept)
     assert all(isinstance(r["text"], str) for r in kept)

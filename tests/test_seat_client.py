@@ -230,3 +230,60 @@ def test_a_429_holds_back_every_request_of_the_client_for_retry_after():
     # sent by either worker until Retry-After has passed.
     assert len([e for e in log if first_429 < e["time"] < first_429 + 0.35]) <= 1
     assert sum(e["status"] == 200 for e in log) == 8
+
+
+def _refused_after_answering(monkeypatch: pytest.MonkeyPatch, policy: RetryPolicy | None) -> tuple[float, int, str]:
+    """A seat that answers /v1/models, then refuses every connection (it went down); the client's clock and
+    sleeps are simulated, so the default policy's minutes cost no time. (seconds spent, attempts, message)."""
+    import asyncio
+
+    import voicegate.seat._client as client_mod
+
+    clock = [1000.0]
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return clock[0]
+
+    class Loop:
+        def __getattr__(self, name: str):
+            return getattr(asyncio, name)
+
+        @staticmethod
+        async def sleep(seconds: float) -> None:
+            clock[0] += seconds
+
+    monkeypatch.setattr(client_mod, "time", Clock)
+    monkeypatch.setattr(client_mod, "asyncio", Loop())
+    attempts = [0]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"data": [{"id": "voices-base", "root": "/m", "parent": None}]})
+        attempts[0] += 1
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    async def go() -> tuple[float, str]:
+        async with SeatClient("http://seat.test:8027/v1", retry=policy, transport=httpx.MockTransport(handler)) as c:
+            await c.models()
+            t0 = clock[0]
+            with pytest.raises(SeatUnreachable) as refused:
+                await c.chat("voices-base", "p", seed=1, sampling=SAMPLING)
+            return clock[0] - t0, str(refused.value)
+
+    spent, message = run(go())
+    return spent, attempts[0], message
+
+
+def test_a_seat_that_answered_then_refuses_is_down_within_the_refused_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: a seat that died mid-run was retried for the full policy (79 s) before the run said so."""
+    assert RetryPolicy().refused_budget_s == 10.0 < RetryPolicy().budget_s
+    spent, attempts, message = _refused_after_answering(monkeypatch, None)   # the default policy
+    assert spent <= 10.0 and attempts < RetryPolicy().attempts, (spent, attempts)
+    assert message == (f"seat http://seat.test:8027/v1 went down: it answered earlier in this run, now nothing listens "
+                       f"there (POST /v1/chat/completions: connection refused, {attempts} attempts over {spent:.1f}s)")
+    # an explicit budget (generate --retry-budget) is the user's: it applies to a refusal too
+    patient = RetryPolicy(attempts=50, base_s=0.5, max_delay_s=4.0, budget_s=60.0, refused_budget_s=60.0)
+    spent, _, _ = _refused_after_answering(monkeypatch, patient)
+    assert 50.0 < spent <= 60.0

@@ -8,6 +8,7 @@ tutorial's `voicegate seat up` block.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import sys
@@ -106,3 +107,169 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
         assert not [p for p in seat.vllm if alive(p)], "vLLM outlived `voicegate seat up`"
     finally:
         seat.kill()
+
+
+# -- issue 33, item 1: `seat up` as vLLM users run it --------------------------------------------------
+
+
+def _time_wait_port() -> int:
+    """A port whose only holder is a connection closing in TIME_WAIT, left as a stopped seat leaves it: the
+    server's socket had SO_REUSEADDR (uvicorn's and the stand-in's do) and the server side closed first."""
+    import socket
+    import time
+
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        conn, _ = server.accept()
+        conn.close()   # the seat hangs up first: its side goes to TIME_WAIT for up to 60 s
+        time.sleep(0.05)
+        client.close()
+    return port
+
+
+def test_a_port_held_only_by_time_wait_is_free_and_a_listener_is_named() -> None:
+    import socket
+
+    from voicegate.seat._vllm import port_holder
+
+    port = _time_wait_port()
+    with socket.socket() as plain, pytest.raises(OSError):   # the old probe: a bind without SO_REUSEADDR
+        plain.bind(("127.0.0.1", port))
+    assert port_holder(port) is None
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        assert port_holder(busy.getsockname()[1]) == "listening"
+
+
+@pytest.mark.parametrize(("flags", "owned"), [
+    (["--port", "9000"], "--port"), (["--port=9000"], "--port"), (["--max-num-seqs", "4", "--model", "m"], "--model"),
+    (["--lora_modules", "a=/b"], "--lora-modules"), (["--host", "0.0.0.0"], "--host"),
+    (["--served-model-name", "x"], "--served-model-name"), (["--no-enable-lora"], "--no-enable-lora"),
+    (["--api-key", "k"], "--api-key"),
+])
+def test_a_vllm_flag_voicegate_owns_is_refused_before_vllm_starts(tmp_path: Path, flags: list[str], owned: str) -> None:
+    from _workspace import run_cli
+
+    (tmp_path / "carrier").mkdir()
+    (tmp_path / "carrier" / "config.json").write_text("{}")
+    done = run_cli("seat", "up", "--voices", tmp_path / "carrier", "--", *flags, cwd=tmp_path)
+    assert done.code == 2 and done.stdout == "", done
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1
+    assert line.startswith(f"voicegate: -- {flags[-2] if owned == '--model' else flags[0]}: voicegate sets {owned} itself (")
+    assert line.endswith("pass only other vLLM flags after --")
+
+
+def test_vllm_flags_come_after_a_double_dash(tmp_path: Path) -> None:
+    from _workspace import run_cli
+
+    from voicegate.seat import check_vllm_args
+
+    assert check_vllm_args(["--max-num-seqs", "4", "--max_loras=4", "--enforce-eager"]) == [
+        "--max-num-seqs", "4", "--max_loras=4", "--enforce-eager"]
+    (tmp_path / "carrier").mkdir()
+    (tmp_path / "carrier" / "config.json").write_text("{}")
+    done = run_cli("seat", "up", "--voices", tmp_path / "carrier", "--", "my-model", cwd=tmp_path)
+    assert done.code == 2 and done.stderr.strip() == (
+        "voicegate: after `--` come vLLM flags (e.g. -- --max-num-seqs 4), got 'my-model': the carrier is --voices DIR")
+    unknown = run_cli("seat", "up", "--voices", tmp_path / "carrier", "--max-num-seqs", "4", cwd=tmp_path)
+    assert unknown.code == 2 and "No such option: --max-num-seqs" in unknown.stderr
+
+
+def test_a_log_file_in_a_missing_folder_is_one_line_before_vllm(tmp_path: Path) -> None:
+    from _workspace import run_cli
+
+    (tmp_path / "carrier").mkdir()
+    (tmp_path / "carrier" / "config.json").write_text("{}")
+    where = tmp_path / "no" / "vllm.log"
+    done = run_cli("seat", "up", "--voices", tmp_path / "carrier", "--log-file", where, cwd=tmp_path)
+    assert done.code == 2 and done.stdout == ""
+    assert done.stderr.strip() == f"voicegate: --log-file {where}: no such folder {where.parent}"
+    assert not (tmp_path / "no").exists()
+
+
+def test_the_port_comes_from_voicegate_seat_url_when_it_names_this_machine() -> None:
+    from voicegate.seat import up_port
+
+    assert up_port(None, {}) == (8027, None)
+    assert up_port(9100, {}) == (9100, None)
+    assert up_port(None, {"VOICEGATE_SEAT_URL": "http://127.0.0.1:8123/v1"}) == (8123, None)
+    assert up_port(None, {"VOICEGATE_SEAT_URL": "http://localhost:8124/v1"}) == (8124, None)
+    assert up_port(8123, {"VOICEGATE_SEAT_URL": "http://127.0.0.1:8123/v1"}) == (8123, None)
+    port, note = up_port(9100, {"VOICEGATE_SEAT_URL": "http://127.0.0.1:8123/v1"})
+    assert port == 9100 and note == ("note: $VOICEGATE_SEAT_URL is http://127.0.0.1:8123/v1: commands in this shell "
+                                     "reach that, not this seat on port 9100")
+    port, note = up_port(None, {"VOICEGATE_SEAT_URL": "http://fv-ml1:8027/v1"})
+    assert port == 8027 and note is not None and "reach that, not this seat on port 8027" in note
+
+
+def test_a_stop_with_a_request_in_flight_is_prompt_and_a_restart_is_not_refused(tmp_path: Path) -> None:
+    """Stopping took 30 s with a request in flight (vLLM drains it; the stub does too), then a restart on the
+    same port was refused for up to 60 s (TIME_WAIT). vLLM's log is kept where the ready line says, and flags
+    after `--` reach vLLM's command line."""
+    import threading
+    import time
+
+    import httpx
+    from _seat_up import VOICES, Seat, alive, seat_env
+    from vllm_seat import stub_venv
+
+    from voicegate.seat._vllm import STOP_GRACE_S, free_port
+
+    if not (VOICES / "carrier" / "config.json").is_file() or not (VOICES / "lv-austen").is_dir():
+        pytest.skip(f"tiny-voices fixture not present at {VOICES}")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "voicegate").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m voicegate \"$@\"\n")
+    (bin_dir / "voicegate").chmod(0o755)
+    port = free_port()
+    log = tmp_path / "vllm.log"
+    cmd = (f"voicegate seat up --voices {VOICES / 'carrier'} --adapter lv-austen={VOICES / 'lv-austen'} "
+           f"--log-file {log} -- --max-num-seqs 3 --max_loras=4")
+    env = {**seat_env(bin_dir, port), "VOICEGATE_VLLM_VENV": str(stub_venv(tmp_path / "stub-venv")),
+           "VLLM_STUB_TOKEN_TIME": "1.0"}   # an answer of 40 tokens takes 40 s
+    seats = [Seat(cmd, tmp_path, env, port)]
+    try:
+        out = seats[0].wait_ready()
+        ready = next(ln for ln in out.splitlines() if ln.startswith("seat ready: "))
+        assert ready.startswith(f"seat ready: http://127.0.0.1:{port}/v1  (started in ")
+        assert ready.endswith(f"), serving voices-base + 1 adapter(s): lv-austen; vLLM log {log}"), ready
+        assert "passing --max-num-seqs 3 --max_loras=4" in out
+        assert "vllm stub argv: " in log.read_text() and log.read_text().split("vllm stub argv: ")[1].splitlines()[
+            0].endswith("--max-num-seqs 3 --max_loras=4")
+
+        def ask() -> None:
+            try:
+                httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60, json={
+                    "model": "lv-austen", "messages": [{"role": "user", "content": "Begin."}], "max_tokens": 40,
+                    "ignore_eos": True})
+            except httpx.HTTPError:
+                pass   # dropped by the stop: what the test expects
+
+        threading.Thread(target=ask, daemon=True).start()
+        time.sleep(0.5)   # the request is in flight (it would take 40 s)
+        t0 = time.monotonic()
+        code, tail = seats[0].stop(signal.SIGTERM)
+        took = time.monotonic() - t0
+        assert code == 0, tail
+        assert took < STOP_GRACE_S + 2.5, (took, tail)
+        assert re.fullmatch(r"stopped in \d+\.\d s \(vLLM was still busy \d+ s after SIGTERM, with requests in flight: "
+                            r"they were dropped and its process group killed\)\n", tail), tail
+        assert not [p for p in seats[0].vllm if alive(p)], "vLLM outlived `voicegate seat up`"
+        assert "vllm stub: voices-base" in log.read_text()   # kept after the stop
+        # At once, on the same port: a connection the seat closed is in TIME_WAIT, which must not refuse it.
+        first_log = log.read_text()
+        seats.append(Seat(cmd, tmp_path, env, port))
+        seats[1].wait_ready()
+        # the first start's log is kept beside the second's, which a restart after a crash would otherwise erase
+        assert (tmp_path / "vllm.log.1").read_text() == first_log and "vllm stub argv: " in log.read_text()
+        code, tail = seats[1].stop(signal.SIGTERM)
+        assert code == 0 and re.fullmatch(r"stopped in \d+\.\d s\n", tail), tail
+    finally:
+        for seat in seats:
+            seat.kill()

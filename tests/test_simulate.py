@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import re
+import socket
+import tempfile
 from pathlib import Path
 
+import pytest
+import yaml
 from _workspace import make_workspace, run_cli, tree_snapshot
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def test_simulate_counts_without_writing(tmp_path: Path) -> None:
@@ -80,3 +91,106 @@ def test_simulate_is_linear_in_prompts_and_quick_at_10000(tmp_path: Path) -> Non
         assert f"  {arm}: 20000 generations" in done.stdout
     assert took < 120, took  # generous: a shared 2-core box; it takes seconds
     assert tree_snapshot(tmp_path) == before
+
+
+# -- issue 33, item 3: every spec `register` accepts, the user's paths, a measured estimate ------------------
+
+
+def _outside_spec(tmp_path: Path, variant: str) -> tuple[Path, dict]:
+    """A workspace whose spec names files outside it in each form `register` accepts (returns root, spec)."""
+    import copy
+
+    from _workspace import BACK, HELD, PROBES, TRAIN, base_spec
+
+    shared = tmp_path / "shared"
+    texts = {"held/h.txt": HELD, "train/t.txt": TRAIN, "back/b.txt": BACK, "prompts.txt": "Write about the moor.\n"
+             "Write about a letter.\nWrite about rain.\n", "probes.yaml": yaml.safe_dump(PROBES, sort_keys=False),
+             "imp/anne/a.txt": BACK.replace("Pickwick", "Weston"), "imp/emily/e.txt": HELD.replace("moor", "heath")}
+    for rel, text in texts.items():
+        (shared / rel).parent.mkdir(parents=True, exist_ok=True)
+        (shared / rel).write_text(text, encoding="utf-8")
+    spec = copy.deepcopy(base_spec())
+    spec["artifacts"] = {"record": "gates/lv-test.md"}
+    if variant == "relative":   # single-string globs, impostors as a mapping of a string and a list, ../ files
+        spec["prompts"] = "../shared/prompts.txt"
+        spec["corpora"] = {"heldout": "../shared/held/*.txt", "training": ["../shared/train/t.txt"],
+                           "background": "../shared/back/*.txt",
+                           "impostors": {"Anne Weston": "../shared/imp/anne/*.txt",
+                                         "Emily Heath": ["../shared/imp/emily/e.txt"]}}
+        spec["damage"] = {"probes": "../shared/probes.yaml", "tolerance": 0.05}
+    elif variant == "absolute":   # absolute paths, and a path that climbs out through a folder of the workspace
+        spec["prompts"] = str(shared / "prompts.txt")
+        spec["corpora"] = {"heldout": [str(shared / "held" / "*.txt")], "training": "corpora/../../shared/train/t.txt",
+                           "background": [str(shared / "back" / "b.txt")],
+                           "impostors": {"Anne Weston": str(shared / "imp" / "anne" / "a.txt")}}
+    else:   # an impostor glob outside the workspace that matches nothing
+        spec["corpora"]["impostors"] = {"Anne Weston": "../shared/imp/nobody/*.txt"}
+    root = tmp_path / "ws"
+    make_workspace(root, spec, corpora=None if variant == "missing" else {"corpora/README": "outside\n"})
+    return root, spec
+
+
+@pytest.mark.parametrize("variant", ["relative", "absolute"])
+def test_simulate_accepts_every_spec_register_accepts(tmp_path: Path, variant: str) -> None:
+    """It rejected specs whose impostors (a mapping) or a single-string glob sit outside the workspace."""
+    root, _ = _outside_spec(tmp_path, variant)
+    before = tree_snapshot(root)
+    simulated = run_cli("seat", "simulate", "lv-test", "--seat", f"http://127.0.0.1:{_closed_port()}/v1", cwd=root)
+    assert simulated.code == 0, simulated.stderr
+    assert tree_snapshot(root) == before
+    assert "18 requests (18 voice + 0 probe)" in simulated.stdout or "probe)" in simulated.stdout
+    registered = run_cli("register", "lv-test", cwd=root)
+    assert registered.code == 0, registered.stderr
+
+
+def test_simulate_and_register_refuse_alike_naming_the_users_path(tmp_path: Path) -> None:
+    root, _ = _outside_spec(tmp_path, "missing")
+    simulated = run_cli("seat", "simulate", "lv-test", cwd=root)
+    registered = run_cli("register", "lv-test", cwd=root)
+    assert simulated.code == registered.code == 2
+    assert simulated.stderr == registered.stderr
+    assert simulated.stderr.startswith(f"voicegate: {root}/preregistrations/lv-test.yaml: ")
+    assert "'../shared/imp/nobody/*.txt' matches no file" in simulated.stderr
+
+
+def test_a_refusal_in_the_scratch_copy_names_the_users_folder(tmp_path: Path) -> None:
+    from voicegate._errors import VoicegateError
+    from voicegate.generate._simulate import _users_paths
+
+    scratch = Path(tempfile.mkdtemp(prefix="voicegate-simulate-", dir=tmp_path))
+    with pytest.raises(VoicegateError) as refused, _users_paths(scratch, Path("/home/you/work")):
+        raise VoicegateError(f"{scratch}/bronte-gate/preregistrations/lv-x.yaml: artifacts.record: bad")
+    assert str(refused.value) == "/home/you/work/bronte-gate/preregistrations/lv-x.yaml: artifacts.record: bad"
+
+
+def test_the_estimate_is_measured_on_the_seat_it_reaches_or_names_its_constant(tmp_path: Path) -> None:
+    """It used the fleet GPU seat's 108.2 tok/s, whatever seat the gate would run on (the CPU seat ran 42-48)."""
+    from _workspace import base_spec
+
+    from voicegate.seat import StandinSeat
+
+    make_workspace(tmp_path)
+    closed = f"http://127.0.0.1:{_closed_port()}/v1"
+    done = run_cli("seat", "simulate", "lv-test", "--seat", closed, cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("  on a real seat: "))
+    assert re.fullmatch(r"  on a real seat: ~[\d,]+ completion tokens, roughly \d+ s at 108\.2 tok/s per sequence in "
+                        r"flight, a constant, the fleet GPU seat's LoRA decode speed \(DESIGN\.md §5\): the seat at "
+                        + re.escape(closed) + r" did not answer a probe \(.*connection refused.*\)", line), line
+    # 0.02 s per token: a 32-token answer takes ~0.64 s, about 50 tok/s
+    spec = base_spec()
+    del spec["arms"][1]["adapter_path"]   # ckpt475 served by the seat, ckpt925 loaded at run time
+    make_workspace(tmp_path, spec)
+    with StandinSeat(token_time=0.02, adapters={"lv-test-ckpt475": "/adapters/lv-test-ckpt475"}) as seat:
+        done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path, env={"VOICEGATE_SEAT_URL": seat.url})
+        probes = [e for e in seat.chat_log() if e["status"] == 200]
+    assert done.code == 0, done.stderr
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("  on a real seat: "))
+    m = re.fullmatch(r"  on a real seat: ~([\d,]+) completion tokens, roughly (\d+) s at ([\d.]+) tok/s per sequence "
+                     r"in flight, measured on " + re.escape(seat.url) + r" just now \((\d+) tokens in ([\d.]+) s, one "
+                     r"answer each of voices-base, lv-test-ckpt475\)", line)
+    assert m, line
+    # the base and the candidate the seat serves, in turn; ckpt925 is loaded at run time, so not for a probe
+    assert [p["model"] for p in probes] == ["voices-base", "lv-test-ckpt475"]
+    assert 20 < float(m[3]) < 60   # the stand-in's speed, not the constant
+    assert int(m[2]) == round(int(m[1].replace(",", "")) / (float(m[3]) * 8))   # per sequence: concurrency 8

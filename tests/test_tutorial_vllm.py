@@ -16,9 +16,13 @@ What is normalised (on both sides, before comparing), and why it must vary:
 
 - the folder the tutorial runs in: shown as /home/you/work (a temp folder here);
 - the seat's port: shown as 8027; here it is a free port (8027 may be taken on a shared
-  machine). The block gets `--port P` appended and every other block `VOICEGATE_SEAT_URL`
-  pointing at it, so the spec's http://127.0.0.1:8027/v1 reaches the seat;
-- timings: `N s`, `Ns`, `N tok/s`, progress clocks (h:mm:ss), UTC timestamps (they are
+  machine). The tutorial says it once, in `export VOICEGATE_SEAT_URL=http://127.0.0.1:8027/v1`
+  lines: there (and only there) the port becomes P, and what a block exports carries over to the
+  blocks after it, as in the reader's shell; `seat up` serves on that variable's port, and every
+  command reaches the seat there, whatever the spec's seat.url says;
+- where `seat up` keeps vLLM's log: shown as /home/you/.cache/voicegate/seat-8027.log
+  (`$XDG_CACHE_HOME` is a folder of the test's own here);
+- timings: `N s`, `Ns`, `N min`, `N tok/s`, progress clocks (h:mm:ss), UTC timestamps (they are
   written into the records too);
 - git commit hashes (40 hex digits): a commit hashes its time;
 - the generations' sha256 in the score's signature (`gens:...`): each stored row carries its
@@ -60,6 +64,7 @@ UPDATE = os.environ.get("VOICEGATE_UPDATE_TUTORIAL") == "1"
 
 SHOWN_BASE = "/home/you/work"
 SHOWN_PORT = 8027
+SHOWN_CACHE = "/home/you/.cache"
 STEP_TIMEOUT = 600.0
 
 BLOCK = re.compile(r"```bash\n(?P<cmd>.*?)```\n(?:\n```text\n(?P<out>.*?)```\n)?", re.DOTALL)
@@ -74,8 +79,21 @@ class Step:
 
     @property
     def is_seat(self) -> bool:
-        lines = [ln for ln in self.cmd.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        lines = [ln for ln in self.cmd.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", "export "))]
         return len(lines) == 1 and lines[0].startswith("voicegate seat up")
+
+
+EXPORT = re.compile(r"^export (VOICEGATE_SEAT_URL)=(\S+)", re.MULTILINE)
+
+
+def on_port(cmd: str, port: int) -> str:
+    """`cmd` with the seat's port of its `export VOICEGATE_SEAT_URL=...` lines made this run's (nothing else)."""
+    return EXPORT.sub(lambda m: m[0].replace(f"127.0.0.1:{SHOWN_PORT}", f"127.0.0.1:{port}"), cmd)
+
+
+def exported(cmd: str) -> dict[str, str]:
+    """What a block exports, for the blocks after it (each runs in a bash of its own)."""
+    return {m[1]: m[2] for m in EXPORT.finditer(cmd)}
 
 
 def parse(text: str) -> list[Step]:
@@ -89,14 +107,16 @@ _TIMES = [
     (re.compile(r"\bgens:[0-9a-f]{12}\b"), "gens:<sha256>"),
     (re.compile(r"\b\d+(?:\.\d+)? ?tok/s"), "<n> tok/s"),
     (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<t> s"),
+    (re.compile(r"\b\d+(?:\.\d+)? min\b"), "<t> min"),   # verify's "N commit(s) / 1.6 min after the numbers"
     (re.compile(r"\b\d+:\d\d:\d\d\b"), "<h:mm:ss>"),
 ]
 
 
-def shown(actual: str, base: Path, port: int) -> str:
-    """Output as the tutorial shows it: the folder and the port as a reader's would be."""
+def shown(actual: str, base: Path, port: int, cache: Path) -> str:
+    """Output as the tutorial shows it: the folder, the port and the log's folder as a reader's would be."""
     text = actual.replace(str(base), SHOWN_BASE).replace(f"127.0.0.1:{port}", f"127.0.0.1:{SHOWN_PORT}")
-    text = text.replace(f"port {port}", f"port {SHOWN_PORT}")
+    text = text.replace(f"port {port}", f"port {SHOWN_PORT}").replace(str(cache), SHOWN_CACHE)
+    text = text.replace(f"seat-{port}.log", f"seat-{SHOWN_PORT}.log")
     lines = [ln.rstrip() for ln in text.splitlines()]
     while lines and not lines[-1]:
         lines.pop()
@@ -131,6 +151,7 @@ def test_the_tutorial_prints_what_it_says(tmp_path: Path) -> None:
     text = TUTORIAL.read_text(encoding="utf-8")
     steps = parse(text)
     assert sum(s.is_seat for s in steps) == 1, "the tutorial starts exactly one seat (`voicegate seat up`)"
+    assert EXPORT.search(steps[0].cmd), "the first step says where the seat is (VOICEGATE_SEAT_URL)"
     assert any("voicegate amend" in s.cmd for s in steps) and any("git commit" in s.cmd for s in steps)
 
     base = tmp_path / "work"
@@ -143,6 +164,8 @@ def test_the_tutorial_prints_what_it_says(tmp_path: Path) -> None:
     shim.chmod(0o755)
     port = free_port()
     env = seat_env(bin_dir, port)
+    env.pop("VOICEGATE_SEAT_URL")   # the tutorial's own `export` says it
+    cache = Path(env["XDG_CACHE_HOME"])
     cwd, cwd_file = base, tmp_path / "cwd"
 
     actual: list[str] = []
@@ -152,14 +175,16 @@ def test_the_tutorial_prints_what_it_says(tmp_path: Path) -> None:
     try:
         for step in steps:
             t0 = time.monotonic()
+            cmd = on_port(step.cmd, port)
+            env.update(exported(cmd))
             if step.is_seat:
-                seat = Seat(step.cmd, cwd, env, port)
+                seat = Seat(cmd, cwd, env, port)
                 out = seat.wait_ready()
             else:
-                code, out = run_step(step.cmd, cwd, env, cwd_file)
+                code, out = run_step(cmd, cwd, env, cwd_file)
                 assert code == 0, f"step failed (exit {code}):\n{step.cmd}\n--- output ---\n{out}"
                 cwd = Path(cwd_file.read_text().strip())
-            actual.append(shown(out, base, port))
+            actual.append(shown(out, base, port, cache))
             timings.append((step.cmd.strip().splitlines()[-1][:60], round(time.monotonic() - t0, 1)))
         assert seat is not None
         code, tail = seat.interrupt()

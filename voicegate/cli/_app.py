@@ -12,6 +12,9 @@ from voicegate._errors import VoicegateError
 from voicegate._threads import single_threaded_blas
 from voicegate._version import __version__
 
+# `-h` as well as `--help`, on every command: click's settings pass from a group to its commands.
+HELP = {"help_option_names": ["-h", "--help"]}
+
 app = typer.Typer(
     name="voicegate",
     help="Pre-registered ship gates for author-voice LoRA adapters.",
@@ -20,16 +23,37 @@ app = typer.Typer(
     add_completion=False,
     # Plain click help: rich's help formatter costs ~0.1-0.2 s of imports on every `--help`.
     rich_markup_mode=None,
+    context_settings=HELP,
 )
 seat_app = typer.Typer(help="Seat operations: up, models, check, simulate, drift, try/drop, cost, retire.",
-                       no_args_is_help=True, rich_markup_mode=None)
+                       no_args_is_help=True, rich_markup_mode=None, context_settings=HELP)
 app.add_typer(seat_app, name="seat")
 
 Workspace = Annotated[
     Path | None,
     typer.Option("--workspace", "-C", metavar="DIR", help="Workspace root (default: $VOICEGATE_WORKSPACE or the current directory)."),
 ]
-Gate = Annotated[str, typer.Argument(metavar="GATE", help="The adapter's gate name, e.g. lv-bronte.")]
+
+
+def gate_arg(value: str | None) -> str | None:
+    """A gate named by its spec's path, as tab completion gives it: `preregistrations/lv-x.yaml` is lv-x.
+
+    Any other path (another folder, a .yml, the record beside it) is answered with the name to give: a
+    path elsewhere may be another workspace's spec, which this one must not silently stand in for.
+    """
+    if value is None or ("/" not in value and not value.endswith((".yaml", ".yml", ".json"))):
+        return value
+    path = Path(value)
+    stem = path.name
+    for suffix in (".registration.json", ".yaml", ".yml", ".json"):
+        stem = stem.removesuffix(suffix)
+    if path.suffix == ".yaml" and path.parts[-2:-1] == ("preregistrations",) and len(path.parts) == 2:
+        return stem
+    raise VoicegateError(f"{value!r} names a file: give the gate name, {stem} (voicegate reads its spec from "
+                         f"preregistrations/{stem}.yaml in the workspace, -C DIR)")
+
+
+Gate = Annotated[str, typer.Argument(metavar="GATE", help="The adapter's gate name, e.g. lv-bronte.", callback=gate_arg)]
 
 
 def _version(value: bool) -> None:

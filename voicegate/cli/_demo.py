@@ -55,6 +55,10 @@ def simulate_cmd(
     gate: Gate,
     workspace: Workspace = None,
     token_time: Annotated[float, typer.Option(min=0.0, help="Seconds per token the stand-in spends decoding.")] = 0.0,
+    seat: Annotated[str | None, typer.Option(
+        "--seat", metavar="URL", help="The real seat whose speed the runtime estimate uses, asked for one short answer "
+                                      "(default: $VOICEGATE_SEAT_URL, then the spec's seat.url; none answering: a "
+                                      "constant, named).")] = None,
 ) -> None:
     """Dry-run a spec's generation on the stand-in seat: counts, runtime, file layout. Writes nothing here."""
     from voicegate.gate import design_lines
@@ -62,7 +66,7 @@ def simulate_cmd(
     from voicegate.spec import load_spec, workspace_root
 
     root = workspace_root(workspace)
-    for line in simulate(root, gate, token_time=token_time).lines():
+    for line in simulate(root, gate, token_time=token_time, seat_url=seat).lines():
         typer.echo(line)
     # The design it would register (issue 31): seeds, words per pool, a pilot's power where one is on file.
     for line in design_lines(load_spec(root, gate)):

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from voicegate._errors import GateFailed, VoicegateError
-from voicegate.cli._app import Gate, Workspace, app
+from voicegate.cli._app import Gate, Workspace, app, gate_arg
 from voicegate.cli._machine import AsJson, JunitFile
 
 # The built-in floor rules, written out: `--help` must not import the spec package (yaml, the
@@ -100,7 +100,8 @@ def note_cmd(gate: Gate,
 
 @app.command("verify")
 def verify_cmd(
-    gate: Annotated[str | None, typer.Argument(metavar="GATE", help="One gate; default: every preregistrations/*.yaml.")] = None,
+    gate: Annotated[str | None, typer.Argument(metavar="GATE", help="One gate; default: every preregistrations/*.yaml.",
+                                               callback=gate_arg)] = None,
     workspace: Workspace = None,
     as_json: AsJson = False,
     junit: JunitFile = None,

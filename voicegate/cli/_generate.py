@@ -25,7 +25,9 @@ def generate_cmd(
     retries: Annotated[int | None, typer.Option(
         "--retries", min=1, help="Attempts per request before the seat counts as unreachable (default 8).")] = None,
     retry_budget: Annotated[float | None, typer.Option(
-        "--retry-budget", min=0.0, help="Seconds one request may spend retrying (default 300).")] = None,
+        "--retry-budget", min=0.0, help="Seconds one request may spend retrying (default 300, and 10 for "
+                                        "'connection refused' from a seat that answered earlier in the run: it went "
+                                        "down; a budget given here applies to both).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display (for CI).")] = False,
     isolate_arms: Annotated[bool | None, typer.Option(
         "--isolate-arms/--mix-arms",
@@ -49,7 +51,8 @@ def generate_cmd(
         policy = RetryPolicy(attempts=retries or default.attempts,
                              base_s=min(default.base_s, retry_budget / 4) if retry_budget else default.base_s,
                              max_delay_s=default.max_delay_s,
-                             budget_s=default.budget_s if retry_budget is None else retry_budget)
+                             budget_s=default.budget_s if retry_budget is None else retry_budget,
+                             refused_budget_s=default.refused_budget_s if retry_budget is None else retry_budget)
     spec = load_spec(workspace_root(workspace), gate)
     # --json: the progress display (stderr) is off, as under -q; messages still go to stderr.
     result = generate(spec, seat_url=seat, concurrency=concurrency, quiet=quiet or as_json, retry=policy, say=fail,

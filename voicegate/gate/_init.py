@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -9,6 +11,22 @@ from voicegate._errors import VoicegateError
 from voicegate.spec import git, is_git_worktree
 
 EXAMPLE_NAME = "lv-example.yaml.example"
+_EXAMPLE_URL = "  url: http://127.0.0.1:8027/v1   # --seat or VOICEGATE_SEAT_URL override it at run time"
+
+
+def example_spec(environ: Mapping[str, str] | None = None) -> str:
+    """The example spec, its seat.url from `$VOICEGATE_SEAT_URL` when set: the port is said in one place (a
+    shared machine's seat is rarely on 8027), and the spec written from the example starts out agreeing."""
+    from voicegate._seat_url import check_seat_url
+
+    env = os.environ if environ is None else environ
+    text = resources.files("voicegate").joinpath("templates/example-spec.yaml").read_text("utf-8")
+    url = env.get("VOICEGATE_SEAT_URL")
+    if not url:
+        return text
+    url = check_seat_url(url, "$VOICEGATE_SEAT_URL")
+    return text.replace(_EXAMPLE_URL, f"  url: {url}   # $VOICEGATE_SEAT_URL at `voicegate init`; --seat or "
+                                      "VOICEGATE_SEAT_URL override it at run time")
 
 
 def enclosing_repository(root: Path) -> Path | None:
@@ -29,6 +47,7 @@ def init_workspace(directory: Path, *, data_dir: str = "runs", track_data: bool 
         raise VoicegateError(f"{root} exists and is not a directory")
     if Path(data_dir).is_absolute() or ".." in Path(data_dir).parts:
         raise VoicegateError(f"--data-dir {data_dir!r} must be a relative path inside the workspace")
+    example_text = example_spec()   # a bad $VOICEGATE_SEAT_URL is refused before anything is made
     outer = enclosing_repository(root)
     if outer is not None and not inside:
         raise VoicegateError(f"{root} is inside the git repository {outer}: every registration would be committed "
@@ -46,9 +65,9 @@ def init_workspace(directory: Path, *, data_dir: str = "runs", track_data: bool 
         said.append(f"  {name}/")
     example = root / "preregistrations" / EXAMPLE_NAME
     if not example.exists():
-        example.write_text(resources.files("voicegate").joinpath("templates/example-spec.yaml").read_text("utf-8"),
-                           encoding="utf-8")
-        said.append(f"  preregistrations/{EXAMPLE_NAME} (copy to <gate>.yaml and edit)")
+        example.write_text(example_text, encoding="utf-8")
+        from_env = "; its seat.url is $VOICEGATE_SEAT_URL" if os.environ.get("VOICEGATE_SEAT_URL") else ""
+        said.append(f"  preregistrations/{EXAMPLE_NAME} (copy to <gate>.yaml and edit{from_env})")
     ignore = root / ".gitignore"
     entry = f"/{data_dir.strip('/')}/"
     text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""

@@ -14,6 +14,7 @@
 - `_quarantine` rows that may not be scored, moved aside, never deleted
 - `_import`    bring in generations made outside voicegate
 - `_simulate`  a dry run of a gate's schedule against a stand-in seat
+- `_estimate`  its runtime estimate: the real seat's speed, probed (or a named constant)
 """
 
 from __future__ import annotations

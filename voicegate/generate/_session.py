@@ -78,8 +78,9 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
     progress: ProgressBars | None = None
     runner: Runner | None = None
 
+    # Retries print under --quiet too: it silences progress, not the reason a run is waiting (issue 33).
     def retry_note(line: str) -> None:
-        if progress is not None:
+        if progress is not None and not quiet:
             progress.say(f"voicegate: retrying {line}")  # printed as is, beside the bars
         else:
             say(f"retrying {line}")  # `say` adds the "voicegate: " itself
@@ -90,7 +91,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         shown = redact_url(raw)
         client = SeatClient(raw, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
                             max_connections=conc + 4, api_key_env=spec.seat.api_key_env,
-                            on_retry=None if quiet else retry_note)
+                            on_retry=retry_note, quiet=quiet)
         adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown)
         replicas.append(Replica(i, shown, client, adapters))
     stop.attach()

@@ -10,25 +10,30 @@ Linear in the prompts, and quick at any size (issue 25: 10,000 prompts were stil
 after 300 s, every request a real HTTP round trip to the stand-in): the counts come from
 the full registered schedule, while the real path runs on the first `SAMPLE_PROMPTS`
 prompts (and every probe), which is what exercises it; the summary says when it sampled.
+
+It accepts every spec `register` accepts (issue 33): the scratch copy holds the user's spec
+as written, and every input path resolves there as it does in the workspace (`_scratch_root`
+mirrors what a `../` path climbs to), so no path is rewritten and no message names a
+temporary folder: whatever the scratch run refuses is said with the user's paths.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voicegate._errors import VoicegateError
+from voicegate.generate._estimate import Speed, duration_text
 from voicegate.spec import ARTIFACT_KINDS, GateSpec, load_spec, spec_path
 
-# Decode speeds the fleet's seat measured (DESIGN.md §5): the estimate uses the LoRA one,
-# the slower of the two, per sequence in flight.
-SEAT_LORA_TOK_S = 108.2
 TOKENS_PER_WORD = 1.3
 SAMPLE_PROMPTS = 100  # the dry run's real path runs on at most this many prompts; the counts cover all
 
@@ -46,6 +51,7 @@ class Simulation:
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sampled: tuple[int, int, int] | None = None   # (prompts run, prompts in all, requests run) when sampled
+    speed: Speed | None = None
 
     def lines(self) -> list[str]:
         if self.sampled is None:
@@ -56,8 +62,11 @@ class Simulation:
                    f"probe) in {self.wall_s:.1f} s against the stand-in seat")
         out = [f"{self.gate}: {self.requests} requests ({self.voice_rows} voice + {self.probe_rows} probe) {how}"]
         out += [f"  {arm}: {n} generations" for arm, n in self.per_arm.items()]
-        out.append(f"  on a real seat: ~{self.estimated_tokens:,} completion tokens, roughly "
-                   f"{self.estimated_real_s / 60:.0f} min at {SEAT_LORA_TOK_S} tok/s per sequence in flight")
+        speed = self.speed
+        if speed is not None:
+            out.append(f"  on a real seat: ~{self.estimated_tokens:,} completion tokens, roughly "
+                       f"{duration_text(self.estimated_real_s)} at {speed.tok_s:.1f} tok/s per sequence in flight, "
+                       f"{speed.how}")
         out += [f"  note: {n}" for n in self.notes]
         out.append("a real run writes:")
         out += [f"  {f}" for f in self.files]
@@ -78,6 +87,68 @@ def _environ(overrides: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def _climbs(raw: Any) -> list[tuple[int, str]]:
+    """(levels up, the name found there) for every input path of the spec that leaves the workspace by `..`.
+
+    Input paths are wherever the spec names files: prompts, every corpus (a glob, a list of globs, the
+    impostors' mapping of either), the probes, a local voice model. Absolute and `~` paths need nothing.
+    """
+    found: list[str] = []
+
+    def strings(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            for v in value:
+                strings(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                strings(v)
+
+    if isinstance(raw, dict):
+        strings(raw.get("prompts"))
+        strings(raw.get("corpora"))
+        for section, key in (("damage", "probes"), ("voice", "model")):
+            if isinstance(raw.get(section), dict):
+                strings(raw[section].get(key))
+    out = []
+    for value in found:
+        if os.path.isabs(os.path.expanduser(value)):
+            continue
+        parts = Path(os.path.normpath(value)).parts
+        ups = len(parts) - len(tuple(itertools.dropwhile(lambda p: p == "..", parts)))
+        if ups and ups < len(parts):
+            out.append((ups, parts[ups]))
+    return out
+
+
+def _scratch_root(spec: GateSpec, tmp: Path) -> Path:
+    """The scratch workspace under `tmp`, at the depth the spec's `..` paths climb, named as the real one.
+
+    For `../shared/x.txt` the scratch is tmp/<workspace name> and tmp/shared links to the real ../shared:
+    the path resolves to the same file from the scratch as from the workspace. Where a climbed-to name
+    is a glob, each folder it matches is linked.
+    """
+    import glob as globbing
+
+    root = spec.root.resolve()
+    climbs = _climbs(spec.raw)
+    depth = min(max((ups for ups, _ in climbs), default=0), len(root.parents) - 1)
+    chain = [root.parents[i].name for i in range(depth - 1, -1, -1)] + [root.name]
+    scratch = tmp.joinpath(*chain)
+    scratch.mkdir(parents=True)
+    for ups, name in climbs:
+        if ups > depth:
+            continue
+        here = scratch.parents[ups - 1]     # the scratch's folder `ups` levels up
+        real = root.parents[ups - 1]
+        for match in globbing.glob(str(real / name)):
+            link = here / Path(match).name
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(match)
+    return scratch
+
+
 def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
     """The same relative paths as the real workspace, through symlinks; its own git and data dir.
 
@@ -90,10 +161,14 @@ def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
             continue
         (scratch / entry.name).symlink_to(entry)
     (scratch / "preregistrations").mkdir()
+    for entry in (spec.root / "preregistrations").iterdir():
+        # files kept beside the specs (prompts, probes) are inputs too; specs and records are not
+        if not entry.name.endswith((".yaml", ".yml", ".json")):
+            (scratch / "preregistrations" / entry.name).symlink_to(entry)
     target = scratch / "preregistrations" / spec.path.name
     import yaml
 
-    raw = _anchored(spec.raw, spec.root)
+    raw = _trimmed(spec.raw)
     if len(spec.prompts) > SAMPLE_PROMPTS and isinstance(raw, dict):
         sample = scratch / ".voicegate-simulate-prompts.jsonl"
         sample.write_text("".join(json.dumps({"id": p.id, "text": p.text}, ensure_ascii=False) + "\n"
@@ -103,43 +178,41 @@ def _scratch_workspace(spec: GateSpec, scratch: Path) -> None:
     git(scratch, "init", "-q")
 
 
-def _anchored(raw: Any, root: Path) -> Any:
-    """The scratch spec: input paths that climb out of the workspace (`../shared/...`) made absolute.
+def _trimmed(raw: Any) -> Any:
+    """The scratch spec: the user's, but naming the gate record as its only artifact.
 
-    The scratch copy lives elsewhere, so a `..` there would point at another folder; paths
-    inside the workspace resolve the same through the scratch copy's symlinks.
+    A simulation writes no verdict; the other artifacts (an adapter's README, a compose file) may sit
+    outside the workspace, which the scratch copy does not mirror.
     """
     import copy
-
-    def fix(value: Any) -> Any:
-        if isinstance(value, str) and not os.path.isabs(os.path.expanduser(value)) \
-                and Path(value).parts[:1] == ("..",):
-            return os.path.normpath(root / value)
-        return value
 
     if not isinstance(raw, dict):
         return raw
     out = copy.deepcopy(raw)
-    if "prompts" in out:
-        out["prompts"] = fix(out["prompts"])
-    corpora = out.get("corpora")
-    if isinstance(corpora, dict):
-        for key, patterns in corpora.items():
-            if isinstance(patterns, list):
-                corpora[key] = [fix(x) for x in patterns]
-    for section, key in (("damage", "probes"), ("voice", "model")):
-        if isinstance(out.get(section), dict) and key in out[section]:
-            out[section][key] = fix(out[section][key])
     artifacts = out.get("artifacts")
     if isinstance(artifacts, dict):
-        # a simulation writes no verdict; through the scratch copy's symlinks these would
-        # resolve outside it (and refuse), so the scratch spec names the record only
         for key in [k.name for k in ARTIFACT_KINDS if not k.required] + ["outside_workspace"]:
             artifacts.pop(key, None)
     return out
 
 
-def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
+@contextmanager
+def _users_paths(tmp: Path, real: Path) -> Iterator[None]:
+    """A refusal from the scratch run, said with the user's paths: `tmp` stands for the folder `real`."""
+    try:
+        yield
+    except VoicegateError as exc:
+        text = str(exc)
+        for fake in dict.fromkeys((str(tmp), os.path.realpath(tmp))):
+            text = text.replace(fake, str(real))
+        exc.args = (text, *exc.args[1:])
+        raise
+
+
+def simulate(root: Path, gate: str, *, token_time: float = 0.0, seat_url: str | None = None,
+             speed: Callable[[GateSpec], Speed] | None = None) -> Simulation:
+    """Dry-run `gate`; `speed(spec)` is the real seat's speed for the estimate (`seat_speed` by default,
+    which probes `seat_url`, else $VOICEGATE_SEAT_URL, else the spec's seat)."""
     from voicegate.generate._generate import generate
     from voicegate.generate._schedule import build_schedule
     from voicegate.run import read_generations
@@ -150,12 +223,13 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     # candidates without an adapter_path must already be served; the rest load at run time
     served = {a.model: f"/adapters/{a.model}" for a in spec.candidates if not a.adapter_path}
     with tempfile.TemporaryDirectory(prefix="voicegate-simulate-") as tmp:
-        scratch = Path(tmp)
+        scratch = _scratch_root(spec, Path(tmp))
+        real_tmp = spec.root.resolve().parents[len(scratch.relative_to(tmp).parts) - 1]
         _scratch_workspace(spec, scratch)
         overrides = {"VOICEGATE_DATA_DIR": str(scratch / "runs")}
         if spec.seat.api_key_env and not os.environ.get(spec.seat.api_key_env):
             overrides[spec.seat.api_key_env] = "simulated-key"  # the stand-in takes any key
-        with _environ(overrides):
+        with _environ(overrides), _users_paths(Path(tmp), real_tmp):
             scratch_spec = load_spec(scratch, gate)
             register(scratch_spec)
             with StandinSeat(base=spec.seat.base_model, adapters=served, slots=spec.seat.concurrency,
@@ -172,7 +246,8 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     voice = len(jobs) - probes
     tokens = int(voice * min(spec.sampling.max_tokens, spec.expected_words * TOKENS_PER_WORD)
                  + probes * min(spec.sampling.max_tokens, 64))
-    estimate = tokens / (SEAT_LORA_TOK_S * spec.seat.concurrency)
+    real_speed = (speed or (lambda s: seat_speed(s, seat_url)))(spec)
+    estimate = real_speed.estimate_s(tokens, spec.seat.concurrency)
 
     def rel(p: Path) -> str:
         return os.path.relpath(p, root)
@@ -186,4 +261,14 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0) -> Simulation:
     if runtime:
         notes.append(f"{len(runtime)} candidate(s) would be runtime-loaded and unloaded after: {', '.join(runtime)}")
     sampled = (SAMPLE_PROMPTS, len(spec.prompts), ran) if len(spec.prompts) > SAMPLE_PROMPTS else None
-    return Simulation(gate, len(jobs), per_arm, voice, probes, wall, tokens, estimate, files, notes, sampled)
+    return Simulation(gate, len(jobs), per_arm, voice, probes, wall, tokens, estimate, files, notes, sampled,
+                      real_speed)
+
+
+def seat_speed(spec: GateSpec, seat_url: str | None = None) -> Speed:
+    """The speed of the seat a run of `spec` would use (`--seat`, $VOICEGATE_SEAT_URL, the spec's), probed."""
+    from voicegate.generate._estimate import probe_speed
+    from voicegate.seat import api_key_from_env, seat_urls
+
+    urls = seat_urls([seat_url] if seat_url else [], lambda: [(spec.seat.url, f"{spec.path.name}: seat.url")])
+    return probe_speed(spec, urls[0], api_key_from_env(spec.seat.api_key_env))

@@ -51,12 +51,19 @@ class BadAnswer(Exception):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Per request: up to ``attempts`` tries within ``budget_s`` seconds, delays doubling from ``base_s``."""
+    """Per request: up to ``attempts`` tries within ``budget_s`` seconds, delays doubling from ``base_s``.
+
+    ``refused_budget_s``: the seconds a request keeps retrying "connection refused" from a seat that has
+    answered this client before. Nothing listens there any more: the seat went down (a crash, a stop),
+    and a vLLM restart takes longer than this on any hardware, so the run stops soon and says so (it
+    resumes where it stopped) instead of retrying silently for the full budget (79 s, issue 33).
+    """
 
     attempts: int = 8
     base_s: float = 0.5
     max_delay_s: float = 30.0
     budget_s: float = 300.0
+    refused_budget_s: float = 10.0
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         """Equal jitter: half the exponential step fixed, half random, so retries do not march in step."""
@@ -271,7 +278,7 @@ SEAT_UP_HINT = "start one with `voicegate seat up --voices DIR`"
 
 # A loopback seat that refuses the connection before it ever answered has no server behind it:
 # retrying for the full policy (about 40 s) only delays saying so. A seat that answered once and
-# then refuses is restarting, and keeps the full policy.
+# then refuses went down: it gets the policy's `refused_budget_s`.
 NOTHING_LISTENING_S = 2.5
 
 
@@ -311,7 +318,7 @@ class SeatClient:
                  retry: RetryPolicy | None = None, max_connections: int = 64,
                  api_key_env: str | None = None,
                  on_retry: Callable[[str], None] | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None):
+                 transport: httpx.AsyncBaseTransport | None = None, quiet: bool = False):
         self.url = url.rstrip("/")
         self.root = root_url(self.url)
         # What messages show: never a user:password@ the URL may carry.
@@ -323,6 +330,9 @@ class SeatClient:
         self.timeout = timeout
         self._api_key_env = api_key_env
         self._on_retry = on_retry
+        # Quiet (generate -q): no note while a loopback seat that never answered is refusing; within
+        # NOTHING_LISTENING_S that ends in one line that says it all. Every other retry is still said.
+        self._quiet = quiet
         self._rng = random.Random()
         # Set by a 429/503: no request of this client goes out before this monotonic time.
         self._pause_until = 0.0
@@ -338,6 +348,7 @@ class SeatClient:
         )
         self.requests_sent = 0
         self.retries = 0
+        self.source: str | None = None   # the spec a command took the URL from, when no --seat was given
         self._answered = False  # any HTTP answer at all: a seat was listening once
         self._loopback = is_loopback_host(parts.hostname)
 
@@ -390,7 +401,7 @@ class SeatClient:
         bad_answers = 0
         while True:
             attempt += 1
-            nothing_listening = False
+            nothing_listening = went_down = False
             wait = self._pause_until - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
@@ -407,6 +418,7 @@ class SeatClient:
                         f"seat {self.shown_url} unreachable: its host name does not resolve ({last}); "
                         f"check the seat URL, or for a seat on this machine {SEAT_UP_HINT}")) from None
                 nothing_listening = self._loopback and not self._answered and last == "connection refused"
+                went_down = self._answered and last == "connection refused"
             except TimeoutError:
                 last = f"timed out (no whole answer within {self.timeout:g}s)"
                 retry_after = None
@@ -432,6 +444,10 @@ class SeatClient:
                 raise SeatUnreachable(self._scrub(
                     f"seat {self.shown_url} unreachable: nothing listens there ({method} {path}: connection "
                     f"refused, {attempt} attempts over {elapsed:.1f}s); is the seat up? {SEAT_UP_HINT}"))
+            if went_down and (out_of_tries or elapsed + delay > policy.refused_budget_s):
+                raise SeatUnreachable(self._scrub(
+                    f"seat {self.shown_url} went down: it answered earlier in this run, now nothing listens there "
+                    f"({method} {path}: connection refused, {attempt} attempts over {elapsed:.1f}s)"))
             if out_of_tries:
                 what = "gave no usable answer" if bad_answers == attempt else "unreachable"
                 raise SeatUnreachable(self._scrub(f"seat {self.shown_url} {what}: {method} {path}: {last} "
@@ -440,7 +456,7 @@ class SeatClient:
                 # The seat is full: hold back every request of this client, not only this one.
                 self._pause_until = max(self._pause_until, time.monotonic() + delay)
             self.retries += 1
-            if self._on_retry is not None:
+            if self._on_retry is not None and not (self._quiet and nothing_listening):
                 self._on_retry(self._scrub(f"{method} {path}: {last}; retry {attempt} in {delay:.1f}s"))
             await asyncio.sleep(delay)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from voicegate._errors import VoicegateError
 from voicegate._seat_url import check_seat_url
-from voicegate.seat._client import ModelCard, RetryPolicy, SeatClient, redact_url
+from voicegate.seat._client import ModelCard, RetryPolicy, SeatClient, is_loopback_host, redact_url
 
 SEAT_URL_ENV = "VOICEGATE_SEAT_URL"
 DEFAULT_KEY_ENV = "VOICES_API_KEY"
@@ -69,7 +69,7 @@ def workspace_seat(root: Path) -> tuple[str, str | None, str]:
         named = "; ".join(f"{', '.join(gates)}: {url}" for (url, _), gates in seats.items())
         raise VoicegateError(f"{NO_SEAT} (the specs here name {len(seats)} seats — {named})")
     (url, env), gates = next(iter(seats.items()))
-    # Every seat command prints or names the URL it reached, so where it came from needs no extra line.
+    # The command says it used this spec's URL (`client.source`): a URL no one typed is named with its origin.
     return url, env, f"preregistrations/{gates[0]}.yaml: seat.url"
 
 
@@ -95,9 +95,11 @@ def command_client(seat: str | None, key_env: str | None, timeout: float, *, roo
     env = os.environ if environ is None else environ
     check_timeout(timeout)
     spec_key_env: list[str | None] = [None]
+    source: list[str | None] = [None]
 
     def named() -> list[tuple[str, str]]:
         url, spec_key_env[0], where = workspace_seat(root())
+        source[0] = where.removesuffix(": seat.url")
         return [(url, where)]
 
     url = seat_urls([seat] if seat else [], named, environ={})[0]
@@ -107,7 +109,9 @@ def command_client(seat: str | None, key_env: str | None, timeout: float, *, roo
         raise VoicegateError(f"--api-key-env names ${key_env}, which is not set in the environment")
     retry = RetryPolicy(attempts=6, base_s=0.5, budget_s=60.0) if patient else \
         RetryPolicy(attempts=3, base_s=0.25, max_delay_s=2.0, budget_s=10.0)
-    return SeatClient(url, api_key=key, api_key_env=name, timeout=timeout, retry=retry)
+    client = SeatClient(url, api_key=key, api_key_env=name, timeout=timeout, retry=retry)
+    client.source = source[0]
+    return client
 
 
 def cost_arms(cards: Sequence[ModelCard], base: str | None, voice: str) -> str:
@@ -131,6 +135,7 @@ def cost_arms(cards: Sequence[ModelCard], base: str | None, voice: str) -> str:
 # -- up ---------------------------------------------------------------------------------------
 
 LORA_RANKS = (8, 16, 32, 64, 128, 256, 512)   # the --max-lora-rank values vLLM accepts
+DEFAULT_UP_PORT = 8027
 
 
 def _adapter_rank(directory: Path) -> int:
@@ -173,3 +178,95 @@ def up_plan(voices: Path, extra: list[str]) -> tuple[Path, dict[str, Path]]:
     if voices.resolve() == carrier.resolve() and (voices / "adapter_config.json").is_file():
         raise VoicegateError(f"--voices {voices} is an adapter folder, not a carrier")
     return carrier, adapters
+
+
+# What `seat up` sets on vLLM's command line itself, and what to use instead. A flag after `--` is
+# passed through as given (last on the line, so it wins over the recipe's --max-loras, --max-num-seqs,
+# --max-model-len, ...); these would serve something other than what `seat up` reports and checks.
+OWNED_VLLM_FLAGS: dict[str, str] = {
+    "--model": "the carrier comes from --voices",
+    "--served-model-name": "the carrier is served as voices-base, as every spec of this seat names it",
+    "--tokenizer": "the carrier's own tokenizer is served with it (--voices)",
+    "--host": "seat up serves on 127.0.0.1",
+    "--port": "give it as `voicegate seat up --port N` (or in $VOICEGATE_SEAT_URL)",
+    "--uds": "seat up serves on 127.0.0.1 (--port N)",
+    "--enable-lora": "seat up always serves LoRA adapters",
+    "--no-enable-lora": "seat up always serves LoRA adapters",
+    "--lora-modules": "the adapters come from --voices and --adapter NAME=DIR",
+    "--api-key": "seat up serves a keyless seat on 127.0.0.1, and says so",
+}
+
+
+def check_vllm_args(args: Sequence[str]) -> list[str]:
+    """The flags given after `seat up ... --`, refused when voicegate sets that flag itself.
+
+    vLLM reads `--max_num_seqs` as `--max-num-seqs` and `--flag=value` as `--flag value`, so both are
+    compared in that form. The first item must be a flag: a stray word is not passed to vLLM as a model.
+    """
+    items = list(args)
+    if items and not items[0].startswith("-"):
+        raise VoicegateError(f"after `--` come vLLM flags (e.g. -- --max-num-seqs 4), got {items[0]!r}: the "
+                             "carrier is --voices DIR")
+    for item in items:
+        if not item.startswith("--"):
+            continue
+        flag = item.split("=", 1)[0].replace("_", "-")
+        if flag in OWNED_VLLM_FLAGS:
+            raise VoicegateError(f"-- {item}: voicegate sets {flag} itself ({OWNED_VLLM_FLAGS[flag]}); pass "
+                                 "only other vLLM flags after --")
+    return items
+
+
+def up_port(port: int | None, environ: Mapping[str, str] | None = None) -> tuple[int, str | None]:
+    """The port `seat up` serves on, and a note when $VOICEGATE_SEAT_URL points elsewhere.
+
+    `--port` first; else the port of `$VOICEGATE_SEAT_URL` when it names this machine, so one variable
+    says where the seat runs and where every command finds it; else 8027.
+    """
+    from urllib.parse import urlsplit
+
+    env = os.environ if environ is None else environ
+    url = env.get(SEAT_URL_ENV)
+    if not url:
+        return (port or DEFAULT_UP_PORT), None
+    checked = check_seat_url(url, f"${SEAT_URL_ENV}")
+    parts = urlsplit(checked)
+    here = is_loopback_host(parts.hostname)
+    if port is None and here and parts.port:
+        return parts.port, None
+    chosen = port or DEFAULT_UP_PORT
+    if here and parts.port == chosen:
+        return chosen, None
+    return chosen, (f"note: ${SEAT_URL_ENV} is {redact_url(checked)}: commands in this shell reach that, not "
+                    f"this seat on port {chosen}")
+
+
+def default_log_path(port: int, environ: Mapping[str, str] | None = None) -> Path:
+    """Where `seat up` keeps vLLM's log: the user's cache (beside the vLLM venv), one file per port."""
+    env = os.environ if environ is None else environ
+    cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "voicegate" / f"seat-{port}.log"
+
+
+def check_log_file(path: Path) -> Path:
+    """A `--log-file` that can be written: its folder exists and it is not a folder itself (exit 2 before vLLM)."""
+    if path.is_dir():
+        raise VoicegateError(f"--log-file {path}: is a folder; give a file path")
+    if not path.parent.is_dir():
+        raise VoicegateError(f"--log-file {path}: no such folder {path.parent}")
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise VoicegateError(f"--log-file {path}: cannot write it ({exc.strerror or exc})") from None
+    return path
+
+
+def keep_previous_log(path: Path) -> None:
+    """The last start's log moves to FILE.1 before this start rewrites FILE: the log of a seat that died is
+    what its restart would otherwise erase."""
+    try:
+        if path.is_file() and path.stat().st_size > 0:
+            os.replace(path, path.with_name(path.name + ".1"))
+    except OSError:
+        pass   # a log that cannot be moved is rewritten, as before; the seat still starts

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -71,6 +73,10 @@ def check_voices_dir(voices: Path) -> list[str]:
     return missing
 
 
+# Seconds `VllmServer.stop` waits after SIGTERM before it kills the group (vLLM idle: 0.5-2.4 s).
+STOP_GRACE_S = 3.0
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -78,13 +84,29 @@ def free_port() -> int:
         return port
 
 
-def port_free(port: int) -> bool:
+def port_holder(port: int, host: str = "127.0.0.1") -> str | None:
+    """Why a server could not listen on ``host:port`` now, or None when it could.
+
+    "listening" when something answers a connect there (a seat may already be up); else the bind's
+    error. The bind sets SO_REUSEADDR, as vLLM's (uvicorn's) own socket does: a port whose only holders
+    are connections closing in TIME_WAIT (up to 60 s after a seat stopped) is free for vLLM, so a
+    restart right after a stop is not refused.
+    """
+    with socket.socket() as probe:
+        probe.settimeout(1.0)
+        if probe.connect_ex((host, port)) == 0:
+            return "listening"
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
+            s.bind((host, port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        return None
+
+
+def port_free(port: int) -> bool:
+    return port_holder(port) is None
 
 
 @dataclass
@@ -98,6 +120,7 @@ class VllmServer:
     lora_modules: dict[str, Path]
     tmp: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    killed: bool = False   # stop() had to SIGKILL the group: vLLM outlived the grace after SIGTERM
 
     def log_tail(self, n: int = 4000) -> str:
         try:
@@ -105,8 +128,13 @@ class VllmServer:
         except OSError:
             return ""
 
-    def stop(self) -> float:
-        """SIGTERM the server; if it lingers, SIGKILL its own process group (the engine too)."""
+    def stop(self, grace: float = STOP_GRACE_S) -> float:
+        """SIGTERM the server; if it is still there after `grace` seconds, SIGKILL its own process group.
+
+        vLLM exits in 0.5-2.4 s on SIGTERM when idle, but with requests in flight it waited for them
+        (30 s and more, issue 33): a seat being stopped has no one left to answer, so what it was still
+        generating is dropped with the group (the engine too). `killed` says whether that happened.
+        """
         proc = self.proc
         if proc.poll() is not None:
             self._clean()
@@ -114,8 +142,9 @@ class VllmServer:
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
+            self.killed = True
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
         try:
@@ -144,10 +173,14 @@ class VllmServer:
 
 def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | None = None,
                max_loras: int = 2, max_lora_rank: int = 16, timeout: float = 400.0,
-               max_num_seqs: int | None = None, port: int | None = None) -> VllmServer:
+               max_num_seqs: int | None = None, port: int | None = None, log_path: Path | None = None,
+               extra_args: Sequence[str] = ()) -> VllmServer:
     """Start vLLM serving ``carrier`` as ``voices-base`` (plus ``lora_modules``) and wait for /health.
 
     ``port`` None picks a free loopback port; a given port must be free (refused before vLLM starts).
+    ``log_path`` (default ``workdir/vllm-server.log``) gets vLLM's output, after a first line with the
+    command; ``extra_args`` go last on vLLM's command line, so a value flag given there wins over the
+    recipe's (argparse keeps the last); `seat._commands.check_vllm_args` refuses the ones voicegate owns.
     """
     python = vllm_python()
     if python is None:
@@ -157,8 +190,8 @@ def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | 
     # a socket path longer than 107 bytes is refused (a deep workspace path was).
     if port is None:
         port = free_port()
-    elif not port_free(port):
-        raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: choose another with --port")
+    elif (held := port_holder(port)) is not None:
+        raise VoicegateError(f"port {port} on 127.0.0.1 is not free ({held}): choose another with --port")
     tmp = Path(tempfile.mkdtemp(prefix="vg-vllm-"))
     env = {
         **without_our_blas(dict(os.environ)),
@@ -185,9 +218,12 @@ def start_vllm(carrier: Path, workdir: Path, *, lora_modules: dict[str, Path] | 
         args += ["--max-num-seqs", str(max_num_seqs)]
     if modules:
         args += ["--lora-modules", *(f"{name}={path}" for name, path in modules.items())]
-    log_path = workdir / "vllm-server.log"
+    args += list(extra_args)
+    log_path = log_path or workdir / "vllm-server.log"
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
+        log.write(f"$ {shlex.join(args)}\n".encode())   # what ran, for whoever reads the log later
+        log.flush()
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir,
                                 start_new_session=True)
     server = VllmServer(url=f"http://127.0.0.1:{port}/v1", port=port, proc=proc, log_path=log_path,
