@@ -199,3 +199,18 @@ def scored_workspace(root: Path, compose: bytes | None, *, ship: bool = True, am
         amend_spec(spec, "pairwise-max-spread", "the global floor let an unshipped arm fail the shipped one",
                    scorer=lambda spec, rows, *, rule, rules, provenance: result(rule, gh))
     return root
+
+
+def committed_story(root: Path) -> Path:
+    """`scored_workspace` (scored, shipped, amended) on the fleet compose fixture, its verdicts committed and
+    runs/ ignored, as in a real workspace; skips without the fixture."""
+    import pytest
+
+    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "voices-seat.compose.yaml"
+    if not fixture.is_file():
+        pytest.skip("compose fixture absent")
+    scored_workspace(root, as_shipped(fixture))
+    (root / ".gitignore").write_text("runs/\n", encoding="utf-8")  # run data is not in git
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "verdicts")
+    return root

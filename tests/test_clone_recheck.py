@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _bronte import as_shipped, scored_workspace
+from _bronte import committed_story
 from _workspace import base_spec, git, make_workspace, run_cli
 
 from voicegate._errors import VoicegateError
@@ -27,15 +27,8 @@ from voicegate.spec import check_registered, load_spec
 
 @pytest.fixture(scope="module")
 def amended(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The golden lv-bronte story (scored, shipped, amended citing lv-hemingway), committed; runs/ ignored."""
-    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "voices-seat.compose.yaml"
-    if not fixture.is_file():
-        pytest.skip("compose fixture absent")
-    root = scored_workspace(tmp_path_factory.mktemp("story") / "ws", as_shipped(fixture))
-    (root / ".gitignore").write_text("runs/\n", encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "verdicts")
-    return root
+    """lv-bronte scored, shipped and amended (citing lv-hemingway), committed; runs/ ignored."""
+    return committed_story(tmp_path_factory.mktemp("story") / "ws")
 
 
 def _verify(root: Path, **env: str | None) -> tuple[int, str]:

@@ -72,13 +72,10 @@ def test_help_names_the_voices_folder() -> None:
     assert "--voices DIR" in done.stdout and "--port" in done.stdout and "Ctrl-C" in done.stdout
 
 
-def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> None:
-    # The tutorial test covers the tiny-voices folder and Ctrl-C on a real vLLM; this is the other way in (a
-    # carrier folder, plus one voice by --adapter) and the other way out (SIGTERM, as a service manager sends
-    # it). What is tested is `seat up`'s start, listing and signal forwarding, not vLLM: the `vllm` it starts
-    # is the stub (tests/_vllm_stub.py, through VOICEGATE_VLLM_VENV). The seat and its stub are stopped in the
-    # finally whatever happens.
-    from _seat_up import VOICES, Seat, alive, seat_env
+def _stub_seat(tmp_path: Path) -> tuple[int, dict[str, str]]:
+    """(a free port, the environment) for `voicegate seat up` on the stub `vllm` (tests/_vllm_stub.py), with a
+    `voicegate` on PATH that runs this checkout; skips without the tiny-voices fixture."""
+    from _seat_up import VOICES, seat_env
     from vllm_seat import stub_venv
 
     from voicegate.seat._vllm import free_port
@@ -90,8 +87,19 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
     (bin_dir / "voicegate").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m voicegate \"$@\"\n")
     (bin_dir / "voicegate").chmod(0o755)
     port = free_port()
+    return port, {**seat_env(bin_dir, port), "VOICEGATE_VLLM_VENV": str(stub_venv(tmp_path / "stub-venv"))}
+
+
+def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> None:
+    # The tutorial test covers the tiny-voices folder and Ctrl-C on a real vLLM; this is the other way in (a
+    # carrier folder, plus one voice by --adapter) and the other way out (SIGTERM, as a service manager sends
+    # it). What is tested is `seat up`'s start, listing and signal forwarding, not vLLM: the `vllm` it starts
+    # is the stub (tests/_vllm_stub.py, through VOICEGATE_VLLM_VENV). The seat and its stub are stopped in the
+    # finally whatever happens.
+    from _seat_up import VOICES, Seat, alive
+
+    port, env = _stub_seat(tmp_path)
     cmd = f"voicegate seat up --voices {VOICES / 'carrier'} --adapter lv-austen={VOICES / 'lv-austen'}"
-    env = {**seat_env(bin_dir, port), "VOICEGATE_VLLM_VENV": str(stub_venv(tmp_path / "stub-venv"))}
     seat = Seat(cmd, tmp_path, env, port)
     try:
         out = seat.wait_ready()
@@ -216,23 +224,15 @@ def test_a_stop_with_a_request_in_flight_is_prompt_and_a_restart_is_not_refused(
     import time
 
     import httpx
-    from _seat_up import VOICES, Seat, alive, seat_env
-    from vllm_seat import stub_venv
+    from _seat_up import VOICES, Seat, alive
 
-    from voicegate.seat._vllm import STOP_GRACE_S, free_port
+    from voicegate.seat._vllm import STOP_GRACE_S
 
-    if not (VOICES / "carrier" / "config.json").is_file() or not (VOICES / "lv-austen").is_dir():
-        pytest.skip(f"tiny-voices fixture not present at {VOICES}")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "voicegate").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m voicegate \"$@\"\n")
-    (bin_dir / "voicegate").chmod(0o755)
-    port = free_port()
+    port, env = _stub_seat(tmp_path)
+    env["VLLM_STUB_TOKEN_TIME"] = "1.0"   # an answer of 40 tokens takes 40 s
     log = tmp_path / "vllm.log"
     cmd = (f"voicegate seat up --voices {VOICES / 'carrier'} --adapter lv-austen={VOICES / 'lv-austen'} "
            f"--log-file {log} -- --max-num-seqs 3 --max_loras=4")
-    env = {**seat_env(bin_dir, port), "VOICEGATE_VLLM_VENV": str(stub_venv(tmp_path / "stub-venv")),
-           "VLLM_STUB_TOKEN_TIME": "1.0"}   # an answer of 40 tokens takes 40 s
     seats = [Seat(cmd, tmp_path, env, port)]
     try:
         out = seats[0].wait_ready()

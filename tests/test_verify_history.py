@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _bronte import as_shipped, scored_workspace
+from _bronte import committed_story
 from _workspace import git, run_cli, tree_snapshot
 
 from voicegate.artifacts import _chain
@@ -29,14 +29,7 @@ NO_GIT = {"GIT_DIR": "/nonexistent/no-git"}
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "voices-seat.compose.yaml"
-    if not fixture.is_file():
-        pytest.skip("compose fixture absent")
-    root = scored_workspace(tmp_path_factory.mktemp("history") / "ws", as_shipped(fixture))
-    (root / ".gitignore").write_text("runs/\n", encoding="utf-8")  # run data is not in git, as in a real workspace
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "verdicts")
-    return root
+    return committed_story(tmp_path_factory.mktemp("history") / "ws")
 
 
 @pytest.fixture
