@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import math
 import random
@@ -50,7 +51,16 @@ from voicegate.generate._runlog import now, quarantine_orphans
 from voicegate.generate._schedule import Job, isolate_waves
 from voicegate.generate._sigterm import POLL_S, Stop
 from voicegate.run import append_rows, read_rows
-from voicegate.scoring import Calibration, CanaryParams, Tally, attribute, calibrate, replica_differs
+from voicegate.scoring import (
+    Calibration,
+    CanaryParams,
+    Tally,
+    attribute,
+    calibrate,
+    canary_cell,
+    is_prefix,
+    replica_differs,
+)
 from voicegate.seat import Completion, ModelNotFound, RuntimeAdapters, SeatClient, SeatError
 from voicegate.spec import GateSpec
 
@@ -78,6 +88,10 @@ class Replica:
         self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
         self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
         self.references: dict[str, dict[str, list[str]]] = {}   # canary -> arm -> its asks alone on this replica
+        # this session's answered rows on this replica, by cell (what a re-ask check compares with), and the
+        # cells a re-ask has already asked (a fresh cell per check while any is left)
+        self.answered: dict[CellKey, dict[str, tuple[Job, str]]] = {}
+        self.reasked: set[CellKey] = set()
         self.calibration: Calibration | None = None
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
         self.rng = random.Random()
@@ -199,31 +213,36 @@ class Runner:
             await self._lost(r, exc)
 
     def _calibrate(self) -> None:
-        """Each replica's threshold from its own references; a replica whose references differ is refused."""
+        """Each replica's threshold from its own references; a replica whose references differ is refused.
+
+        The refusal comes before any warning: a run that is refused says so in its one line.
+        """
         params = self.mode.params
         live = [r for r in self.replicas if r.alive]
         names = [a for a, _ in self.arms]
         for r in live:
-            r.calibration = calibrate(r.references, names, params)
-            if r.calibration.problem is not None:
+            r.calibration = calibrate(r.references, names, params, dict(self.arms))
+        if len(live) >= 2:
+            first = live[0]
+            cal = first.calibration or Calibration(None, None, None)
+            for r in live[1:]:
+                differs = replica_differs(first.references, r.references, cal, params)
+                if differs is not None:
+                    arm, sim = differs
+                    model = dict(self.arms)[arm]
+                    raise VoicegateError(
+                        f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
+                        f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
+                        "it serves other weights under the same name; no cell was generated")
+        for r in live:
+            problem = r.calibration.problem if r.calibration is not None else None
+            if problem is not None:
                 where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
-                r.tally.problems.append(r.calibration.problem)
-                self.result.canaries.problems.append(r.calibration.problem)
-                self.say(f"warning: seat integrity cannot hold for this session{where}: {r.calibration.problem}")
+                r.tally.problems.append(problem)
+                self.result.canaries.problems.append(problem)
+                self.say(f"warning: seat integrity cannot hold for this session{where}: {problem}")
         if len(live) < 2:
             self.result.canaries.calibration = live[0].calibration if live else None
-            return
-        first = live[0]
-        cal = first.calibration or Calibration(None, None, None)
-        for r in live[1:]:
-            differs = replica_differs(first.references, r.references, cal, params)
-            if differs is not None:
-                arm, sim = differs
-                model = dict(self.arms)[arm]
-                raise VoicegateError(
-                    f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
-                    f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
-                    "it serves other weights under the same name; no cell was generated")
 
     async def _replica(self, r: Replica) -> None:
         try:
@@ -390,6 +409,7 @@ class Runner:
             "order": job.order, "session": self.session, "isolated": self.mode.isolate,
         }
         await self._finished.put(("generation", row))
+        r.answered.setdefault(cell_key(job), {})[job.arm] = (job, completion.text)
         r.rows += 1
         r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
         r.first = started if r.first is None else min(r.first, started)
@@ -404,14 +424,30 @@ class Runner:
                 await self._notify()
 
     async def _canary(self, r: Replica, item: CanaryReference | CanaryCheck) -> None:
-        """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed."""
+        """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed.
+
+        A check is sent as one of two kinds (issue 35), so that a seat answering right only what it was
+        asked before (a response cache in front of a mixing seat) meets a first ask: a check re-asks, with probability `reask_share`, a stored row of this session of a cell not re-asked
+        yet (exactly its request: the seat's first answer to it is what is checked); any other check
+        asks its canary under a shorter max_tokens drawn per check (no cache has that request; seeded
+        sampling makes the answer its reference's prefix).
+        """
+        if isinstance(item, CanaryCheck):
+            target = self._reask_target(r, item.arm)
+            if target is not None:
+                await self._reask(r, item, *target)
+                return
         params = self.mode.params
         c = item.canary
-        completion = await self._chat(r, item.model, item.arm, c.prompt, c.seed, self.spec.sampling)
+        sampling = self.spec.sampling
+        if isinstance(item, CanaryCheck) and sampling.max_tokens > 1:
+            shorter = r.rng.randint(math.ceil(sampling.max_tokens / 2), sampling.max_tokens - 1)
+            sampling = dataclasses.replace(sampling, max_tokens=shorter)
+        completion = await self._chat(r, item.model, item.arm, c.prompt, c.seed, sampling)
         row: dict[str, Any] = {
             "session": self.session, "phase": "reference" if isinstance(item, CanaryReference) else "check",
             "arm": item.arm, "model": item.model, "canary": c.id, "prompt_id": c.prompt_id,
-            "prompt_sha256": sha256_text(c.prompt), "seed": c.seed, "sampling": self.spec.sampling.as_dict(),
+            "prompt_sha256": sha256_text(c.prompt), "seed": c.seed, "sampling": sampling.as_dict(),
             "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
             "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
             "time": now(),
@@ -423,11 +459,46 @@ class Runner:
             r.tally.references += 1
         else:
             cal = r.calibration or Calibration(None, None, None, "no references")
-            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params)
-            row.update(seq=item.seq, role=item.role, status=found.status, answered_as=found.answered_as,
-                       similarities=found.similarities, threshold=cal.threshold)
-            self.result.canaries.add(item.arm, found)
-            r.tally.add(item.arm, found)
+            prefix = is_prefix(sampling.max_tokens, self.spec.sampling.max_tokens, completion.finish_reason)
+            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params, prefix=prefix)
+            cell = canary_cell(c.registered_seed, c.prompt_id)
+            row.update(seq=item.seq, role=item.role, check="canary", cell=list(cell), status=found.status,
+                       answered_as=found.answered_as, similarities=found.similarities, threshold=cal.threshold)
+            self.result.canaries.add(item.arm, found, cell)
+            r.tally.add(item.arm, found, cell)
+        await self._finished.put(("canary", row))
+
+    def _reask_target(self, r: Replica, arm: str) -> tuple[Job, str, dict[str, str]] | None:
+        """A stored row of `arm` in a cell no check asked yet (a whole cell first), drawn at random; None if none."""
+        if r.rng.random() >= self.mode.params.reask_share:
+            return None
+        fresh = [k for k, by_arm in r.answered.items() if arm in by_arm and k not in r.reasked]
+        if not fresh:
+            return None
+        whole = [k for k in fresh if len(r.answered[k]) == len(self.arms)]
+        key = r.rng.choice(sorted(whole or fresh))
+        r.reasked.add(key)
+        job, text = r.answered[key][arm]
+        return job, text, {a: t for a, (_, t) in sorted(r.answered[key].items())}
+
+    async def _reask(self, r: Replica, item: CanaryCheck, job: Job, text: str, against: dict[str, str]) -> None:
+        """`job` asked again exactly as it was: right only when the answer reproduces its stored row."""
+        params = self.mode.params
+        completion = await self._chat(r, job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
+        cal = r.calibration or Calibration(None, None, None, "no references")
+        found = attribute(completion.text, job.arm, {a: [t] for a, t in against.items()}, cal, params)
+        cell = cell_key(job)
+        row: dict[str, Any] = {
+            "session": self.session, "phase": "check", "check": "reask", "arm": job.arm, "model": job.model,
+            "cell": list(cell), "prompt_id": job.prompt_id, "prompt_sha256": sha256_text(job.prompt),
+            "seed": job.request_seed, "sampling": self.spec.sampling.as_dict(), "text": completion.text,
+            "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
+            "time": now(), "seq": item.seq, "role": item.role, "against": against, "status": found.status,
+            "answered_as": found.answered_as, "similarities": found.similarities, "threshold": cal.threshold,
+        }
+        self.result.canaries.add(job.arm, found, cell)
+        r.tally.add(job.arm, found, cell)
         await self._finished.put(("canary", row))
 
     async def _writer(self) -> None:

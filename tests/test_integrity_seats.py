@@ -1,0 +1,193 @@
+"""Issue 35: seats that canary-reproduction@2 called "holds" while serving wrong weights, on the stand-in.
+
+- a seat right only on repeats (a response cache in front of a mixing seat): ``repeats_right``;
+- a seat consistently wrong from the start (one stale adapter answering every arm): ``impostors``;
+- a fault tied to cells (every even request seed): ``even_seeds_only``.
+
+Each must end FAILED or NOT CHECKED, with `score` refusing to decide. Under @2 the first two held
+(measured: 9/9 checks right on each), and the third held whenever both canary cells had odd seeds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _workspace import cli, gate_spec, manifest, registered_workspace, rows, run_cli
+
+from voicegate.generate import _session
+from voicegate.generate._canaries import choose_canaries
+from voicegate.generate._generate import generate
+from voicegate.scoring import CanaryParams, attribute, calibrate, detection_floor
+from voicegate.seat import StandinSeat
+from voicegate.seat._standin import default_text
+from voicegate.spec._spec import load_spec
+
+GATE = "lv-s35"
+SERVED = f"{GATE}-ckpt475"
+RUNTIME = f"{GATE}-ckpt925"
+SEEDS = [101, 202, 303, 404]
+
+
+def _run(tmp_path: Path, *, isolate: bool = False, **faults: object) -> tuple[Path, object, StandinSeat]:
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, token_time=0.0005, slots=8, **faults) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=SEEDS))
+        done = cli(root, "generate", GATE, "--quiet", *(["--isolate-arms"] if isolate else []))
+    return root, done, seat
+
+
+def _checks(root: Path) -> list[dict]:
+    lines = (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
+    return [c for c in map(json.loads, lines) if c["phase"] == "check"]
+
+
+def _refused(root: Path) -> str:
+    out = run_cli("score", GATE, cwd=root)
+    assert out.code == 2, (out.stdout[-400:], out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "refusing to decide: seat integrity" in lines[0], out.stderr
+    assert not (root / "runs" / GATE / "scores.json").exists()
+    return lines[0]
+
+
+# -- build item 1: checks a seat cannot tell from first asks ---------------------------------------
+
+
+def test_a_prefix_answer_reproduces_its_reference_and_another_models_does_not() -> None:
+    """Seeded sampling: a shorter max_tokens answers the reference's prefix; compared cut, it reproduces it."""
+    p = "Write scene 3 of the story."
+    refs = {m: [default_text(m, 77, p, 60)[0]] * 2 for m in ("base", "x")}
+    params = CanaryParams()
+    cal = calibrate({"k0": refs}, ["base", "x"], params, {"base": "voices-base", "x": "lv-x"})
+    short = default_text("base", 77, p, 12)[0]
+    assert short.split() == refs["base"][0].split()[:12]
+    # Whole, the prefix is far from its reference (under the threshold); cut, it is the reference.
+    assert attribute(short, "base", refs, cal, params).status != "right"
+    found = attribute(short, "base", refs, cal, params, prefix=True)
+    assert found.status == "right" and found.similarities["base"] == 1.0
+    other = attribute(default_text("x", 77, p, 12)[0], "base", refs, cal, params, prefix=True)
+    assert (other.status, other.answered_as) == ("wrong", "x")
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_a_seat_right_only_on_repeats_fails(tmp_path: Path, isolate: bool) -> None:
+    """First asks answered with another arm's weights, repeats right, the 12 references spared: FAILED.
+
+    Under @2 every check was a repeat of a reference: 9/9 right, HOLDS, with 30 of 57 answers wrong.
+    """
+    root, done, seat = _run(tmp_path, isolate=isolate, repeats_right=True, faults_from=12)
+    assert seat.wrong_served > 20
+    assert done.returncode == 4, done.stdout + done.stderr
+    checks = sorted(_checks(root), key=lambda c: c["time"])
+    # A canary check (a shorter max_tokens: a first ask to any cache) meets the fault; one is right only
+    # when an earlier check drew the very same request (a repeat).
+    seen: set[tuple] = set()
+    for c in checks:
+        asked = (c["arm"], c["cell"][2], c["seed"], c["sampling"]["max_tokens"])
+        if c["check"] == "canary":
+            assert (c["status"] == "right") == (asked in seen), c
+            seen.add(asked)
+    # A re-ask is a repeat (answered right): it no longer reproduces the row the seat first gave, unless that
+    # row was itself a repeat (a canary cell's row, asked alone as a reference before).
+    lines = (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
+    canary_cells = {(c["prompt_id"], c["seed"]) for c in map(json.loads, lines) if c["phase"] == "reference"}
+    for c in checks:
+        if c["check"] == "reask":
+            assert (c["status"] == "right") == ((c["prompt_id"], c["seed"]) in canary_cells), c
+    assert manifest(root, GATE)["sessions"][0]["integrity"]["status"] == "failed"
+    assert "FAILED" in _refused(root)
+
+
+# -- build item 2: an identity the seat does not control ---------------------------------------------
+
+
+def test_calibration_refuses_arms_of_different_models_that_answer_alike() -> None:
+    params = CanaryParams()
+    text = "The moor was grey and the wind rose over the hills all night long."
+    refs = {"k0": {"base": [text] * 2, "x": [text] * 2}, "k1": {"base": ["a b c d e f g h"] * 2,
+                                                                    "x": ["a b c d e f g h"] * 2}}
+    stale = calibrate(refs, ["base", "x"], params, {"base": "voices-base", "x": "lv-x"})
+    assert stale.problem is not None and "arms base and x" in stale.problem and stale.threshold is None
+    # An A-vs-A arm asks the base's own model: alike by construction, not a problem.
+    assert calibrate(refs, ["base", "x"], params, {"base": "voices-base", "x": "voices-base"}).problem is None
+    # Alike on one canary only: the pair is still told apart on the other.
+    refs["k1"]["x"] = ["Her sister laughed at the letter, and the house by the river was still."] * 2
+    assert calibrate(refs, ["base", "x"], params, {"base": "voices-base", "x": "lv-x"}).problem is None
+
+
+def test_one_stale_adapter_answering_every_arm_from_the_start_fails(tmp_path: Path) -> None:
+    """Every arm served by a stale lv-trollope: references agree with the checks, but arms cannot be told apart."""
+    stale = {"voices-base": "lv-trollope", SERVED: "lv-trollope", RUNTIME: "lv-trollope"}
+    root, done, _ = _run(tmp_path, impostors=stale)
+    assert done.returncode == 4, done.stdout + done.stderr
+    v = manifest(root, GATE)["sessions"][0]["integrity"]
+    assert v["status"] == "failed" and v["right"] == 0 and v["unclear"] == v["sent"] == 9
+    assert "answered alike on every canary" in v["problems"][0]
+    assert "answered alike on every canary" in _refused(root)
+
+
+# -- build item 3: checks across many cells ----------------------------------------------------------
+
+
+def _odd_nonce(root: Path) -> str:
+    """A nonce whose two canary cells both have odd request seeds: the canaries alone never meet the fault."""
+    spec = load_spec(root, GATE)
+    prompts = [(p.id, p.text) for p in spec.prompts]
+    for i in range(1000):
+        nonce = f"{i:032x}"
+        if all(c.seed % 2 for c in choose_canaries(prompts, 2, nonce, spec.seeds)):
+            return nonce
+    raise AssertionError("no such nonce")
+
+
+def test_a_fault_on_even_seeds_only_is_met_by_checks_across_cells(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every even-seed request that shares the seat answered with another arm's weights; both canaries odd.
+
+    The canary checks all reproduce their references (as every @2 check did); the re-asks, a fresh cell
+    each, meet the even cells, and the run FAILS.
+    """
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, token_time=0.0005, slots=8,
+                     wrong_weights_every=1, even_seeds_only=True, faults_from=12) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=SEEDS))
+        monkeypatch.setattr(_session.secrets, "token_hex", lambda n: _odd_nonce(root))
+        result = generate(load_spec(root, GATE), quiet=True)
+    assert seat.wrong_served > 0 and result.canaries.failed
+    checks = _checks(root)
+    assert all(c["seed"] % 2 == 1 and c["status"] == "right" for c in checks if c["check"] == "canary")
+    reask = [c for c in checks if c["check"] == "reask"]
+    assert any(c["seed"] % 2 == 0 and c["status"] != "right" for c in reask)
+    assert len({tuple(c["cell"]) for c in reask}) == len(reask)     # a fresh cell per re-ask
+    _refused(root)
+
+
+def test_the_record_states_the_cell_coverage_floor(tmp_path: Path) -> None:
+    root, done, _ = _run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    cells = {tuple(c["cell"]) for c in _checks(root)}
+    floor = detection_floor(len(cells))
+    assert floor is not None
+    phrase = f"on {100 * floor:.1f}% of cells ({len(cells)} cells checked)"
+    assert phrase in done.stdout
+    assert run_cli("score", GATE, cwd=root).code == 0
+    integrity = json.loads((root / "runs" / GATE / "scores.json").read_text())["integrity"]
+    assert integrity["cells_checked"] == len(cells) > 2 and integrity["detects_cells_95"] == round(floor, 4)
+    assert phrase in (root / "gates" / f"{GATE}.md").read_text()
+
+
+def test_a_reask_is_judged_against_the_stored_row_it_names(tmp_path: Path) -> None:
+    """Editing a re-ask's copy of the stored rows (to make a failed check reproduce) is refused."""
+    root, done, _ = _run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    path = root / "runs" / GATE / "canaries.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    edited = 0
+    for c in lines:
+        if c.get("check") == "reask":
+            c["against"][c["arm"]] = c["text"] + " and then"
+            edited += 1
+    assert edited
+    path.write_text("".join(json.dumps(c) + "\n" for c in lines))
+    assert f"{edited} re-ask check copies differ from the stored rows" in _refused(root)
+    assert len(rows(root, GATE)) == 36
