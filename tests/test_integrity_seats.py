@@ -42,12 +42,12 @@ def _checks(root: Path) -> list[dict]:
     return [c for c in map(json.loads, lines) if c["phase"] == "check"]
 
 
-def _refused(root: Path) -> str:
-    out = run_cli("score", GATE, cwd=root)
+def _refused(root: Path, gate: str = GATE) -> str:
+    out = run_cli("score", gate, cwd=root)
     assert out.code == 2, (out.stdout[-400:], out.stderr)
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "refusing to decide: seat integrity" in lines[0], out.stderr
-    assert not (root / "runs" / GATE / "scores.json").exists()
+    assert not (root / "runs" / gate / "scores.json").exists()
     return lines[0]
 
 
@@ -191,3 +191,88 @@ def test_a_reask_is_judged_against_the_stored_row_it_names(tmp_path: Path) -> No
     path.write_text("".join(json.dumps(c) + "\n" for c in lines))
     assert f"{edited} re-ask check copies differ from the stored rows" in _refused(root)
     assert len(rows(root, GATE)) == 36
+
+
+# -- build item 2: identity outside the seat (the adapter's file, earlier sessions and gates) -----------
+
+
+def _same_file(model: str, seed: int, prompt: str, max_tokens: int) -> tuple[str, str]:
+    """What one adapter file answers, under whichever name a gate loads it (the stand-in hashes the name in)."""
+    return default_text("weights:ckpt925", seed, prompt, max_tokens)
+
+
+ONE_FILE = {f"{GATE}-{g}-ckpt925": _same_file for g in ("a", "b")}
+
+
+def _two_gates(tmp_path: Path, url: str) -> tuple[Path, str, str]:
+    """One workspace, gates A and B; each's ckpt925 is the same adapter directory (one weights file)."""
+    adapter = tmp_path / "adapters" / "ckpt925"
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_model.safetensors").write_bytes(b"lora weights " * 100)
+    (adapter / "adapter_config.json").write_text("{}")
+    a, b = f"{GATE}-a", f"{GATE}-b"
+
+    def spec(gate: str) -> dict:
+        return gate_spec(gate, url=url, concurrency=8, seeds=SEEDS, candidates=[
+            {"name": "ckpt925", "model": f"{gate}-ckpt925", "role": "candidate", "adapter_path": str(adapter)}])
+
+    root = registered_workspace(tmp_path / "ws", spec(a))
+    import yaml
+    from _workspace import git
+
+    (root / "preregistrations" / f"{b}.yaml").write_text(yaml.safe_dump(spec(b), sort_keys=False))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "gate b")
+    assert run_cli("register", b, cwd=root).code == 0
+    return root, a, b
+
+
+def test_register_pins_the_adapter_weights_and_run_json_says_what_identity_rests_on(tmp_path: Path) -> None:
+    with StandinSeat(token_time=0.0005, slots=8) as seat:
+        root, a, _ = _two_gates(tmp_path, seat.url)
+        assert cli(root, "generate", a, "--quiet").returncode == 0
+    import hashlib
+
+    sha = hashlib.sha256(b"lora weights " * 100).hexdigest()
+    reg = json.loads((root / "preregistrations" / f"{a}.registration.json").read_text())
+    assert reg["adapter_weights"] == {"ckpt925": {"model": f"{a}-ckpt925", "sha256": sha,
+                                                  "file": str(tmp_path / "adapters/ckpt925/adapter_model.safetensors")}}
+    ident = manifest(root, a)["sessions"][0]["identity"]
+    assert ident["ckpt925"]["rests_on"] == f"adapter_model.safetensors sha256 {sha} pinned at register"
+    assert ident["ckpt925"]["key"].startswith(f"sha256:{sha}@")
+    assert ident["base"]["rests_on"].startswith("the seat's word only: model 'voices-base', root '/models/voices-base'")
+    # The ledger: the session's references, filed under each arm's key (2 canaries x 2 arms).
+    ledger = [json.loads(x) for x in (root / "runs" / "identity.jsonl").read_text().splitlines()]
+    assert len(ledger) == 4 and {r["key"] for r in ledger} == {ident["base"]["key"], ident["ckpt925"]["key"]}
+
+
+@pytest.mark.parametrize("stale", ["base", "adapter"])
+def test_stale_weights_from_the_start_fail_against_another_gates_answers(tmp_path: Path, stale: str) -> None:
+    """Gate A on a clean seat; gate B on a seat serving stale weights for one arm from its first request.
+
+    Within B everything reproduces (the references are stale too); held to A's answers of the same weights
+    (the base by the seat's model root, the adapter by its file's sha256), B fails, and score refuses.
+    """
+    with StandinSeat(token_time=0.0005, slots=8, generators=ONE_FILE) as clean:
+        root, a, b = _two_gates(tmp_path, clean.url)
+        assert cli(root, "generate", a, "--quiet").returncode == 0
+        # The same seat again, clean: B is held to A's answers, and they reproduce.
+        assert cli(root, "generate", b, "--quiet").returncode == 0
+        assert manifest(root, b)["sessions"][0]["identity_asks"] == {"base": {"gate": a, "session": 0},
+                                                                      "ckpt925": {"gate": a, "session": 0}}
+    for d in (root / "runs" / b,):
+        import shutil
+
+        shutil.rmtree(d)
+    wrong = {"voices-base": "voices-base~stale"} if stale == "base" else {f"{b}-ckpt925": "lv-trollope"}
+    with StandinSeat(token_time=0.0005, slots=8, impostors=wrong, generators=ONE_FILE) as seat:
+        done = cli(root, "generate", b, "--quiet", "--seat", seat.url)
+    assert done.returncode == 4, done.stdout + done.stderr
+    arm = "base" if stale == "base" else "ckpt925"
+    v = manifest(root, b)["sessions"][0]["integrity"]
+    assert v["right"] == v["sent"] and len(v["problems"]) == 1     # every check reproduced: stale all along
+    assert v["problems"][0].startswith(f"arm {arm}'s answer does not reproduce what the same weights")
+    # Held to the latest answer of those weights on file: B's own clean session before its run dir was removed
+    # (the ledger is the data dir's, not one gate's).
+    assert f"in gate {b} session 0" in v["problems"][0]
+    assert f"arm {arm}'s answer does not reproduce" in _refused(root, b)

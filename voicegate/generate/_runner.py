@@ -45,6 +45,7 @@ from voicegate.generate._canaries import (
     reference_waves,
 )
 from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
+from voicegate.generate._identity import ArmIdentity, IdentityAsk, record_references
 from voicegate.generate._progress import ProgressBars, Say
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._runlog import now, quarantine_orphans
@@ -58,6 +59,7 @@ from voicegate.scoring import (
     attribute,
     calibrate,
     canary_cell,
+    identity_problem,
     is_prefix,
     replica_differs,
 )
@@ -92,6 +94,7 @@ class Replica:
         # cells a re-ask has already asked (a fresh cell per check while any is left)
         self.answered: dict[CellKey, dict[str, tuple[Job, str]]] = {}
         self.reasked: set[CellKey] = set()
+        self.identity: list[tuple[IdentityAsk, str]] = []   # earlier answers of the same weights, asked again
         self.calibration: Calibration | None = None
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
         self.rng = random.Random()
@@ -140,7 +143,9 @@ class Runner:
 
     def __init__(self, spec: GateSpec, replicas: list[Replica], all_cells: list[Cell], free: list[Cell],
                  result: GenerateResult, progress: ProgressBars, session: int, mode: Mode, conc: int, say: Say,
-                 manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None):
+                 manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None,
+                 identities: dict[str, ArmIdentity] | None = None, identity_asks: dict[str, IdentityAsk] | None = None,
+                 run_id: str = ""):
         self.spec = spec
         self.stop = stop or Stop()
         self.replicas = replicas
@@ -158,6 +163,9 @@ class Runner:
         self._finished: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
         self.canaries = canaries
         self.nonce = nonce
+        self.identities = identities or {}
+        self.identity_asks = identity_asks or {}
+        self.run_id = run_id
         self.planned: dict[str, int] = {}
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
@@ -208,7 +216,8 @@ class Runner:
     async def _references(self, r: Replica) -> None:
         try:
             for wave in reference_waves(self.mode.params, self.arms, self.canaries, r.rng):
-                await self._drain(r, list(wave))
+                ask = self.identity_asks.get(wave[0].arm) if wave else None
+                await self._drain(r, [*wave, *([ask] if ask is not None else [])])
         except SeatUnreachable as exc:
             await self._lost(r, exc)
 
@@ -235,12 +244,21 @@ class Runner:
                         f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
                         "it serves other weights under the same name; no cell was generated")
         for r in live:
-            problem = r.calibration.problem if r.calibration is not None else None
-            if problem is not None:
-                where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
+            cal = r.calibration or Calibration(None, None, None, "no references")
+            problems = [cal.problem] if cal.problem is not None else []
+            problems += [i.problem for i in self.identities.values() if i.problem and r is live[0]]
+            problems += [p for ask, text in r.identity if (p := identity_problem(ask.arm, text, ask.against, cal, params))]
+            where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
+            for problem in problems:
                 r.tally.problems.append(problem)
                 self.result.canaries.problems.append(problem)
                 self.say(f"warning: seat integrity cannot hold for this session{where}: {problem}")
+        if live and not live[0].tally.problems and self.identities:
+            sampling = self.spec.sampling.as_dict()
+            refs = live[0].references
+            record_references(self.spec.run.identity, self.identities, self.spec.gate, self.session, self.run_id,
+                              [(arm, c.prompt, c.seed, sampling, refs[c.id][arm][0])
+                               for c in self.canaries for arm in refs.get(c.id, {})], now())
         if len(live) < 2:
             self.result.canaries.calibration = live[0].calibration if live else None
 
@@ -391,9 +409,11 @@ class Runner:
 
     # -- one request ------------------------------------------------------------------
 
-    async def _send(self, r: Replica, item: Job | CanaryReference | CanaryCheck) -> None:
+    async def _send(self, r: Replica, item: Job | CanaryReference | CanaryCheck | IdentityAsk) -> None:
         if isinstance(item, Job):
             await self._generation(r, item)
+        elif isinstance(item, IdentityAsk):
+            await self._identity(r, item)
         else:
             await self._canary(r, item)
 
@@ -466,6 +486,19 @@ class Runner:
                        answered_as=found.answered_as, similarities=found.similarities, threshold=cal.threshold)
             self.result.canaries.add(item.arm, found, cell)
             r.tally.add(item.arm, found, cell)
+        await self._finished.put(("canary", row))
+
+    async def _identity(self, r: Replica, ask: IdentityAsk) -> None:
+        """An earlier session's reference of the same weights, asked again alone (judged once calibrated)."""
+        completion = await self._chat(r, ask.model, ask.arm, ask.prompt, ask.seed, ask.sampling)
+        r.identity.append((ask, completion.text))
+        row: dict[str, Any] = {
+            "session": self.session, "phase": "identity", "arm": ask.arm, "model": ask.model,
+            "prompt_sha256": sha256_text(ask.prompt), "seed": ask.seed, "sampling": dict(ask.sampling),
+            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "replica": r.url, "time": now(),
+            "against": dict(ask.against),
+        }
         await self._finished.put(("canary", row))
 
     def _reask_target(self, r: Replica, arm: str) -> tuple[Job, str, dict[str, str]] | None:

@@ -21,6 +21,7 @@ from typing import Any
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate.generate._canaries import choose_canaries
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
+from voicegate.generate._identity import arm_identities, earlier_asks, read_ledger
 from voicegate.generate._plan import seat_plan
 from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult
@@ -120,6 +121,13 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
                      for r, s in zip(live, states, strict=True)]
         ours = set().union(*(r.adapters.ours for r in live))
         manifest = build_manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
+        # What each arm's identity rests on, and the earlier answers of the same weights it is held to.
+        identities = arm_identities(spec, reg, snapshots[0].cards, snapshots[0].version)
+        session["identity"] = {a: i.as_dict() for a, i in identities.items()}
+        run_id = f"{spec.gate}#{len(manifest['sessions'])}#{session['started']}"
+        asks = earlier_asks(read_ledger(spec.run.identity), identities, spec.gate, run_id)
+        session["identity_asks"] = {a: {"gate": k.against.get("gate"), "session": k.against.get("session")}
+                                    for a, k in sorted(asks.items())}
         index = open_session(spec, manifest, session, snapshots[0].cards, mode.params)
         wrote_manifest = True
 
@@ -139,7 +147,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         nonce = secrets.token_hex(16)
         canaries = choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce, spec.seeds)
         runner = Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
-                        manifest, canaries, nonce, stop)
+                        manifest, canaries, nonce, stop, identities=identities, identity_asks=asks, run_id=run_id)
         with progress:
             await runner.run()
         stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here

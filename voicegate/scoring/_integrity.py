@@ -90,6 +90,7 @@ from voicegate.scoring._similarity import (
     attribute,
     calibrate,
     detection_floor,
+    identity_problem,
     is_prefix,
     replica_differs,
 )
@@ -222,6 +223,11 @@ def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params:
     gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
                    default=None)
     for row in canary_rows:
+        against = row.get("against")
+        if row.get("phase") == "identity" and isinstance(against, Mapping):
+            problem = identity_problem(str(row.get("arm")), str(row.get("text", "")), against, cal, params)
+            if problem is not None:
+                tally.problems.append(problem)
         if row.get("phase") != "check":
             continue
         arm = str(row.get("arm"))

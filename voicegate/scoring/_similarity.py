@@ -226,6 +226,20 @@ def attribute(answer: str, arm: str, refs: Mapping[str, Sequence[str]], cal: Cal
     return Attribution("foreign", None, sims)
 
 
+def identity_problem(arm: str, text: str, against: Mapping[str, Any], cal: Calibration,
+                     params: CanaryParams) -> str | None:
+    """An answer that does not reproduce what the same weights answered in another session (issue 35)."""
+    if cal.problem is not None or cal.threshold is None:
+        return None    # the session fails on its calibration already
+    sim = similarity(text, str(against.get("text", "")), params.ngram)
+    if sim >= cal.threshold:
+        return None
+    key = str(against.get("key", "")).split("@")[0]
+    return (f"arm {arm}'s answer does not reproduce what the same weights ({key}) answered in gate "
+            f"{against.get('gate')} session {against.get('session')} (similarity {sim:.3f}, threshold "
+            f"{cal.threshold:.3f}): the seat serves other weights than it did then")
+
+
 def is_prefix(asked: int | None, gate: int | None, finish_reason: str | None) -> bool:
     """A canary check's answer is its references' prefix: asked shorter than the gate's, and cut by that length."""
     return asked is not None and gate is not None and asked < gate and finish_reason == "length"

@@ -11,6 +11,7 @@
 - `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
 - `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
 - `_registration`  freezing a spec: hashes, the git commit, the registration record
+- `_weights`       an adapter's identity outside the seat: its weights file's sha256 (pinned at register)
 - `_workspace`     where a workspace is and how its paths are shown (strict YAML is the root's `_yaml.py`)
 """
 
@@ -49,6 +50,7 @@ from voicegate.spec._views import (
     ViewSpec,
     view_spec,
 )
+from voicegate.spec._weights import WEIGHTS_FILE, adapter_weights, weights_file
 from voicegate.spec._workspace import as_named, git, is_git_worktree, shown_path, workspace_root
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "MIN_WORDS_PER_ARM_SEED",
     "RULES",
     "VIEW_SPECS",
+    "WEIGHTS_FILE",
     "ArtifactKind",
     "Citation",
     "Copying",
@@ -72,6 +75,7 @@ __all__ = [
     "Role",
     "RuleId",
     "ViewSpec",
+    "adapter_weights",
     "artifact_gaps",
     "artifact_kind",
     "as_named",
@@ -104,6 +108,7 @@ __all__ = [
     "spread",
     "uncommitted_pins",
     "view_spec",
+    "weights_file",
     "words_warning",
     "workspace_root",
 ]
