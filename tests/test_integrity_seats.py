@@ -276,3 +276,53 @@ def test_stale_weights_from_the_start_fail_against_another_gates_answers(tmp_pat
     # (the ledger is the data dir's, not one gate's).
     assert f"in gate {b} session 0" in v["problems"][0]
     assert f"arm {arm}'s answer does not reproduce" in _refused(root, b)
+
+
+# -- build item 4: references reused across sessions of one gate on an unchanged seat -------------------
+
+
+def test_a_resume_on_an_unchanged_seat_borrows_its_references_and_stores_a_row_within_5_s(tmp_path: Path) -> None:
+    """Each request takes 0.6 s on the second session: asking the references again (3 waves of one arm, each
+    drained) would hold the first new row back to 2.4 s; borrowed, each arm re-asks one recorded reference
+    among the first requests, and the first row is stored in about one request's time (under 5 s)."""
+    import datetime as dt
+
+    def when(stamp: str) -> dt.datetime:
+        return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=16) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=16, seeds=SEEDS))
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
+        path = root / "runs" / GATE / "generations.jsonl"
+        kept = path.read_text().splitlines()[:-6]
+        path.write_text("".join(x + "\n" for x in kept))       # a run stopped 6 rows short
+        seat.request_overhead = 0.6
+        before = len(seat.chat_log())
+        done = cli(root, "generate", GATE, "--quiet", "--canaries", "1")
+        assert done.returncode == 0, done.stdout + done.stderr
+        asked = len(seat.chat_log()) - before
+    s = manifest(root, GATE)["sessions"][1]
+    assert s["references_reused_from"] == 0 and s["identity_asks"] == {a: {"gate": GATE, "session": 0}
+                                                                      for a in ("base", "ckpt475", "ckpt925")}
+    assert asked == 6 + 3 + 3          # the rows, one check per arm, one identity re-ask per arm: no reference
+    new = [r for r in rows(root, GATE) if r["session"] == 1]
+    first = min(when(r["time"]) for r in new) - when(s["started"])
+    assert len(new) == 6 and first.total_seconds() < min(5, 2 * 0.6), first
+    checks = [c for c in _checks(root) if c["session"] == 1]
+    lines = (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
+    copies = [c for c in map(json.loads, lines) if c["session"] == 1 and c["phase"] == "reference"]
+    assert len(copies) == 12 and all(c["reused_from"] == 0 for c in copies) and len(checks) == 3
+    assert run_cli("score", GATE, cwd=root).code == 0
+
+
+def test_a_session_whose_check_failed_lends_no_references(tmp_path: Path) -> None:
+    """Only a session whose integrity held lends its references: after a failed mixed run, --isolate-arms asks."""
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=8, token_time=0.001, wrong_weights_every=3) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=SEEDS))
+        assert cli(root, "generate", GATE, "--quiet").returncode == 4
+        assert cli(root, "generate", GATE, "--quiet", "--isolate-arms").returncode == 0
+    sessions = manifest(root, GATE)["sessions"]
+    assert sessions[0]["seat_fingerprint"] == sessions[1]["seat_fingerprint"]       # the same seat ...
+    assert "references_reused_from" not in sessions[1]                             # ... but nothing borrowed
+    lines = (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
+    assert sum(1 for c in map(json.loads, lines) if c["session"] == 1 and c["phase"] == "reference") == 12

@@ -129,3 +129,52 @@ def record_references(path: Path, identities: Mapping[str, ArmIdentity], gate: s
     if rows:
         path.parent.mkdir(parents=True, exist_ok=True)
         append_rows(path, rows)
+
+
+# -- references reused across sessions of one gate (issue 35, build item 4) -------------------------------
+
+
+def seat_fingerprint(identities: Mapping[str, ArmIdentity], cards: Iterable[ModelCard], version: str | None,
+                     replicas: Sequence[str]) -> str:
+    """The seat's identity as references depend on it: version, the arms' models and roots, their weights'
+    keys, the replica set. Another session with the same fingerprint may lend its references."""
+    roots = {c.id: c.root for c in cards}
+    return sha256_text(json.dumps({
+        "version": version, "replicas": sorted(replicas),
+        "arms": {a: [i.model, roots.get(i.model), i.key] for a, i in sorted(identities.items())},
+    }, sort_keys=True))
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """An earlier session's references, lent to this one: its canaries and each replica's reference rows."""
+
+    session: int
+    canaries: list[dict[str, Any]]                      # the canary record's canaries (as_dict)
+    rows: dict[str, list[dict[str, Any]]]              # replica url -> its reference rows
+
+
+def reusable(manifest: Mapping[str, Any], canary_rows: Sequence[Mapping[str, Any]], fingerprint: str,
+             replicas: Sequence[str], arms: Sequence[str], asks: int) -> Reuse | None:
+    """The latest earlier session on the same seat whose check held, with every reference on file; else None.
+
+    Only a session that ended with its integrity holding (no problem, no check against) lends; a
+    session on another seat (version, roots, weights, replicas) never does.
+    """
+    sessions = manifest.get("sessions") or []
+    for index in range(len(sessions) - 1, -1, -1):
+        s = sessions[index]
+        if not isinstance(s, Mapping) or s.get("seat_fingerprint") != fingerprint:
+            continue
+        verdict, record = s.get("integrity"), s.get("canaries")
+        if not isinstance(verdict, Mapping) or verdict.get("status") != "holds" or not isinstance(record, Mapping):
+            continue
+        canaries = [c for c in record.get("canaries") or [] if isinstance(c, Mapping)]
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for r in canary_rows:
+            if r.get("session") == index and r.get("phase") == "reference" and r.get("replica") in replicas:
+                rows.setdefault(str(r["replica"]), []).append(dict(r))
+        want = len(canaries) * len(arms) * asks
+        if canaries and all(len(rows.get(u, [])) == want for u in replicas):
+            return Reuse(index, [dict(c) for c in canaries], rows)
+    return None

@@ -45,7 +45,7 @@ from voicegate.generate._canaries import (
     reference_waves,
 )
 from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
-from voicegate.generate._identity import ArmIdentity, IdentityAsk, record_references
+from voicegate.generate._identity import ArmIdentity, IdentityAsk, Reuse, record_references
 from voicegate.generate._progress import ProgressBars, Say
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._runlog import now, quarantine_orphans
@@ -145,7 +145,7 @@ class Runner:
                  result: GenerateResult, progress: ProgressBars, session: int, mode: Mode, conc: int, say: Say,
                  manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None,
                  identities: dict[str, ArmIdentity] | None = None, identity_asks: dict[str, IdentityAsk] | None = None,
-                 run_id: str = ""):
+                 run_id: str = "", reuse: Reuse | None = None):
         self.spec = spec
         self.stop = stop or Stop()
         self.replicas = replicas
@@ -166,6 +166,7 @@ class Runner:
         self.identities = identities or {}
         self.identity_asks = identity_asks or {}
         self.run_id = run_id
+        self.reuse = reuse
         self.planned: dict[str, int] = {}
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
@@ -208,10 +209,46 @@ class Runner:
         work.result()
 
     async def _all(self) -> None:
-        """Every replica's references first (each arm alone), then the cross-check, then the cells."""
+        """Every replica's references first (each arm alone), then the cross-check, then the cells.
+
+        A session on an unchanged seat borrows an earlier session's references instead (`reuse`): no
+        reference wave; each arm's re-ask of a recorded reference goes among the first requests (arms
+        mixed) or as a wave of its own (isolated), and fails the session if it does not reproduce.
+        """
+        if self.reuse is not None:
+            await self._borrow(self.reuse)
+            self._calibrate()
+            await together(self._replica(r, first=self._identity_round(r)) for r in self.replicas if r.alive)
+            return
         await together(self._references(r) for r in self.replicas if r.alive)
         self._calibrate()
         await together(self._replica(r) for r in self.replicas if r.alive)
+
+    async def _borrow(self, reuse: Reuse) -> None:
+        """The earlier session's reference rows, copied into this session (the verdict holds copies to originals)."""
+        copies = []
+        for r in self.replicas:
+            if not r.alive:
+                continue
+            for row in sorted(reuse.rows.get(r.url, []), key=lambda x: (str(x.get("canary")), str(x.get("arm")),
+                                                                            int(x.get("ask") or 0))):
+                r.references.setdefault(str(row["canary"]), {}).setdefault(str(row["arm"]), []).append(
+                    str(row.get("text", "")))
+                copies.append({**row, "session": self.session, "reused_from": reuse.session, "time": now()})
+                r.tally.references += 1
+                self.result.canaries.references += 1
+        for row in copies:
+            await self._finished.put(("canary", row))
+
+    def _identity_round(self, r: Replica) -> Coroutine[Any, Any, None]:
+        async def send() -> None:
+            asks = [a for _, a in sorted(self.identity_asks.items())]
+            if self.mode.isolate:
+                for ask in asks:
+                    await self._drain(r, [ask])
+            else:
+                await together(self._identity(r, a) for a in asks)
+        return send()
 
     async def _references(self, r: Replica) -> None:
         try:
@@ -253,7 +290,7 @@ class Runner:
                 r.tally.problems.append(problem)
                 self.result.canaries.problems.append(problem)
                 self.say(f"warning: seat integrity cannot hold for this session{where}: {problem}")
-        if live and not live[0].tally.problems and self.identities:
+        if live and not live[0].tally.problems and self.identities and self.reuse is None:
             sampling = self.spec.sampling.as_dict()
             refs = live[0].references
             record_references(self.spec.run.identity, self.identities, self.spec.gate, self.session, self.run_id,
@@ -262,12 +299,14 @@ class Runner:
         if len(live) < 2:
             self.result.canaries.calibration = live[0].calibration if live else None
 
-    async def _replica(self, r: Replica) -> None:
+    async def _replica(self, r: Replica, first: Coroutine[Any, Any, None] | None = None) -> None:
         try:
             if self.mode.isolate:
+                if first is not None:
+                    await first
                 await self._isolated(r)
             else:
-                await together(self._worker(r) for _ in range(self.conc))
+                await together([*(self._worker(r) for _ in range(self.conc)), *([first] if first else [])])
         except SeatUnreachable as exc:
             await self._lost(r, exc)
 
@@ -491,7 +530,13 @@ class Runner:
     async def _identity(self, r: Replica, ask: IdentityAsk) -> None:
         """An earlier session's reference of the same weights, asked again alone (judged once calibrated)."""
         completion = await self._chat(r, ask.model, ask.arm, ask.prompt, ask.seed, ask.sampling)
-        r.identity.append((ask, completion.text))
+        if r.calibration is None:
+            r.identity.append((ask, completion.text))     # judged once the session is calibrated
+        elif (problem := identity_problem(ask.arm, completion.text, ask.against, r.calibration,
+                                          self.mode.params)) is not None:
+            r.tally.problems.append(problem)
+            self.result.canaries.problems.append(problem)
+            self.say(f"warning: seat integrity cannot hold for this session: {problem}")
         row: dict[str, Any] = {
             "session": self.session, "phase": "identity", "arm": ask.arm, "model": ask.model,
             "prompt_sha256": sha256_text(ask.prompt), "seed": ask.seed, "sampling": dict(ask.sampling),

@@ -279,6 +279,7 @@ def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | No
     parts = by_part(canary_rows)
     models = arm_models(manifest)
     out = {part: judge(rows, arms, params, models) for part, rows in parts.items()}
+    _hold_borrowed_to_originals(canary_rows, out)
     for session in sorted({s for s, _ in parts}):
         order = _replica_order(manifest, session, [p for p in parts if p[0] == session])
         if len(order) < 2:
@@ -292,6 +293,22 @@ def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | No
                 out[part].problems.append(f"replica {part[1]}'s references for arm {differs[0]} do not reproduce "
                                           f"{first[1]}'s (similarity {differs[1]:.3f})")
     return out
+
+
+def _hold_borrowed_to_originals(canary_rows: Sequence[Mapping[str, Any]], out: dict[Part, Tally]) -> None:
+    """References a session borrowed (``reused_from``) must be, byte for byte, the lending session's own."""
+    def key(r: Mapping[str, Any], session: Any) -> tuple[Any, ...]:
+        return (session, r.get("replica"), r.get("canary"), r.get("arm"), r.get("ask"))
+
+    own = {key(r, r.get("session")): r.get("text") for r in canary_rows
+           if r.get("phase") == "reference" and "reused_from" not in r}
+    for r in canary_rows:
+        if r.get("phase") == "reference" and "reused_from" in r:
+            part = part_of(r)
+            if part in out and own.get(key(r, r.get("reused_from")), object()) != r.get("text"):
+                out[part].problems.append(f"a reference session {part[0]} borrowed is not session "
+                                          f"{r.get('reused_from')}'s own")
+                return
 
 
 def _replica_order(manifest: RunManifest | None, session: int, parts: list[Part]) -> list[Part]:
