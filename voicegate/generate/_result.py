@@ -67,9 +67,7 @@ class GenerateResult:
         if seat is not None and one_arm is not None:
             head += (f"; catches a fault on {100 * seat:.1f}% of requests with 95% "
                      f"({100 * one_arm:.1f}% on one arm alone)")
-            cells = t.cell_floor()
-            if cells is not None:
-                head += f", on {100 * cells:.1f}% of cells ({len(t.cells)} cells checked)"
+
         if t.problems:
             head += "; " + "; ".join(dict.fromkeys(t.problems))
         if t.failed:

@@ -419,7 +419,27 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
         threshold=round(min(cal), 4) if cal else None,
         checks_per_arm=min(total.per_arm.values()) if total.per_arm else 0,
         detects=_r(seat), detects_one_arm=_r(one_arm), problems=tuple(total.problems),
-        cells_checked=len(total.cells), detects_cells=_r(total.cell_floor()))
+        cells_checked=len(total.cells), detects_cells=_r(total.cell_floor()),
+        identity=_identity_lines(manifest, sessions))
+
+
+def _identity_lines(manifest: RunManifest | None, sessions: Sequence[int]) -> tuple[str, ...]:
+    """Per arm, what the identity of its weights rested on in the sessions behind the rows (issue 35)."""
+    said: dict[str, str] = {}
+    for index in sessions:
+        s = _session(manifest, index)
+        ident, asks = s.get("identity"), s.get("identity_asks") or {}
+        if not isinstance(ident, Mapping):
+            continue
+        for arm, info in sorted(ident.items()):
+            if not isinstance(info, Mapping):
+                continue
+            held = asks.get(arm) if isinstance(asks, Mapping) else None
+            line = f"{arm}: {info.get('rests_on')}" + (
+                f", held to its answer in gate {held.get('gate')} session {held.get('session')}"
+                if isinstance(held, Mapping) else ", held to no earlier answer (the first session on it)")
+            said[arm] = line
+    return tuple(said.values())
 
 
 def _copies_differ(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -495,6 +495,7 @@ class Integrity:
     # fault tied to cells must hit to meet them with 95%
     cells_checked: int = 0
     detects_cells: float | None = None
+    identity: tuple[str, ...] = ()   # per arm, what its weights' identity rests on (and whose answers it was held to)
 
     @property
     def failed(self) -> bool:
@@ -523,8 +524,7 @@ class Integrity:
             text += f"; catches a fault on {_pct(self.detects)} of requests with 95%"
             if self.detects_one_arm is not None:
                 text += f" ({_pct(self.detects_one_arm)} on one arm alone)"
-            if self.detects_cells is not None:
-                text += f", on {_pct(self.detects_cells)} of cells ({self.cells_checked} cells checked)"
+
         if self.problems:
             text += "; " + "; ".join(self.problems)
         if self.unchecked_rows:
@@ -544,7 +544,8 @@ class Integrity:
                 "problems": list(self.problems),
                 # only when checks named their cells (canary-reproduction@3): older results keep their bytes
                 **({"cells_checked": self.cells_checked, "detects_cells_95": self.detects_cells}
-                   if self.cells_checked else {})}
+                   if self.cells_checked else {}),
+                **({"identity": list(self.identity)} if self.identity else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Integrity:
@@ -562,7 +563,8 @@ class Integrity:
                    detects_one_arm=_float_or_none(d.get("detects_95_one_arm")),
                    problems=tuple(str(p) for p in d.get("problems") or ()),
                    cells_checked=int(d.get("cells_checked") or 0),
-                   detects_cells=_float_or_none(d.get("detects_cells_95")))
+                   detects_cells=_float_or_none(d.get("detects_cells_95")),
+                   identity=tuple(str(x) for x in d.get("identity") or ()))
 
 
 def _pct(x: float) -> str:
