@@ -74,21 +74,26 @@ def _seat(**faults: Any) -> StandinSeat:
                        token_time=0.0005, **faults)
 
 
+# The reference phase, spared by the "references spared" faults: isolated, the 12 references alone; arms mixed,
+# each arm's wave of 4 references filled to the concurrency (8) with that arm's own real requests (issue 35): 24.
+SPARED = 24
+
 MODES: dict[str, dict[str, Any]] = {
     "sampled-only": {"size": "large", "faults": {"wrong_weights_every": 10, "sampled_only": True}},
     "foreign weights": {"size": "large", "faults": {"foreign_every": 10}},
     "replica with another adapter": {"size": "small", "replica": {"impostors": {SERVED: RUNTIME}}},
-    "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": 12}},
+    "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": SPARED}},
     "sticky after switch": {"size": "small", "isolate": True, "faults": {"sticky_after_switch": 3}},
     "sticky after switch, references spared": {"size": "small", "isolate": True,
                                                "faults": {"sticky_after_switch": 3, "faults_from": 12}},
     "late": {"size": "small", "late": 0.9},
-    "repeats right": {"size": "small", "faults": {"repeats_right": True, "faults_from": 12}},
+    "repeats right": {"size": "small", "faults": {"repeats_right": True, "faults_from": SPARED}},
     "repeats right, isolated": {"size": "small", "isolate": True,
                                 "faults": {"repeats_right": True, "faults_from": 12}},
     "one stale adapter for every arm": {"size": "small", "faults": {"impostors": {
         "voices-base": "lv-trollope", SERVED: "lv-trollope", RUNTIME: "lv-trollope"}}},
-    "even seeds": {"size": "small", "faults": {"wrong_weights_every": 1, "even_seeds_only": True, "faults_from": 12}},
+    "even seeds": {"size": "small", "faults": {"wrong_weights_every": 1, "even_seeds_only": True,
+                                               "faults_from": SPARED}},
     "clean": {"size": "small", "faults": {}},
     "clean, large": {"size": "large", "faults": {}},
     "clean, two replicas": {"size": "small", "faults": {}, "replica": {}},

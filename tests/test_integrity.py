@@ -421,8 +421,9 @@ def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: P
 
 
 def test_issue25_finding2_weights_of_no_arm_are_caught(tmp_path: Path) -> None:
-    # Every 2nd request after the 12 references: weights of no arm (the references themselves are spared).
-    root, done, _ = _fault_run(tmp_path, foreign_every=2, faults_from=12, args=("--canaries", "8"))
+    # Every 2nd request after the reference waves (3 waves of 4 references, each filled to the concurrency of 8
+    # with its arm's own real requests: 24): weights of no arm (the references themselves are spared).
+    root, done, _ = _fault_run(tmp_path, foreign_every=2, faults_from=24, args=("--canaries", "8"))
     assert done.returncode == 4, done.stdout + done.stderr
     m = manifest(root, GATE)["sessions"][0]["integrity"]
     assert m["foreign"] > 0 and m["right"] < m["sent"]

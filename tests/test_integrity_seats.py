@@ -72,11 +72,13 @@ def test_a_prefix_answer_reproduces_its_reference_and_another_models_does_not() 
 
 @pytest.mark.parametrize("isolate", [False, True])
 def test_a_seat_right_only_on_repeats_fails(tmp_path: Path, isolate: bool) -> None:
-    """First asks answered with another arm's weights, repeats right, the 12 references spared: FAILED.
+    """First asks answered with another arm's weights, repeats right, the reference waves spared: FAILED.
 
     Under @2 every check was a repeat of a reference: 9/9 right, HOLDS, with 30 of 57 answers wrong.
     """
-    root, done, seat = _run(tmp_path, isolate=isolate, repeats_right=True, faults_from=12)
+    # The reference waves spared: 12 requests isolated; arms mixed, each wave is filled to the concurrency (8)
+    # with its arm's own real requests: 24.
+    root, done, seat = _run(tmp_path, isolate=isolate, repeats_right=True, faults_from=12 if isolate else 24)
     assert seat.wrong_served > 20
     assert done.returncode == 4, done.stdout + done.stderr
     checks = sorted(_checks(root), key=lambda c: c["time"])
@@ -88,13 +90,15 @@ def test_a_seat_right_only_on_repeats_fails(tmp_path: Path, isolate: bool) -> No
         if c["check"] == "canary":
             assert (c["status"] == "right") == (asked in seen), c
             seen.add(asked)
-    # A re-ask is a repeat (answered right): it no longer reproduces the row the seat first gave, unless that
-    # row was itself a repeat (a canary cell's row, asked alone as a reference before).
-    lines = (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
-    canary_cells = {(c["prompt_id"], c["seed"]) for c in map(json.loads, lines) if c["phase"] == "reference"}
+    # A re-ask is a repeat (answered right): it reproduces the row the seat first gave only when that row was
+    # right too (a spared request of the reference waves, or a canary cell's row: a repeat of its reference).
+    spec = load_spec(root, GATE)
+    texts = {p.id: p.text for p in spec.prompts}
     for c in checks:
         if c["check"] == "reask":
-            assert (c["status"] == "right") == ((c["prompt_id"], c["seed"]) in canary_cells), c
+            right = default_text(c["model"], c["seed"], texts[c["prompt_id"]], spec.sampling.max_tokens)[0]
+            assert (c["status"] == "right") == (c["against"][c["arm"]] == right), c
+    assert any(c["check"] == "reask" and c["status"] != "right" for c in checks) or isolate
     assert manifest(root, GATE)["sessions"][0]["integrity"]["status"] == "failed"
     assert "FAILED" in _refused(root)
 
@@ -149,7 +153,7 @@ def test_a_fault_on_even_seeds_only_is_met_by_checks_across_cells(tmp_path: Path
     each, meet the even cells, and the run FAILS.
     """
     with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, token_time=0.0005, slots=8,
-                     wrong_weights_every=1, even_seeds_only=True, faults_from=12) as seat:
+                     wrong_weights_every=1, even_seeds_only=True, faults_from=24) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=SEEDS))
         monkeypatch.setattr(_session.secrets, "token_hex", lambda n: _odd_nonce(root))
         result = generate(load_spec(root, GATE), quiet=True)

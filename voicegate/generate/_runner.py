@@ -254,7 +254,12 @@ class Runner:
         try:
             for wave in reference_waves(self.mode.params, self.arms, self.canaries, r.rng):
                 ask = self.identity_asks.get(wave[0].arm) if wave else None
-                await self._drain(r, [*wave, *([ask] if ask is not None else [])])
+                items: list[Any] = [*wave, *([ask] if ask is not None else [])]
+                if not self.mode.isolate:
+                    # One arm on the seat is the invariant, not an empty seat: the wave's free slots take
+                    # that arm's own real requests (issue 35), so a replica's references cost ~nothing extra.
+                    items += self._own_jobs(r, wave[0].arm, self.conc - len(items))
+                await self._drain(r, items)
         except SeatUnreachable as exc:
             await self._lost(r, exc)
 
@@ -376,6 +381,25 @@ class Runner:
         if cell is not None:
             r.claimed[cell.key] = {j.key for j in cell.jobs}
         return cell
+
+    def _own_jobs(self, r: Replica, arm: str, k: int) -> list[Job]:
+        """Up to `k` of `arm`'s jobs from `r`'s cells (claiming cells as needed), taken out of its queue."""
+        out: list[Job] = []
+        claims = 0      # at most `k` cells: a replica must not hoard cells the others could take
+        while len(out) < k:
+            mine = [j for j in r.local if j.arm == arm]
+            if not mine:
+                cell = self._claim(r) if claims < k else None
+                if cell is None:
+                    break
+                claims += 1
+                r.local.extend(cell.jobs)
+                continue
+            for j in mine[:k - len(out)]:
+                r.local.remove(j)
+                out.append(j)
+        r.sent += len(out)
+        return out
 
     def _others_busy(self) -> bool:
         return any(x.alive and (x.claimed or x.pinned) for x in self.replicas)
