@@ -78,15 +78,38 @@ def _corpus(fail: Fail, root: Path, key: str, patterns: tuple[str, ...] | None, 
     if patterns is None or not check_files:
         return ()
     files: list[Path] = []
+    total = 0
     for i, pattern in enumerate(patterns):
         matched = sorted(Path(m) for m in glob.glob(str(resolve_path(root, pattern))) if Path(m).is_file())
         if not matched:
             raise fail(f"{key}[{i}]", f"glob {pattern!r} matches no file")
         for m in matched:
             _check_size(fail, key, m, cap_mb)  # before a byte is read: a 1 GB file once took 149 s and 13.7 GB
+            if m not in files:
+                total += _size(m)
+                _check_set_size(fail, key, total, len(dict.fromkeys([*files, *matched])), cap_mb)
             read_text(fail, key, m)
         files += matched
     return tuple(dict.fromkeys(files))
+
+
+SET_CAP_FILES = 8   # a corpus set (one key's files) may hold this many files at the per-file cap, no more
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _check_set_size(fail: Fail, key: str, total: int, files: int, cap_mb: float) -> None:
+    """Refuse a corpus set over SET_CAP_FILES x the per-file cap: many files under the cap are as much memory as one
+    over it (issue 35), and are refused before a byte of them is read."""
+    if total > SET_CAP_FILES * cap_mb * 2**20:
+        raise fail(key, f"its files total over {total / 2**20:,.1f} MiB ({files} files so far), over the corpus set cap "
+                        f"of {SET_CAP_FILES} x {cap_mb:g} MiB (scoring holds about 20x a corpus in memory); trim the "
+                        "set, or raise corpora.max_file_mb in the spec")
 
 
 def _check_size(fail: Fail, key: str, path: Path, cap_mb: float) -> None:
