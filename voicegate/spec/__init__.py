@@ -38,7 +38,7 @@ from voicegate.spec._registration import (
     uncommitted_pins,
     words_warning,
 )
-from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, resolve_path
+from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, impostor_warnings, resolve_path
 from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_force, spread
 from voicegate.spec._schema import Role
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
@@ -89,6 +89,7 @@ __all__ = [
     "get_rule",
     "git",
     "head",
+    "impostor_warnings",
     "is_ancestor",
     "is_git_worktree",
     "load_registration",

@@ -218,6 +218,63 @@ def check_impostors(spec: GateSpec) -> None:
             if digest in owner and owner[digest] != imp.author:
                 raise fail(key, f"{shown} is also listed under {owner[digest]!r}: one text, one author")
             owner[digest] = imp.author
+    _check_near_copies(spec, fail)
+
+
+NEAR_COPY = 0.5   # an impostor file sharing this share of its 8-word sequences with another text is a copy of it
+
+
+def _grams(path: Path, n: int = 8) -> set[int]:
+    """The file's word n-grams (hashed), tokens as scoring reads them: NFKC, case-folded letter runs."""
+    import unicodedata
+
+    words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)*", unicodedata.normalize("NFKC", path.read_text(
+        encoding="utf-8", errors="replace")).casefold())
+    return {hash(tuple(words[i:i + n])) for i in range(len(words) - n + 1)}
+
+
+def _check_near_copies(spec: GateSpec, fail: Fail) -> None:
+    """An impostor file that is a near-copy (not only a byte copy) of the held-out or training text, or of another
+    impostor's file, is refused (issue 35): a few changed words leave its 8-word sequences the other text's."""
+    if not spec.corpora.impostors:
+        return
+    root = spec.root
+    others: list[tuple[str, Path, set[int]]] = [
+        *((f"the gate author's held-out text {shown_path(root, p)}", p, _grams(p)) for p in spec.corpora.heldout),
+        *((f"the training file {shown_path(root, p)}", p, _grams(p)) for p in spec.corpora.training)]
+    for imp in spec.corpora.impostors:
+        for path in imp.files:
+            mine = _grams(path)
+            if not mine:
+                continue
+            for what, other, theirs in others:
+                share = len(mine & theirs) / len(mine)
+                if other != path and share >= NEAR_COPY:
+                    raise fail(f"corpora.impostors.{imp.author}",
+                               f"{shown_path(root, path)} shares {share:.0%} of its 8-word sequences with {what}: a "
+                               "near-copy; impostors are other authors' texts no arm was trained on")
+            others.append((f"impostor {imp.author!r}: {shown_path(root, path)}", path, mine))
+
+
+def impostor_warnings(spec: GateSpec) -> list[str]:
+    """What weakens a specificity check without making it wrong (issue 35): one impostor, an impostor's text that
+    is also in the background (the ruler it is measured with is built on it)."""
+    imps = spec.corpora.impostors
+    if not imps:
+        return []
+    out = []
+    if len(imps) == 1:
+        out.append(f"warning: one impostor ({imps[0].author!r}): SPECIFIC then says 'nearer the author than "
+                   f"{imps[0].author}', not than other authors; register two or more")
+    background = {p.resolve() for p in spec.corpora.background}
+    for imp in imps:
+        shared = [shown_path(spec.root, p) for p in imp.files if p.resolve() in background]
+        if shared:
+            out.append(f"warning: impostor {imp.author!r}: {', '.join(shared)} "
+                       f"{'is' if len(shared) == 1 else 'are'} also in corpora.background: the gate's ruler (its "
+                       "word list and z-scores) is built on the very text the candidates are compared with as "
+                       "another author")
+    return out
 
 
 def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:
