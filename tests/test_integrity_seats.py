@@ -70,16 +70,16 @@ def test_a_prefix_answer_reproduces_its_reference_and_another_models_does_not() 
     assert (other.status, other.answered_as) == ("wrong", "x")
 
 
-@pytest.mark.parametrize("isolate", [False, True])
-def test_a_seat_right_only_on_repeats_fails(tmp_path: Path, isolate: bool) -> None:
+def test_a_seat_right_only_on_repeats_fails(tmp_path: Path) -> None:
     """First asks answered with another arm's weights, repeats right, the reference waves spared: FAILED.
 
-    Under @2 every check was a repeat of a reference: 9/9 right, HOLDS, with 30 of 57 answers wrong.
+    Under @2 every check was a repeat of a reference: 9/9 right, HOLDS, with 30 of 57 answers wrong (arms
+    isolated too: benchmarks/bench_integrity.py "repeats right, isolated", 20/20 detected).
     """
-    # The reference waves spared: 12 requests isolated; arms mixed, each wave is filled to the concurrency (8)
-    # with its arm's own real requests: 24.
-    root, done, seat = _run(tmp_path, isolate=isolate, repeats_right=True, faults_from=12 if isolate else 24)
-    assert seat.wrong_served > 20
+    # The reference waves spared: arms mixed, each wave of 4 references is filled to the concurrency (8) with
+    # its arm's own real requests: 24 requests.
+    root, done, seat = _run(tmp_path, repeats_right=True, faults_from=24)
+    assert seat.wrong_served >= 10
     assert done.returncode == 4, done.stdout + done.stderr
     checks = sorted(_checks(root), key=lambda c: c["time"])
     # A canary check (a shorter max_tokens: a first ask to any cache) meets the fault; one is right only
@@ -98,7 +98,6 @@ def test_a_seat_right_only_on_repeats_fails(tmp_path: Path, isolate: bool) -> No
         if c["check"] == "reask":
             right = default_text(c["model"], c["seed"], texts[c["prompt_id"]], spec.sampling.max_tokens)[0]
             assert (c["status"] == "right") == (c["against"][c["arm"]] == right), c
-    assert any(c["check"] == "reask" and c["status"] != "right" for c in checks) or isolate
     assert manifest(root, GATE)["sessions"][0]["integrity"]["status"] == "failed"
     assert "FAILED" in _refused(root)
 
@@ -253,13 +252,10 @@ def test_register_pins_the_adapter_weights_and_run_json_says_what_identity_rests
     assert len(ledger) == 4 and {r["key"] for r in ledger} == {ident["base"]["key"], ident["ckpt925"]["key"]}
 
 
-@pytest.mark.parametrize("stale", ["base", "adapter"])
-def test_stale_weights_from_the_start_fail_against_another_gates_answers(tmp_path: Path, stale: str) -> None:
-    """Gate A on a clean seat; gate B on a seat serving stale weights for one arm from its first request.
-
-    Within B everything reproduces (the references are stale too); held to A's answers of the same weights
-    (the base by the seat's model root, the adapter by its file's sha256), B fails, and score refuses.
-    """
+def test_stale_weights_from_the_start_fail_against_earlier_answers_of_the_same_weights(tmp_path: Path) -> None:
+    """Gate A on a clean seat; gate B on a seat serving stale weights for the base and for ckpt925 from its first
+    request. Within B everything reproduces (the references are stale too); held to the earlier answers of the
+    same weights (the base by the seat's model root, the adapter by its file's sha256), each arm fails."""
     with StandinSeat(token_time=0.0005, slots=8, generators=ONE_FILE) as clean:
         root, a, b = _two_gates(tmp_path, clean.url)
         assert cli(root, "generate", a, "--quiet").returncode == 0
@@ -267,22 +263,21 @@ def test_stale_weights_from_the_start_fail_against_another_gates_answers(tmp_pat
         assert cli(root, "generate", b, "--quiet").returncode == 0
         assert manifest(root, b)["sessions"][0]["identity_asks"] == {"base": {"gate": a, "session": 0},
                                                                       "ckpt925": {"gate": a, "session": 0}}
-    for d in (root / "runs" / b,):
-        import shutil
+    import shutil
 
-        shutil.rmtree(d)
-    wrong = {"voices-base": "voices-base~stale"} if stale == "base" else {f"{b}-ckpt925": "lv-trollope"}
-    with StandinSeat(token_time=0.0005, slots=8, impostors=wrong, generators=ONE_FILE) as seat:
+    shutil.rmtree(root / "runs" / b)
+    stale = {"voices-base": "voices-base~stale", f"{b}-ckpt925": "lv-trollope"}
+    with StandinSeat(token_time=0.0005, slots=8, impostors=stale, generators=ONE_FILE) as seat:
         done = cli(root, "generate", b, "--quiet", "--seat", seat.url)
     assert done.returncode == 4, done.stdout + done.stderr
-    arm = "base" if stale == "base" else "ckpt925"
     v = manifest(root, b)["sessions"][0]["integrity"]
-    assert v["right"] == v["sent"] and len(v["problems"]) == 1     # every check reproduced: stale all along
-    assert v["problems"][0].startswith(f"arm {arm}'s answer does not reproduce what the same weights")
-    # Held to the latest answer of those weights on file: B's own clean session before its run dir was removed
+    assert v["right"] == v["sent"] and len(v["problems"]) == 2     # every check reproduced: stale all along
+    # Held to the latest answers of those weights on file: B's own clean session before its run dir was removed
     # (the ledger is the data dir's, not one gate's).
-    assert f"in gate {b} session 0" in v["problems"][0]
-    assert f"arm {arm}'s answer does not reproduce" in _refused(root, b)
+    for arm, key in (("base", "seat:voices-base:/models/voices-base"), ("ckpt925", "sha256:")):
+        assert any(p.startswith(f"arm {arm}'s answer does not reproduce what the same weights ({key}")
+                   and f"in gate {b} session 0" in p for p in v["problems"]), v["problems"]
+    assert "arm base's answer does not reproduce" in _refused(root, b)
 
 
 # -- build item 4: references reused across sessions of one gate on an unchanged seat -------------------
@@ -333,3 +328,27 @@ def test_a_session_whose_check_failed_lends_no_references(tmp_path: Path) -> Non
     assert "references_reused_from" not in sessions[1]                             # ... but nothing borrowed
     lines = (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
     assert sum(1 for c in map(json.loads, lines) if c["session"] == 1 and c["phase"] == "reference") == 12
+
+
+def test_borrowed_references_can_be_lent_again_and_score_holds_them_to_the_session_that_asked(tmp_path: Path) -> None:
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=8) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=SEEDS))
+        path = root / "runs" / GATE / "generations.jsonl"
+        for i in range(3):
+            if i:      # a run stopped 4 rows short
+                path.write_text("".join(x + "\n" for x in path.read_text().splitlines()[:-4]))
+            assert cli(root, "generate", GATE, "--quiet").returncode == 0
+    sessions = manifest(root, GATE)["sessions"]
+    assert [s.get("references_reused_from") for s in sessions] == [None, 0, 1]
+    lines = [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
+    assert {c.get("reused_from") for c in lines if c["phase"] == "reference" and c["session"] == 2} == {0}
+    scored = run_cli("score", GATE, "--json", "--dry-run", cwd=root)
+    assert scored.code == 0, scored.stderr
+    assert json.loads(scored.stdout)["integrity"]["status"] == "holds"
+    # A copy that is not what the session that asked it got is refused.
+    for c in lines:
+        if c["phase"] == "reference" and c["session"] == 2:
+            c["text"] += " and more"
+            break
+    (root / "runs" / GATE / "canaries.jsonl").write_text("".join(json.dumps(c) + "\n" for c in lines))
+    assert "a reference session 2 borrowed is not session 0's own" in _refused(root)

@@ -234,7 +234,9 @@ class Runner:
                                                                             int(x.get("ask") or 0))):
                 r.references.setdefault(str(row["canary"]), {}).setdefault(str(row["arm"]), []).append(
                     str(row.get("text", "")))
-                copies.append({**row, "session": self.session, "reused_from": reuse.session, "time": now()})
+                # a borrowed copy names the session that asked it (a lender may itself have borrowed it)
+                copies.append({**row, "session": self.session, "reused_from": row.get("reused_from", reuse.session),
+                               "time": now()})
                 r.tally.references += 1
                 self.result.canaries.references += 1
         for row in copies:
