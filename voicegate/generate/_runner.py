@@ -76,6 +76,12 @@ class Mode:
     params: CanaryParams
 
 
+def wave_jobs(wave_size: int) -> int:
+    """An isolated wave's real requests: its size less the check that opens it (issue 35). A wave of 4 x the
+    concurrency then fills 4 rounds exactly; with the opening check on top it took a fifth, mostly idle."""
+    return max(1, wave_size - 1)
+
+
 class Replica:
     """One replica in this run: its client, its adapters, the cells it holds and what it has done."""
 
@@ -177,7 +183,7 @@ class Runner:
             per_arm = checks_per_arm(params, len(self.arms), share)
             if mode.isolate:
                 # Every wave opens with a check and each arm's last wave holds one more: only the rest are random.
-                waves_per_arm = math.ceil(share / max(1, len(self.arms)) / max(1, mode.wave_size))
+                waves_per_arm = math.ceil(share / max(1, len(self.arms)) / wave_jobs(mode.wave_size))
                 checks = plan_checks(params, self.arms, max(0, per_arm - waves_per_arm - 1), canaries, r.rng,
                                      closing=False)
             else:
@@ -343,7 +349,7 @@ class Runner:
         checks due in the batch go to random places in their arm's waves; the batch that ends the
         replica's run holds one more check per arm in that arm's last wave.
         """
-        while jobs := await self._claim_batch(r, self.mode.wave_size):
+        while jobs := await self._claim_batch(r, wave_jobs(self.mode.wave_size)):
             arms = {j.arm for j in jobs}
             due: dict[str, list[CanaryCheck]] = {}     # the checks that fall in this batch, per arm
             later: deque[tuple[int, CanaryCheck]] = deque()
@@ -355,7 +361,7 @@ class Runner:
             r.checks = later
             r.sent += len(jobs)
             last = not self.free and not r.pinned
-            waves = isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed)
+            waves = isolate_waves(jobs, wave_jobs(self.mode.wave_size), self.spec.order_seed)
             mine: dict[str, list[int]] = {}
             for i, wave in enumerate(waves):
                 mine.setdefault(wave[0].arm, []).append(i)
