@@ -67,7 +67,6 @@ class GenerateResult:
         if seat is not None and one_arm is not None:
             head += (f"; catches a fault on {100 * seat:.1f}% of requests with 95% "
                      f"({100 * one_arm:.1f}% on one arm alone)")
-
         if t.problems:
             head += "; " + "; ".join(dict.fromkeys(t.problems))
         if t.failed:
