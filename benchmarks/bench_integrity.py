@@ -19,8 +19,14 @@ canaries, new positions), and the script prints how often integrity did NOT hold
   ``..., references spared``: the same once the references are done (the wave-opening
   checks must catch it);
 - ``late``: every request after the first 90% of the run answered with weights of no arm;
-- ``clean``, ``clean, large``: no fault (half of the runs mixed, half isolated), answers
-  still nondeterministic (1 in 10 diverges somewhere in its last third): false alarms.
+- issue 35's seats: ``repeats right`` (and ``..., isolated``): after the 12 references, every
+  first ask (the whole request, max_tokens included, as a cache keys it) answered with another
+  arm's weights, every repeat right; ``one stale adapter for every arm``: a stale lv-trollope
+  answers every arm from the first request; ``even seeds``: every request with an even seed
+  that shares the seat answered with another arm's weights (~40% of rows), references spared;
+- ``clean``, ``clean, large``, ``clean, two replicas``: no fault (half of the runs mixed, half
+  isolated), answers still nondeterministic (1 in 10 diverges somewhere in its last third):
+  false alarms.
 
 Every run's answers carry that same nondeterminism. The rate modes use a gate large
 enough (1,200 requests) that the default budget (5%) gives ~54 checks, whose 95%
@@ -68,17 +74,29 @@ def _seat(**faults: Any) -> StandinSeat:
                        token_time=0.0005, **faults)
 
 
+# The reference phase, spared by the "references spared" faults: isolated, the 12 references alone; arms mixed,
+# each arm's wave of 4 references filled to the concurrency (8) with that arm's own real requests (issue 35): 24.
+SPARED = 24
+
 MODES: dict[str, dict[str, Any]] = {
     "sampled-only": {"size": "large", "faults": {"wrong_weights_every": 10, "sampled_only": True}},
     "foreign weights": {"size": "large", "faults": {"foreign_every": 10}},
     "replica with another adapter": {"size": "small", "replica": {"impostors": {SERVED: RUNTIME}}},
-    "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": 12}},
+    "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": SPARED}},
     "sticky after switch": {"size": "small", "isolate": True, "faults": {"sticky_after_switch": 3}},
     "sticky after switch, references spared": {"size": "small", "isolate": True,
                                                "faults": {"sticky_after_switch": 3, "faults_from": 12}},
     "late": {"size": "small", "late": 0.9},
+    "repeats right": {"size": "small", "faults": {"repeats_right": True, "faults_from": SPARED}},
+    "repeats right, isolated": {"size": "small", "isolate": True,
+                                "faults": {"repeats_right": True, "faults_from": 12}},
+    "one stale adapter for every arm": {"size": "small", "faults": {"impostors": {
+        "voices-base": "lv-trollope", SERVED: "lv-trollope", RUNTIME: "lv-trollope"}}},
+    "even seeds": {"size": "small", "faults": {"wrong_weights_every": 1, "even_seeds_only": True,
+                                               "faults_from": SPARED}},
     "clean": {"size": "small", "faults": {}},
     "clean, large": {"size": "large", "faults": {}},
+    "clean, two replicas": {"size": "small", "faults": {}, "replica": {}},
 }
 SIZES = {"large": (50, 8), "small": (20, 4)}   # (prompts, seeds): x 3 arms = 1,200 and 240 requests
 
@@ -130,7 +148,8 @@ def one_run(ws: Workspaces, mode: dict[str, Any], isolate: bool) -> dict[str, An
                 "requests": result.generated, "checks": checks, "references": len(refs),
                 "overhead": (first_asks + checks) / max(1, result.generated),
                 "repeats": (len(refs) - first_asks) / max(1, result.generated),
-                "floor": t.floors()[0], "wrong_served": seat.wrong_served}
+                "floor": t.floors()[0], "cell_floor": t.cell_floor(), "cells": len(t.cells),
+                "wrong_served": seat.wrong_served}
 
 
 def sweep(names: list[str], runs: int, say: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
@@ -149,12 +168,15 @@ def sweep(names: list[str], runs: int, say: Callable[[str], None] = print) -> di
                     "overhead": round(max(r["overhead"] for r in done), 4) if done else None,
                     "calibration_repeats": round(max(r["repeats"] for r in done), 4) if done else None,
                     "floor_95": round(min(r["floor"] for r in done if r["floor"]), 4) if done else None,
+                    "cells_per_run": round(sum(r["cells"] for r in done) / len(done), 1) if done else None,
+                    "cell_floor_95": round(max(r["cell_floor"] for r in done if r["cell_floor"]), 4) if done else None,
                     "example": results[0]["how"]}
             out[name] = line
             verdict = (f"{detected}/{runs} false alarms" if name.startswith("clean") else f"detected {detected}/{runs}")
             say(f"{name:30s} {verdict:22s} checks/run {line['checks_per_run']}, requests/run "
                 f"{line['requests_per_run']}, overhead {_pct(line['overhead'])} + repeats "
-                f"{_pct(line['calibration_repeats'])}, 95% floor {_pct(line['floor_95'])}  ({line['example']})")
+                f"{_pct(line['calibration_repeats'])}, 95% floor {_pct(line['floor_95'])}, cells/run "
+                f"{line['cells_per_run']} (cell floor {_pct(line['cell_floor_95'])})  ({line['example']})")
     return out
 
 

@@ -85,3 +85,18 @@ def test_the_cap_itself_is_checked(tmp_path: Path) -> None:
     root = _workspace(tmp_path / "ws", cap_mb=0)
     done = cli(root, "register", "lv-cap")
     assert done.returncode == 2 and "corpora.max_file_mb" in done.stderr
+
+
+def test_issue35_a_corpus_set_over_8_times_the_file_cap_is_refused_though_each_file_is_under_it(tmp_path: Path) -> None:
+    """Nine files of 9 KiB each under a 10 KiB cap: every file passes, the set (81 KiB > 8 x 10 KiB) does not."""
+    root = _workspace(tmp_path / "ws", cap_mb=10 / 1024)
+    unit = (HELD.strip() + "\n").encode()
+    for i in range(9):
+        (root / f"corpora/held/part{i}.txt").write_bytes((unit * 100)[:9 * 1024])
+    (root / "corpora/held/held.txt").unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "parts")
+    out = cli(root, "register", "lv-cap")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert ("corpora.heldout: its files total over 0.1 MiB (9 files so far), over the corpus set cap of "
+            "8 x 0.00976562 MiB") in out.stderr, out.stderr

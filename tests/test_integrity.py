@@ -253,7 +253,7 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         verdict = m["sessions"][0]["integrity"]
         assert verdict["status"] == "failed" and verdict["wrong"] > 0 and verdict["sent"] == 18
         assert m["integrity"]["current"]["status"] == "failed"
-        assert m["integrity"]["method"] == "canary-reproduction@2"
+        assert m["integrity"]["method"] == "canary-reproduction@3"
         params = m["integrity"]["params"]
         assert params["count"] == 2 and params["asks"] == 2 and params["checks_per_arm"] == 6
         assert {"threshold_rule", "position_rule", "floor_rule", "min_gap", "closing"} <= set(params)
@@ -308,7 +308,7 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert m["quarantine"]["file"] == "quarantine.jsonl" and m["quarantine"]["sessions"] == [0]
     assert m["sessions"][1]["isolate_arms"] is True and m["sessions"][1]["integrity"]["wrong"] == 0
     record = (root / "gates" / f"{GATE}.md").read_text()
-    assert "**Seat integrity.** HOLDS" in record and "canary-reproduction@2" in record
+    assert "**Seat integrity.** HOLDS" in record and "canary-reproduction@3" in record
     sent = result["integrity"]["sent"]
     assert sent >= 18 and result["integrity"]["right"] == sent and result["integrity"]["detects_95"] < 0.2
     report = voicegate(root, "report", GATE)
@@ -407,17 +407,23 @@ def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: P
     assert done.returncode == 4 and "seat integrity FAILED" in done.stdout, done.stdout + done.stderr
     checks = [c for c in _canaries(root) if c["phase"] == "check"]
     assert {c["sampling"]["temperature"] for c in _canaries(root)} == {0.8}
-    assert any(c["status"] == "wrong" for c in checks)
-    # Nothing in a canary's request marks it: it is the very request of one of the gate's own cells
-    # (prompt, request seed, sampling), so even a seat that knows the schedule cannot pick it out.
+    assert any(c["status"] in ("wrong", "foreign") for c in checks)
+    # A check is one of the gate's own cells (prompt, request seed, temperature, top_p). A re-ask is the very
+    # request of a stored row; a canary check differs in max_tokens alone (issue 35: shorter, drawn per check,
+    # so that no cache has seen it).
     real = {(r["prompt_sha256"], r["request_seed"], json.dumps(r["sampling"], sort_keys=True)) for r in rows(root, GATE)}
-    assert all((c["prompt_sha256"], c["seed"], json.dumps(c["sampling"], sort_keys=True)) in real for c in checks)
-    assert "answered as" in _refused_by_score(root)
+    m = rows(root, GATE)[0]["sampling"]["max_tokens"]
+    for c in checks:
+        asked = (c["prompt_sha256"], c["seed"], json.dumps({**c["sampling"], "max_tokens": m}, sort_keys=True))
+        assert asked in real
+        assert (c["sampling"]["max_tokens"] == m) if c["check"] == "reask" else (m // 2 <= c["sampling"]["max_tokens"] < m)
+    assert "refusing to decide" in _refused_by_score(root)
 
 
 def test_issue25_finding2_weights_of_no_arm_are_caught(tmp_path: Path) -> None:
-    # Every 2nd request after the 12 references: weights of no arm (the references themselves are spared).
-    root, done, _ = _fault_run(tmp_path, foreign_every=2, faults_from=12, args=("--canaries", "8"))
+    # Every 2nd request after the reference waves (3 waves of 4 references, each filled to the concurrency of 8
+    # with its arm's own real requests: 24): weights of no arm (the references themselves are spared).
+    root, done, _ = _fault_run(tmp_path, foreign_every=2, faults_from=24, args=("--canaries", "8"))
     assert done.returncode == 4, done.stdout + done.stderr
     m = manifest(root, GATE)["sessions"][0]["integrity"]
     assert m["foreign"] > 0 and m["right"] < m["sent"]
@@ -457,7 +463,7 @@ def test_issue25_finding6_every_isolated_wave_opens_with_a_check_so_a_sticky_swi
     # One opening check per wave (the first request sent after the arm switch) and one closing per arm.
     checks = [c for c in _canaries(root) if c["phase"] == "check"]
     spec = load_spec(root, GATE)
-    waves = isolate_waves(build_schedule(spec), manifest(root, GATE)["sessions"][0]["wave_size"], spec.order_seed)
+    waves = isolate_waves(build_schedule(spec), manifest(root, GATE)["sessions"][0]["wave_size"] - 1, spec.order_seed)
     assert sum(c["role"] == "opening" for c in checks) == len(waves)
     assert sum(c["role"] == "closing" for c in checks) == 3
 

@@ -78,7 +78,11 @@ def _say(label: str, v: dict) -> None:
 # trained-voices tests) two runs measured the base's canaries answered with lv-bronte-ckpt475's weights instead
 # (3 of 3; 2 of 3 and 1 foreign): which candidate's weights a base request gets depends on the seat's listed
 # adapters. Pinned: the mixed run flags, only ever on the base arm, as one of the gate's candidates (austen or
-# ckpt475) or as foreign weights.
+# ckpt475) or as foreign weights. Under canary-reproduction@3 (issue 35: half the checks re-ask a stored row of a fresh
+# cell, the rest ask a canary under a shorter max_tokens and are compared with the reference's prefix) two runs
+# measured: mixed, base answered as ckpt475 x3 (then x2 and 1 foreign), 4-7 of 16 candidate rows byte-identical to
+# the base's; isolated, 9 of 9 right (prefix checks and re-asks alike), also the second session's identity re-asks
+# of the first session's references.
 MEASURED_MIXED = {("base", "austen"), ("base", "ckpt475"), ("base", "foreign weights")}
 
 

@@ -56,7 +56,7 @@ def register_cmd(
         emit(doc)
         return
     # After the registration, not before: a refusal is one line, and the warning is for a spec that went in.
-    for note in (done.warning, done.cache_note, *(f"note: {n}" for n in done.notes)):
+    for note in (done.warning, *done.warnings, done.cache_note, *(f"note: {n}" for n in done.notes)):
         if note:
             fail(note)
     for line in done.pin_warnings():

@@ -25,6 +25,7 @@ class Registered:
     notes: tuple[str, ...] = ()  # files the spec names that are not needed yet (a compose file to come)
     untracked: tuple[str, ...] = ()  # pinned files in the repository that git does not track
     uncommitted: tuple[str, ...] = ()  # pinned files git tracks, with changes not committed
+    warnings: tuple[str, ...] = ()   # what weakens the specificity check without making it wrong (impostors)
 
     def pin_warnings(self) -> list[str]:
         """One warning per pinned file a clone could not check, then how to commit them all."""
@@ -79,4 +80,7 @@ def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> 
 
     later = (*artifact_gaps(spec.values, spec.root)[1], *_compose_gap(spec))  # inputs: checked at load
     untracked, changed = uncommitted_pins(spec)
-    return Registered(spec, registration, words_warning(spec), note, later, tuple(untracked), tuple(changed))
+    from voicegate.spec import impostor_warnings
+
+    return Registered(spec, registration, words_warning(spec), note, later, tuple(untracked), tuple(changed),
+                      tuple(impostor_warnings(spec)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import math
 import random
@@ -44,13 +45,24 @@ from voicegate.generate._canaries import (
     reference_waves,
 )
 from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
+from voicegate.generate._identity import ArmIdentity, IdentityAsk, Reuse, record_references
 from voicegate.generate._progress import ProgressBars, Say
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._runlog import now, quarantine_orphans
 from voicegate.generate._schedule import Job, isolate_waves
 from voicegate.generate._sigterm import POLL_S, Stop
 from voicegate.run import append_rows, read_rows
-from voicegate.scoring import Calibration, CanaryParams, Tally, attribute, calibrate, replica_differs
+from voicegate.scoring import (
+    Calibration,
+    CanaryParams,
+    Tally,
+    attribute,
+    calibrate,
+    canary_cell,
+    identity_problem,
+    is_prefix,
+    replica_differs,
+)
 from voicegate.seat import Completion, ModelNotFound, RuntimeAdapters, SeatClient, SeatError
 from voicegate.spec import GateSpec
 
@@ -62,6 +74,12 @@ class Mode:
     isolate: bool
     wave_size: int
     params: CanaryParams
+
+
+def wave_jobs(wave_size: int) -> int:
+    """An isolated wave's real requests: its size less the check that opens it (issue 35). A wave of 4 x the
+    concurrency then fills 4 rounds exactly; with the opening check on top it took a fifth, mostly idle."""
+    return max(1, wave_size - 1)
 
 
 class Replica:
@@ -78,6 +96,11 @@ class Replica:
         self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
         self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
         self.references: dict[str, dict[str, list[str]]] = {}   # canary -> arm -> its asks alone on this replica
+        # this session's answered rows on this replica, by cell (what a re-ask check compares with), and the
+        # cells a re-ask has already asked (a fresh cell per check while any is left)
+        self.answered: dict[CellKey, dict[str, tuple[Job, str]]] = {}
+        self.reasked: set[CellKey] = set()
+        self.identity: list[tuple[IdentityAsk, str]] = []   # earlier answers of the same weights, asked again
         self.calibration: Calibration | None = None
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
         self.rng = random.Random()
@@ -126,7 +149,9 @@ class Runner:
 
     def __init__(self, spec: GateSpec, replicas: list[Replica], all_cells: list[Cell], free: list[Cell],
                  result: GenerateResult, progress: ProgressBars, session: int, mode: Mode, conc: int, say: Say,
-                 manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None):
+                 manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None,
+                 identities: dict[str, ArmIdentity] | None = None, identity_asks: dict[str, IdentityAsk] | None = None,
+                 run_id: str = "", reuse: Reuse | None = None):
         self.spec = spec
         self.stop = stop or Stop()
         self.replicas = replicas
@@ -144,6 +169,10 @@ class Runner:
         self._finished: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
         self.canaries = canaries
         self.nonce = nonce
+        self.identities = identities or {}
+        self.identity_asks = identity_asks or {}
+        self.run_id = run_id
+        self.reuse = reuse
         self.planned: dict[str, int] = {}
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
@@ -154,7 +183,7 @@ class Runner:
             per_arm = checks_per_arm(params, len(self.arms), share)
             if mode.isolate:
                 # Every wave opens with a check and each arm's last wave holds one more: only the rest are random.
-                waves_per_arm = math.ceil(share / max(1, len(self.arms)) / max(1, mode.wave_size))
+                waves_per_arm = math.ceil(share / max(1, len(self.arms)) / wave_jobs(mode.wave_size))
                 checks = plan_checks(params, self.arms, max(0, per_arm - waves_per_arm - 1), canaries, r.rng,
                                      closing=False)
             else:
@@ -186,51 +215,111 @@ class Runner:
         work.result()
 
     async def _all(self) -> None:
-        """Every replica's references first (each arm alone), then the cross-check, then the cells."""
+        """Every replica's references first (each arm alone), then the cross-check, then the cells.
+
+        A session on an unchanged seat borrows an earlier session's references instead (`reuse`): no
+        reference wave; each arm's re-ask of a recorded reference goes among the first requests (arms
+        mixed) or as a wave of its own (isolated), and fails the session if it does not reproduce.
+        """
+        if self.reuse is not None:
+            await self._borrow(self.reuse)
+            self._calibrate()
+            await together(self._replica(r, first=self._identity_round(r)) for r in self.replicas if r.alive)
+            return
         await together(self._references(r) for r in self.replicas if r.alive)
         self._calibrate()
         await together(self._replica(r) for r in self.replicas if r.alive)
 
+    async def _borrow(self, reuse: Reuse) -> None:
+        """The earlier session's reference rows, copied into this session (the verdict holds copies to originals)."""
+        copies = []
+        for r in self.replicas:
+            if not r.alive:
+                continue
+            for row in sorted(reuse.rows.get(r.url, []), key=lambda x: (str(x.get("canary")), str(x.get("arm")),
+                                                                            int(x.get("ask") or 0))):
+                r.references.setdefault(str(row["canary"]), {}).setdefault(str(row["arm"]), []).append(
+                    str(row.get("text", "")))
+                # a borrowed copy names the session that asked it (a lender may itself have borrowed it)
+                copies.append({**row, "session": self.session, "reused_from": row.get("reused_from", reuse.session),
+                               "time": now()})
+                r.tally.references += 1
+                self.result.canaries.references += 1
+        for row in copies:
+            await self._finished.put(("canary", row))
+
+    def _identity_round(self, r: Replica) -> Coroutine[Any, Any, None]:
+        async def send() -> None:
+            asks = [a for _, a in sorted(self.identity_asks.items())]
+            if self.mode.isolate:
+                for ask in asks:
+                    await self._drain(r, [ask])
+            else:
+                await together(self._identity(r, a) for a in asks)
+        return send()
+
     async def _references(self, r: Replica) -> None:
         try:
             for wave in reference_waves(self.mode.params, self.arms, self.canaries, r.rng):
-                await self._drain(r, list(wave))
+                ask = self.identity_asks.get(wave[0].arm) if wave else None
+                items: list[Any] = [*wave, *([ask] if ask is not None else [])]
+                if not self.mode.isolate:
+                    # One arm on the seat is the invariant, not an empty seat: the wave's free slots take
+                    # that arm's own real requests (issue 35), so a replica's references cost ~nothing extra.
+                    items += self._own_jobs(r, wave[0].arm, self.conc - len(items))
+                await self._drain(r, items)
         except SeatUnreachable as exc:
             await self._lost(r, exc)
 
     def _calibrate(self) -> None:
-        """Each replica's threshold from its own references; a replica whose references differ is refused."""
+        """Each replica's threshold from its own references; a replica whose references differ is refused.
+
+        The refusal comes before any warning: a run that is refused says so in its one line.
+        """
         params = self.mode.params
         live = [r for r in self.replicas if r.alive]
         names = [a for a, _ in self.arms]
         for r in live:
-            r.calibration = calibrate(r.references, names, params)
-            if r.calibration.problem is not None:
-                where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
-                r.tally.problems.append(r.calibration.problem)
-                self.result.canaries.problems.append(r.calibration.problem)
-                self.say(f"warning: seat integrity cannot hold for this session{where}: {r.calibration.problem}")
+            r.calibration = calibrate(r.references, names, params, dict(self.arms))
+        if len(live) >= 2:
+            first = live[0]
+            cal = first.calibration or Calibration(None, None, None)
+            for r in live[1:]:
+                differs = replica_differs(first.references, r.references, cal, params)
+                if differs is not None:
+                    arm, sim = differs
+                    model = dict(self.arms)[arm]
+                    raise VoicegateError(
+                        f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
+                        f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
+                        "it serves other weights under the same name; no cell was generated")
+        for r in live:
+            cal = r.calibration or Calibration(None, None, None, "no references")
+            problems = [cal.problem] if cal.problem is not None else []
+            problems += [i.problem for i in self.identities.values() if i.problem and r is live[0]]
+            problems += [p for ask, text in r.identity if (p := identity_problem(ask.arm, text, ask.against, cal, params))]
+            where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
+            for problem in problems:
+                r.tally.problems.append(problem)
+                self.result.canaries.problems.append(problem)
+                self.say(f"warning: seat integrity cannot hold for this session{where}: {problem}")
+        if live and not live[0].tally.problems and self.identities and self.reuse is None:
+            sampling = self.spec.sampling.as_dict()
+            refs = live[0].references
+            record_references(self.spec.run.identity, self.identities, self.spec.gate, self.session, self.run_id,
+                              [(arm, c.prompt, c.seed, sampling, refs[c.id][arm][0])
+                               for c in self.canaries for arm in refs.get(c.id, {})], now())
         if len(live) < 2:
             self.result.canaries.calibration = live[0].calibration if live else None
-            return
-        first = live[0]
-        cal = first.calibration or Calibration(None, None, None)
-        for r in live[1:]:
-            differs = replica_differs(first.references, r.references, cal, params)
-            if differs is not None:
-                arm, sim = differs
-                model = dict(self.arms)[arm]
-                raise VoicegateError(
-                    f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
-                    f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
-                    "it serves other weights under the same name; no cell was generated")
 
-    async def _replica(self, r: Replica) -> None:
+    async def _replica(self, r: Replica, first: Coroutine[Any, Any, None] | None = None) -> None:
         try:
             if self.mode.isolate:
+                if first is not None:
+                    await first
                 await self._isolated(r)
             else:
-                await together(self._worker(r) for _ in range(self.conc))
+                await together([*(self._worker(r) for _ in range(self.conc)), *([first] if first else [])])
         except SeatUnreachable as exc:
             await self._lost(r, exc)
 
@@ -260,7 +349,7 @@ class Runner:
         checks due in the batch go to random places in their arm's waves; the batch that ends the
         replica's run holds one more check per arm in that arm's last wave.
         """
-        while jobs := await self._claim_batch(r, self.mode.wave_size):
+        while jobs := await self._claim_batch(r, wave_jobs(self.mode.wave_size)):
             arms = {j.arm for j in jobs}
             due: dict[str, list[CanaryCheck]] = {}     # the checks that fall in this batch, per arm
             later: deque[tuple[int, CanaryCheck]] = deque()
@@ -272,7 +361,7 @@ class Runner:
             r.checks = later
             r.sent += len(jobs)
             last = not self.free and not r.pinned
-            waves = isolate_waves(jobs, self.mode.wave_size, self.spec.order_seed)
+            waves = isolate_waves(jobs, wave_jobs(self.mode.wave_size), self.spec.order_seed)
             mine: dict[str, list[int]] = {}
             for i, wave in enumerate(waves):
                 mine.setdefault(wave[0].arm, []).append(i)
@@ -300,6 +389,25 @@ class Runner:
         if cell is not None:
             r.claimed[cell.key] = {j.key for j in cell.jobs}
         return cell
+
+    def _own_jobs(self, r: Replica, arm: str, k: int) -> list[Job]:
+        """Up to `k` of `arm`'s jobs from `r`'s cells (claiming cells as needed), taken out of its queue."""
+        out: list[Job] = []
+        claims = 0      # at most `k` cells: a replica must not hoard cells the others could take
+        while len(out) < k:
+            mine = [j for j in r.local if j.arm == arm]
+            if not mine:
+                cell = self._claim(r) if claims < k else None
+                if cell is None:
+                    break
+                claims += 1
+                r.local.extend(cell.jobs)
+                continue
+            for j in mine[:k - len(out)]:
+                r.local.remove(j)
+                out.append(j)
+        r.sent += len(out)
+        return out
 
     def _others_busy(self) -> bool:
         return any(x.alive and (x.claimed or x.pinned) for x in self.replicas)
@@ -372,9 +480,11 @@ class Runner:
 
     # -- one request ------------------------------------------------------------------
 
-    async def _send(self, r: Replica, item: Job | CanaryReference | CanaryCheck) -> None:
+    async def _send(self, r: Replica, item: Job | CanaryReference | CanaryCheck | IdentityAsk) -> None:
         if isinstance(item, Job):
             await self._generation(r, item)
+        elif isinstance(item, IdentityAsk):
+            await self._identity(r, item)
         else:
             await self._canary(r, item)
 
@@ -390,6 +500,7 @@ class Runner:
             "order": job.order, "session": self.session, "isolated": self.mode.isolate,
         }
         await self._finished.put(("generation", row))
+        r.answered.setdefault(cell_key(job), {})[job.arm] = (job, completion.text)
         r.rows += 1
         r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
         r.first = started if r.first is None else min(r.first, started)
@@ -404,14 +515,30 @@ class Runner:
                 await self._notify()
 
     async def _canary(self, r: Replica, item: CanaryReference | CanaryCheck) -> None:
-        """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed."""
+        """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed.
+
+        A check is sent as one of two kinds (issue 35), so that a seat answering right only what it was
+        asked before (a response cache in front of a mixing seat) meets a first ask: a check re-asks, with probability `reask_share`, a stored row of this session of a cell not re-asked
+        yet (exactly its request: the seat's first answer to it is what is checked); any other check
+        asks its canary under a shorter max_tokens drawn per check (no cache has that request; seeded
+        sampling makes the answer its reference's prefix).
+        """
+        if isinstance(item, CanaryCheck):
+            target = self._reask_target(r, item.arm)
+            if target is not None:
+                await self._reask(r, item, *target)
+                return
         params = self.mode.params
         c = item.canary
-        completion = await self._chat(r, item.model, item.arm, c.prompt, c.seed, self.spec.sampling)
+        sampling = self.spec.sampling
+        if isinstance(item, CanaryCheck) and sampling.max_tokens > 1:
+            shorter = r.rng.randint(math.ceil(sampling.max_tokens / 2), sampling.max_tokens - 1)
+            sampling = dataclasses.replace(sampling, max_tokens=shorter)
+        completion = await self._chat(r, item.model, item.arm, c.prompt, c.seed, sampling)
         row: dict[str, Any] = {
             "session": self.session, "phase": "reference" if isinstance(item, CanaryReference) else "check",
             "arm": item.arm, "model": item.model, "canary": c.id, "prompt_id": c.prompt_id,
-            "prompt_sha256": sha256_text(c.prompt), "seed": c.seed, "sampling": self.spec.sampling.as_dict(),
+            "prompt_sha256": sha256_text(c.prompt), "seed": c.seed, "sampling": sampling.as_dict(),
             "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
             "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
             "time": now(),
@@ -423,11 +550,65 @@ class Runner:
             r.tally.references += 1
         else:
             cal = r.calibration or Calibration(None, None, None, "no references")
-            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params)
-            row.update(seq=item.seq, role=item.role, status=found.status, answered_as=found.answered_as,
-                       similarities=found.similarities, threshold=cal.threshold)
-            self.result.canaries.add(item.arm, found)
-            r.tally.add(item.arm, found)
+            prefix = is_prefix(sampling.max_tokens, self.spec.sampling.max_tokens, completion.finish_reason)
+            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params, prefix=prefix)
+            cell = canary_cell(c.registered_seed, c.prompt_id)
+            row.update(seq=item.seq, role=item.role, check="canary", cell=list(cell), status=found.status,
+                       answered_as=found.answered_as, similarities=found.similarities, threshold=cal.threshold)
+            self.result.canaries.add(item.arm, found, cell)
+            r.tally.add(item.arm, found, cell)
+        await self._finished.put(("canary", row))
+
+    async def _identity(self, r: Replica, ask: IdentityAsk) -> None:
+        """An earlier session's reference of the same weights, asked again alone (judged once calibrated)."""
+        completion = await self._chat(r, ask.model, ask.arm, ask.prompt, ask.seed, ask.sampling)
+        if r.calibration is None:
+            r.identity.append((ask, completion.text))     # judged once the session is calibrated
+        elif (problem := identity_problem(ask.arm, completion.text, ask.against, r.calibration,
+                                          self.mode.params)) is not None:
+            r.tally.problems.append(problem)
+            self.result.canaries.problems.append(problem)
+            self.say(f"warning: seat integrity cannot hold for this session: {problem}")
+        row: dict[str, Any] = {
+            "session": self.session, "phase": "identity", "arm": ask.arm, "model": ask.model,
+            "prompt_sha256": sha256_text(ask.prompt), "seed": ask.seed, "sampling": dict(ask.sampling),
+            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "replica": r.url, "time": now(),
+            "against": dict(ask.against),
+        }
+        await self._finished.put(("canary", row))
+
+    def _reask_target(self, r: Replica, arm: str) -> tuple[Job, str, dict[str, str]] | None:
+        """A stored row of `arm` in a cell no check asked yet (a whole cell first), drawn at random; None if none."""
+        if r.rng.random() >= self.mode.params.reask_share:
+            return None
+        fresh = [k for k, by_arm in r.answered.items() if arm in by_arm and k not in r.reasked]
+        if not fresh:
+            return None
+        whole = [k for k in fresh if len(r.answered[k]) == len(self.arms)]
+        key = r.rng.choice(sorted(whole or fresh))
+        r.reasked.add(key)
+        job, text = r.answered[key][arm]
+        return job, text, {a: t for a, (_, t) in sorted(r.answered[key].items())}
+
+    async def _reask(self, r: Replica, item: CanaryCheck, job: Job, text: str, against: dict[str, str]) -> None:
+        """`job` asked again exactly as it was: right only when the answer reproduces its stored row."""
+        params = self.mode.params
+        completion = await self._chat(r, job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
+        cal = r.calibration or Calibration(None, None, None, "no references")
+        found = attribute(completion.text, job.arm, {a: [t] for a, t in against.items()}, cal, params)
+        cell = cell_key(job)
+        row: dict[str, Any] = {
+            "session": self.session, "phase": "check", "check": "reask", "arm": job.arm, "model": job.model,
+            "cell": list(cell), "prompt_id": job.prompt_id, "prompt_sha256": sha256_text(job.prompt),
+            "seed": job.request_seed, "sampling": self.spec.sampling.as_dict(), "text": completion.text,
+            "finish_reason": completion.finish_reason, "usage": completion.usage,
+            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
+            "time": now(), "seq": item.seq, "role": item.role, "against": against, "status": found.status,
+            "answered_as": found.answered_as, "similarities": found.similarities, "threshold": cal.threshold,
+        }
+        self.result.canaries.add(job.arm, found, cell)
+        r.tally.add(job.arm, found, cell)
         await self._finished.put(("canary", row))
 
     async def _writer(self) -> None:

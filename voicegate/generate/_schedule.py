@@ -47,9 +47,9 @@ from voicegate.spec import GateSpec
 
 SEED_RULE_ID = "sha256-seed-kind-prompt@1"
 SEED_RULE = 'request_seed = int(sha256(f"{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF'
-WAVE_RULE = ('waves of one arm: the pending jobs of each arm in schedule order, wave_size at a time; each round '
-             'one wave per arm, arms sorted by sha256(f"{order_seed}:wave:{round}:{arm}"); a wave is drained '
-             'before the next starts')
+WAVE_RULE = ('waves of one arm: the pending jobs of each arm in schedule order, wave_size - 1 at a time (the '
+             'check that opens the wave makes wave_size); each round one wave per arm, arms sorted by '
+             'sha256(f"{order_seed}:wave:{round}:{arm}"); a wave is drained before the next starts')
 ORDER_RULE = ('blocks of (kind, prompt, seed), voice then probe, prompts in spec order, seeds in spec '
               'order; within a block arms sorted by sha256(f"{order_seed}:{block}:{arm}")')
 

@@ -19,8 +19,10 @@ import time
 from typing import Any
 
 from voicegate._errors import SeatUnreachable, VoicegateError
-from voicegate.generate._canaries import choose_canaries
+from voicegate._hashing import sha256_text
+from voicegate.generate._canaries import Canary, choose_canaries
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
+from voicegate.generate._identity import Reuse, arm_identities, earlier_asks, read_ledger, reusable, seat_fingerprint
 from voicegate.generate._plan import seat_plan
 from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult
@@ -28,7 +30,7 @@ from voicegate.generate._runlog import build_manifest, close_session, new_sessio
 from voicegate.generate._runner import Mode, Replica, Runner
 from voicegate.generate._schedule import Job
 from voicegate.generate._sigterm import UNLOAD_S, Stop
-from voicegate.run import row_key
+from voicegate.run import read_rows, row_key
 from voicegate.seat import (
     AdapterTrack,
     RetryPolicy,
@@ -40,6 +42,20 @@ from voicegate.seat import (
     tracked,
 )
 from voicegate.spec import GateSpec, Registration
+
+
+def canaries_of(spec: GateSpec, reuse: Reuse) -> list[Canary] | None:
+    """The lending session's canaries, rebuilt from the spec's prompts (None when a prompt is not the one asked)."""
+    texts = {p.id: p.text for p in spec.prompts}
+    out = []
+    for c in reuse.canaries:
+        pid, seed = str(c.get("prompt_id")), c.get("seed")
+        text = texts.get(pid)
+        if text is None or not isinstance(seed, int) or sha256_text(text) != c.get("prompt_sha256"):
+            return None
+        reg = c.get("registered_seed")
+        out.append(Canary(str(c.get("id")), pid, text, seed, reg if isinstance(reg, int) else None))
+    return out
 
 
 async def seat_states(replicas: list[Replica], say: Say) -> list[SeatState]:
@@ -121,6 +137,22 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
                      for r, s in zip(live, states, strict=True)]
         ours = set().union(*(r.adapters.ours for r in live))
         manifest = build_manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
+        # What each arm's identity rests on, and the earlier answers of the same weights it is held to.
+        identities = arm_identities(spec, reg, snapshots[0].cards, snapshots[0].version)
+        session["identity"] = {a: i.as_dict() for a, i in identities.items()}
+        run_id = f"{spec.gate}#{len(manifest['sessions'])}#{session['started']}"
+        asks = earlier_asks(read_ledger(spec.run.identity), identities, spec.gate, run_id)
+        session["identity_asks"] = {a: {"gate": k.against.get("gate"), "session": k.against.get("session")}
+                                    for a, k in sorted(asks.items())}
+        fingerprint = seat_fingerprint(identities, snapshots[0].cards, snapshots[0].version, [r.url for r in live])
+        session["seat_fingerprint"] = fingerprint
+        reuse = None
+        if len(asks) == len(spec.arms):   # every arm re-asked against a recorded answer, or no borrowing
+            reuse = reusable(manifest, read_rows(spec.run.canaries), fingerprint, [r.url for r in live],
+                             [a.name for a in spec.arms], mode.params.asks)
+        borrowed = canaries_of(spec, reuse) if reuse is not None else None
+        if borrowed is not None and reuse is not None:
+            session["references_reused_from"] = reuse.session
         index = open_session(spec, manifest, session, snapshots[0].cards, mode.params)
         wrote_manifest = True
 
@@ -138,9 +170,11 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         progress = ProgressBars(spec, jobs, stored_now, quiet)
         # The session's canaries: drawn from a nonce the seat never sees (recorded when the session ends).
         nonce = secrets.token_hex(16)
-        canaries = choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce, spec.seeds)
+        canaries = borrowed or choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce,
+                                               spec.seeds)
         runner = Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
-                        manifest, canaries, nonce, stop)
+                        manifest, canaries, nonce, stop, identities=identities, identity_asks=asks, run_id=run_id,
+                        reuse=reuse if borrowed is not None else None)
         with progress:
             await runner.run()
         stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here

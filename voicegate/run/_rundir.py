@@ -32,6 +32,11 @@ class RunDir:
         return self.path / "canaries.jsonl"
 
     @property
+    def identity(self) -> Path:
+        """Every gate's references, by the weights they came from (issue 35): the data dir's, not one gate's."""
+        return self.data_dir / "identity.jsonl"
+
+    @property
     def quarantine(self) -> Path:
         """Generations of a session whose integrity check failed: moved here, never deleted, never scored."""
         return self.path / "quarantine.jsonl"

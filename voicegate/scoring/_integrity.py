@@ -90,6 +90,8 @@ from voicegate.scoring._similarity import (
     attribute,
     calibrate,
     detection_floor,
+    identity_problem,
+    is_prefix,
     replica_differs,
 )
 
@@ -112,8 +114,11 @@ class Tally:
     problems: list[str] = field(default_factory=list)
     calibration: Calibration | None = None
     confidence: float = 0.95
+    cells: set[tuple[str, int, str]] = field(default_factory=set)   # the distinct gate cells the checks asked
 
-    def add(self, arm: str, found: Attribution) -> None:
+    def add(self, arm: str, found: Attribution, cell: Sequence[Any] | None = None) -> None:
+        if cell is not None and len(cell) == 3:
+            self.cells.add((str(cell[0]), int(cell[1]), str(cell[2])))
         self.sent += 1
         self.per_arm[arm] += 1
         if found.status == "right":
@@ -133,6 +138,7 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.confusions.update(other.confusions)
         self.per_arm.update(other.per_arm)
+        self.cells |= other.cells
         self.problems.extend(other.problems)
 
     @property
@@ -152,13 +158,18 @@ class Tally:
         fewest = min(self.per_arm.values()) if self.per_arm else 0
         return detection_floor(self.sent, self.confidence), detection_floor(fewest, self.confidence)
 
+    def cell_floor(self) -> float | None:
+        """A fault tied to cells: the share of cells it must hit to be met by the checks' distinct cells with 95%."""
+        return detection_floor(len(self.cells), self.confidence)
+
     def as_dict(self) -> dict[str, Any]:
         seat, arm = self.floors()
         return {"references": self.references, "sent": self.sent, "right": self.right, "exact": self.exact,
                 "wrong": self.wrong, "foreign": self.foreign, "unclear": self.unclear, "status": self.status,
                 "confusions": [{"arm": a, "answered_as": b, "count": n} for (a, b), n in sorted(self.confusions.items())],
                 "checks_per_arm": dict(sorted(self.per_arm.items())), "detects_95": _r(seat),
-                "detects_95_one_arm": _r(arm), "problems": list(self.problems),
+                "detects_95_one_arm": _r(arm), "cells_checked": len(self.cells),
+                "detects_cells_95": _r(self.cell_floor()), "problems": list(self.problems),
                 "calibration": self.calibration.as_dict() if self.calibration else None}
 
 
@@ -189,18 +200,46 @@ def references_of(canary_rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
     return {c: {a: [t for _, t in sorted(v)] for a, v in by_arm.items()} for c, by_arm in refs.items()}
 
 
-def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params: CanaryParams) -> Tally:
-    """One (session, replica)'s checks judged again from their texts against its own references."""
+def _max_tokens(row: Mapping[str, Any]) -> int | None:
+    sampling = row.get("sampling")
+    value = sampling.get("max_tokens") if isinstance(sampling, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params: CanaryParams,
+          models: Mapping[str, str] | None = None) -> Tally:
+    """One (session, replica)'s checks judged again from their texts against its own references.
+
+    A re-ask check is judged against the stored rows it copied (`against`); `verdict` holds those
+    copies to generations.jsonl. A canary check asked under a shorter max_tokens than its references
+    is judged against their prefixes when the length cut its answer.
+    """
     refs = references_of(canary_rows)
-    cal = calibrate(refs, arms, params)
+    cal = calibrate(refs, arms, params, models)
     tally = Tally(calibration=cal, confidence=params.confidence)
     tally.references = sum(len(v) for by_arm in refs.values() for v in by_arm.values())
     if cal.problem is not None:
         tally.problems.append(cal.problem)
+    gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
+                   default=None)
     for row in canary_rows:
-        if row.get("phase") == "check":
-            arm = str(row.get("arm"))
-            tally.add(arm, attribute(str(row.get("text", "")), arm, refs.get(str(row.get("canary")), {}), cal, params))
+        against = row.get("against")
+        if row.get("phase") == "identity" and isinstance(against, Mapping):
+            problem = identity_problem(str(row.get("arm")), str(row.get("text", "")), against, cal, params)
+            if problem is not None:
+                tally.problems.append(problem)
+        if row.get("phase") != "check":
+            continue
+        arm = str(row.get("arm"))
+        text = str(row.get("text", ""))
+        cell = row.get("cell") if isinstance(row.get("cell"), list) else None
+        against = row.get("against")
+        if row.get("check") == "reask":
+            stored = {str(a): [str(t)] for a, t in against.items()} if isinstance(against, Mapping) else {}
+            tally.add(arm, attribute(text, arm, stored, cal, params), cell)
+            continue
+        prefix = is_prefix(_max_tokens(row), gate_max, row.get("finish_reason"))
+        tally.add(arm, attribute(text, arm, refs.get(str(row.get("canary")), {}), cal, params, prefix=prefix), cell)
     return tally
 
 
@@ -224,12 +263,23 @@ def params_of(manifest: RunManifest | None) -> CanaryParams:
     return CanaryParams.from_dict(raw if isinstance(raw, Mapping) else {})
 
 
+def arm_models(manifest: RunManifest | None) -> dict[str, str] | None:
+    """Arm -> the model it asks, as run.json recorded them (None when it did not)."""
+    arms = None if manifest is None else manifest.data.get("arms")
+    if not isinstance(arms, list):
+        return None
+    out = {str(a.get("name")): str(a.get("model")) for a in arms if isinstance(a, Mapping) and a.get("model")}
+    return out or None
+
+
 def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | None) -> dict[Part, Tally]:
     """Each (session, replica)'s checks judged from the texts; a replica whose references differ fails."""
     params = params_of(manifest)
     arms = _arms(manifest, canary_rows)
     parts = by_part(canary_rows)
-    out = {part: judge(rows, arms, params) for part, rows in parts.items()}
+    models = arm_models(manifest)
+    out = {part: judge(rows, arms, params, models) for part, rows in parts.items()}
+    _hold_borrowed_to_originals(canary_rows, out)
     for session in sorted({s for s, _ in parts}):
         order = _replica_order(manifest, session, [p for p in parts if p[0] == session])
         if len(order) < 2:
@@ -243,6 +293,22 @@ def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | No
                 out[part].problems.append(f"replica {part[1]}'s references for arm {differs[0]} do not reproduce "
                                           f"{first[1]}'s (similarity {differs[1]:.3f})")
     return out
+
+
+def _hold_borrowed_to_originals(canary_rows: Sequence[Mapping[str, Any]], out: dict[Part, Tally]) -> None:
+    """References a session borrowed (``reused_from``) must be, byte for byte, the lending session's own."""
+    def key(r: Mapping[str, Any], session: Any) -> tuple[Any, ...]:
+        return (session, r.get("replica"), r.get("canary"), r.get("arm"), r.get("ask"))
+
+    own = {key(r, r.get("session")): r.get("text") for r in canary_rows
+           if r.get("phase") == "reference" and "reused_from" not in r}
+    for r in canary_rows:
+        if r.get("phase") == "reference" and "reused_from" in r:
+            part = part_of(r)
+            if part in out and own.get(key(r, r.get("reused_from")), object()) != r.get("text"):
+                out[part].problems.append(f"a reference session {part[0]} borrowed is not session "
+                                          f"{r.get('reused_from')}'s own")
+                return
 
 
 def _replica_order(manifest: RunManifest | None, session: int, parts: list[Part]) -> list[Part]:
@@ -327,6 +393,7 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
             if isinstance(rec["checks"], int) and t.sent != rec["checks"]:
                 problems.append(f"session {describe_parts([part])}: {t.sent} checks in canaries.jsonl, run.json "
                                 f"records {rec['checks']}")
+    problems.extend(_copies_differ(generated, canary_rows))
     total.problems.extend(problems)
     sessions = sorted({p[0] for p in used if p is not None and p in per_part})
     modes = {bool(_session(manifest, s).get("isolate_arms")) for s in sessions}
@@ -351,7 +418,41 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
         quarantine=str(q.get("file")) if q is not None and q.get("file") else None,
         threshold=round(min(cal), 4) if cal else None,
         checks_per_arm=min(total.per_arm.values()) if total.per_arm else 0,
-        detects=_r(seat), detects_one_arm=_r(one_arm), problems=tuple(total.problems))
+        detects=_r(seat), detects_one_arm=_r(one_arm), problems=tuple(total.problems),
+        cells_checked=len(total.cells), detects_cells=_r(total.cell_floor()),
+        identity=_identity_lines(manifest, sessions))
+
+
+def _identity_lines(manifest: RunManifest | None, sessions: Sequence[int]) -> tuple[str, ...]:
+    """Per arm, what the identity of its weights rested on in the sessions behind the rows (issue 35)."""
+    said: dict[str, str] = {}
+    for index in sessions:
+        s = _session(manifest, index)
+        ident, asks = s.get("identity"), s.get("identity_asks") or {}
+        if not isinstance(ident, Mapping):
+            continue
+        for arm, info in sorted(ident.items()):
+            if not isinstance(info, Mapping):
+                continue
+            held = asks.get(arm) if isinstance(asks, Mapping) else None
+            line = f"{arm}: {info.get('rests_on')}" + (
+                f", held to its answer in gate {held.get('gate')} session {held.get('session')}"
+                if isinstance(held, Mapping) else ", held to no earlier answer (the first session on it)")
+            said[arm] = line
+    return tuple(said.values())
+
+
+def _copies_differ(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A re-ask check is judged against its copy of the stored rows: each copy must be the stored row's text."""
+    stored = {(part_of(r), cell_key(r), str(r.get("arm"))): str(r.get("text", "")) for r in rows}
+    bad = 0
+    for c in canary_rows:
+        against, cell = c.get("against"), c.get("cell")
+        if c.get("check") != "reask" or not isinstance(against, Mapping) or not isinstance(cell, list) or len(cell) != 3:
+            continue
+        key = (str(cell[0]), int(cell[1]), str(cell[2]))
+        bad += sum(1 for a, t in against.items() if stored.get((part_of(c), key, str(a)), t) != t)
+    return [f"{bad} re-ask check copies differ from the stored rows they name"] if bad else []
 
 
 def _session(manifest: RunManifest | None, index: int) -> Mapping[str, Any]:

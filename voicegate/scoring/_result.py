@@ -491,6 +491,11 @@ class Integrity:
     detects: float | None = None      # the fault rate (share of requests) the checks catch with 95%
     detects_one_arm: float | None = None   # ... when only one arm is affected (its checks alone)
     problems: tuple[str, ...] = ()    # why the evidence does not hold (uncalibrated, files disagree, ...)
+    # canary-reproduction@3 (issue 35): the distinct gate cells the checks asked, and the share of cells a
+    # fault tied to cells must hit to meet them with 95%
+    cells_checked: int = 0
+    detects_cells: float | None = None
+    identity: tuple[str, ...] = ()   # per arm, what its weights' identity rests on (and whose answers it was held to)
 
     @property
     def failed(self) -> bool:
@@ -519,6 +524,7 @@ class Integrity:
             text += f"; catches a fault on {_pct(self.detects)} of requests with 95%"
             if self.detects_one_arm is not None:
                 text += f" ({_pct(self.detects_one_arm)} on one arm alone)"
+
         if self.problems:
             text += "; " + "; ".join(self.problems)
         if self.unchecked_rows:
@@ -535,7 +541,11 @@ class Integrity:
                 "quarantined": self.quarantined, "quarantine": self.quarantine, "foreign": self.foreign,
                 "exact": self.exact, "threshold": self.threshold, "checks_per_arm": self.checks_per_arm,
                 "detects_95": self.detects, "detects_95_one_arm": self.detects_one_arm,
-                "problems": list(self.problems)}
+                "problems": list(self.problems),
+                # only when checks named their cells (canary-reproduction@3): older results keep their bytes
+                **({"cells_checked": self.cells_checked, "detects_cells_95": self.detects_cells}
+                   if self.cells_checked else {}),
+                **({"identity": list(self.identity)} if self.identity else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Integrity:
@@ -551,7 +561,10 @@ class Integrity:
                    threshold=_float_or_none(d.get("threshold")), checks_per_arm=int(d.get("checks_per_arm") or 0),
                    detects=_float_or_none(d.get("detects_95")),
                    detects_one_arm=_float_or_none(d.get("detects_95_one_arm")),
-                   problems=tuple(str(p) for p in d.get("problems") or ()))
+                   problems=tuple(str(p) for p in d.get("problems") or ()),
+                   cells_checked=int(d.get("cells_checked") or 0),
+                   detects_cells=_float_or_none(d.get("detects_cells_95")),
+                   identity=tuple(str(x) for x in d.get("identity") or ()))
 
 
 def _pct(x: float) -> str:

@@ -12,19 +12,32 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-METHOD_ID = "canary-reproduction@2"
+METHOD_ID = "canary-reproduction@3"
 METHOD = ("each session draws canaries from the gate's own prompts with fixed per-canary seeds and the gate's own "
-          "sampling; each arm answers each canary twice alone on the seat (its reference, and the calibration); the "
-          "canaries are re-sent at unpredictable positions among the real requests; a check is right only when it "
-          "reproduces its own arm's reference within the session's calibrated threshold (Dice similarity of "
-          "character n-gram multisets), otherwise it counts against integrity")
+          "sampling; each arm answers each canary twice alone on the seat (its reference, and the calibration); at "
+          "unpredictable positions among the real requests, a check either asks a canary again under a shorter "
+          "max_tokens drawn per check (a request no cache has seen; seeded sampling makes its answer the reference's "
+          "prefix) or asks again one of the session's stored rows, of a cell not checked before, exactly as it was "
+          "asked; a check is right only when it reproduces its own arm's reference (or stored row) within the "
+          "session's calibrated threshold (Dice similarity of character n-gram multisets), otherwise it counts "
+          "against integrity; two arms of different models whose references are no further apart than an arm's "
+          "own asks leave the session uncalibrated")
 THRESHOLD_RULE = ("t = X + (S - X) / 3: S the lowest similarity between two asks of one (arm, canary) alone on "
                   "the seat, X the highest similarity between two arms' references on one canary; uncalibrated "
-                  "when S - X < min_gap")
+                  "when S - X < min_gap, or when two arms of different models are, on every canary, at least as "
+                  "similar as S (the seat does not tell their weights apart)")
 POSITION_RULE = ("checks at stratified random positions among each replica's real requests (drawn from the "
                  "session's nonce), one per arm in the last `closing` share of the run; isolated: one check opens "
-                 "every wave and one more falls in each arm's last wave")
-FLOOR_RULE = "f95 = 1 - 0.05^(1/n): the share of faulty requests that n checks would catch with 95% probability"
+                 "every wave and one more falls in each arm's last wave; a random check re-asks a stored row of a "
+                 "fresh cell with probability `reask_share` (when one is stored), else a canary under a shorter "
+                 "max_tokens")
+FLOOR_RULE = ("f95 = 1 - 0.05^(1/n): the share of faulty requests that n checks would catch with 95% probability, "
+              "for a fault that hits requests independently of the check (of its position, its cell and whether "
+              "the request was asked before or under another max_tokens); for a fault tied to cells, the same "
+              "formula over the distinct cells the checks asked (canaries and re-asked rows), as a share of cells")
+PREFIX_RULE = ("a canary check asks max_tokens drawn from [ceil(m/2), m-1] (m the gate's); when its answer was cut "
+               "by that length, each reference is compared cut to the answer's length (case-folded, whitespace "
+               "collapsed), else whole")
 FOREIGN = "foreign weights"
 
 
@@ -41,13 +54,15 @@ class CanaryParams:
     checks_per_arm: int | None = None  # an explicit number (``generate --canaries``) beats the budget
     closing: float = 0.03           # the final share of the run where one check per arm is placed
     confidence: float = 0.95        # the detection floor's probability
+    reask_share: float = 0.5        # of the random checks: re-asks of a stored row of a fresh cell (issue 35)
 
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "asks": self.asks, "similarity": f"dice over character {self.ngram}-gram multisets",
                 "ngram": self.ngram, "min_gap": self.min_gap, "threshold_rule": THRESHOLD_RULE,
                 "overhead_goal": self.overhead, "min_checks_per_arm": self.min_checks_per_arm,
                 "checks_per_arm": self.checks_per_arm, "closing": self.closing, "position_rule": POSITION_RULE,
-                "confidence": self.confidence, "floor_rule": FLOOR_RULE,
+                "confidence": self.confidence, "floor_rule": FLOOR_RULE, "reask_share": self.reask_share,
+                "prefix_rule": PREFIX_RULE,
                 "sampling": "the gate's own (temperature, top_p, max_tokens)"}
 
     @classmethod
@@ -64,7 +79,8 @@ class CanaryParams:
                    overhead=num("overhead_goal", base.overhead, float),
                    min_checks_per_arm=num("min_checks_per_arm", base.min_checks_per_arm, int),
                    checks_per_arm=d.get("checks_per_arm") if isinstance(d.get("checks_per_arm"), int) else None,
-                   closing=num("closing", base.closing, float), confidence=num("confidence", base.confidence, float))
+                   closing=num("closing", base.closing, float), confidence=num("confidence", base.confidence, float),
+                   reask_share=num("reask_share", base.reask_share, float))
 
 
 def detection_floor(checks: int, confidence: float = 0.95) -> float | None:
@@ -126,8 +142,16 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams) -> Calibration:
-    """S, X and the threshold from one (session, replica)'s references; a problem when they cannot separate arms."""
+def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams,
+              models: Mapping[str, str] | None = None) -> Calibration:
+    """S, X and the threshold from one (session, replica)'s references; a problem when they cannot separate arms.
+
+    With `models` (arm -> the model it asks), two arms of different models whose references are, on
+    every canary, no further apart than the seat's own two asks are a problem too (issue 35): a seat
+    serving the same (stale) weights under both names makes every check "reproduce", so nothing the
+    checks say would mean the arms got their own weights. Arms of one model (an A-vs-A arm and the
+    base) are expected to coincide and are left out.
+    """
     if not refs:
         return Calibration(None, None, None, "no references")
     selfs: list[float] = []
@@ -140,12 +164,24 @@ def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams) -> Calibrat
             selfs.extend(similarity(a, b, params.ngram) for i, a in enumerate(asks) for b in asks[i + 1:])
     s = min(selfs) if selfs else 1.0
     crosses: list[float] = []
+    pair_low: dict[tuple[str, str], float] = {}   # the pair's cross-similarity on its most different canary
     for by_arm in refs.values():
         names = sorted(by_arm)
         for i, a in enumerate(names):
             for b in names[i + 1:]:
+                best = max(similarity(x, y, params.ngram) for x in by_arm[a] for y in by_arm[b])
+                pair_low[(a, b)] = min(pair_low.get((a, b), best), best)
                 if not same_text(by_arm[a], by_arm[b]):
-                    crosses.append(max(similarity(x, y, params.ngram) for x in by_arm[a] for y in by_arm[b]))
+                    crosses.append(best)
+    if models is not None:
+        alike = [(a, b, v) for (a, b), v in sorted(pair_low.items())
+                 if a in models and b in models and models[a] != models[b] and v >= s]
+        if alike:
+            a, b, v = alike[0]
+            return Calibration(s, v, None, f"arms {a} and {b} ({models[a]!r}, {models[b]!r}) answered alike on every "
+                                           f"canary (similarity {v:.3f}, the seat's own reproduction {s:.3f}): the "
+                                           "seat does not tell their weights apart (the same weights under both "
+                                           "names?)")
     x = max(crosses) if crosses else None
     if x is None:
         return Calibration(s, None, max(0.0, s - 2 * params.min_gap / 3))
@@ -166,20 +202,52 @@ class Attribution:
 
 
 def attribute(answer: str, arm: str, refs: Mapping[str, Sequence[str]], cal: Calibration,
-              params: CanaryParams) -> Attribution:
-    """Whose weights answered: right only when `answer` reproduces `arm`'s own reference."""
+              params: CanaryParams, *, prefix: bool = False) -> Attribution:
+    """Whose weights answered: right only when `answer` reproduces `arm`'s own reference.
+
+    `prefix`: the answer was cut by a shorter max_tokens than the references were asked under;
+    seeded sampling makes it their prefix, so each reference is compared cut to the answer's length.
+    """
+    whole = refs
+    if prefix:
+        cut = len(_norm(answer))
+        refs = {a: [_norm(t)[:cut] for t in asks] for a, asks in refs.items()}
     sims = {a: round(_best(answer, asks, params.ngram), 4) for a, asks in sorted(refs.items())}
     if cal.problem is not None or cal.threshold is None or arm not in refs:
         return Attribution("unclear", None, sims)
     t = cal.threshold
     own = sims[arm]
-    others = {a: s for a, s in sims.items() if a != arm and not same_text(refs[a], refs[arm])}
+    others = {a: s for a, s in sims.items() if a != arm and not same_text(whole[a], whole[arm])}
     nearest = max(sorted(others), key=lambda a: others[a]) if others else None
     if own >= t and (nearest is None or own >= others[nearest]):
         return Attribution("right", arm, sims, exact=any(_norm(answer) == _norm(x) for x in refs[arm]))
     if nearest is not None and others[nearest] >= t:
         return Attribution("wrong", nearest, sims)
     return Attribution("foreign", None, sims)
+
+
+def identity_problem(arm: str, text: str, against: Mapping[str, Any], cal: Calibration,
+                     params: CanaryParams) -> str | None:
+    """An answer that does not reproduce what the same weights answered in another session (issue 35)."""
+    if cal.problem is not None or cal.threshold is None:
+        return None    # the session fails on its calibration already
+    sim = similarity(text, str(against.get("text", "")), params.ngram)
+    if sim >= cal.threshold:
+        return None
+    key = str(against.get("key", "")).split("@")[0]
+    return (f"arm {arm}'s answer does not reproduce what the same weights ({key}) answered in gate "
+            f"{against.get('gate')} session {against.get('session')} (similarity {sim:.3f}, threshold "
+            f"{cal.threshold:.3f}): the seat serves other weights than it did then")
+
+
+def is_prefix(asked: int | None, gate: int | None, finish_reason: str | None) -> bool:
+    """A canary check's answer is its references' prefix: asked shorter than the gate's, and cut by that length."""
+    return asked is not None and gate is not None and asked < gate and finish_reason == "length"
+
+
+def canary_cell(registered_seed: int | None, prompt_id: str) -> tuple[str, int, str]:
+    """The gate cell a canary is (a canary drawn outside a gate has no registered seed: -1)."""
+    return ("voice", -1 if registered_seed is None else registered_seed, prompt_id)
 
 
 def replica_differs(first: Refs, other: Refs, cal: Calibration, params: CanaryParams) -> tuple[str, float] | None:

@@ -30,6 +30,15 @@ The faults a seat can show that a canary must not slip past (issue 25), each a k
 - ``faults_from=n``: the faults above spare the first n chat requests (a seat that answers
   the integrity references right and misbehaves afterwards).
 
+Issue 35's seats, which the reproduction of @2's canaries could not tell from clean ones:
+
+- ``repeats_right=True`` (with ``faults_from``): a seat, or a response cache in front of one, that
+  serves the right weights only for a request it has seen before (the same model, messages, seed
+  and sampling, ``max_tokens`` included, as a cache keys them); every first ask is answered with
+  the next served model's weights (base, then the adapters in name order, round);
+- ``even_seeds_only=True``: the faults above hit only requests whose seed is even (a fault tied
+  to cells: half of a gate's cells, never the others).
+
     with StandinSeat(adapters={"lv-x-ckpt475": "/adapters/x/ckpt475"}) as seat:
         seat.url   # http://127.0.0.1:PORT/v1
 
@@ -161,6 +170,8 @@ class StandinSeat:
         sticky_after_switch: int = 0,
         late_after: int | None = None,
         faults_from: int = 0,
+        repeats_right: bool = False,
+        even_seeds_only: bool = False,
         fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
         hooks: dict[int, Callable[[StandinSeat], None]] | None = None,
         max_model_len: int = 4096,
@@ -197,6 +208,9 @@ class StandinSeat:
         self.sticky_after_switch = sticky_after_switch
         self.late_after = late_after
         self.faults_from = faults_from
+        self.repeats_right = repeats_right
+        self.even_seeds_only = even_seeds_only
+        self._asked: set[str] = set()               # repeats_right: the requests seen so far
         self.chat_requests = 0                       # chat requests decoded so far
         self._eligible = 0                           # ... of them the faults may hit (sampled_only: sampled ones)
         self._eligible_shared = 0
@@ -428,8 +442,8 @@ class StandinSeat:
         if stream:
             self._record(entry, 200)
             return 200, Stream(self._stream(model, seed, prompt, max_tokens, ignore_eos, include_usage,
-                                            prompt_tokens, _temperature(data))), {}
-        with self._decoding(entry, model, _temperature(data)) as served_as:
+                                            prompt_tokens, _temperature(data), _request_key(data))), {}
+        with self._decoding(entry, model, _temperature(data), seed, _request_key(data)) as served_as:
             # The weights that answer: the requested model's, unless the fault swapped them.
             text, finish, tokens = self._generate(served_as, seed, prompt, max_tokens, ignore_eos)
             entry["tokens"] = tokens
@@ -465,11 +479,22 @@ class StandinSeat:
             finish = "length" if tokens >= max_tokens else "stop"
         return text, finish, tokens
 
-    def _weights(self, model: str, temperature: float) -> str:
+    def _eligible_now(self, temperature: float, seed: int) -> bool:
+        return ((temperature > 0 or not self.sampled_only) and self.chat_requests > self.faults_from
+                and (seed % 2 == 0 or not self.even_seeds_only))
+
+    def _weights(self, model: str, temperature: float, seed: int = 0, key: str = "") -> str:
         """Before the request counts as in flight (under the lock): the weights the switch-time faults give it."""
         served_as = self.impostors.get(model, model)
         self.chat_requests += 1
-        eligible = (temperature > 0 or not self.sampled_only) and self.chat_requests > self.faults_from
+        eligible = self._eligible_now(temperature, seed)
+        if self.repeats_right:
+            seen = key in self._asked
+            self._asked.add(key)
+            if eligible and not seen:
+                names = [self.base, *sorted({**self.lora_modules, **self.runtime})]  # under the lock already
+                served_as = names[(names.index(model) + 1) % len(names)] if model in names else served_as
+                self.wrong_served += served_as != model
         if eligible:
             self._eligible += 1
         if self.sticky_after_switch:
@@ -492,15 +517,16 @@ class StandinSeat:
         return served_as
 
     @contextmanager
-    def _decoding(self, entry: dict[str, Any] | None, model: str, temperature: float = 1.0) -> Iterator[str]:
+    def _decoding(self, entry: dict[str, Any] | None, model: str, temperature: float = 1.0, seed: int = 0,
+                  key: str = "") -> Iterator[str]:
         """In flight, then (beyond the seat's slots it waits, as vLLM queues beyond --max-num-seqs) decoding.
 
         Yields the model whose weights answer: `model`, unless a fault swaps in another model in
         flight at the same moment, or weights of no arm (the echoed name stays `model`).
         """
         with self._lock:
-            served_as = self._weights(model, temperature)
-            eligible = (temperature > 0 or not self.sampled_only) and self.chat_requests > self.faults_from
+            served_as = self._weights(model, temperature, seed, key)
+            eligible = self._eligible_now(temperature, seed)
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             others = sorted(m for m, n in self.models_in_flight.items() if n > 0 and m != model)
@@ -534,7 +560,7 @@ class StandinSeat:
                 self.models_in_flight[model] -= 1
 
     def _stream(self, model: str, seed: int, prompt: str, max_tokens: int, ignore_eos: bool,
-                include_usage: bool, prompt_tokens: int, temperature: float = 1.0) -> Iterator[bytes]:
+                include_usage: bool, prompt_tokens: int, temperature: float = 1.0, key: str = "") -> Iterator[bytes]:
         """vLLM's chat stream: a role chunk, one chunk per token, the finish chunk, usage, ``[DONE]``.
 
         Token i is sent at ttft + (i+1) x per-token time after the request started decoding (sleeping to
@@ -548,7 +574,7 @@ class StandinSeat:
                          "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish,
                                       **({"stop_reason": None} if finish else {})}]})
 
-        with self._decoding(None, model, temperature) as served_as:
+        with self._decoding(None, model, temperature, seed, key) as served_as:
             text, finish, tokens = self._generate(served_as, seed, prompt, max_tokens, ignore_eos)
             ttft, per_token = self._ttft(model), self._per_token(model)
             t0 = time.monotonic()
@@ -565,6 +591,11 @@ class StandinSeat:
                         "choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
                                                  "total_tokens": prompt_tokens + tokens}})
         yield _sse("[DONE]")
+
+
+def _request_key(data: dict[str, Any]) -> str:
+    """What a response cache keys on: the whole request but the stream flags."""
+    return json.dumps({k: v for k, v in data.items() if k not in ("stream", "stream_options")}, sort_keys=True)
 
 
 def _temperature(data: dict[str, Any]) -> float:

@@ -11,6 +11,7 @@
 - `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
 - `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
 - `_registration`  freezing a spec: hashes, the git commit, the registration record
+- `_weights`       an adapter's identity outside the seat: its weights file's sha256 (pinned at register)
 - `_workspace`     where a workspace is and how its paths are shown (strict YAML is the root's `_yaml.py`)
 """
 
@@ -38,7 +39,7 @@ from voicegate.spec._registration import (
     uncommitted_pins,
     words_warning,
 )
-from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, resolve_path
+from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, impostor_warnings, resolve_path
 from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_force, spread
 from voicegate.spec._schema import Role
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
@@ -50,6 +51,7 @@ from voicegate.spec._views import (
     ViewSpec,
     view_spec,
 )
+from voicegate.spec._weights import WEIGHTS_FILE, adapter_weights, weights_file
 from voicegate.spec._workspace import as_named, git, is_git_worktree, is_shallow, shown_path, workspace_root
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "MIN_WORDS_PER_ARM_SEED",
     "RULES",
     "VIEW_SPECS",
+    "WEIGHTS_FILE",
     "ArtifactKind",
     "Citation",
     "Copying",
@@ -73,6 +76,7 @@ __all__ = [
     "Role",
     "RuleId",
     "ViewSpec",
+    "adapter_weights",
     "artifact_gaps",
     "artifact_kind",
     "as_named",
@@ -87,6 +91,7 @@ __all__ = [
     "get_rule",
     "git",
     "head",
+    "impostor_warnings",
     "is_ancestor",
     "is_git_worktree",
     "is_shallow",
@@ -107,6 +112,7 @@ __all__ = [
     "spread",
     "uncommitted_pins",
     "view_spec",
+    "weights_file",
     "words_warning",
     "workspace_root",
 ]

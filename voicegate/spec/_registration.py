@@ -27,6 +27,7 @@ from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._resolve import check_corpus_words, check_impostors
 from voicegate.spec._rules import RULES, get_rule, rules_in_force
 from voicegate.spec._spec import GateSpec
+from voicegate.spec._weights import adapter_weights
 from voicegate.spec._workspace import (
     as_named,
     git,
@@ -188,6 +189,9 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         },
         "spec": spec.raw,
     }
+    weights = adapter_weights(spec)   # issue 35: the adapters' files, where reachable (records without keep their bytes)
+    if weights:
+        data["adapter_weights"] = weights
     path = spec.registration_path
     write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     paths = [str(spec.path), str(path)]

@@ -78,15 +78,38 @@ def _corpus(fail: Fail, root: Path, key: str, patterns: tuple[str, ...] | None, 
     if patterns is None or not check_files:
         return ()
     files: list[Path] = []
+    total = 0
     for i, pattern in enumerate(patterns):
         matched = sorted(Path(m) for m in glob.glob(str(resolve_path(root, pattern))) if Path(m).is_file())
         if not matched:
             raise fail(f"{key}[{i}]", f"glob {pattern!r} matches no file")
         for m in matched:
             _check_size(fail, key, m, cap_mb)  # before a byte is read: a 1 GB file once took 149 s and 13.7 GB
+            if m not in files:
+                total += _size(m)
+                _check_set_size(fail, key, total, len(dict.fromkeys([*files, *matched])), cap_mb)
             read_text(fail, key, m)
         files += matched
     return tuple(dict.fromkeys(files))
+
+
+SET_CAP_FILES = 8   # a corpus set (one key's files) may hold this many files at the per-file cap, no more
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _check_set_size(fail: Fail, key: str, total: int, files: int, cap_mb: float) -> None:
+    """Refuse a corpus set over SET_CAP_FILES x the per-file cap: many files under the cap are as much memory as one
+    over it (issue 35), and are refused before a byte of them is read."""
+    if total > SET_CAP_FILES * cap_mb * 2**20:
+        raise fail(key, f"its files total over {total / 2**20:,.1f} MiB ({files} files so far), over the corpus set cap "
+                        f"of {SET_CAP_FILES} x {cap_mb:g} MiB (scoring holds about 20x a corpus in memory); trim the "
+                        "set, or raise corpora.max_file_mb in the spec")
 
 
 def _check_size(fail: Fail, key: str, path: Path, cap_mb: float) -> None:
@@ -195,6 +218,63 @@ def check_impostors(spec: GateSpec) -> None:
             if digest in owner and owner[digest] != imp.author:
                 raise fail(key, f"{shown} is also listed under {owner[digest]!r}: one text, one author")
             owner[digest] = imp.author
+    _check_near_copies(spec, fail)
+
+
+NEAR_COPY = 0.5   # an impostor file sharing this share of its 8-word sequences with another text is a copy of it
+
+
+def _grams(path: Path, n: int = 8) -> set[int]:
+    """The file's word n-grams (hashed), tokens as scoring reads them: NFKC, case-folded letter runs."""
+    import unicodedata
+
+    words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)*", unicodedata.normalize("NFKC", path.read_text(
+        encoding="utf-8", errors="replace")).casefold())
+    return {hash(tuple(words[i:i + n])) for i in range(len(words) - n + 1)}
+
+
+def _check_near_copies(spec: GateSpec, fail: Fail) -> None:
+    """An impostor file that is a near-copy (not only a byte copy) of the held-out or training text, or of another
+    impostor's file, is refused (issue 35): a few changed words leave its 8-word sequences the other text's."""
+    if not spec.corpora.impostors:
+        return
+    root = spec.root
+    others: list[tuple[str, Path, set[int]]] = [
+        *((f"the gate author's held-out text {shown_path(root, p)}", p, _grams(p)) for p in spec.corpora.heldout),
+        *((f"the training file {shown_path(root, p)}", p, _grams(p)) for p in spec.corpora.training)]
+    for imp in spec.corpora.impostors:
+        for path in imp.files:
+            mine = _grams(path)
+            if not mine:
+                continue
+            for what, other, theirs in others:
+                share = len(mine & theirs) / len(mine)
+                if other != path and share >= NEAR_COPY:
+                    raise fail(f"corpora.impostors.{imp.author}",
+                               f"{shown_path(root, path)} shares {share:.0%} of its 8-word sequences with {what}: a "
+                               "near-copy; impostors are other authors' texts no arm was trained on")
+            others.append((f"impostor {imp.author!r}: {shown_path(root, path)}", path, mine))
+
+
+def impostor_warnings(spec: GateSpec) -> list[str]:
+    """What weakens a specificity check without making it wrong (issue 35): one impostor, an impostor's text that
+    is also in the background (the ruler it is measured with is built on it)."""
+    imps = spec.corpora.impostors
+    if not imps:
+        return []
+    out = []
+    if len(imps) == 1:
+        out.append(f"warning: one impostor ({imps[0].author!r}): SPECIFIC then says 'nearer the author than "
+                   f"{imps[0].author}', not than other authors; register two or more")
+    background = {p.resolve() for p in spec.corpora.background}
+    for imp in imps:
+        shared = [shown_path(spec.root, p) for p in imp.files if p.resolve() in background]
+        if shared:
+            out.append(f"warning: impostor {imp.author!r}: {', '.join(shared)} "
+                       f"{'is' if len(shared) == 1 else 'are'} also in corpora.background: the gate's ruler (its "
+                       "word list and z-scores) is built on the very text the candidates are compared with as "
+                       "another author")
+    return out
 
 
 def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:

@@ -260,7 +260,8 @@ class AuthorGlobs(Kind):
                 raise Problem(f"{author!r}: an impostor's name must be a non-empty string")
             problem = line_problem(author)
             if problem is not None:
-                raise Problem(problem, f".{author}")
+                # the name shown escaped: a raw line break would cut the one-line refusal before its reason
+                raise Problem(f"{author!r}: an impostor's name {problem}", "")
             key = author_key(author)
             if key in seen:
                 raise Problem(f"{author!r} and {seen[key]!r} name the same author", f".{author}")
@@ -278,11 +279,21 @@ class AuthorGlobs(Kind):
 
 
 def author_key(name: str) -> str:
-    """An author's name compared as people write it: case, accents, punctuation and spacing aside."""
+    """An author's name compared as people write it: case, accents, punctuation and spacing aside, and letters
+    that only look Latin (a Cyrillic С, a Greek Ο) read as the Latin letter they pass for (issue 35)."""
     import unicodedata
 
     plain = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    plain = plain.translate(_CONFUSABLES)
     return " ".join(re.sub(r"[^\w]+", " ", plain.casefold()).split())
+
+
+# The Cyrillic and Greek letters that pass for Latin ones in print (Unicode's confusables, the letters only):
+# enough that an impostor named with a look-alike of the gate author's name is the gate author.
+_CONFUSABLES = str.maketrans({
+    **dict(zip("АВСЕНІЈКМОРЅТХУаеіјорсѕхуԁԛԝһ", "ABCEHIJKMOPSTXYaeijopcsxydqwh", strict=True)),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοιν", "ABEZHIKMNOPTYXoiv", strict=True)),
+})
 
 
 @dataclass(frozen=True)
