@@ -110,3 +110,23 @@ def test_the_report_refuses_a_scores_json_the_record_does_not_hold(scored, tmp_p
     assert done.code == 2, done.stdout
     assert "scores.json: its result (sha256" in done.stderr and "is not one the gate record" in done.stderr
     assert "gates/lv-bronte.md" in done.stderr and "voicegate score lv-bronte" in done.stderr
+
+
+def test_a_client_that_hangs_up_on_the_stand_in_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    # The stand-in runs in the test's process: socketserver's traceback for a reset connection went to the
+    # same stderr an in-process CLI run was capturing, and a "one line on stderr" assertion failed at random.
+    import socket
+    import struct
+    import time
+
+    from voicegate.seat import StandinSeat
+
+    with StandinSeat() as seat:
+        host, port = seat.url.split("//")[1].split("/")[0].split(":")
+        for _ in range(3):
+            s = socket.create_connection((host, int(port)))
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{")
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, not FIN
+            s.close()
+        time.sleep(0.3)
+    assert "Traceback" not in capfd.readouterr().err

@@ -136,6 +136,17 @@ def _error(message: str, type_: str, code: int, param: str | None = None) -> dic
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-request (a timeout, a killed run: the faults the stand-in exists for) is not
+    an error of the seat's: socketserver would print its traceback to stderr, into the caller's output."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 class StandinSeat:
     """A vLLM-shaped seat on 127.0.0.1. Every knob is a plain attribute and may change mid-run."""
 
@@ -247,7 +258,7 @@ class StandinSeat:
         class Handler(_Handler):
             owner = seat
 
-        self._server = ThreadingHTTPServer((self.host, self._port), Handler)
+        self._server = _QuietServer((self.host, self._port), Handler)
         self._server.daemon_threads = True
         self._port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
