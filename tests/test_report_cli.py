@@ -178,7 +178,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_report_draws_what_the_producers_stored(demo_run: Path):
     from _html import Tree, external_references, table_row
 
-    run_dir = next((demo_run / "runs").iterdir())
+    run_dir = next(p for p in (demo_run / "runs").iterdir() if p.is_dir())  # not the data dir's identity.jsonl
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     root = Tree(page).root
     scores = json.loads((run_dir / "scores.json").read_text(encoding="utf-8"))

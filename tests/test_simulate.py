@@ -103,9 +103,12 @@ def _outside_spec(tmp_path: Path, variant: str) -> tuple[Path, dict]:
     from _workspace import BACK, HELD, PROBES, TRAIN, base_spec
 
     shared = tmp_path / "shared"
+    # another author's words, not a near-copy of the held-out text (register refuses one: issue 35)
+    emily = ("Cold in the earth, and the deep snow piled above thee, far removed, cold in the dreary grave; "
+             "have I forgot, my only love, to love thee, severed at last by time's all-severing wave? ") * 6
     texts = {"held/h.txt": HELD, "train/t.txt": TRAIN, "back/b.txt": BACK, "prompts.txt": "Write about the moor.\n"
              "Write about a letter.\nWrite about rain.\n", "probes.yaml": yaml.safe_dump(PROBES, sort_keys=False),
-             "imp/anne/a.txt": BACK.replace("Pickwick", "Weston"), "imp/emily/e.txt": HELD.replace("moor", "heath")}
+             "imp/anne/a.txt": BACK.replace("Pickwick", "Weston"), "imp/emily/e.txt": emily}
     for rel, text in texts.items():
         (shared / rel).parent.mkdir(parents=True, exist_ok=True)
         (shared / rel).write_text(text, encoding="utf-8")

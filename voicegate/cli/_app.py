@@ -41,8 +41,8 @@ def gate_arg(value: str | None) -> str | None:
     Any other path (another folder, a .yml, the record beside it) is answered with the name to give: a
     path elsewhere may be another workspace's spec, which this one must not silently stand in for.
     """
-    if value is None or ("/" not in value and not value.endswith((".yaml", ".yml", ".json"))):
-        return value
+    if value is None or not value.endswith((".yaml", ".yml", ".json")):
+        return value  # a name, or a path to no spec: the gate-name check says what is wrong with it
     path = Path(value)
     stem = path.name
     for suffix in (".registration.json", ".yaml", ".yml", ".json"):
