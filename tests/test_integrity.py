@@ -251,7 +251,11 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         first = rows(root, GATE)
         m = manifest(root, GATE)
         verdict = m["sessions"][0]["integrity"]
-        assert verdict["status"] == "failed" and verdict["wrong"] > 0 and verdict["sent"] == 18
+        # Under @3 a check that re-asks a row the seat first served with another arm's weights finds the re-ask
+        # near no reference (foreign or unclear), not "wrong": which kind of miss depends on the order the
+        # faulty seat took the requests in (a loaded machine changes it); any miss fails the session.
+        misses = verdict["wrong"] + verdict["foreign"] + verdict["unclear"]
+        assert verdict["status"] == "failed" and misses > 0 and verdict["sent"] == 18, verdict
         assert m["integrity"]["current"]["status"] == "failed"
         assert m["integrity"]["method"] == "canary-reproduction@3"
         params = m["integrity"]["params"]
