@@ -10,15 +10,15 @@ unsupported, 2 bad input or a refusal, 3 the seat or proxy unreachable.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from voicegate._errors import GateFailed, VoicegateError
 from voicegate.cli._app import seat_app
+from voicegate.cli._machine import AsJson, emit
 
 DEFAULT_KEY_ENV = "VOICES_API_KEY"  # `seat.DEFAULT_KEY_ENV`, spelled here so --help stays light
 
@@ -28,12 +28,7 @@ SeatUrl = Annotated[str | None, typer.Option("--seat", envvar="VOICEGATE_SEAT_UR
 KeyEnv = Annotated[str | None, typer.Option("--api-key-env", metavar="NAME",
                                             help=f"Environment variable holding the seat's API key "
                                                  f"(default {DEFAULT_KEY_ENV}; the key never comes from a file).")]
-AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per request.")]
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, sort_keys=False))
 
 
 def _check_timeout(timeout: float, option: str = "--timeout") -> float:
@@ -90,7 +85,7 @@ def models_cmd(seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson
 
     cards, version = _run(go())
     if as_json:
-        _emit_json({"seat": client.shown_url, "version": version, "models": [c.as_dict() for c in cards]})
+        emit({"seat": client.shown_url, "version": version, "models": [c.as_dict() for c in cards]})
         return
     typer.echo(f"seat {client.shown_url}" + (f" (vLLM {version})" if version else ""))
     w = max([len("id")] + [len(c.id) for c in cards])
@@ -116,7 +111,7 @@ def drift_cmd(
     client = _seat_client(seat, api_key_env, timeout)
     drift = compare(_run(_models(client)), persisted)
     if as_json:
-        _emit_json({"seat": client.shown_url, "compose": str(compose), **drift.as_json()})
+        emit({"seat": client.shown_url, "compose": str(compose), **drift.as_json()})
     else:
         typer.echo(f"seat {client.shown_url}  vs  {compose}")
         def row(label: str, text: str) -> None:
@@ -166,7 +161,7 @@ def try_cmd(
     card = next((c for c in cards if c.id == name), None)
     where, line = compose_line_hint(compose, name, path)
     if as_json:
-        _emit_json({"seat": client.shown_url, "loaded": name, "path": path, "seconds": round(secs, 4),
+        emit({"seat": client.shown_url, "loaded": name, "path": path, "seconds": round(secs, 4),
                     "served": card is not None, "root": card.root if card else None, "persisted": False,
                     "compose_line": line, "where": where})
         return
@@ -204,7 +199,7 @@ def drop_cmd(
 
     secs = _run(go())
     if as_json:
-        _emit_json({"seat": client.shown_url, "unloaded": name, "seconds": round(secs, 4),
+        emit({"seat": client.shown_url, "unloaded": name, "seconds": round(secs, 4),
                     "still_persisted": None if compose is None else listed is not None,
                     "compose_item": listed.item if listed else None})
         return
@@ -251,7 +246,7 @@ def cost_cmd(
 
     result = _run(go())
     if as_json:
-        _emit_json({"seat": client.shown_url, **result.as_json()})
+        emit({"seat": client.shown_url, **result.as_json()})
     else:
         typer.echo(render_cost(result))
 
@@ -282,7 +277,7 @@ def retire_cmd(
         raise VoicegateError(f"${master_key_env} is not set: the proxy's master key comes from the environment")
     result = audit(voice, litellm, key, config=config, page_size=page_size, timeout=timeout)
     if as_json:
-        _emit_json(result.as_json())
+        emit(result.as_json())
     else:
         typer.echo(render_audit(result))
     if not result.safe:
@@ -318,7 +313,7 @@ def check_cmd(
     result = check_carrier(model, voices=counts, adapter_bytes=size, adapter_dir=adapter, compose=compose,
                            service=service, vllm_python=vllm_python)
     if as_json:
-        _emit_json(result.as_json())
+        emit(result.as_json())
     else:
         typer.echo(render_carrier(result))
     if result.status == "unsupported":
