@@ -83,3 +83,23 @@ def test_one_impostor_or_an_impostor_in_the_background_is_warned_about(tmp_path:
     assert ("warning: one impostor ('Anne Bronte'): SPECIFIC then says 'nearer the author than Anne Bronte', not "
             "than other authors; register two or more") in err
     assert "warning: impostor 'Anne Bronte': corpora/bg/bg1.txt is also in corpora.background" in err
+
+
+def test_a_background_of_one_authors_text_is_warned_about(tmp_path: Path) -> None:
+    # The impostor workspace's background is one file: every margin is measured with a ruler of one text.
+    code, err = _impostors(tmp_path, {"Anne Bronte": ["corpora/imp/*.txt"], "Emily Bronte": ["corpora/imp2/*.txt"]})
+    assert code == 0, err
+    assert "warning: corpora.background is one author's text (a single file, bg1.txt)" in err
+    code, err = _impostors(tmp_path / "two", {"Anne Bronte": ["corpora/imp/*.txt"],
+                                              "Emily Bronte": ["corpora/imp2/*.txt"]},
+                           {"corpora/bg/bg2.txt": _edited("corpora/train/train.txt", every=2)})
+    assert code == 0 and "is one author's text" not in err, err
+
+
+def test_one_author_in_the_background_is_read_from_the_corpora_file_names() -> None:
+    from voicegate.spec._resolve import _one_background_author
+
+    assert _one_background_author([Path("Austen_Emma.txt"), Path("Austen_Pride.txt")]) == (
+        "every one of its 2 files is named Austen_…")
+    assert _one_background_author([Path("Austen_Emma.txt"), Path("Dickens_Bleak.txt")]) is None
+    assert _one_background_author([Path("a.txt"), Path("b.txt")]) is None  # names that say nothing claim nothing

@@ -257,8 +257,9 @@ def _check_near_copies(spec: GateSpec, fail: Fail) -> None:
 
 
 def impostor_warnings(spec: GateSpec) -> list[str]:
-    """What weakens a specificity check without making it wrong (issue 35): one impostor, an impostor's text that
-    is also in the background (the ruler it is measured with is built on it)."""
+    """What weakens a specificity check without making it wrong (issue 35): one impostor, a background of one
+    author's text, an impostor's text that is also in the background (the ruler it is measured with is built
+    on it)."""
     imps = spec.corpora.impostors
     if not imps:
         return []
@@ -266,6 +267,11 @@ def impostor_warnings(spec: GateSpec) -> list[str]:
     if len(imps) == 1:
         out.append(f"warning: one impostor ({imps[0].author!r}): SPECIFIC then says 'nearer the author than "
                    f"{imps[0].author}', not than other authors; register two or more")
+    one = _one_background_author(spec.corpora.background)
+    if one is not None:
+        out.append(f"warning: corpora.background is one author's text ({one}): the ruler every margin is measured "
+                   "with (its word list and z-scores) then describes that writer's habits, and an impostor near "
+                   "them reads as near the author; give the background several authors")
     background = {p.resolve() for p in spec.corpora.background}
     for imp in imps:
         shared = [shown_path(spec.root, p) for p in imp.files if p.resolve() in background]
@@ -275,6 +281,17 @@ def impostor_warnings(spec: GateSpec) -> list[str]:
                        "word list and z-scores) is built on the very text the candidates are compared with as "
                        "another author")
     return out
+
+
+def _one_background_author(files: tuple[Path, ...] | list[Path]) -> str | None:
+    """How the background reads as one author, or None: a single file, or files whose names all begin with one
+    `Author_` (the corpora's `Author_Title.txt` naming; names without it say nothing, so nothing is claimed)."""
+    if len(files) == 1:
+        return f"a single file, {files[0].name}"
+    prefixes = {f.name.split("_", 1)[0] if "_" in f.name else None for f in files}
+    if len(prefixes) == 1 and None not in prefixes and files:
+        return f"every one of its {len(files)} files is named {next(iter(prefixes))}_…"
+    return None
 
 
 def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:
