@@ -26,6 +26,7 @@ from voicegate.artifacts import _chain
 from voicegate.spec import (
     Citation,
     check_citation,
+    commit_time,
     commits_after,
     is_ancestor,
     is_git_worktree,
@@ -90,18 +91,8 @@ def _after(root: Path, anchor: str | None, commit: str) -> str:
     """ "N commit(s) / T after" from git's history and the commits' own dates ("after" when not known)."""
     if anchor is None:
         return "after"
-    import subprocess
-
-    def date(rev: str) -> _dt.datetime | None:
-        done = subprocess.run(["git", "log", "-1", "--format=%cI", rev, "--"], cwd=root, capture_output=True,
-                              text=True, check=False)
-        try:
-            return _dt.datetime.fromisoformat(done.stdout.strip())
-        except ValueError:
-            return None
-
     n = commits_after(root, anchor, commit)
-    then, now = date(anchor), date(commit)
+    then, now = commit_time(root, anchor), commit_time(root, commit)
     span = f" / {_span((now - then).total_seconds())}" if then and now and now >= then else ""
     return f"{n} commit(s){span} after"
 

@@ -23,6 +23,7 @@ from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import (
     Citation,
     check_citation,
+    commit_time,
     commits_after,
     find_citation,
     head,
@@ -86,6 +87,7 @@ __all__ = [
     "check_output_path",
     "check_registered",
     "check_seat_url",
+    "commit_time",
     "commits_after",
     "find_citation",
     "get_rule",

@@ -145,19 +145,13 @@ def _parse_time(text: Any) -> _dt.datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=_dt.UTC)
 
 
-def _commit_time(root: Path, commit: str) -> _dt.datetime | None:
+def commit_time(root: Path, commit: str) -> _dt.datetime | None:
+    """The commit's own date (information beside the history's order, never the order itself)."""
     return _parse_time(git(root, "log", "-1", "--format=%cI", commit, "--", check=False))
 
 
 def _in_history(root: Path, commit: str) -> bool:
-    exists = git(root, "cat-file", "-t", commit, check=False) == "commit"
-    if not exists:
-        return False
-    import subprocess
-
-    done = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=root, check=False,
-                          capture_output=True, text=True)
-    return done.returncode == 0
+    return git(root, "cat-file", "-t", commit, check=False) == "commit" and is_ancestor(root, commit, "HEAD")
 
 
 def _show_json(root: Path, commit: str, rel: str) -> Any:
@@ -279,7 +273,7 @@ def why_not(root: Path, gate: str, commit: str, rule: str, when: _dt.datetime, *
     if spec_sha256 is not None and record["spec_sha256"] != spec_sha256:
         return (f"{gate}'s registration at commit {short} has spec sha256 {record['spec_sha256'][:12]}..., "
                 f"not the cited {spec_sha256[:12]}..."), None
-    committed = _commit_time(root, commit)
+    committed = commit_time(root, commit)
     if committed is None:
         return f"commit {short} has no readable date", None
     # Order is the history's, never a clock: in HEAD's history (above) is "before this amendment"; the cited
