@@ -149,7 +149,6 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(["git", *args], 127, "", "git: not on PATH")
 
 
-
 def git_only_added(path: Path) -> tuple[int, list[str]]:
     """(commits checked, problems): every commit touching path, and the work tree, deleted no line."""
     cwd = path.parent
@@ -234,7 +233,7 @@ def _shared(fc: FileCheck) -> bool:
 
 def _check_ledger(fc: FileCheck) -> None:
     if not fc.expected:
-        if fc.exists and not _shared(fc) and fc.report is not None and fc.report.ok:
+        if fc.exists and not _shared(fc) and fc.report is not None and fc.report.ok and not fc.ledger_problem:
             fc.notes.append(f"newest entry {len(fc.report.ok)}: no run ledger lists it (run data absent?), so only "
                             "git can show that no later entry was removed")
         return
@@ -361,6 +360,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
         if led is not None:
             ledgers.append(_ledger_check(g, led))
     _gather_listed(root, runs, checks)
+    shallow = is_shallow(root)  # asked once: the same answer for every file
     for fc in checks.values():
         if not fc.path.is_file():
             fc.exists = False
@@ -376,7 +376,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 fc.citation_problems, fc.citations = check_record(root, fc.gates[0], fc.path)
             if not fc.git_commits and fc.report.ok:
                 fc.git_skipped = _why_no_git(root, fc.path)
-            elif fc.git_commits and is_shallow(root):
+            elif fc.git_commits and shallow:
                 fc.notes.append("shallow clone: only the commits this clone holds were checked for deleted lines "
                                 "(git fetch --unshallow, then verify again)")
             if gate and _shared(fc):
@@ -395,9 +395,9 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                     # entries they were cannot be told, so every entry is listed.
                     fc.only = None
             _text_after(fc)
+        _check_lost_ledger(root, fc, lost)
         _check_ledger(fc)
         _check_unlisted(fc)
-        _check_lost_ledger(root, fc, lost)
     for g, run in runs.items():
         _check_pending(root, g, run, checks)
     return list(checks.values()) + ledgers
@@ -416,7 +416,6 @@ def _check_lost_ledger(root: Path, fc: FileCheck, lost: dict[str, RunDir]) -> No
     fc.ledger_problem = (f"{g}'s run data is here ({shown_path(root, state)}) but its ledger "
                          f"{shown_path(root, lost[g].ledger)} is gone: the entries this file holds can no longer be "
                          "matched to what voicegate wrote (restore the ledger from a backup)")
-    fc.notes = [n for n in fc.notes if "no run ledger lists it" not in n]
 
 
 def _ledger_check(gate: str, led: ledger_file.Ledger) -> FileCheck:
