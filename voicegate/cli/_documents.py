@@ -1,7 +1,7 @@
-"""The `--json` documents of register, generate, amend, ship, verify and report (docs/reference.md).
+"""The `--json` documents of register, generate, amend, ship, note, verify and report (docs/reference.md).
 
 Shaped here, in the command-line layer, from what each use case already returns or records
-(the registration, `GenerateResult`, the run's amendments.jsonl and decisions.jsonl, verify's
+(the registration, `GenerateResult`, the run's amendments.jsonl, decisions.jsonl and notes.jsonl, verify's
 `FileCheck`s), so the library keeps one shape of its own and these documents can grow keys
 without touching it. Every path is shown as the text output shows it (workspace-relative).
 """

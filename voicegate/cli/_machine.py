@@ -80,7 +80,7 @@ def json_requested(argv: Sequence[str]) -> bool:
 
 # Exit 1 (a gate that failed under --strict, a broken chain, seat drift, keys still naming an alias, a carrier
 # without LoRA) and 4 (generate's integrity check failed) are results: every command that ends so has printed
-# its document first (the seat commands through their own writer, which this module does not see).
+# its document first (through `emit`; `score --json` through `mark_emitted`).
 RESULTS = (1, 4)
 
 
