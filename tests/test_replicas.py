@@ -332,7 +332,7 @@ def test_integrity_is_judged_per_replica_and_only_the_failing_replicas_rows_are_
         bad = stack.enter_context(StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, token_time=0.002,
                                               wrong_weights_every=2))   # serves another arm's weights, often
         root = _workspace(tmp_path, [good, bad], concurrency=3)
-        first = cli(root, "generate", GATE, "--quiet")
+        first = cli(root, "generate", GATE, "--quiet", "--canaries", "8")   # unmet with (1/2)^24 at most
         assert first.returncode == 4, first.stderr   # generate's own check failed (issue 25)
         assert "seat integrity FAILED" in first.stdout
         canaries = [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
