@@ -91,7 +91,7 @@ def main() -> None:
         for n in range(args.rounds):
             # Fresh data dirs per round: each gate's cache is cold before its register.
             shutil.rmtree(root / "runs", ignore_errors=True)
-            gates = dict(zip(("plain", "impostors"), _workspace(root, str(n))))
+            gates = dict(zip(("plain", "impostors"), _workspace(root, str(n)), strict=True))
             order = ("plain", "impostors") if n % 2 == 0 else ("impostors", "plain")
             for kind in order:
                 times[kind]["register"].append(_voicegate(root, "register", gates[kind]))

@@ -31,7 +31,7 @@ def _insert(path: Path, gate: str = "lv-x", body: list[str] = BODY) -> tuple[byt
 def _added(before: bytes, after: bytes) -> tuple[int, list[bytes]]:
     """(index of the first added line, the added lines), proving everything else is untouched."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    i = next((k for k, (a, b) in enumerate(zip(old, new)) if a != b), len(old))
+    i = next((k for k, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), len(old))
     extra = len(new) - len(old)
     assert new[:i] == old[:i] and new[i + extra:] == old[i:], "only an insertion, every old byte in order"
     return i, new[i:i + extra]

@@ -33,7 +33,7 @@ def _cli() -> dict[str, set[str]]:
 def _documented() -> dict[str, set[str]]:
     sections = re.split(r"^### `voicegate ([a-z ]+)`$", REFERENCE, flags=re.MULTILINE)
     docs: dict[str, set[str]] = {}
-    for name, body in zip(sections[1::2], sections[2::2]):
+    for name, body in zip(sections[1::2], sections[2::2], strict=True):
         options = re.search(r"^Options:(.*?)(?:\n\n|\Z)", body, flags=re.MULTILINE | re.DOTALL)
         assert options, f"no Options line for {name}"
         docs[name] = set(re.findall(r"`(--[a-z-]+)`", options.group(1)))

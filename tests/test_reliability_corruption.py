@@ -55,7 +55,7 @@ def _blocks(kind: str, data: bytes) -> tuple[bytes, list[bytes], bytes]:
     first = data.rfind(b"\n\n", 0, data.index(b"<!-- voicegate:entry 1 "))
     if first > 0:  # the text before entry 1 (the README's own, the record's header) stays where it is
         head, starts[0] = data[:first + 2], first + 2
-    return head, [data[a:b] for a, b in zip(starts, ends)], data[ends[-1]:]
+    return head, [data[a:b] for a, b in zip(starts, ends, strict=True)], data[ends[-1]:]
 
 
 def _covered(kind: str, data: bytes) -> int:

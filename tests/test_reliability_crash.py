@@ -146,10 +146,10 @@ def test_a_kill_anywhere_leaves_all_or_nothing_and_the_next_run_exactly_one_entr
         assert killed.returncode == -signal.SIGKILL, f"{where}: not killed ({killed.returncode}) {killed.stderr}"
 
         counts = _counts(root)
-        assert all(c in (n, n + 1) for c, n in zip(counts, n0)), f"{where}: entry counts {counts} from {n0}"
-        out_of_step = len({c - n for c, n in zip(counts, n0)}) > 1
+        assert all(c in (n, n + 1) for c, n in zip(counts, n0, strict=True)), f"{where}: entry counts {counts} from {n0}"
+        out_of_step = len({c - n for c, n in zip(counts, n0, strict=True)}) > 1
         seen_out_of_step += out_of_step
-        seen_whole += all(c == n + 1 for c, n in zip(counts, n0))
+        seen_whole += all(c == n + 1 for c, n in zip(counts, n0, strict=True))
 
         checked = run_cli("verify", "lv-bronte", cwd=root)
         if out_of_step:

@@ -751,7 +751,7 @@ def test_a_json_probe_check_on_a_runaway_nested_reply_fails_not_crashes():
 
 
 ALIAS_BOMB = "".join(f"{a}: &{a} [{', '.join([f'*{b}' if b else 'x'] * 10)}]\n"
-                     for a, b in zip("abcdefghi", ["", *"abcdefgh"]))
+                     for a, b in zip("abcdefghi", ["", *"abcdefgh"], strict=True))
 YAML_BOMBS = {
     "flow nesting": "gate: " + "[" * 20_000 + "]" * 20_000 + "\n",
     "block nesting": "gate:\n" + "".join("  " * i + "a:\n" for i in range(1, 3000)),

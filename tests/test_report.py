@@ -286,7 +286,7 @@ def test_ship_decision_is_shown_beside_the_verdicts(tree):
 
 def test_registration_and_signature_are_shown(tree):
     dl = tree.find("dl", cls="registration")
-    reg = dict(zip((n.text() for n in dl.find_all("dt")), (n.text() for n in dl.find_all("dd"))))
+    reg = dict(zip((n.text() for n in dl.find_all("dt")), (n.text() for n in dl.find_all("dd")), strict=True))
     assert reg["spec sha256"] == "5e" * 32
     assert reg["commit"] == "0123456789abcdef0123456789abcdef01234567"
     assert reg["registered"] == "2026-09-10T09:00:00Z"
@@ -453,7 +453,7 @@ def test_run_manifest_from_generate_is_summarised():
                                            "models": [{"id": "voices-base"}, {"id": "lv-bronte-ckpt475"}]},
            "order_seed": 7, "sessions": [{}, {}]}
     dl = Tree(render_report(reference_data(run=run))).root.find("dl", cls="run")
-    shown = dict(zip((n.text() for n in dl.find_all("dt")), (n.text() for n in dl.find_all("dd"))))
+    shown = dict(zip((n.text() for n in dl.find_all("dt")), (n.text() for n in dl.find_all("dd")), strict=True))
     assert shown["source"] == "generated" and shown["seat"] == "http://10.0.0.5:8027/v1"
     assert shown["seat version"] == "0.32.0" and shown["seat models"] == "voices-base, lv-bronte-ckpt475"
     assert shown["order seed"] == "7" and shown["sessions"] == "2"

@@ -66,7 +66,7 @@ def _assert_rounds_to(full, recorded, where="result"):
             _assert_rounds_to(full[k], recorded[k], f"{where}.{k}")
     elif isinstance(full, list):
         assert len(full) == len(recorded), where
-        for i, (a, b) in enumerate(zip(full, recorded)):
+        for i, (a, b) in enumerate(zip(full, recorded, strict=True)):
             _assert_rounds_to(a, b, f"{where}[{i}]")
     else:
         assert full == recorded, (where, full, recorded)

@@ -110,9 +110,9 @@ def test_reference_and_cosine_delta_match_a_hand_computation():
     np.testing.assert_allclose(ref.sd, sd, rtol=1e-12)
 
     gen = [rng.choice(vocab) for _ in range(300)]
-    z = lambda toks: [((toks.count(w) / len(toks)) - m) / s if s else 0.0 for w, m, s in zip(words, mean, sd)]
+    z = lambda toks: [((toks.count(w) / len(toks)) - m) / s if s else 0.0 for w, m, s in zip(words, mean, sd, strict=True)]
     a, b = z(gen), z(held)
-    cos = sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+    cos = sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     got = cosine_delta(ref, word_counts(ref.index(), doc_from_tokens(gen)), len(gen))
     assert got == pytest.approx(1 - cos, abs=1e-12)
 

@@ -200,7 +200,7 @@ def test_the_tutorial_prints_what_it_says(tmp_path: Path) -> None:
         _rewrite(text, steps, actual)
         return
     problems = []
-    for step, got in zip(steps, actual):
+    for step, got in zip(steps, actual, strict=True):
         want = step.expected if step.expected is not None else ""
         if normalised(want) != normalised(got):
             problems.append(f"--- `{step.cmd.strip()[:80]}` printed:\n{got}--- the tutorial shows:\n{want}")
@@ -210,7 +210,7 @@ def test_the_tutorial_prints_what_it_says(tmp_path: Path) -> None:
 
 def _rewrite(text: str, steps: list[Step], actual: list[str]) -> None:
     out, pos = [], 0
-    for step, got in zip(steps, actual):
+    for step, got in zip(steps, actual, strict=True):
         if step.out_span is not None:
             start, end = step.out_span
             out += [text[pos:start], got]

@@ -45,7 +45,7 @@ def runs_in_text(text: str, index: NgramIndex) -> Runs:
     edges = np.diff(np.concatenate(([0], hit.astype(np.int8), [0])))
     begins, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     # n-grams b .. e-1 hit: the run covers tokens b .. e-1+n-1.
-    return tuple((toks[int(b)][1], toks[int(e) + n - 2][2]) for b, e in zip(begins, ends))
+    return tuple((toks[int(b)][1], toks[int(e) + n - 2][2]) for b, e in zip(begins, ends, strict=True))
 
 
 def verbatim_runs(rows: Sequence[Mapping[str, Any]], training: Sequence[Path], n: int,

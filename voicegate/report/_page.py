@@ -516,7 +516,7 @@ def author_matrix(result: GateResult, candidates: Sequence[CandidateResult]) -> 
         if c.specificity is None:
             continue
         deltas = [c.specificity.deltas.get(a) for a in authors]
-        known = [(d, a) for d, a in zip(deltas, authors) if d is not None]
+        known = [(d, a) for d, a in zip(deltas, authors, strict=True) if d is not None]
         rows.append(MatrixRow(name=c.name, deltas=deltas, top=max(known)[1] if known else None,
                               specific=c.specificity.under(result.rule)))
     return Matrix(authors=authors, rows=rows)

@@ -142,7 +142,7 @@ class Cache:
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_orphan_watch,
                                  initargs=(os.getpid(),)) as pool:
-            for path, doc in zip(missing, pool.map(_doc_of_file, [str(p) for p in missing])):
+            for path, doc in zip(missing, pool.map(_doc_of_file, [str(p) for p in missing]), strict=True):
                 self.misses += 1
                 self._save(self._doc_name(path), vocab=np.asarray(doc.vocab, dtype=str), ids=doc.ids)
                 self._memo[self._doc_name(path)] = doc
@@ -289,13 +289,13 @@ class Cache:
         if not store:
             data = self._load(name)
             if data is not None:
-                store.update(zip(data["keys"].tolist(), data["vecs"]))
+                store.update(zip(data["keys"].tolist(), data["vecs"], strict=True))
         keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
         missing = list(dict.fromkeys(k for k in keys if k not in store))
         if missing:
-            first = {k: t for k, t in zip(reversed(keys), reversed(list(texts)))}
+            first = {k: t for k, t in zip(reversed(keys), reversed(list(texts)), strict=True)}
             vecs = encode([first[k] for k in missing])
-            store.update(zip(missing, np.asarray(vecs, dtype=np.float32)))
+            store.update(zip(missing, np.asarray(vecs, dtype=np.float32), strict=True))
             ordered = sorted(store)
             self._save(name, keys=np.asarray(ordered, dtype=str), vecs=np.vstack([store[k] for k in ordered]))
         self.hits += len(keys) - len(missing)

@@ -112,7 +112,7 @@ def _runs(hit: np.ndarray, first: np.ndarray, n: int, generation: int) -> list[R
     edges = np.diff(padded)
     begins = np.flatnonzero(edges == 1)
     ends = np.flatnonzero(edges == -1)
-    return [Run(generation, int(b), int(e - b) + n - 1, int(first[b])) for b, e in zip(begins, ends)]
+    return [Run(generation, int(b), int(e - b) + n - 1, int(first[b])) for b, e in zip(begins, ends, strict=True)]
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def _distinct_share(tokens: Sequence[Any]) -> float:
     if count <= 0:
         return 1.0
     # zip of the shifted sequences: the n-grams as tuples, without slicing every window
-    return len(set(zip(*(tokens[k:] for k in range(REPEAT_N))))) / count
+    return len(set(zip(*(tokens[k:] for k in range(REPEAT_N)), strict=False))) / count
 
 
 def is_empty(tokens: Sequence[str]) -> bool:

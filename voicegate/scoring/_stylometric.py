@@ -75,7 +75,7 @@ def _chunk_frequencies(doc: TokenDoc, index: dict[str, int], chunk: int) -> np.n
 def most_frequent(docs: Sequence[TokenDoc], n: int) -> tuple[str, ...]:
     totals: dict[str, int] = {}
     for doc in docs:
-        for word, count in zip(doc.vocab, doc.counts().tolist()):
+        for word, count in zip(doc.vocab, doc.counts().tolist(), strict=True):
             totals[word] = totals.get(word, 0) + count
     ranked = sorted(totals.items(), key=lambda wc: (-wc[1], wc[0]))
     return tuple(w for w, _ in ranked[:n])

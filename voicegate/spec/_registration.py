@@ -222,7 +222,7 @@ def _diff(old: Any, new: Any, key: str = "") -> list[str]:
                 out += _diff(old[k], new[k], sub)
         return out
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [d for i, (a, b) in enumerate(zip(old, new)) for d in _diff(a, b, f"{key}[{i}]")]
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True)) for d in _diff(a, b, f"{key}[{i}]")]
     if canonical_json(old) != canonical_json(new):
         return [f"{key} (registered {canonical_json(old)}, now {canonical_json(new)})"]
     return []
