@@ -93,7 +93,8 @@ def main() -> None:
         over = "" if name == "python3 -c pass" else f"+{med - bare:.3f} s / +{low - bare_min:.3f} s"
         print(f"{name:36s} {med:7.3f}s {low:7.3f}s {c:7.3f}s {over:>26s}")
     help_over = statistics.median(wall["python3 -m voicegate --help"]) - bare
-    print(f"--help over bare python: {help_over:.3f} s (goal <= {GOAL_S} s): {'met' if help_over <= GOAL_S else 'NOT met'}")
+    met = "met" if help_over <= GOAL_S else "NOT met"
+    print(f"--help over bare python: {help_over:.3f} s (goal <= {GOAL_S} s): {met}")
     if entry is None:
         print("(no `voicegate` console script found beside this python: entry point not measured)")
 

@@ -126,7 +126,8 @@ def result(rule: str, generations_sha256: str = "0" * 64) -> Any:
     sig = {"generations_sha256": generations_sha256, "rules": {"global-max-spread": "global-max-spread@1",
                                                                "pairwise-max-spread": "pairwise-max-spread@1"}}
     return GateResult(gate="lv-bronte", rule=out.rule, ships=out.ships, control=Control(arm="base", overlap=0.0),
-                      arms=tuple(arms), signature=Signature.from_json(sig), signature_text=f"view:stylometric|mfw:50|rule:{rule}@1")
+                      arms=tuple(arms), signature=Signature.from_json(sig),
+                      signature_text=f"view:stylometric|mfw:50|rule:{rule}@1")
 
 
 def marker_count(data: bytes) -> int:

@@ -109,7 +109,15 @@ def make_result(rule: str, *, distances: dict[str, dict[int, float]] | None = No
             "control": {"arm": base, "overlap": overlaps.get(base, 0.0)}, "arms": arms}
 
 
-_WORDS = ["the wind moaned about the house and I sat by the window with my work, thinking of him; it was a grey day, and the moor beyond the garden wall lay cold and silent under a low sky", "I had resolved to say nothing, yet my heart would not be still", "Mrs Fairfax came in with a candle and a letter, and I knew the hand before I broke the seal", "Reader, there are hours in which the soul is very quiet, and this was not one of them", "He had written but three lines, and I read them twice, and then a third time, slowly", "Outside the rooks were going home across the pale field, and the lamp was not yet lit."]
+_WORDS = [
+    ("the wind moaned about the house and I sat by the window with my work, thinking of him; it was a grey day, "
+     "and the moor beyond the garden wall lay cold and silent under a low sky"),
+    "I had resolved to say nothing, yet my heart would not be still",
+    "Mrs Fairfax came in with a candle and a letter, and I knew the hand before I broke the seal",
+    "Reader, there are hours in which the soul is very quiet, and this was not one of them",
+    "He had written but three lines, and I read them twice, and then a third time, slowly",
+    "Outside the rooks were going home across the pale field, and the lamp was not yet lit.",
+]
 
 
 def make_generations() -> list[dict[str, Any]]:

@@ -229,7 +229,8 @@ def test_gate_never_imports_generate() -> None:
 def test_the_layer_check_catches_planted_imports(tmp_path: Path) -> None:
     (tmp_path / "gate").mkdir()
     (tmp_path / "scoring").mkdir()
-    (tmp_path / "gate" / "_x.py").write_text("def f():\n    from voicegate.generate import generate\n", encoding="utf-8")
+    (tmp_path / "gate" / "_x.py").write_text("def f():\n    from voicegate.generate import generate\n",
+                                             encoding="utf-8")
     (tmp_path / "scoring" / "_y.py").write_text("from voicegate.gate import score\n", encoding="utf-8")
     assert package_imports(tmp_path) == [("gate", "generate", "function", "gate/_x.py:2"),
                                          ("scoring", "gate", "top", "scoring/_y.py:1")]

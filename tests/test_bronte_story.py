@@ -145,11 +145,12 @@ def test_lv_bronte_story(story: Path) -> None:
             "drawn from the FAIL is withdrawn.") in record
     assert "- ckpt925: VOICE stays FAIL (+0.210 vs floor 0.251, 0.8x)." in record
     assert "- ckpt475: NOT-COPIED and NO-DAMAGE, as recorded." in record
-    assert f"- The shipping decision: ckpt475 shipped (2026-12-02T00:00:00Z, “{REASON}”); it stands as recorded: an amendment corrects verdicts, not decisions." \
-        in record
+    assert (f"- The shipping decision: ckpt475 shipped (2026-12-02T00:00:00Z, “{REASON}”); it stands as recorded: "
+            "an amendment corrects verdicts, not decisions.") in record
     assert f"Reason, as given: “{AMEND}”" in record
     for name, text in texts.items():
-        assert text.count(FAIL_475) == 1 and text.count(V475) == 2, name  # the original verdicts are still there, word for word
+        # the original verdicts are still there, word for word
+        assert text.count(FAIL_475) == 1 and text.count(V475) == 2, name
     amendments = [json.loads(ln) for ln in (root / "runs" / "lv-bronte" / "amendments.jsonl").read_text().splitlines()]
     assert len(amendments) == 1
     a = amendments[0]

@@ -351,4 +351,5 @@ def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_
     assert lines[1] == ("design: welch-t ships a real voice of carrier base in 3 seeds 0.22; 8 seeds 0.89 of draws "
                         "(calibrate on file: lv-pilot)")
     assert lines[2] == "design: expected power at the registered 3 seeds: 0.22"
-    assert lines[3] == "warning: 3 seeds are fewer than welch-t needs for power 0.8 on this carrier (8 seeds reach 0.89)"
+    assert lines[3] == ("warning: 3 seeds are fewer than welch-t needs for power 0.8 on this carrier "
+                        "(8 seeds reach 0.89)")

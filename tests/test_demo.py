@@ -69,7 +69,8 @@ def _guarded_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
 
 def test_the_guard_refuses_outside_addresses(tmp_path: Path) -> None:
     env, log = _guarded_env(tmp_path)
-    probe = "import socket\ntry:\n    socket.create_connection(('192.0.2.1', 80), timeout=1)\nexcept OSError as e:\n    print(e)\n"
+    probe = ("import socket\ntry:\n    socket.create_connection(('192.0.2.1', 80), timeout=1)\n"
+             "except OSError as e:\n    print(e)\n")
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
     assert "network guard" in done.stdout
     assert "192.0.2.1" in log.read_text()

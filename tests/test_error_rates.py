@@ -85,7 +85,8 @@ def _dickens_result() -> GateResult:
                            floors={"global-max-spread": 0.0, "pairwise-max-spread": 0.0},
                            voice={"global-max-spread": "PASS", "pairwise-max-spread": "PASS"},
                            copying="NOT-COPIED", damage="NO-DAMAGE", specificity=axis)
-    return GateResult(gate="lv-dickens", rule="pairwise-max-spread", ships=None, control=Control(arm="base", overlap=0.0),
+    return GateResult(gate="lv-dickens", rule="pairwise-max-spread", ships=None,
+                      control=Control(arm="base", overlap=0.0),
                       arms=(cand,), impostors=Impostors(author="Charles Dickens", mode="decides",
                                                         authors=("George Eliot",)))
 

@@ -74,7 +74,8 @@ def test_an_impostor_that_is_a_near_copy_of_the_held_out_text_is_refused(tmp_pat
 def test_an_impostor_that_is_a_near_copy_of_another_impostors_file_is_refused(tmp_path: Path) -> None:
     code, err = _impostors(tmp_path, {"Anne Bronte": ["corpora/imp/*.txt"], "Emily Bronte": ["corpora/near/*.txt"]},
                            {"corpora/near/near.txt": _edited("corpora/imp/imp.txt")})
-    assert code == 2 and "shares 80% of its 8-word sequences with impostor 'Anne Bronte': corpora/imp/imp.txt" in err, err
+    assert code == 2, err
+    assert "shares 80% of its 8-word sequences with impostor 'Anne Bronte': corpora/imp/imp.txt" in err, err
 
 
 def test_one_impostor_or_an_impostor_in_the_background_is_warned_about(tmp_path: Path) -> None:

@@ -142,8 +142,10 @@ def test_junit_skips_inconclusive_and_fails_not_specific(scored: Path) -> None:
     cases = score_cases(dataclasses.replace(result, arms=(result.arms[0], cand)))
     spec = [(c.name, c.outcome, c.message) for c in cases if c.name.startswith("specificity")]
     assert spec == [
-        ("specificity under r", "skipped", "INCONCLUSIVE under r: margin -0.010 vs floor 0.070 (nearest impostor Austen)"),
-        ("specificity under s", "failure", "NOT-SPECIFIC under s: margin -0.010 vs floor 0.005 (nearest impostor Austen)"),
+        ("specificity under r", "skipped",
+         "INCONCLUSIVE under r: margin -0.010 vs floor 0.070 (nearest impostor Austen)"),
+        ("specificity under s", "failure",
+         "NOT-SPECIFIC under s: margin -0.010 vs floor 0.005 (nearest impostor Austen)"),
         ("specificity under t", "passed", "SPECIFIC under t: margin -0.010 vs floor 0.001 (nearest impostor Austen)")]
     assert [c.name for c in cases][-6:-3] == ["voice under welch-t", "copying", "damage"]
 
@@ -161,7 +163,8 @@ def test_verify_json_and_junit_then_a_broken_chain_is_still_one_document(scored:
                                         (f"voicegate.verify.{GATE}", f"ledger: runs/{GATE}/entries.jsonl", "passed")]
 
     record = scored / "gates" / f"{GATE}.md"
-    record.write_text(record.read_text(encoding="utf-8").replace("Author: Test Author", "Author: Someone Else", 1), encoding="utf-8")
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace("Author: Test Author", "Author: Someone Else", 1), encoding="utf-8")
     broken = cli(scored, "verify", GATE, "--json", "--junit", str(report))
     assert broken.returncode == 1
     doc = json.loads(broken.stdout)  # the document, not an error object: it says what broke

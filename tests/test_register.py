@@ -226,7 +226,8 @@ def test_the_rules_in_force_are_those_registered_by_the_registration_date(tmp_pa
     before = tree_snapshot(tmp_path)
     done = voicegate(tmp_path, "register", "lv-test", "--supersede", env={"SOURCE_DATE_EPOCH": "1796169600"})
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "deciding rule welch-t@1 was registered 2026-12-06, after this registration's date (2026-12-02)" in done.stderr
+    assert ("deciding rule welch-t@1 was registered 2026-12-06, after this registration's date (2026-12-02)"
+            in done.stderr)
     assert tree_snapshot(tmp_path) == before
 
 

@@ -1,7 +1,8 @@
 """`kill -9` of `score`, `ship` and `amend` at every point between two writes (issue 12, acceptance 2).
 
 Each trial copies a pristine lv-bronte workspace, runs the real CLI in a
-process of its own (forked by `tests/_crashrun.py --serve`, which imports voicegate once) and SIGKILLs it just before or just after
+process of its own (forked by `tests/_crashrun.py --serve`, which imports voicegate once) and SIGKILLs it just
+before or just after
 its K-th file replacement — every whole-file write voicegate makes is one
 `os.replace`, so K walks the kill through the whole command. Then, as a user
 would after a crash:
@@ -146,7 +147,8 @@ def test_a_kill_anywhere_leaves_all_or_nothing_and_the_next_run_exactly_one_entr
         assert killed.returncode == -signal.SIGKILL, f"{where}: not killed ({killed.returncode}) {killed.stderr}"
 
         counts = _counts(root)
-        assert all(c in (n, n + 1) for c, n in zip(counts, n0, strict=True)), f"{where}: entry counts {counts} from {n0}"
+        assert all(c in (n, n + 1) for c, n in zip(counts, n0, strict=True)), \
+            f"{where}: entry counts {counts} from {n0}"
         out_of_step = len({c - n for c, n in zip(counts, n0, strict=True)}) > 1
         seen_out_of_step += out_of_step
         seen_whole += all(c == n + 1 for c, n in zip(counts, n0, strict=True))

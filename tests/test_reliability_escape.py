@@ -34,7 +34,8 @@ HEADINGS = re.compile(r"^(# Gate record: |## Score — |## Shipping decision —
 
 
 def _markdown_is_clean(path: Path, entries: int, before: str = "") -> None:
-    """`path` has `entries` whole entries, a chain that holds, and nothing raw in what voicegate added after `before`."""
+    """`path` has `entries` whole entries, a chain that holds, and nothing raw in what voicegate added after
+    `before`."""
     data = path.read_bytes()
     assert data.decode("utf-8").startswith(before)
     text = data.decode("utf-8")[len(before):]

@@ -332,9 +332,12 @@ def test_generate_stores_no_row_from_a_bad_answer_and_exits_3(tmp_path, edit):
                          candidates=[{"name": "ckpt475", "model": model, "role": "candidate"}])
         root = registered_workspace(tmp_path / "ws", spec)
         res = run_cli("generate", "lv-gen", "--quiet", "--retries", "2", "--retry-budget", "2", cwd=root)
-    # each retry is a line under --quiet too (issue 33: it silences progress, not why the run waits); then the one reason
-    retries = [ln for ln in res.stderr.splitlines() if ln.startswith("voicegate: retrying POST /v1/chat/completions: bad answer")]
-    line = refused(Result(res.code, res.stdout, "".join(ln + "\n" for ln in res.stderr.splitlines() if ln not in retries)), 3)
+    # each retry is a line under --quiet too (issue 33: it silences progress, not why the run waits); then the one
+    # reason
+    retrying = "voicegate: retrying POST /v1/chat/completions: bad answer"
+    retries = [ln for ln in res.stderr.splitlines() if ln.startswith(retrying)]
+    rest = "".join(ln + "\n" for ln in res.stderr.splitlines() if ln not in retries)
+    line = refused(Result(res.code, res.stdout, rest), 3)
     assert retries and "/v1/chat/completions" in line
     kept = stored_rows(root, "lv-gen")
     assert all(r["model"] != model for r in kept)

@@ -95,7 +95,8 @@ def test_report_writes_default_path_from_stored_results(workspace: Path):
     assert 'class="notice"' not in page
     # The registration shown is this workspace's: its spec hash and the commit that registered it.
     reg = json.loads((workspace / "preregistrations" / f"{GATE}.registration.json").read_text())
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, check=False, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, check=False, capture_output=True,
+                          text=True).stdout.strip()
     assert reg["spec_sha256"] in page and head in page
     # Prompts come from the registered prompt file.
     assert PROMPTS[3] in page
@@ -107,16 +108,17 @@ def test_report_out_option_and_workspace_flag(workspace: Path, tmp_path: Path):
     write_run(workspace / "runs" / GATE, _stored(workspace))
     target = tmp_path / "mail" / "bronte.html"
     done = subprocess.run([sys.executable, "-m", "voicegate", "report", GATE, "-C", str(workspace),
-                           "--out", str(target), "--samples", "2"], check=False, capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path)
+                           "--out", str(target), "--samples", "2"], check=False, capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     page = target.read_text(encoding="utf-8")
     assert page.count('<article class="sample"') == 2
     assert not (workspace / "runs" / GATE / "report.html").exists()
 
 
-@pytest.mark.parametrize("target", ["gates/lv-bronte.md", "preregistrations/lv-bronte.yaml", "corpora/held/villette.txt",
-                                    "runs/lv-bronte/scores.json", "runs/lv-bronte/generations.jsonl"])
+@pytest.mark.parametrize("target", ["gates/lv-bronte.md", "preregistrations/lv-bronte.yaml",
+                                    "corpora/held/villette.txt", "runs/lv-bronte/scores.json",
+                                    "runs/lv-bronte/generations.jsonl"])
 def test_report_out_over_a_file_voicegate_keeps_or_reads_is_refused(workspace: Path, target: str):
     """Issue 12, defect 1: `report --out gates/<gate>.md` overwrote the record and verify still passed."""
     write_run(workspace / "runs" / GATE, _stored(workspace))
@@ -169,8 +171,8 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("demo") / "ws"
     env = {k: v for k, v in os.environ.items() if k not in ("VOICEGATE_WORKSPACE", "VOICEGATE_DATA_DIR",
                                                             "VOICEGATE_SEAT_URL")}
-    done = subprocess.run([sys.executable, "-m", "voicegate", "demo", str(root)], check=False, capture_output=True, text=True,
-                          env=env, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "voicegate", "demo", str(root)], check=False, capture_output=True,
+                          text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return root
 

@@ -122,7 +122,8 @@ def test_the_timeline_is_on_screen_before_any_scrolling(tmp_path: Path, width: i
         box = b.evaluate("""(() => {
             const t = document.querySelector('ol.timeline').getBoundingClientRect();
             const c = document.querySelector('.cards').getBoundingClientRect();
-            return {bottom: t.bottom, top: t.top, cards: c.top, items: document.querySelectorAll('ol.timeline li').length};
+            return {bottom: t.bottom, top: t.top, cards: c.top,
+                    items: document.querySelectorAll('ol.timeline li').length};
         })()""")
         assert b.console() == []
     finally:

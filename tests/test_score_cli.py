@@ -309,7 +309,8 @@ def test_dry_run_fills_the_cache_and_writes_no_artifact(tmp_path, monkeypatch):
     after = {k: v for k, v in tree_snapshot(root).items() if not k.startswith("runs/.cache/")}
     assert after == before  # no artifact, no scores.json: only the cache changed
     assert not (root / "runs" / "lv-dry" / "scores.json").exists()
-    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout == head
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout == head
     spy.reset()
     again = run_cli("score", "lv-dry", "--dry-run", "--json", cwd=root)
     assert again.code == 0, again.stderr

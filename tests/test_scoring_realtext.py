@@ -74,7 +74,8 @@ def run_configs(corpus: Path, cache: Cache) -> list[dict]:
             results.append({"target": target, "held": held.stem, "cand": cand.stem, "third": third,
                             "delta": cand_e.delta_cb, "third_delta": third_e.delta_cb,
                             "floor": cand_e.floors["pairwise-max-spread"],
-                            "clear": cand_e.delta_cb - third_e.delta_cb > max(cand_e.floors["pairwise-max-spread"], third_e.floors["pairwise-max-spread"]),
+                            "clear": cand_e.delta_cb - third_e.delta_cb > max(cand_e.floors["pairwise-max-spread"],
+                                                                              third_e.floors["pairwise-max-spread"]),
                             "pass": cand_e.voice["pairwise-max-spread"] == "PASS",
                             "right": cand_e.delta_cb > 0 and cand_e.delta_cb > third_e.delta_cb})
             k += 1
@@ -159,5 +160,6 @@ def test_embedding_view_ranks_the_right_author(corpus_dir, tmp_path_factory):
     print(f"embedding view ranked right: {sum(right)}/{len(right)}")
     # a second pass over the same texts is served from the cache: no model call at all
     calls = []
-    cache.embeddings(mid, chunks[:: max(1, len(chunks) // EMBED_HELD)], lambda texts: calls.append(texts) or encode(texts))
+    cache.embeddings(mid, chunks[:: max(1, len(chunks) // EMBED_HELD)],
+                     lambda texts: calls.append(texts) or encode(texts))
     assert calls == []

@@ -110,7 +110,8 @@ def test_reference_and_cosine_delta_match_a_hand_computation():
     np.testing.assert_allclose(ref.sd, sd, rtol=1e-12)
 
     gen = [rng.choice(vocab) for _ in range(300)]
-    z = lambda toks: [((toks.count(w) / len(toks)) - m) / s if s else 0.0 for w, m, s in zip(words, mean, sd, strict=True)]
+    z = lambda toks: [((toks.count(w) / len(toks)) - m) / s if s else 0.0
+                      for w, m, s in zip(words, mean, sd, strict=True)]
     a, b = z(gen), z(held)
     cos = sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     got = cosine_delta(ref, word_counts(ref.index(), doc_from_tokens(gen)), len(gen))
@@ -176,12 +177,15 @@ def test_real_prose_is_not_degenerate(corpus_dir):
 
 
 @pytest.mark.parametrize("check,reply,ok", [
-    ({"exact": "4"}, " 4. ", True), ({"exact": "4"}, "It is 4", False), ({"exact": ["Paris", "paris, france"]}, "Paris, France!", True),
+    ({"exact": "4"}, " 4. ", True), ({"exact": "4"}, "It is 4", False),
+    ({"exact": ["Paris", "paris, france"]}, "Paris, France!", True),
     ({"regex": r"\b\d{4}\b"}, "In 1847.", True), ({"regex": r"^\d+$"}, "about 3", False),
     ({"refuse": True}, "I’m sorry, but I can’t help with that.", True), ({"refuse": True}, "Sure, here goes", False),
     ({"refuse": False}, "Sure, here goes", True),
-    ({"max_words": 3}, "Yes, of course.", True), ({"max_words": 3}, "Yes, of course, gladly.", False), ({"max_words": 3}, "...", False),
-    ({"json": True}, '{"a": [1, 2]}', True), ({"json": True}, "{a: 1}", False), ({"json": ["a", "b"]}, '```json\n{"a": 1}\n```', False),
+    ({"max_words": 3}, "Yes, of course.", True), ({"max_words": 3}, "Yes, of course, gladly.", False),
+    ({"max_words": 3}, "...", False),
+    ({"json": True}, '{"a": [1, 2]}', True), ({"json": True}, "{a: 1}", False),
+    ({"json": ["a", "b"]}, '```json\n{"a": 1}\n```', False),
     ({"json": ["a"]}, 'Here:\n```json\n{"a": 1}\n```', True),
 ])
 def test_probe_checks(check, reply, ok):

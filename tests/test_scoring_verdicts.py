@@ -103,7 +103,8 @@ def test_welch_t_floor_is_the_one_sided_critical_difference_and_its_detectable_d
         assert (arm.voice["welch-t"] == "PASS") == (t_stat > student.ppf(0.99, df))
     # The reference case under the new rule: ckpt475 passes (0.129 floor), ckpt925's outlier seed fails it.
     a475, a925 = _arm(r, "ckpt475"), _arm(r, "ckpt925")
-    assert (a475.floors["welch-t"], a475.voice["welch-t"], ratio_text(a475.ratios["welch-t"])) == (0.129492, "PASS", "1.5x")
+    assert (a475.floors["welch-t"], a475.voice["welch-t"], ratio_text(a475.ratios["welch-t"])) == \
+        (0.129492, "PASS", "1.5x")
     assert a925.voice["welch-t"] == "FAIL" and a475.disagree and a925.disagree is False
     # The max-spread rules state no power: only the rule with a sampling model carries a detectable delta.
     assert set(a475.detectable) == {"welch-t"}
@@ -140,7 +141,8 @@ def test_table_and_json_show_both_floors(capsys):
     assert row475.count("PASS") == 1 and row475.count("FAIL") == 1
     assert "ships: ckpt475 (VOICE PASS 2.1x under pairwise-max-spread" in out
     data = json.loads(result_json(r))
-    assert next(a for a in data["arms"] if a["name"] == "ckpt475")["floors"] == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
+    floors = next(a for a in data["arms"] if a["name"] == "ckpt475")["floors"]
+    assert floors == {"global-max-spread": 0.251, "pairwise-max-spread": 0.091}
 
 
 def test_ship_needs_all_three_axes_and_follows_preference():
@@ -186,7 +188,8 @@ def test_pairwise_floor_ignores_other_candidates(data, seed_list):
                    copying=copying, damage=damage)
     one = decide({"base": base, "a": a}, "base", ["a"], rule="pairwise-max-spread", copying=copying, damage=damage)
     for key in ("floors", "voice", "ratios", "delta_cb"):
-        pw = lambda r, key=key: getattr(r.arms[1], key) if key == "delta_cb" else getattr(r.arms[1], key)["pairwise-max-spread"]
+        pw = lambda r, key=key: (getattr(r.arms[1], key) if key == "delta_cb"
+                                 else getattr(r.arms[1], key)["pairwise-max-spread"])
         assert pw(one) == pw(two) == pw(three)
     # the global floor, by contrast, is the max over every arm present
     assert three.arms[1].floors["global-max-spread"] >= two.arms[1].floors["global-max-spread"]

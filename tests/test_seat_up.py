@@ -169,7 +169,8 @@ def test_a_vllm_flag_voicegate_owns_is_refused_before_vllm_starts(tmp_path: Path
     assert done.code == 2 and done.stdout == "", done
     line = done.stderr.strip()
     assert len(line.splitlines()) == 1
-    assert line.startswith(f"voicegate: -- {flags[-2] if owned == '--model' else flags[0]}: voicegate sets {owned} itself (")
+    named = flags[-2] if owned == "--model" else flags[0]
+    assert line.startswith(f"voicegate: -- {named}: voicegate sets {owned} itself (")
     assert line.endswith("pass only other vLLM flags after --")
 
 

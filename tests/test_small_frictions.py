@@ -51,7 +51,8 @@ def test_seat_models_says_which_specs_url_it_used(tmp_path: Path) -> None:
         given = run_cli("seat", "models", "--seat", seat.url, cwd=tmp_path)
         as_json = run_cli("seat", "models", "--json", cwd=tmp_path)
     assert done.code == given.code == as_json.code == 0, done.stderr
-    assert done.stderr == f"voicegate: note: no --seat given: using the seat.url of preregistrations/{GATE}.yaml, {seat.url}\n"
+    assert done.stderr == \
+        f"voicegate: note: no --seat given: using the seat.url of preregistrations/{GATE}.yaml, {seat.url}\n"
     assert done.stdout.splitlines()[0].startswith(f"seat {seat.url}")
     assert given.stderr == ""   # a URL the user gave needs no note
     assert as_json.stderr == done.stderr and as_json.stdout.startswith("{")   # the note never enters the JSON
@@ -69,7 +70,8 @@ def _amendment(ships_before: str | None, ships_after: str | None, decision: obje
     citation = {"rule": "pairwise-max-spread", "gate": "lv-bronte-v2", "commit": "c" * 40, "spec_sha256": "a" * 64,
                 "committed": "2026-12-06T18:19:46Z", "post_hoc": False, "numbers_at": "b" * 40, "after_numbers": 0}
     return render("record_amend.md.j2", when="2026-12-06T18:19:47Z", rule_from="global-max-spread",
-                  rule_to="pairwise-max-spread", rule_to_registered="2026-09-17", reason="r", generations_sha256="f" * 64,
+                  rule_to="pairwise-max-spread", rule_to_registered="2026-09-17", reason="r",
+                  generations_sha256="f" * 64,
                   citation=citation, rules=["global-max-spread", "pairwise-max-spread"], changes=[change],
                   ships_before=ships_before, ships_after=ships_after, decision=decision,
                   result=SimpleNamespace(signature_text="sig"), result_sha256="e" * 64)

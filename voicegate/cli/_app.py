@@ -31,7 +31,8 @@ app.add_typer(seat_app, name="seat")
 
 Workspace = Annotated[
     Path | None,
-    typer.Option("--workspace", "-C", metavar="DIR", help="Workspace root (default: $VOICEGATE_WORKSPACE or the current directory)."),
+    typer.Option("--workspace", "-C", metavar="DIR",
+                 help="Workspace root (default: $VOICEGATE_WORKSPACE or the current directory)."),
 ]
 
 
@@ -53,7 +54,8 @@ def gate_arg(value: str | None) -> str | None:
                          f"preregistrations/{stem}.yaml in the workspace, -C DIR)")
 
 
-Gate = Annotated[str, typer.Argument(metavar="GATE", help="The adapter's gate name, e.g. lv-bronte.", callback=gate_arg)]
+Gate = Annotated[str, typer.Argument(metavar="GATE", help="The adapter's gate name, e.g. lv-bronte.",
+                                     callback=gate_arg)]
 
 
 def _version(value: bool) -> None:

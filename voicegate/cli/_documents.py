@@ -110,7 +110,9 @@ def verify_document(root: Path, gate: str | None, checks: Sequence[Any], ok: boo
         lines, _ = describe(root, [fc])  # the same lines the text output prints for this file
         files.append({
             "path": shown_path(root, fc.path), "kind": fc.kind, "gates": list(fc.gates), "exists": fc.exists,
-            "ok": fc.ok, "problem": fc.problem, "entries": (len(fc.expected) if fc.kind == "ledger" else fc.report.entries if fc.report is not None else 0),
+            "ok": fc.ok, "problem": fc.problem,
+            "entries": (len(fc.expected) if fc.kind == "ledger"
+                        else fc.report.entries if fc.report is not None else 0),
             "git": {"commits": fc.git_commits, "problems": list(fc.git_problems), "skipped": fc.git_skipped},
             "citations": list(fc.citations), "citation_problems": list(fc.citation_problems),
             "notes": list(fc.notes), "lines": [ln.strip() for ln in lines[1:]] if len(lines) > 1 else lines,

@@ -18,7 +18,8 @@ RULES_HELP = ("The floor rule to re-score under, one registered before the amend
               "run); pairwise-max-spread (v1, registered 2026-09-17: floor = max(spread(candidate), "
               "spread(base))); welch-t (v1, registered 2026-12-06: floor = t(1-0.01, Welch df) × SE of "
               "mean(base) − mean(candidate) over seeds: a one-sided Welch t test whose power grows with seeds).")
-Reason = Annotated[str, typer.Option("--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.  [required]")]
+Reason = Annotated[str, typer.Option(
+    "--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.  [required]")]
 
 
 def _emit(data: dict[str, Any]) -> None:

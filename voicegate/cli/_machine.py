@@ -52,8 +52,8 @@ def _mark(value: bool) -> bool:
     return value
 
 
-AsJson = Annotated[bool, typer.Option("--json", callback=_mark,
-                                      help="Print one JSON document on stdout; an error is a document too (error, exit).")]
+AsJson = Annotated[bool, typer.Option(
+    "--json", callback=_mark, help="Print one JSON document on stdout; an error is a document too (error, exit).")]
 JunitFile = Annotated[Path | None, typer.Option(
     "--junit", metavar="FILE",
     help="Also write a JUnit XML report to FILE (written atomically), so CI shows the gate as tests.")]

@@ -29,7 +29,8 @@ def init_cmd(
 @app.command("register")
 def register_cmd(
     gate: Gate,
-    supersede: Annotated[bool, typer.Option(help="Replace an existing registration (only while no results exist).")] = False,
+    supersede: Annotated[bool, typer.Option(
+        help="Replace an existing registration (only while no results exist).")] = False,
     workspace: Workspace = None,
     as_json: AsJson = False,
 ) -> None:

@@ -18,7 +18,8 @@ def score_cmd(
     workspace: Workspace = None,
     as_json: AsJson = False,
     junit: JunitFile = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Score without writing scores.json or any artifact (a --junit FILE still is).")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Score without writing scores.json or any artifact (a --junit FILE still is).")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when no candidate ships.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
 ) -> None:

@@ -106,7 +106,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
     rule = get_rule(rule_id)
     if not rule.registered < when.date():
         raise VoicegateError(f"rule {rule.signature} was registered {rule.registered.isoformat()}, which does not "
-                             f"precede this amendment ({when.date().isoformat()}): a rule must exist before it is applied")
+                             f"precede this amendment ({when.date().isoformat()}): a rule must exist before it is "
+                             "applied")
     with verdict_lock(spec, "amend") as completed:
         state, old = current_state(spec, "amend")
         if old.rule == rule_id:
@@ -115,7 +116,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
                 # A re-run after a kill: this very amendment is already in every artifact.
                 return completed + [(f"{spec.gate}: this amendment (to {rule.signature}, same reason) is already "
                                     f"recorded at {newest.get('time')}; nothing appended")]
-            raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under {rule.signature}")
+            raise VoicegateError(f"nothing to amend: {spec.gate}'s recorded verdicts are already under "
+                                 f"{rule.signature}")
         past = amendments(spec)
         if rule_id in decided_under(spec, state, past):
             raise VoicegateError(f"{spec.gate} was already decided under {rule.signature} (now {old.rule}): an "
@@ -157,7 +159,8 @@ def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -
         floor = c.floors.get(new.rule)
         numbers = "" if c.delta_cb is None or floor is None else f" ({c.delta_cb:+.3f} vs floor {floor:.3f})"
         ratio = f" {ratio_text(c.after_ratio)}" if c.after == "PASS" else ""
-        moved = f"VOICE {c.before} -> {c.after}{ratio}" if c.before != c.after else f"VOICE {c.after}{ratio} (unchanged)"
+        moved = (f"VOICE {c.before} -> {c.after}{ratio}" if c.before != c.after
+                 else f"VOICE {c.after}{ratio} (unchanged)")
         specific = "" if c.specific_after is None else (
             f" · {c.specific_after}" if c.specific_before == c.specific_after
             else f" · {c.specific_before} -> {c.specific_after}")

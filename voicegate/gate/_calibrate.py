@@ -289,7 +289,8 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         copying=copying.get(c), damage=damage.get(c), all_seeds=all_seeds[c]) for c in cands)
     targets = {author: distances, **toward}
     return Calibration(
-        gate=spec.gate, author=author, carrier=spec.seat.base_model, seeds=seeds, draws=draws, rng_seed=rng_seed, rules=rules,
+        gate=spec.gate, author=author, carrier=spec.seat.base_model, seeds=seeds, draws=draws, rng_seed=rng_seed,
+        rules=rules,
         stored_seeds={arm: len(s) for arm, s in order.items()}, impostors=tuple(toward),
         specificity_decides=decides, candidates=rates,
         a_vs_a={arm: {rid: Share.of(false_n[arm][rid], draws) for rid in rules} for arm in fresh},

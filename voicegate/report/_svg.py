@@ -628,7 +628,8 @@ def overlap_plot(arms: Sequence[ArmResult], control_arm: str, control: float, to
         over = ov is not None and float(ov) > limit + 1e-12
         if ov is not None:
             parts.append(el("rect", {"x": left, "y": y0 + 9, "width": max(sc(float(ov)) - left, 1.5),
-                                     "height": 18, **({"fill": BAD_FILL, **BAD_STROKE} if over else {"fill": MID, "stroke": INK}),
+                                     "height": 18,
+                                     **({"fill": BAD_FILL, **BAD_STROKE} if over else {"fill": MID, "stroke": INK}),
                                      "class": "overlap-bar", "data-arm": a.name},
                             title(f"{a.name}: overlap {float(ov):.4f}")))
         label = "n/a" if ov is None else f"{float(ov):.4f}"

@@ -139,7 +139,8 @@ def _binding_cell(axis: Specificity, rid: str) -> str:
     """'George Eliot +0.229 vs 0.225 (1.0x)': the impostor that decides under `rid`, its margin, floor and ratio."""
     who = axis.binding.get(rid)
     margin = axis.margins.get(who) if who else None
-    return f"{who or '-'} {_num(margin, signed=True)} vs {_num(axis.floors.get(rid))} ({ratio_text(axis.ratios.get(rid))})"
+    floor, ratio = _num(axis.floors.get(rid)), ratio_text(axis.ratios.get(rid))
+    return f"{who or '-'} {_num(margin, signed=True)} vs {floor} ({ratio})"
 
 
 def _nearest_cell(axis: Specificity) -> str:
@@ -271,7 +272,8 @@ def safety_table(result: GateResult, *, copying: bool = True, damage: bool = Tru
     for name, just in columns:
         t.add_column(name, justify=just)  # type: ignore[arg-type]
     for arm in result.arms:
-        t.add_row(arm.name, *((_copying_cells(result, arm) if copying else []) + (_damage_cells(arm) if damage else [])))
+        cells = (_copying_cells(result, arm) if copying else []) + (_damage_cells(arm) if damage else [])
+        t.add_row(arm.name, *cells)
     return t
 
 

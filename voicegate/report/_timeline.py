@@ -129,7 +129,8 @@ def timeline(data: ReportData) -> list[Event]:
     if reg:
         commit = str(reg.get("commit") or "")
         events.append(Event(time=reg.get("registered_at"), kind="registered", label="registered",
-                            text=(f"{data.gate or data.score.gate} under {reg.get('deciding_rule') or data.score.rule}, "
+                            text=(f"{data.gate or data.score.gate} under "
+                                  f"{reg.get('deciding_rule') or data.score.rule}, "
                                   f"before any of its numbers existed"
                                   + (f" (commit {commit[:12]})" if commit else ""))))
     result = data.score

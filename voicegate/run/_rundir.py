@@ -28,7 +28,8 @@ class RunDir:
 
     @property
     def canaries(self) -> Path:
-        """Seat-integrity canaries: each arm's references and the checks re-sent mid-run (`generate._canaries`, judged by `scoring._integrity`)."""
+        """Seat-integrity canaries: each arm's references and the checks re-sent mid-run (`generate._canaries`,
+        judged by `scoring._integrity`)."""
         return self.path / "canaries.jsonl"
 
     @property

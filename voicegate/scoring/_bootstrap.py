@@ -56,7 +56,8 @@ def weights(idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def paired_interval(base: Mapping[Any, PoolDistance], cand: Mapping[Any, PoolDistance], n_prompts: int, *,
-                    resamples: int = RESAMPLES, level: float = LEVEL, seed: int = BOOTSTRAP_SEED) -> dict[str, Any] | None:
+                    resamples: int = RESAMPLES, level: float = LEVEL,
+                    seed: int = BOOTSTRAP_SEED) -> dict[str, Any] | None:
     """Percentile interval of delta_cb, or None when fewer than 2 prompts are shared."""
     if n_prompts < 2:
         return None
@@ -66,7 +67,8 @@ def paired_interval(base: Mapping[Any, PoolDistance], cand: Mapping[Any, PoolDis
     def delta_cb(idx: np.ndarray, axis: int = -1) -> np.ndarray:
         # idx: resampled prompt indices, one replicate a row (the data are the indices 0..P-1)
         w = weights(idx, n_prompts)
-        out: np.ndarray = np.mean([f(w) for f in base.values()], axis=0) - np.mean([f(w) for f in cand.values()], axis=0)
+        out: np.ndarray = (np.mean([f(w) for f in base.values()], axis=0)
+                           - np.mean([f(w) for f in cand.values()], axis=0))
         return out
 
     with warnings.catch_warnings():

@@ -169,7 +169,8 @@ class Cache:
         data = self._load(name)
         if data is not None:
             self.hits += 1
-            ref = Reference(tuple(data["words"].tolist()), data["mean"], data["sd"], data["target"], int(data["chunks"]))
+            ref = Reference(tuple(data["words"].tolist()), data["mean"], data["sd"], data["target"],
+                            int(data["chunks"]))
         else:
             self.misses += 1
             ref = build_reference([self.doc(p) for p in heldout], [self.doc(p) for p in background],

@@ -69,7 +69,8 @@ def is_runaway(tokens: Sequence[str]) -> bool:
     return len(tokens) > REPEAT_WINDOW and _distinct_share(tokens[-REPEAT_WINDOW:]) < REPEAT_MAX_DISTINCT
 
 
-def degeneration(items: Sequence[tuple[Sequence[str], str | None]], *, truncation_decides: bool = False) -> dict[str, Any]:
+def degeneration(items: Sequence[tuple[Sequence[str], str | None]], *,
+                 truncation_decides: bool = False) -> dict[str, Any]:
     """Rates over one arm's voice generations, given (tokens, finish_reason) for each."""
     n = len(items)
     empty = repetition = truncated = degenerate = 0

@@ -166,7 +166,8 @@ class Tally:
         seat, arm = self.floors()
         return {"references": self.references, "sent": self.sent, "right": self.right, "exact": self.exact,
                 "wrong": self.wrong, "foreign": self.foreign, "unclear": self.unclear, "status": self.status,
-                "confusions": [{"arm": a, "answered_as": b, "count": n} for (a, b), n in sorted(self.confusions.items())],
+                "confusions": [{"arm": a, "answered_as": b, "count": n}
+                               for (a, b), n in sorted(self.confusions.items())],
                 "checks_per_arm": dict(sorted(self.per_arm.items())), "detects_95": _r(seat),
                 "detects_95_one_arm": _r(arm), "cells_checked": len(self.cells),
                 "detects_cells_95": _r(self.cell_floor()), "problems": list(self.problems),
@@ -448,7 +449,8 @@ def _copies_differ(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapp
     bad = 0
     for c in canary_rows:
         against, cell = c.get("against"), c.get("cell")
-        if c.get("check") != "reask" or not isinstance(against, Mapping) or not isinstance(cell, list) or len(cell) != 3:
+        if (c.get("check") != "reask" or not isinstance(against, Mapping)
+                or not isinstance(cell, list) or len(cell) != 3):
             continue
         key = (str(cell[0]), int(cell[1]), str(cell[2]))
         bad += sum(1 for a, t in against.items() if stored.get((part_of(c), key, str(a)), t) != t)

@@ -731,7 +731,8 @@ class GateResult:
             out["ruler"] = {view: check.to_json() for view, check in self.ruler.items()}
         if self.impostors is not None:
             out["impostors"] = self.impostors.to_json()
-        out.update({"warnings": list(self.warnings), "signature": {} if self.signature is None else self.signature.to_json(),
+        out.update({"warnings": list(self.warnings),
+                    "signature": {} if self.signature is None else self.signature.to_json(),
                     "signature_text": self.signature_text})
         return out
 

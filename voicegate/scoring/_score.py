@@ -399,7 +399,8 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     def assemble(digits: int | None) -> GateResult:
         axis = {a: specificity(dist, toward, base, a, author=spec.author, decides=spec.voice.specificity == "decides",
                                rule=rule_id, rules=computed, digits=digits) for a in cand_names} if toward else {}
-        decided = decide(dist, base, cand_names, rule=rule_id, rules=computed, copying=copying, damage=damage, specificity=axis,
+        decided = decide(dist, base, cand_names, rule=rule_id, rules=computed, copying=copying, damage=damage,
+                         specificity=axis,
                          prefer=spec.prefer, digits=digits)
         voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
         arms_out: list[ArmResult] = []

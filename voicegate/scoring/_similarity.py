@@ -57,7 +57,8 @@ class CanaryParams:
     reask_share: float = 0.5        # of the random checks: re-asks of a stored row of a fresh cell (issue 35)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"count": self.count, "asks": self.asks, "similarity": f"dice over character {self.ngram}-gram multisets",
+        return {"count": self.count, "asks": self.asks,
+                "similarity": f"dice over character {self.ngram}-gram multisets",
                 "ngram": self.ngram, "min_gap": self.min_gap, "threshold_rule": THRESHOLD_RULE,
                 "overhead_goal": self.overhead, "min_checks_per_arm": self.min_checks_per_arm,
                 "checks_per_arm": self.checks_per_arm, "closing": self.closing, "position_rule": POSITION_RULE,

@@ -126,7 +126,8 @@ def _verdict(kind: type[V], value: str | None) -> V | None:
 
 
 def rule_set(rule: str, rules: Iterable[str] | None = None) -> tuple[str, ...]:
-    """The rules a result computes, in the registry's order: `rules` (None: every registered rule) and the deciding one."""
+    """The rules a result computes, in the registry's order: `rules` (None: every registered rule) and the deciding
+    one."""
     wanted = set(RULES if rules is None else rules) | {get_rule(rule).id}
     for rid in wanted:
         get_rule(rid)  # an unknown id is refused, not skipped
@@ -134,7 +135,8 @@ def rule_set(rule: str, rules: Iterable[str] | None = None) -> tuple[str, ...]:
 
 
 def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: Sequence[str], *,
-           rule: str, rules: Iterable[str] | None = None, copying: Mapping[str, str] | None = None, damage: Mapping[str, str] | None = None,
+           rule: str, rules: Iterable[str] | None = None, copying: Mapping[str, str] | None = None,
+           damage: Mapping[str, str] | None = None,
            specificity: Mapping[str, Specificity] | None = None, prefer: Sequence[str] = (),
            digits: int | None = DIGITS) -> Decision:
     """Verdicts from per-seed distances; reported numbers rounded to `digits` (None: full precision).
@@ -173,7 +175,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
             detectable={rid: rnd(d, digits) for rid, d in detectable.items()},
             copying=_verdict(Copying, (copying or {}).get(arm)), damage=_verdict(Damage, (damage or {}).get(arm)),
             specific_ok=_specific_ok((specificity or {}).get(arm), deciding.id)))
-    return Decision(rule=deciding.id, ships=ship_pick(out, prefer), base=ArmVoice(name=base, role="base", **stats(base)),
+    return Decision(rule=deciding.id, ships=ship_pick(out, prefer),
+                    base=ArmVoice(name=base, role="base", **stats(base)),
                     candidates=tuple(out))
 
 

@@ -352,7 +352,8 @@ def render_carrier(check: CarrierCheck) -> str:
         lines.append("")
         if kv.get("pinned"):
             b = kv["kv_cache_bytes"]
-            lines.append(f"KV budget pinned: --kv-cache-memory {b:,} bytes ({b / 2**30:.2f} GiB), service {kv['service']}")
+            lines.append(f"KV budget pinned: --kv-cache-memory {b:,} bytes ({b / 2**30:.2f} GiB), "
+                         f"service {kv['service']}")
             for row in check.table:
                 if "lora_plus_kv_bytes" in row:
                     lines.append(f"  {row['voices']} voices resident ≈ {gb(row['lora_plus_kv_bytes'])} "

@@ -479,13 +479,15 @@ class SeatClient:
         data = _json(resp, "GET /v1/models")
         items = data.get("data") if isinstance(data, dict) else None
         if not isinstance(items, list):
-            raise SeatError(f"the seat's /v1/models answer has no 'data' list: is {self.shown_url} an OpenAI-compatible "
+            raise SeatError(f"the seat's /v1/models answer has no 'data' list: is {self.shown_url} an "
+                            "OpenAI-compatible "
                             "API?")
         cards = []
         for m in items:
             if not isinstance(m, dict) or "id" not in m:
                 continue
-            if not isinstance(m["id"], str) or not all(isinstance(m.get(k), (str, type(None))) for k in ("root", "parent")):
+            if not isinstance(m["id"], str) or not all(isinstance(m.get(k), (str, type(None)))
+                                                       for k in ("root", "parent")):
                 raise SeatError("the seat's /v1/models answer lists a model whose id, root or parent is not a string")
             cards.append(ModelCard(m["id"], m.get("root"), m.get("parent")))
         return cards

@@ -110,7 +110,8 @@ def error_for(status: int, body: bytes | str, *, method: str, path: str, model: 
             hint = f"; check the key in ${api_key_env}"
         else:
             hint = "; set seat.api_key_env in the spec and the key in that environment variable"
-        return SeatAuthError(f"the seat refused the request ({status} on {where}: {msg or 'no reason given'}){hint}", **kw)
+        return SeatAuthError(f"the seat refused the request ({status} on {where}: {msg or 'no reason given'})"
+                             f"{hint}", **kw)
     if path.endswith("/load_lora_adapter"):
         if status == 400 and msg and "already been loaded" in msg:
             return AdapterAlreadyLoaded(f"adapter {adapter!r} is already loaded on the seat", **kw)

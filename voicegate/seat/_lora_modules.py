@@ -226,7 +226,8 @@ def load_services(compose_path: Path, environ: Mapping[str, str] | None = None) 
         if not isinstance(svc, dict):
             continue
         where = f"{compose_path.name}: services.{name}"
-        tokens = _argv(svc.get("entrypoint"), env, where + ".entrypoint") + _argv(svc.get("command"), env, where + ".command")
+        tokens = (_argv(svc.get("entrypoint"), env, where + ".entrypoint")
+                  + _argv(svc.get("command"), env, where + ".command"))
         out.append(Service(name=str(name), tokens=tuple(tokens),
                            volumes=tuple(_volumes(svc.get("volumes"), env, compose_path.parent))))
     return out

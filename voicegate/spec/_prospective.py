@@ -239,7 +239,8 @@ def registration_commits(root: Path) -> dict[str, str]:
     for line in out.splitlines():
         if line.startswith("commit "):
             commit = line.split()[1]
-        elif line.startswith(f"{REGISTRATIONS}/") and line.endswith(SUFFIX) and "/" not in line[len(REGISTRATIONS) + 1:]:
+        elif (line.startswith(f"{REGISTRATIONS}/") and line.endswith(SUFFIX)
+              and "/" not in line[len(REGISTRATIONS) + 1:]):
             gate = line[len(REGISTRATIONS) + 1:-len(SUFFIX)]
             newest.setdefault(gate, commit)
     return dict(reversed(list(newest.items())))
@@ -315,7 +316,8 @@ def find_citation(root: Path, rule: str, when: _dt.datetime, *, this_gate: str,
         check_gate_name(registered_in)
         if registered_in not in commits:
             raise VoicegateError(f"--registered-in {registered_in}: no registration of {registered_in} in this "
-                                 f"workspace's git history ({REGISTRATIONS}/{registered_in}{SUFFIX} was never committed)")
+                                 f"workspace's git history ({REGISTRATIONS}/{registered_in}{SUFFIX} was never "
+                                 "committed)")
         problem, citation = why_not(root, registered_in, commits[registered_in], rule, when, this_gate=this_gate)
         if citation is None:
             raise VoicegateError(f"--registered-in {registered_in} cannot be cited: {problem}")

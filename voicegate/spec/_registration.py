@@ -149,7 +149,8 @@ def _record_problem(data: Any) -> str | None:
 def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | None = None) -> Registration:
     root = spec.root
     if not is_git_worktree(root):
-        raise VoicegateError(f"{root} is not a git work tree: registration is a commit (run `git init` or `voicegate init`)")
+        raise VoicegateError(f"{root} is not a git work tree: registration is a commit "
+                             "(run `git init` or `voicegate init`)")
     check_artifact_paths(spec)  # appending to an input, or through a symlink out of the workspace, breaks the gate
     unavailable = spec.view.unavailable()  # a module the view needs: found now, not after a whole `generate`
     if unavailable is not None:
@@ -189,7 +190,8 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         },
         "spec": spec.raw,
     }
-    weights = adapter_weights(spec)   # issue 35: the adapters' files, where reachable (records without keep their bytes)
+    # issue 35: the adapters' files, where reachable (records without keep their bytes)
+    weights = adapter_weights(spec)
     if weights:
         data["adapter_weights"] = weights
     path = spec.registration_path

@@ -107,7 +107,8 @@ def _check_set_size(fail: Fail, key: str, total: int, files: int, cap_mb: float)
     """Refuse a corpus set over SET_CAP_FILES x the per-file cap: many files under the cap are as much memory as one
     over it (issue 35), and are refused before a byte of them is read."""
     if total > SET_CAP_FILES * cap_mb * 2**20:
-        raise fail(key, f"its files total over {total / 2**20:,.1f} MiB ({files} files so far), over the corpus set cap "
+        raise fail(key, f"its files total over {total / 2**20:,.1f} MiB ({files} files so far), over the corpus "
+                        "set cap "
                         f"of {SET_CAP_FILES} x {cap_mb:g} MiB (scoring holds about 20x a corpus in memory); trim the "
                         "set, or raise corpora.max_file_mb in the spec")
 
@@ -369,7 +370,8 @@ def artifact_gaps(values: Mapping[str, Any], root: Path) -> tuple[list[str], lis
     return missing, notes
 
 
-def _model(fail: Fail, root: Path, values: Mapping[str, Any], check_files: bool) -> tuple[Path | None, tuple[Path, ...]]:
+def _model(fail: Fail, root: Path, values: Mapping[str, Any],
+           check_files: bool) -> tuple[Path | None, tuple[Path, ...]]:
     """(directory, files) of the model the spec's view measures through, if it is local; a hub name unpinned
     is refused. Every view that declares a `Model` gets this, whatever its name (`_views.ViewSpec`)."""
     model = view_spec(values["voice.view"]).model

@@ -1,4 +1,5 @@
-"""Every spec key, declared once: its dotted path, kind (type and bounds), default, whether it is required, and a line of doc.
+"""Every spec key, declared once: its dotted path, kind (type and bounds), default, whether it is required,
+and a line of doc.
 
 Validation (`_check`), the defaults on `GateSpec` and the schema tables in
 `docs/reference.md` are all derived from these declarations, so adding a key is

@@ -46,7 +46,8 @@ def name_pattern() -> str:
     try:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as exc:
-        raise VoicegateError(f"${NAME_PATTERN_ENV} is not a valid regular expression ({exc}): {pattern!r:.80}") from None
+        raise VoicegateError(f"${NAME_PATTERN_ENV} is not a valid regular expression ({exc}): "
+                             f"{pattern!r:.80}") from None
     if not pattern:
         raise VoicegateError(f"${NAME_PATTERN_ENV} is empty; unset it for the default {DEFAULT_NAME_PATTERN}")
     return pattern
