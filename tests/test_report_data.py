@@ -46,3 +46,16 @@ def test_reference_result_has_both_floors(rule):
     for arm in make_result(rule)["arms"]:
         if arm["role"] == "candidate":
             assert set(arm["floors"]) == set(BRONTE_RULES) and set(arm["voice"]) == set(BRONTE_RULES)
+
+
+def test_an_arms_role_is_a_role_however_the_result_was_built():
+    from voicegate.scoring import GateResult
+    from voicegate.spec import Role
+
+    stored = make_result("global-max-spread")
+    read = GateResult.from_json(stored)
+    assert [type(a.role) for a in read.arms] == [Role] * len(read.arms)
+    assert [a.role for a in read.arms][:2] == [Role.BASE, Role.CANDIDATE]
+    # A hand-made result's unknown role reads as a candidate (as a non-base arm always has), typed so.
+    odd = {**stored, "arms": [stored["arms"][0], {**stored["arms"][1], "role": "challenger"}]}
+    assert GateResult.from_json(odd).arms[1].role is Role.CANDIDATE

@@ -76,6 +76,14 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, StrEnum) else value
 
 
+def _role(value: Any) -> Role:
+    """A stored arm's role; a hand-made or older result's unknown role reads as a candidate, as it always has."""
+    try:
+        return Role(str(value))
+    except ValueError:
+        return Role.CANDIDATE
+
+
 def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
@@ -247,7 +255,7 @@ class ArmResult:
     """Every arm, the base carrier included: its distances and its copying and damage statistics."""
 
     name: str                     # the arm's name in the spec
-    role: str                     # its role (`Role`: base, candidate, a-vs-a)
+    role: Role                    # its role: base, candidate, a-vs-a
     model: str | None = None      # the served model name it was generated under
     distances: Mapping[str, float | None] = field(default_factory=dict)  # seed -> d(a, s) to the author's held-out text
     mean_distance: float | None = None   # the mean of those distances over seeds
@@ -261,6 +269,10 @@ class ArmResult:
     generations: int | None = None       # its voice generations scored
     # Words (tokens) in each seed's pool: what d(a, s) rests on. Absent in older results.
     pool_words: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Built from plain dicts (`stats`, `_common`) as often as by keyword: the role is a Role either way.
+        object.__setattr__(self, "role", Role(self.role))
 
     @property
     def is_base(self) -> bool:
@@ -287,7 +299,7 @@ class ArmResult:
 
     @staticmethod
     def _common(d: Mapping[str, Any]) -> JSON:
-        return {"name": str(d.get("name")), "role": str(d.get("role", "")), "model": d.get("model"),
+        return {"name": str(d.get("name")), "role": _role(d.get("role")), "model": d.get("model"),
                 "distances": {str(k): v for k, v in _mapping(d.get("distances")).items()},
                 "mean_distance": d.get("mean_distance"), "spread": d.get("spread"),
                 "overlap": d.get("overlap"), "ngrams": d.get("ngrams"), "longest_run": d.get("longest_run"),
@@ -298,7 +310,7 @@ class ArmResult:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ArmResult:
-        if str(d.get("role")) == Role.BASE:
+        if _role(d.get("role")) is Role.BASE:
             return ArmResult(**ArmResult._common(d))
         return CandidateResult.from_json(d)
 

@@ -30,7 +30,7 @@ from voicegate.scoring._result import (
     Specificity,
     Voice,
 )
-from voicegate.spec import RULES, get_rule, spread
+from voicegate.spec import RULES, Role, get_rule, spread
 
 DIGITS = 6
 V = TypeVar("V", bound=StrEnum)
@@ -59,7 +59,7 @@ class ArmVoice:
     """One arm's voice distances: what every arm, the base included, has."""
 
     name: str
-    role: str
+    role: Role
     distances: dict[str, float | None]
     mean_distance: float | None
     spread: float | None
@@ -168,7 +168,7 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
         voice = {rid: Voice.PASS if passes(delta, f) else Voice.FAIL for rid, f in floors.items()}
         ratios = {rid: (delta / f if f > 0 else None) for rid, f in floors.items()}
         out.append(CandidateVoice(
-            name=arm, role="candidate", **stats(arm),
+            name=arm, role=Role.CANDIDATE, **stats(arm),
             delta_cb=rnd(delta, digits), floors={rid: rnd(f, digits) for rid, f in floors.items()}, voice=voice,
             ratios={rid: rnd(x, digits) for rid, x in ratios.items()}, ratio=rnd(ratios[deciding.id], digits),
             disagree=len(set(voice.values())) > 1, voice_decides=voice[deciding.id],
@@ -176,7 +176,7 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
             copying=_verdict(Copying, (copying or {}).get(arm)), damage=_verdict(Damage, (damage or {}).get(arm)),
             specific_ok=_specific_ok((specificity or {}).get(arm), deciding.id)))
     return Decision(rule=deciding.id, ships=ship_pick(out, prefer),
-                    base=ArmVoice(name=base, role="base", **stats(base)),
+                    base=ArmVoice(name=base, role=Role.BASE, **stats(base)),
                     candidates=tuple(out))
 
 
