@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ _SUITE_SETTINGS = frozenset({
     "VOICEGATE_SHARED", "VOICEGATE_VLLM_VENV", "VOICEGATE_CHROMIUM", "VOICEGATE_EMBEDDING_MODEL",
     "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT", "VOICEGATE_UPDATE_TUTORIAL",
 })
+_SUITE_CACHE = tempfile.mkdtemp(prefix="voicegate-suite-cache-")
 # The keys the tests name: the fixture compose's seat key, LiteLLM's master key, vLLM's own.
 _KEYS = ("VOICES_API_KEY", "LITELLM_MASTER_KEY", "API_KEY", "VLLM_API_KEY")
 
@@ -38,6 +40,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if (name.startswith("VOICEGATE_") and name not in _SUITE_SETTINGS) or name in _KEYS:
             monkeypatch.delenv(name)
+    # Derived answers of a carrier's own files (generate._carrier): one cache per test process, not the user's.
+    monkeypatch.setenv("VOICEGATE_CACHE_DIR", _SUITE_CACHE)
     # The score tables fit the terminal; tests read the wide layout unless they ask for a narrow one.
     monkeypatch.setenv("COLUMNS", "130")
 

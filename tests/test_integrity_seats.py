@@ -178,8 +178,9 @@ def test_the_record_states_the_cell_coverage_floor_and_what_identity_rests_on(tm
     assert (f"A fault tied to cells is met with 95% when it hits {100 * floor:.1f}% of cells or more "
             f"({len(cells)} distinct cells checked)") in record
     assert ("Identity of each arm's weights: base: the seat's word only: model 'voices-base', root "
-            "'/models/voices-base' (no weights file reachable from here), held to no earlier answer (the first "
-            "session on it); ckpt475: the seat's word only") in record
+            "'/models/voices-base' (no weights file reachable from here); the carrier's files: not checked (no "
+            "carrier directory readable here at the base's root), held to no earlier answer (the first session on "
+            "it); ckpt475: the seat's word only") in record
 
 
 def test_a_reask_is_judged_against_the_stored_row_it_names(tmp_path: Path) -> None:

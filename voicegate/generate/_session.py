@@ -21,16 +21,17 @@ from typing import Any
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate.generate._canaries import Canary, choose_canaries
+from voicegate.generate._carrier import base_identity, check_carrier
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
 from voicegate.generate._identity import Reuse, arm_identities, earlier_asks, read_ledger, reusable, seat_fingerprint
 from voicegate.generate._plan import seat_plan
 from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult
-from voicegate.generate._runlog import build_manifest, close_session, new_session, open_session, quarantine_orphans
+from voicegate.generate._runlog import build_manifest, close_session, new_session, now, open_session, quarantine_orphans
 from voicegate.generate._runner import Mode, Replica, Runner
 from voicegate.generate._schedule import Job
 from voicegate.generate._sigterm import UNLOAD_S, Stop
-from voicegate.run import read_rows, row_key
+from voicegate.run import append_rows, read_rows, row_key
 from voicegate.seat import (
     AdapterTrack,
     RetryPolicy,
@@ -139,6 +140,13 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         manifest = build_manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
         # What each arm's identity rests on, and the earlier answers of the same weights it is held to.
         identities = arm_identities(spec, reg, snapshots[0].cards, snapshots[0].version)
+        # The base has no adapter file to pin: its greedy answers are held to the carrier's files, where at hand.
+        base_root = next((c.root for c in snapshots[0].cards if c.id == spec.base.model), None)
+        carrier = await check_carrier({r.url: r.client for r in live}, (spec.base.name, spec.base.model), base_root,
+                                      [p.text for p in spec.prompts], now())
+        session["carrier"] = carrier.check.as_dict()
+        identities[spec.base.name] = base_identity(identities[spec.base.name], carrier.check, carrier.files,
+                                                   snapshots[0].version)
         session["identity"] = {a: i.as_dict() for a, i in identities.items()}
         run_id = f"{spec.gate}#{len(manifest['sessions'])}#{session['started']}"
         asks = earlier_asks(read_ledger(spec.run.identity), identities, spec.gate, run_id)
@@ -154,6 +162,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         if borrowed is not None and reuse is not None:
             session["references_reused_from"] = reuse.session
         index = open_session(spec, manifest, session, snapshots[0].cards, mode.params)
+        if carrier.rows:   # before the runner writes anything: the probes went first
+            append_rows(spec.run.canaries, [{"session": index, **row} for row in carrier.rows])
         wrote_manifest = True
 
         cells = plan_cells(jobs, rows, [r.url for r in live])

@@ -24,6 +24,7 @@ part it implements:
 """
 
 from voicegate.scoring._cache import Cache
+from voicegate.scoring._carrier import CarrierCheck, judge_carrier
 from voicegate.scoring._copying import (
     NgramIndex,
     build_index,
@@ -117,6 +118,7 @@ __all__ = [
     "Calibration",
     "CanaryParams",
     "CandidateResult",
+    "CarrierCheck",
     "Confusion",
     "Copying",
     "Damage",
@@ -163,6 +165,7 @@ __all__ = [
     "is_prefix",
     "is_result",
     "is_runaway",
+    "judge_carrier",
     "measure_gate",
     "mixed_cells",
     "ngram_hashes",

