@@ -270,8 +270,12 @@ class RuntimeAdapters:
                             keep.append(x)
                             restore.add(x.model)
                         continue
-                    if not listed:   # gone already (a seat restart, a confirmed unload), or the name reused
-                        self._forget(x)
+                    if not listed:
+                        # Gone (a seat restart, a confirmed unload): the lease goes; the run's own tracking file
+                        # keeps the name, in case a load sent just before the kill lands late. Served under
+                        # the name from another root: not that run's adapter any more, its tracking file told.
+                        if card is not None:
+                            self._forget(x)
                         continue
                     try:
                         async with asyncio.timeout(SWEEP_UNLOAD_S):
