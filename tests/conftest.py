@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import time
 from collections import defaultdict
@@ -22,6 +24,13 @@ COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
 # editable install points at: a worktree, or a clone CI installed elsewhere, tests its own code.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
 
+# Machine-wide state (the seats' adapter leases, `seat._leases`) never goes to the real home: fixtures built
+# before a test's own (module- or session-scoped: a workspace generated once, a forking crash driver) write
+# here, and every test gets a fresh directory of its own (`_clean_environment`).
+_SESSION_STATE = tempfile.mkdtemp(prefix="voicegate-test-state-")
+atexit.register(shutil.rmtree, _SESSION_STATE, True)
+os.environ["VOICEGATE_STATE_DIR"] = _SESSION_STATE
+
 # VOICEGATE_* variables that configure the test suite itself, not the tool: where the shared
 # corpora and the vLLM venv live, which browser or embedding model to use, and the switches that
 # rewrite the golden files and the screenshot. Every other VOICEGATE_* variable is cleared.
@@ -30,16 +39,19 @@ _SUITE_SETTINGS = frozenset({
     "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT", "VOICEGATE_UPDATE_TUTORIAL",
 })
 _SUITE_CACHE = tempfile.mkdtemp(prefix="voicegate-suite-cache-")
+atexit.register(shutil.rmtree, _SUITE_CACHE, True)
 # The keys the tests name: the fixture compose's seat key, LiteLLM's master key, vLLM's own.
 _KEYS = ("VOICES_API_KEY", "LITELLM_MASTER_KEY", "API_KEY", "VLLM_API_KEY")
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test depends on the caller's environment: no seat URL, workspace, data dir or key leaks in."""
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test depends on the caller's environment: no seat URL, workspace, data dir or key leaks in; and no
+    test sees another's (or the user's) seat leases: VOICEGATE_STATE_DIR is a fresh directory per test."""
     for name in list(os.environ):
         if (name.startswith("VOICEGATE_") and name not in _SUITE_SETTINGS) or name in _KEYS:
             monkeypatch.delenv(name)
+    monkeypatch.setenv("VOICEGATE_STATE_DIR", str(tmp_path_factory.mktemp("state")))
     # Derived answers of a carrier's own files (generate._carrier): one cache per test process, not the user's.
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", _SUITE_CACHE)
     # The score tables fit the terminal; tests read the wide layout unless they ask for a narrow one.

@@ -84,8 +84,10 @@ def models_cmd(seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson
             await client.aclose()
 
     cards, version = _run(go())
+    marks = _lease_marks(client.url, cards)
     if as_json:
-        emit({"seat": client.shown_url, "version": version, "models": [c.as_dict() for c in cards]})
+        emit({"seat": client.shown_url, "version": version,
+              "models": [{**c.as_dict(), "voicegate": _lease_json(marks.get(c.id))} for c in cards]})
         return
     typer.echo(f"seat {client.shown_url}" + (f" (vLLM {version})" if version else ""))
     w = max([len("id")] + [len(c.id) for c in cards])
@@ -93,6 +95,33 @@ def models_cmd(seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson
     typer.echo(f"{'id':<{w}}  {'parent':<{p}}  root")
     for c in sorted(cards, key=lambda c: (c.parent is not None, c.id)):
         typer.echo(f"{c.id:<{w}}  {c.parent or '-':<{p}}  {c.root or '-'}")
+        if c.id in marks:
+            state, lease = marks[c.id]
+            typer.echo(f"  ^ {lease.describe(state)}")
+
+
+def _lease_marks(url: str, cards) -> dict:
+    """The adapters voicegate runs on this machine leased on the seat (`seat._leases`); a lease file that does
+    not read is said on stderr, and the table shows every adapter as the fleet's."""
+    from voicegate.cli._app import fail
+    from voicegate.seat import LeaseError, lease_marks
+
+    try:
+        return lease_marks(url, cards)
+    except LeaseError as exc:
+        fail(f"warning: voicegate's leases of this seat cannot be read ({exc}); runtime-loaded adapters are "
+             "shown without them")
+        return {}
+
+
+def _lease_json(mark) -> dict | None:
+    """`models[].voicegate`: null for an adapter voicegate holds no lease for (the base, the fleet's)."""
+    if mark is None:
+        return None
+    state, lease = mark
+    return {"state": state, "gate": lease.gate, "workspace": lease.workspace, "run_dir": lease.run_dir,
+            "host": lease.host, "pid": lease.pid, "since": lease.since, "adapter_path": lease.adapter_path,
+            "note": lease.describe(state)}
 
 
 # -- drift ----------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from voicegate.run import append_rows, read_rows, row_key
 from voicegate.seat import (
     AdapterTrack,
     RetryPolicy,
+    RunLease,
     RuntimeAdapters,
     SeatClient,
     SeatState,
@@ -109,7 +110,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         client = SeatClient(raw, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
                             max_connections=conc + 4, api_key_env=spec.seat.api_key_env,
                             on_retry=retry_note, quiet=quiet)
-        adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown)
+        adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown,
+                                   lease=RunLease(spec.gate, spec.root, spec.run_dir, spec.run.adapters))
         replicas.append(Replica(i, shown, client, adapters))
     stop.attach()
     wrote_manifest = False
@@ -118,6 +120,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
     try:
         # every refusal happens here, before any generation
         states = await seat_states(replicas, say)
+        # What killed voicegate runs (any gate, any workspace) left loaded on each replica: unloaded first.
+        states = [await r.adapters.sweep(s) for r, s in zip([r for r in replicas if r.alive], states, strict=True)]
         different = check_identical(states, base_model=spec.base.model, runtime=paths.keys())
         if different is not None:
             raise VoicegateError(different)

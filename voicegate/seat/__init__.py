@@ -44,6 +44,7 @@ from voicegate.seat._errors import (
     parse_error_body,
 )
 from voicegate.seat._identity import SeatState, check_identical
+from voicegate.seat._leases import Lease, LeaseError, RunLease, lease_marks, lease_path, read_leases, state_dir
 from voicegate.seat._lora_modules import compose_line_hint, read_compose
 from voicegate.seat._retire import audit, render_audit
 from voicegate.seat._standin import Generator, StandinSeat, default_text
@@ -72,9 +73,12 @@ __all__ = [
     "AdapterTrack",
     "Completion",
     "Generator",
+    "Lease",
+    "LeaseError",
     "ModelCard",
     "ModelNotFound",
     "RetryPolicy",
+    "RunLease",
     "RuntimeAdapters",
     "RuntimeLoraDisabled",
     "SeatAuthError",
@@ -100,6 +104,8 @@ __all__ = [
     "default_log_path",
     "default_text",
     "keep_previous_log",
+    "lease_marks",
+    "lease_path",
     "lora_rank",
     "measure",
     "parse_bytes",
@@ -107,6 +113,7 @@ __all__ = [
     "port_free",
     "port_holder",
     "read_compose",
+    "read_leases",
     "redact_url",
     "render_audit",
     "render_carrier",
@@ -115,6 +122,7 @@ __all__ = [
     "run",
     "seat_urls",
     "start_vllm",
+    "state_dir",
     "tracked",
     "up_plan",
     "up_port",

@@ -9,6 +9,11 @@ only after the seat confirms the unload. A run killed anywhere in between leaves
 the name on disk, so the next run knows the adapter is its own (and unloads it)
 instead of taking it for one the fleet serves.
 
+Beside that file, each load is also leased in the seat's lease file on this machine
+(`seat._leases`: written before the load, released once the unload is confirmed), the view every
+run and `seat models` share: `RuntimeAdapters.sweep`, at the start of every `generate` of any gate,
+unloads what a killed run of another gate or workspace left loaded on the seat.
+
 A runtime-loaded adapter answering 404 mid-run means the seat restarted and
 dropped it; `reload` loads it again, once per restart however many requests saw
 the 404 (an epoch per model tells a fresh 404 from a stale one).
@@ -25,6 +30,10 @@ from voicegate._atomic import write_atomic
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate.seat._client import RetryPolicy, SeatClient
 from voicegate.seat._errors import AdapterAlreadyLoaded, AdapterNotLoaded, SeatError
+from voicegate.seat._identity import SeatState
+from voicegate.seat._leases import Lease, LeaseError, RunLease, SeatLeases, read_leases
+
+SWEEP_UNLOAD_S = 10.0   # the longest one unload of a killed run's adapter may take at the start of a run
 
 MAX_RELOADS = 5
 
@@ -79,6 +88,28 @@ class AdapterTrack:
             self.by_replica[replica] = set(models)
         else:
             self.by_replica.pop(replica, None)
+        self._save()
+
+    def add(self, replica: str, models: Iterable[str]) -> None:
+        """Name `models` on `replica` too (an old file's names for any replica kept as they are)."""
+        self.by_replica[replica] = self.by_replica.get(replica, set()) | set(models)
+        self._save()
+
+    def forget(self, replica: str, model: str) -> bool:
+        """`model` is gone from `replica` (another run unloaded it): no longer this run's to unload there."""
+        changed = False
+        for key in (replica, ANY_REPLICA):
+            names = self.by_replica.get(key)
+            if names and model in names:
+                names.discard(model)
+                changed = True
+                if not names:
+                    del self.by_replica[key]
+        if changed:
+            self._save()
+        return changed
+
+    def _save(self) -> None:
         if self.by_replica:
             union = sorted(set().union(*self.by_replica.values()))
             body = {"models": union, "replicas": {k: sorted(v) for k, v in sorted(self.by_replica.items())}}
@@ -91,7 +122,7 @@ class RuntimeAdapters:
     """The adapters one run loaded (or adopted from a killed run), and their unloading."""
 
     def __init__(self, client: SeatClient, track: AdapterTrack, adapter_paths: dict[str, str], *,
-                 say: Say, info: Say, replica: str = ANY_REPLICA) -> None:
+                 say: Say, info: Say, replica: str = ANY_REPLICA, lease: RunLease | None = None) -> None:
         self.client = client
         self.track = track
         self.replica = replica
@@ -105,26 +136,35 @@ class RuntimeAdapters:
         self._locks: dict[str, asyncio.Lock] = {}
         self._epoch: dict[str, int] = {}
         self._said_restart = False
+        # The seat-wide account (`seat._leases`); None: this run keeps only its tracking file.
+        self.leases = SeatLeases(client.url, lease, replica, say=say) if lease is not None else None
 
     def _write(self) -> None:
         self.track.set(self.replica, self.ours)
 
     def adopt(self, models: Iterable[str]) -> None:
-        """Models an earlier, interrupted part of this run loaded: ours to unload."""
-        self.ours |= set(models)
+        """Models an earlier, interrupted part of this run loaded: ours to unload (and their leases ours)."""
+        new = set(models) - self.ours
+        self.ours |= new
+        if self.leases is not None:
+            self.leases.take({m: self.adapter_paths.get(m, "") for m in new})
 
     async def load(self, model: str, adapter_path: str) -> None:
         self.ours.add(model)
         self._write()  # on disk before the request: a kill during the load still knows it is ours
+        if self.leases is not None:
+            self.leases.take({model: adapter_path})   # and in the seat's lease file, for every other run
         try:
             seconds = await self.client.load_adapter(model, adapter_path)
         except AdapterAlreadyLoaded:
             self.ours.discard(model)  # someone else loaded it a moment ago: not ours to unload
             self._write()
+            self._release([model])
             return
         except SeatError:
             self.ours.discard(model)  # the seat answered no: nothing was loaded
             self._write()
+            self._release([model])
             raise
         # A timeout or a kill keeps the name: the load may have landed, and the unload sorts it out.
         self.loaded.append(model)
@@ -178,3 +218,109 @@ class RuntimeAdapters:
             self.unloaded.append(model)
         self.ours -= set(self.unloaded)
         self._write()
+        self._release(self.unloaded)
+
+    def _release(self, models: Iterable[str]) -> None:
+        if self.leases is not None:
+            self.leases.release(models)
+
+    # -- what killed runs left on the seat ------------------------------------------------------
+
+    async def sweep(self, state: SeatState) -> SeatState:
+        """Unload what killed voicegate runs of other gates or workspaces left loaded on this seat.
+
+        Under the seat's lease lock, each lease is judged against what the seat lists now: a lease
+        of a running owner, or of another host, is left as it is; a killed owner's lease whose
+        adapter the seat no longer lists (from the leased path) is dropped; one it still lists is
+        unloaded — never one without a lease, so never the fleet's — and its run's tracking file
+        told (when no run of that gate holds it). A killed run of *this* gate and workspace is
+        left to the tracking file's adoption (`adopt`), its name restored there if the file lost
+        it. Returns `state` without what was unloaded.
+        """
+        leases = self.leases
+        if leases is None:
+            return state
+        try:
+            if not read_leases(self.client.url):
+                return state   # nothing leased on this seat: no lock taken, nothing created
+        except LeaseError:
+            pass   # unreadable: `edit` moves it aside and says so
+        cards = {c.id: c for c in state.cards}
+        done: list[Lease] = []
+        failed: list[tuple[Lease, str]] = []
+        elsewhere: list[Lease] = []
+        restore: set[str] = set()
+        quick = RetryPolicy(attempts=2, base_s=0.2, budget_s=SWEEP_UNLOAD_S)
+        try:
+            with leases.file.edit() as held:
+                keep: list[Lease] = []
+                for x in held:
+                    card = cards.get(x.model)
+                    listed = card is not None and card.parent is not None and card.root in (None, x.adapter_path)
+                    who = x.state()
+                    if who == "running" or (who == "elsewhere" and not listed):
+                        keep.append(x)
+                        continue
+                    if who == "elsewhere":
+                        keep.append(x)
+                        elsewhere.append(x)
+                        continue
+                    if x.run_dir == leases.run_dir:   # this gate's own killed run: adopted, not unloaded here
+                        if listed:
+                            keep.append(x)
+                            restore.add(x.model)
+                        continue
+                    if not listed:
+                        # Gone (a seat restart, a confirmed unload): the lease goes; the run's own tracking file
+                        # keeps the name, in case a load sent just before the kill lands late. Served under
+                        # the name from another root: not that run's adapter any more, its tracking file told.
+                        if card is not None:
+                            self._forget(x)
+                        continue
+                    try:
+                        async with asyncio.timeout(SWEEP_UNLOAD_S):
+                            await self.client.unload_adapter(x.model, retry=quick)
+                    except AdapterNotLoaded:
+                        pass
+                    except TimeoutError:
+                        failed.append((x, f"no answer within {SWEEP_UNLOAD_S:g}s"))
+                        keep.append(x)
+                        continue
+                    except (SeatError, SeatUnreachable) as exc:
+                        failed.append((x, str(exc)))
+                        keep.append(x)
+                        continue
+                    done.append(x)
+                    self._forget(x)
+                held[:] = keep
+        except LeaseError as exc:
+            leases._warn(exc)
+            return state
+        if restore - tracked(self.track.path, self.replica):
+            self.track.add(self.replica, restore)
+        if done:
+            runs = "; ".join(sorted({f"{x.gate} in {x.workspace}, pid {x.pid}" for x in done}))
+            self.say(f"note: unloaded {', '.join(sorted({x.model for x in done}))} from {state.url}: left loaded by "
+                     f"a killed voicegate run ({runs})")
+        for x, why in failed:
+            self.say(f"warning: could not unload {x.model}, left loaded by a killed voicegate run of {x.gate} "
+                     f"({why}); the next run on this seat tries again")
+        for x in elsewhere:
+            self.info(f"note: {x.model} on {state.url} is leased by a voicegate run of {x.gate} on host {x.host} "
+                      f"(pid {x.pid}); left loaded: this machine cannot tell whether that run is alive")
+        gone = {x.model for x in done}
+        return SeatState(state.url, state.version, tuple(c for c in state.cards if c.id not in gone))
+
+    def _forget(self, x: Lease) -> None:
+        """Tell the killed run's tracking file its adapter is gone, unless a run of that gate holds the gate
+        (it adopts the name and finds it gone: `unload_all` takes "not loaded" as done)."""
+        from voicegate._locks import gate_lock
+
+        track = Path(x.track)
+        if track.name != "adapters.json" or track.parent != Path(x.run_dir) or not track.is_file():
+            return
+        try:
+            with gate_lock(Path(x.run_dir), x.gate, "generate"):
+                AdapterTrack(track).forget(x.replica, x.model)
+        except VoicegateError:
+            pass   # held by a running command of that gate, or unreadable: its own run sorts it out
