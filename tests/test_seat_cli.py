@@ -233,7 +233,9 @@ def test_cost_reports_minus_25_percent_with_a_floor_under_1_percent_interleaved(
 
 
 def test_cost_reads_minus_25_percent_at_512_tokens_too(nodelay):
-    with _slow_voice_seat(0.0005) as seat:
+    # 1 ms a token: a busy machine's late wake-ups (a few ms) stay under 1% of a 0.5 s decode (at 0.5 ms they
+    # did not, and the noise floor read over 2% on a loaded box).
+    with _slow_voice_seat(0.001) as seat:
         code, out, err = run_cli("seat", "cost", "lv-slow", "--n", "5", "--max-tokens", "512",
                                  "--seat", seat.url, "--json")
     assert code == 0, err
@@ -243,8 +245,9 @@ def test_cost_reads_minus_25_percent_at_512_tokens_too(nodelay):
     assert r["outside_floor"] is True and r["noise_floor_pct"] < 2.0
     assert 30 <= r["base_ttft_ms"] < 60 and 30 <= r["voice_ttft_ms"] < 60
     assert all(run["ttft_s"] > 0.03 and run["decode_s"] > 0.25 for run in r["runs"])
-    # At this length the whole-request figure is still off, by a different amount than at 64.
-    assert _whole_request_overhead(r) > -23.0, _whole_request_overhead(r)
+    # At this length the whole-request figure is still off (30 ms of fixed cost on both: -24.0%), by a different
+    # amount than at 64.
+    assert _whole_request_overhead(r) > -24.5, _whole_request_overhead(r)
 
 
 def test_cost_table_output_and_refusals(nodelay):
