@@ -186,8 +186,13 @@ class Runner:
         # What a replica sends besides its checks: each arm's own reference asks (none when borrowed) and
         # its identity re-ask; the checks fill the rest of the budget.
         extra = (0 if reuse is not None else len(self.arms) * own_asks(params)) + len(self.identity_asks)
+        # The canary cells are the canary checks' own: a re-ask goes to a cell no check asks (their rows, sent
+        # with the references, are whole from the start and would otherwise be the first re-asks' likeliest pick).
+        canary_cells: set[CellKey] = {("voice", c.registered_seed, c.prompt_id) for c in canaries
+                                      if c.registered_seed is not None}
         for r in live:
             r.rng = random.Random(f"{nonce}:{r.index}")
+            r.reasked |= canary_cells
             per_arm = checks_per_arm(params, len(self.arms), share, extra)
             if mode.isolate:
                 # Every wave opens with a check and each arm's last wave holds one more: only the rest are random.
