@@ -1,9 +1,10 @@
 """The runner: every replica kept at its concurrency, canary checks among the requests, one writer.
 
-Before any cell, every arm answers each integrity canary twice alone on each replica
-(its reference and the session's calibration, `scoring._similarity`); with replicas,
+Before any check, every arm answers the integrity canaries alone on each replica (the first
+twice, the others once: its references and the session's calibration, `scoring._similarity`),
+the canary cells' own real rows being answers where the replica holds those cells; with replicas,
 every replica's references must reproduce the first replica's, or the run is refused
-before any cell. Then up to N requests per replica are kept in flight in schedule
+before any check. Then up to N requests per replica are kept in flight in schedule
 order, the canary checks at unpredictable places among them; each finished generation
 is appended whole and fsync'd before the next is counted. Under ``--isolate-arms`` the
 same requests go in waves of one arm, each drained before the next and each opened by
