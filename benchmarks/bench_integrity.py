@@ -11,15 +11,15 @@ canaries, new positions), and the script prints how often integrity did NOT hold
   requests, so they meet it;
 - ``foreign weights``: every 10th request is answered with weights of no arm (also a
   reference: the calibration then fails); ``..., references spared``: the same from the
-  13th request on, after the 12 references, so only the checks can catch it;
+  25th request on, after the reference waves, so only the checks can catch it;
 - ``replica with another adapter``: two replicas, the second serves ckpt925's weights
-  under ckpt475's name and root (refused by the cross-check before any cell);
+  under ckpt475's name and root (refused by the cross-check before any check);
 - ``sticky after switch``: ``--isolate-arms``, the first 3 requests after every arm
   switch answered with the previous arm's weights (waves of 32: ~9% of requests);
   ``..., references spared``: the same once the references are done (the wave-opening
   checks must catch it);
 - ``late``: every request after the first 90% of the run answered with weights of no arm;
-- issue 35's seats: ``repeats right`` (and ``..., isolated``): after the 12 references, every
+- issue 35's seats: ``repeats right`` (and ``..., isolated``): after the reference waves, every
   first ask (the whole request, max_tokens included, as a cache keys it) answered with another
   arm's weights, every repeat right; ``one stale adapter for every arm``: a stale lv-trollope
   answers every arm from the first request; ``even seeds``: every request with an even seed
@@ -29,10 +29,16 @@ canaries, new positions), and the script prints how often integrity did NOT hold
   false alarms.
 
 Every run's answers carry that same nondeterminism. The rate modes use a gate large
-enough (1,200 requests) that the default budget (5%) gives ~54 checks, whose 95%
-detection floor (~5.4% of requests) is below the 10% fault; the structural modes use
-240 requests. Also printed: the canary overhead (references' first asks + checks, and
-the calibration repeats on top) as a share of the real requests.
+enough (1,200 requests) that the default budget (5%) gives ~57 checks, whose 95%
+detection floor (~5.1% of requests) is below the 10% fault; the structural modes use
+240 requests; ``clean, lv-bronte's size`` is issue 35's overhead goal (360 requests: 3 arms x 3
+seeds x 40 prompts, half of the runs isolated). Also printed: the canary overhead, every request
+the session sent besides its real rows, as a share of them: the reference asks of its own that
+are first asks of an (arm, canary) + the checks + identity re-asks, and on top the reference asks
+that repeat one (the calibration repeats). A reference that is a canary cell's own real row
+(``real_row``: the very same request, one of the arm's reference answers) is no request of its
+own: each arm asks only the first canary's repeat itself, on the replica that holds the canary
+cells (max over runs; the mean per run of each kind in brackets).
 
     python benchmarks/bench_integrity.py            # every mode, 20 runs each (~5 min of CPU)
     python benchmarks/bench_integrity.py --runs 5 --modes late clean
@@ -74,9 +80,11 @@ def _seat(**faults: Any) -> StandinSeat:
                        token_time=0.0005, **faults)
 
 
-# The reference phase, spared by the "references spared" faults: isolated, the 12 references alone; arms mixed,
-# each arm's wave of 4 references filled to the concurrency (8) with that arm's own real requests (issue 35): 24.
+# The reference phase, spared by the "references spared" faults: isolated, each arm's wave is its one reference ask
+# of its own (the first canary's repeat) and the two canary cells' real rows (the other reference answers): 9;
+# arms mixed, each such wave filled to the concurrency (8) with that arm's own real requests (issue 35): 24.
 SPARED = 24
+SPARED_ISOLATED = 9
 
 MODES: dict[str, dict[str, Any]] = {
     "sampled-only": {"size": "large", "faults": {"wrong_weights_every": 10, "sampled_only": True}},
@@ -85,11 +93,12 @@ MODES: dict[str, dict[str, Any]] = {
     "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": SPARED}},
     "sticky after switch": {"size": "small", "isolate": True, "faults": {"sticky_after_switch": 3}},
     "sticky after switch, references spared": {"size": "small", "isolate": True,
-                                               "faults": {"sticky_after_switch": 3, "faults_from": 12}},
+                                               "faults": {"sticky_after_switch": 3,
+                                                          "faults_from": SPARED_ISOLATED}},
     "late": {"size": "small", "late": 0.9},
     "repeats right": {"size": "small", "faults": {"repeats_right": True, "faults_from": SPARED}},
     "repeats right, isolated": {"size": "small", "isolate": True,
-                                "faults": {"repeats_right": True, "faults_from": 12}},
+                                "faults": {"repeats_right": True, "faults_from": SPARED_ISOLATED}},
     "one stale adapter for every arm": {"size": "small", "faults": {"impostors": {
         "voices-base": "lv-trollope", SERVED: "lv-trollope", RUNTIME: "lv-trollope"}}},
     "even seeds": {"size": "small", "faults": {"wrong_weights_every": 1, "even_seeds_only": True,
@@ -97,8 +106,9 @@ MODES: dict[str, dict[str, Any]] = {
     "clean": {"size": "small", "faults": {}},
     "clean, large": {"size": "large", "faults": {}},
     "clean, two replicas": {"size": "small", "faults": {}, "replica": {}},
+    "clean, lv-bronte's size": {"size": "bronte", "faults": {}},
 }
-SIZES = {"large": (50, 8), "small": (20, 4)}   # (prompts, seeds): x 3 arms = 1,200 and 240 requests
+SIZES = {"large": (50, 8), "small": (20, 4), "bronte": (40, 3)}   # (prompts, seeds): x 3 arms = 1,200, 240, 360
 
 
 class Workspaces:
@@ -141,13 +151,23 @@ def one_run(ws: Workspaces, mode: dict[str, Any], isolate: bool) -> dict[str, An
             return {"detected": True, "how": f"refused: {str(exc)[:90]}", "requests": 0, "canaries": 0}
         canaries = [json.loads(x) for x in spec.run.canaries.read_text().splitlines()]
         refs = [c for c in canaries if c["phase"] == "reference"]
-        first_asks = sum(1 for c in refs if c.get("ask", 0) == 0)
-        checks = len(canaries) - len(refs)
+        # A reference that is a canary cell's real row (`real_row`) was no request of its own.
+        sent = [c for c in refs if not c.get("real_row")]
+        seen: set[tuple[Any, ...]] = set()
+        first_asks = 0
+        for c in sent:   # an (arm, canary)'s first request on a replica, then its repeats
+            key = (c.get("replica"), c["arm"], c["canary"])
+            first_asks += key not in seen
+            seen.add(key)
+        checks = sum(1 for c in canaries if c["phase"] == "check")
+        identity = sum(1 for c in canaries if c["phase"] == "identity")
         t = result.canaries
         return {"detected": t.failed, "how": f"wrong {t.wrong}, foreign {t.foreign}, unclear {t.unclear}",
                 "requests": result.generated, "checks": checks, "references": len(refs),
-                "overhead": (first_asks + checks) / max(1, result.generated),
-                "repeats": (len(refs) - first_asks) / max(1, result.generated),
+                "first_asks": first_asks, "repeat_asks": len(sent) - first_asks, "identity_asks": identity,
+                "real_row_references": len(refs) - len(sent),
+                "overhead": (first_asks + checks + identity) / max(1, result.generated),
+                "repeats": (len(sent) - first_asks) / max(1, result.generated),
                 "floor": t.floors()[0], "cell_floor": t.cell_floor(), "cells": len(t.cells),
                 "wrong_served": seat.wrong_served}
 
@@ -166,6 +186,9 @@ def sweep(names: list[str], runs: int, say: Callable[[str], None] = print) -> di
                     "checks_per_run": round(sum(r["checks"] for r in done) / len(done), 1) if done else None,
                     "requests_per_run": done[0]["requests"] if done else None,
                     "overhead": round(max(r["overhead"] for r in done), 4) if done else None,
+                    "extra_per_run": {k: round(sum(r[k] for r in done) / len(done), 1) for k in
+                                      ("first_asks", "repeat_asks", "checks", "identity_asks",
+                                       "real_row_references")} if done else None,
                     "calibration_repeats": round(max(r["repeats"] for r in done), 4) if done else None,
                     "floor_95": round(min(r["floor"] for r in done if r["floor"]), 4) if done else None,
                     "cells_per_run": round(sum(r["cells"] for r in done) / len(done), 1) if done else None,
@@ -173,10 +196,13 @@ def sweep(names: list[str], runs: int, say: Callable[[str], None] = print) -> di
                     "example": results[0]["how"]}
             out[name] = line
             verdict = (f"{detected}/{runs} false alarms" if name.startswith("clean") else f"detected {detected}/{runs}")
+            extra = line["extra_per_run"] or {}
             say(f"{name:30s} {verdict:22s} checks/run {line['checks_per_run']}, requests/run "
                 f"{line['requests_per_run']}, overhead {_pct(line['overhead'])} + repeats "
-                f"{_pct(line['calibration_repeats'])}, 95% floor {_pct(line['floor_95'])}, cells/run "
-                f"{line['cells_per_run']} (cell floor {_pct(line['cell_floor_95'])})  ({line['example']})")
+                f"{_pct(line['calibration_repeats'])} [per run: first asks {extra.get('first_asks')}, repeats "
+                f"{extra.get('repeat_asks')}, checks {extra.get('checks')}, identity {extra.get('identity_asks')}; "
+                f"real rows as references {extra.get('real_row_references')}], 95% floor {_pct(line['floor_95'])}, "
+                f"cells/run {line['cells_per_run']} (cell floor {_pct(line['cell_floor_95'])})  ({line['example']})")
     return out
 
 

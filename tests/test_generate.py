@@ -108,9 +108,13 @@ def test_kill_mid_run_with_faults_then_resume_gives_one_row_per_key(tmp_path):
         env = {k: v for k, v in os.environ.items() if k != "VOICEGATE_SEAT_URL"}
         proc = subprocess.Popen([sys.executable, "-m", "voicegate", "generate", GATE, "--quiet", *FAST],
                                 cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        checks = root / "runs" / GATE / "canaries.jsonl"
         deadline = time.monotonic() + 60
+        # Mid-run: past the reference waves (their real rows, the canary cells' own, carry no check until the
+        # first check is stored: a kill before it leaves rows that the next run quarantines and redoes).
         while time.monotonic() < deadline:
-            if path.exists() and path.read_bytes().count(b"\n") >= 6:
+            if (path.exists() and path.read_bytes().count(b"\n") >= 6 and checks.exists()
+                    and b'"phase": "check"' in checks.read_bytes()):
                 break
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
@@ -397,13 +401,16 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
     with _seat(token_time=0.002, slots=2) as seat:
         def go_down(s: StandinSeat) -> None:
             s.fail_every = 1               # from now on every request 500s: the seat is gone
-        # The first 12 chat requests are the integrity references (3 arms x 2 canaries x 2 asks, alone on the seat).
+        # The first 9 chat requests are the reference waves (each arm alone: its one reference ask of its own and
+        # the two canary cells' real rows, the other answers to the canaries).
         seat.hooks = {20: go_down}
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=2))
         lost = cli(root, "generate", GATE, "--quiet", "--retries", "3", "--retry-budget", "1")
         saved = rows(root, GATE)
-        # Canaries are the very requests of real cells: count them from canaries.jsonl, not from the seat's log.
-        canaries = (root / "runs" / GATE / "canaries.jsonl").read_text().count("\n")
+        # Canaries are the very requests of real cells: count them from canaries.jsonl, not from the seat's log
+        # (a reference that is a canary cell's real row is no request of its own: it is one of the rows).
+        canaries = sum(1 for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
+                       if not json.loads(x).get("real_row"))
         ok_before = sum(1 for e in seat.chat_log() if e["status"] == 200) - canaries
         seat.fail_every = None
         back = cli(root, "generate", GATE, "--quiet")

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from _workspace import cli, gate_spec, manifest, register_prospective, registered_workspace, rows, run_cli, voicegate
 
-from voicegate.generate._canaries import checks_per_arm, choose_canaries, plan_checks, positions
+from voicegate.generate._canaries import checks_per_arm, choose_canaries, own_asks, plan_checks, positions
 from voicegate.generate._generate import generate
 from voicegate.generate._schedule import build_schedule, isolate_waves
 from voicegate.run._store import generations_hash, row_key
@@ -139,10 +139,14 @@ def test_issue25_finding1_canaries_are_the_gates_own_prompts_with_fixed_seeds() 
 
 def test_issue25_finding6_checks_scale_with_the_run_and_state_their_floor() -> None:
     params = CanaryParams()
-    # lv-bronte's size: 360 requests, 3 arms -> references (one ask each) + checks within 5%.
-    assert checks_per_arm(params, 3, 360) == 4 and 3 * 2 + 3 * 4 <= 0.05 * 360
+    # lv-bronte's size: 360 requests, 3 arms -> each arm's one reference ask of its own (the first canary's repeat;
+    # the canary cells' real rows are its other answers) + checks within 5%: 3 + 15 = 18 = 5% of 360.
+    assert own_asks(params) == 1
+    assert checks_per_arm(params, 3, 360) == 5 and 3 * 1 + 3 * 5 <= 0.05 * 360 < 3 * 1 + 3 * 6
     assert checks_per_arm(params, 3, 12) == params.min_checks_per_arm
-    assert checks_per_arm(params, 3, 1200) == 18 and checks_per_arm(params, 3, 6000) == 98
+    assert checks_per_arm(params, 3, 1200) == 19 and checks_per_arm(params, 3, 6000) == 99
+    # Whatever else the session sends comes out of the same budget: a borrowing session's identity re-asks (3).
+    assert checks_per_arm(params, 3, 360, extra=3) == 5 and checks_per_arm(params, 3, 360, extra=6) == 4
     assert checks_per_arm(CanaryParams(checks_per_arm=7), 3, 12) == 7
     # The floor: n checks catch a fault on a share f of requests with 95% when f >= 1 - 0.05^(1/n).
     assert (detection_floor(29) or 1) < 0.1 < (detection_floor(28) or 0)
@@ -329,7 +333,13 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     # Every canary is kept, with its session and what it was attributed to.
     canaries = [json.loads(x) for x in (run / "canaries.jsonl").read_text().splitlines()]
     counts = Counter((c["session"], c["phase"]) for c in canaries)
-    assert counts[(0, "reference")] == counts[(1, "reference")] == 12 and counts[(0, "check")] == 18
+    # Per arm: the first canary answered twice, the second once; the canary cells' real rows are two of those three
+    # answers (no request of their own), so each arm asks one reference on its own: 3 asks, 6 real rows.
+    assert counts[(0, "reference")] == counts[(1, "reference")] == 9 and counts[(0, "check")] == 18
+    for session in (0, 1):
+        refs = [c for c in canaries if c["session"] == session and c["phase"] == "reference"]
+        assert sum(1 for c in refs if c.get("real_row")) == 6 and Counter(c["arm"] for c in refs if not c.get("real_row")) \
+            == {"base": 1, "ckpt475": 1, "ckpt925": 1}
     assert counts[(1, "check")] == sent
 
 
@@ -377,8 +387,9 @@ def test_canary_overhead_and_makespan_on_the_benchmark(tmp_path: Path, isolate: 
 
     out = bench(slots=4, token_time=0.002, prompts=20, seeds=3, workdir=tmp_path, isolate=isolate)
     assert out["requests"] == 180 and out["integrity"] == "holds"
-    # 3 arms x 2 canaries x 2 asks; mixed, 3 checks per arm; isolated, 12 waves each opened by a check + 3 closing.
-    assert out["canary_requests"] == 12 + (15 if isolate else 9) and out["isolate_arms"] is isolate
+    # 3 arms x 1 reference ask of their own (the canary cells' real rows are the other answers); mixed, 3 checks
+    # per arm; isolated, 12 waves each opened by a check + 3 closing.
+    assert out["canary_requests"] == 3 + (15 if isolate else 9) and out["isolate_arms"] is isolate
     if isolate:
         assert out["shared_requests"] == 0
 
@@ -447,15 +458,23 @@ def test_issue25_finding3_a_replica_serving_another_adapter_under_the_same_name_
     assert out.returncode == 2, out.stdout + out.stderr
     lines = [ln for ln in out.stderr.strip().splitlines() if "do not persist" not in ln]
     assert len(lines) == 1 and f"refusing replica {bad.url}" in lines[0] and "ckpt475" in lines[0], out.stderr
-    assert rows(root, GATE) == []           # before any cell
+    # Before any check: the only rows are those the reference waves carried (the canary cells' own, each arm's
+    # wave filled to the concurrency with its own requests), said so in the one line; none has a check, so the
+    # next generate quarantines and redoes them (test_issue25_generated_rows_without_a_check_...).
+    stored = rows(root, GATE)
+    assert f"the {len(stored)} rows sent with the references carry none" in lines[0]
     assert all(c["phase"] == "reference" for c in _canaries(root))
+    from voicegate.scoring import unchecked_parts
+
+    assert {(r["session"], r["replica"]) for r in stored} == unchecked_parts(stored, _canaries(root))
     assert good.runtime == {} and bad.runtime == {}   # the adapters it loaded are unloaded
 
 
 def test_issue25_finding6_a_late_fault_meets_the_closing_checks(tmp_path: Path) -> None:
     """Faults only in the last ~10% of a run: one check per arm closes the run, so they are met."""
     real = 3 * 3 * 8
-    root, done, _ = _fault_run(tmp_path, seeds=list(range(1, 9)), late_after=12 + 9 + int(0.88 * real))
+    # after the 3 reference asks of their own (one per arm), the 9 checks and 88% of the real requests
+    root, done, _ = _fault_run(tmp_path, seeds=list(range(1, 9)), late_after=3 + 9 + int(0.88 * real))
     assert done.returncode == 4, done.stdout + done.stderr
     checks = [c for c in _canaries(root) if c["phase"] == "check"]
     assert sorted(c["arm"] for c in checks if c["role"] == "closing") == ["base", "ckpt475", "ckpt925"]
@@ -584,3 +603,74 @@ def test_issue25_generated_rows_without_a_check_are_refused_then_regenerated(tmp
     assert len(rows(root, GATE)) == 18 and all(r["session"] == 1 for r in rows(root, GATE))
     assert (run / "quarantine.jsonl").read_text().count("\n") == 18
     assert run_cli("score", GATE, cwd=root).code == 0
+
+
+# -- the canary cells' real rows as references: the overhead at lv-bronte's size (issue 35, build item 4) ----
+
+
+def test_issue35_calibration_wants_the_first_canary_twice_and_the_others_once() -> None:
+    params = CanaryParams()
+    assert (params.count, params.asks, params.repeated) == (2, 2, 1) and params.references_per_arm(2) == 3
+    refs = {"k0": {"base": REFS["base"], "x": REFS["x"]}, "k1": {"base": REFS["base"][:1], "x": REFS["x"][:1]}}
+    cal = calibrate(refs, ["base", "x"], params)
+    assert cal.problem is None and cal.threshold is not None
+    # The repeat is what calibrates: the first canary (in the order drawn, k10 after k9) needs both answers.
+    short = {"k0": {"base": REFS["base"][:1], "x": REFS["x"]}, "k1": {"base": REFS["base"], "x": REFS["x"]}}
+    assert "canary k0: arm base has 1 of its 2 reference asks" in (calibrate(short, ["base", "x"], params).problem or "")
+    assert "canary k1: arm x has 0 of its 1" in (calibrate({**refs, "k1": {"base": REFS["base"][:1]}}, ["base", "x"],
+                                                            params).problem or "")
+    # A record from before `repeated` asked every canary twice: judged as it was asked.
+    assert CanaryParams.from_dict({"count": 2, "asks": 2}).repeated == 2
+    assert CanaryParams.from_dict(params.as_dict()).repeated == 1
+
+
+def test_issue35_checks_planned_over_the_run_are_squeezed_past_the_rows_the_reference_waves_sent() -> None:
+    from voicegate.generate._canaries import after_references
+
+    params = CanaryParams()
+    arms = [("base", "b"), ("x", "x"), ("y", "y")]
+    canaries = choose_canaries([("0", "p0"), ("1", "p1")], 2, "n")
+    rng = random.Random(3)
+    placed = positions(plan_checks(params, arms, 5, canaries, rng), 120, params, rng)
+    moved = after_references(placed, 14, 120)
+    assert [c for _, c in moved] == [c for _, c in placed]
+    at = [a for a, _ in moved]
+    assert at == sorted(at) and at[0] >= 15 and at[-1] <= 120     # none at once after the references
+    closing = [a for a, c in moved if c.role == "closing"]
+    assert closing and min(closing) >= 120 * (1 - params.closing) - 2
+
+
+def test_issue35_the_canary_cells_real_rows_are_reference_answers_and_score_holds_them_to_the_rows(
+        tmp_path: Path) -> None:
+    """A canary is its cell's very request: the cell's real row of an arm, sent in the arm's reference wave, is one
+    of its answers. Each arm asks one reference on its own; at 360 requests every extra request is 5.0%."""
+    with _seat(token_time=0.0002, slots=8, default_generator=_jitter) as seat:
+        spec = gate_spec(GATE, url=seat.url, concurrency=8, seeds=[101, 202, 303])
+        root = registered_workspace(tmp_path / "ws", spec, prompts=[f"Write scene {i}." for i in range(40)])
+        result = generate(load_spec(root, GATE), quiet=True)
+        chats = sum(1 for e in seat.chat_log() if e["status"] == 200)
+    assert result.generated == 360 and not result.canaries.failed, result.integrity_line()
+    canaries = _canaries(root)
+    stored = {(r["kind"], r["seed"], r["prompt_id"], r["arm"]): r for r in rows(root, GATE)}
+    refs = [c for c in canaries if c["phase"] == "reference"]
+    real = [c for c in refs if c.get("real_row")]
+    asked = [c for c in canaries if not c.get("real_row")]
+    # Every request the seat answered is a row or a canary request; the real-row references are rows.
+    assert chats == 360 + len(asked)
+    assert len(refs) == 9 and len(real) == 6 and Counter(c["arm"] for c in refs if not c.get("real_row")) == {
+        "base": 1, "ckpt475": 1, "ckpt925": 1}
+    for c in real:
+        row = stored[(*c["cell"], c["arm"])]
+        assert (row["text"], row["request_seed"], row["prompt_sha256"], row["sampling"]) == (
+            c["text"], c["seed"], c["prompt_sha256"], c["sampling"])
+    # Every extra request: 3 reference asks + 15 checks = 18 = 5.0% of 360 (the stated floor is over those 15).
+    checks = [c for c in canaries if c["phase"] == "check"]
+    assert len(checks) == 15 and len(asked) == 18 == 0.05 * 360
+    assert result.canaries.floors()[0] == detection_floor(15)
+    assert run_cli("score", GATE, "--dry-run", cwd=root).code == 0
+    # A real-row reference that is not the stored row's text is refused by score.
+    first = real[0]
+    _edit_jsonl(root / "runs" / GATE / "canaries.jsonl",
+                lambda c: {**c, "text": c["text"] + " And so on."} if c == first else c)
+    out = run_cli("score", GATE, "--dry-run", cwd=root)
+    assert out.code == 2 and "reference copies of real rows differ" in out.stdout + out.stderr, out.stderr

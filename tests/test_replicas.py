@@ -19,7 +19,7 @@ from _workspace import cli, gate_spec, make_workspace, manifest, registered_work
 
 from voicegate.generate._cells import cell_key, plan_cells
 from voicegate.generate._schedule import build_schedule
-from voicegate.scoring import mixed_cells
+from voicegate.scoring import mixed_cells, part_of, unchecked_parts
 from voicegate.seat import StandinSeat
 from voicegate.spec._spec import load_spec
 
@@ -28,7 +28,10 @@ SERVED = f"{GATE}-ckpt475"
 RUNTIME = f"{GATE}-ckpt925"          # loaded at run time, on every replica
 PROMPTS = [f"Write scene {i} of the story, in the author's voice." for i in range(6)]
 TOTAL = 3 * 2 * len(PROMPTS)         # arms x seeds x prompts
-REFERENCES = 3 * 2 * 2              # arms x canaries x asks: each replica's first chat requests
+# Each arm answers the first canary twice and the second once before any check: a replica that holds no canary
+# cell asks all of them itself (arms x 3: its first chat requests); the first replica, which claims the canary
+# cells, asks 3 and sends the cells' real rows as the other answers.
+REFERENCES = 3 * (2 + 1)
 
 
 def _replicas(stack: ExitStack, n: int, **kw: Any) -> list[StandinSeat]:
@@ -81,7 +84,8 @@ def test_three_replicas_every_cell_on_one_replica_one_row_per_key(tmp_path):
             mine = [r for r in found if r["replica"] == s.url]
             # the rows a replica is named on are exactly the generations it answered
             canaries = [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
-            assert len(mine) + sum(c["replica"] == s.url for c in canaries) == len(_chats(s))
+            # a reference that is a canary cell's real row (real_row) is one of `mine`, no request of its own
+            assert len(mine) + sum(c["replica"] == s.url and not c.get("real_row") for c in canaries) == len(_chats(s))
             assert s.peak_in_flight <= 2                                  # each kept at its own concurrency
             # the runtime candidate was loaded there, and unloaded from it afterwards
             loads = [e["path"] for e in s.log if e["path"].endswith("lora_adapter") and e["status"] == 200]
@@ -167,6 +171,7 @@ def test_every_replica_lost_exits_3_and_a_resume_on_new_replicas_reruns_partial_
         qpath = root / "runs" / GATE / "quarantine.jsonl"
         # the first replica lost had its unfinished cell moved to the second (its stored arm to quarantine)
         before = qpath.read_text().splitlines() if qpath.exists() else []
+        checked = [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
         # Fresh replicas (new processes, new URLs, the same seat): partial cells cannot continue there.
         fresh = _replicas(stack, 2)
         args = [a for s in fresh for a in ("--seat", s.url)]
@@ -181,8 +186,11 @@ def test_every_replica_lost_exits_3_and_a_resume_on_new_replicas_reruns_partial_
     quarantine = qpath.read_text().splitlines()
     assert partial and quarantine[:len(before)] == before
     moved = [json.loads(x) for x in quarantine[len(before):]]
+    # ... and so do the rows of a replica that died before its first check (its reference waves carry the canary
+    # cells' real rows): they carry no check, so they are redone too.
+    unchecked = unchecked_parts(saved, checked)
     assert sorted(_keys(moved)) == sorted(k for r, k in zip(saved, _keys(saved), strict=True)
-                                          if cell_key(r) in partial)
+                                          if cell_key(r) in partial or part_of(r) in unchecked)
     # nothing lost: every stored row is still in the run or kept in quarantine
     kept = {json.dumps(r, sort_keys=True) for r in found} | {
         json.dumps({k: v for k, v in json.loads(x).items() if k != "quarantined"}, sort_keys=True) for x in quarantine}

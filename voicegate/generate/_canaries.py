@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,12 +73,24 @@ class CanaryReference:
     ask: int
 
 
-def checks_per_arm(params: CanaryParams, arms: int, real_requests: int) -> int:
-    """The budget: references (one ask each) plus checks within `overhead` of the real requests, a floor per arm."""
+def checks_per_arm(params: CanaryParams, arms: int, real_requests: int, extra: int | None = None) -> int:
+    """The budget: every extra request within `overhead` of the real requests, a floor per arm.
+
+    `extra` is what the session sends besides its checks: by default each arm's own reference asks
+    (`own_asks`: the repeat of the first canary; the other answers are the canary cells' real rows);
+    a session that borrows its references and re-asks an earlier answer per arm says so.
+    """
     if params.checks_per_arm is not None:
         return params.checks_per_arm
-    budget = math.floor(params.overhead * real_requests) - arms * params.count
+    spent = arms * own_asks(params) if extra is None else extra
+    budget = math.floor(params.overhead * real_requests) - spent
     return max(params.min_checks_per_arm, budget // max(arms, 1))
+
+
+def own_asks(params: CanaryParams) -> int:
+    """Per arm, the reference asks a replica holding every canary cell sends on their own: the canary cells'
+    real rows are the other answers (the first answer of every canary, the repeated ones' last)."""
+    return params.references_per_arm(params.count) - params.count
 
 
 def plan_checks(params: CanaryParams, arms: Sequence[tuple[str, str]], per_arm: int, canaries: Sequence[Canary],
@@ -116,13 +128,35 @@ def positions(checks: Sequence[CanaryCheck], share: int, params: CanaryParams,
     return out
 
 
-def reference_waves(params: CanaryParams, arms: Sequence[tuple[str, str]], canaries: Sequence[Canary],
-                    rng: random.Random) -> list[list[CanaryReference]]:
-    """One wave per arm (the arm alone on the seat), arms in a random order; every canary asked `asks` times."""
+def after_references(placed: Sequence[tuple[int, CanaryCheck]], sent: int,
+                     share: int) -> list[tuple[int, CanaryCheck]]:
+    """The checks' places drawn over the replica's `share`, squeezed into what is left once the reference
+    waves sent `sent` of its real rows (the canary cells' own, and under arms mixed the waves' free slots).
+
+    Unsqueezed, every check due before the `sent`-th request would go out at once right after the references,
+    a burst a seat could learn; squeezed, the first comes after one more real request, the last stays last.
+    """
+    share = max(1, share)
+    left = max(1, share - sent)
+    return [(sent + math.ceil(at * left / share), c) for at, c in placed]
+
+
+def reference_order(arms: Sequence[tuple[str, str]], rng: random.Random) -> list[tuple[str, str]]:
+    """The arms' reference waves (one per arm, the arm alone on the seat) in a random order."""
     order = list(arms)
     rng.shuffle(order)
-    return [[CanaryReference(name, model, c, k) for k in range(params.asks) for c in canaries]
-            for name, model in order]
+    return order
+
+
+def reference_asks(params: CanaryParams, arm: str, model: str, canaries: Sequence[Canary],
+                   real: Collection[str]) -> list[CanaryReference]:
+    """One arm's reference asks of its own: the i-th canary wants `params.asks_of(i)` answers, of which its
+    cell's real row is one when the wave sends it (`real`: those canaries' ids); the row is the last ask."""
+    out = []
+    for i, c in enumerate(canaries):
+        own = params.asks_of(i) - (1 if c.id in real else 0)
+        out += [CanaryReference(arm, model, c, k) for k in range(own)]
+    return out
 
 
 def place_in_wave(wave: Sequence[Any], opening: CanaryCheck | None, extra: Sequence[CanaryCheck],

@@ -27,6 +27,7 @@ from typing import Any
 
 from voicegate._hashing import sha256_file, sha256_text
 from voicegate.run import append_rows
+from voicegate.scoring import CanaryParams
 from voicegate.seat import ModelCard
 from voicegate.spec import WEIGHTS_FILE, GateSpec, Registration, weights_file
 
@@ -155,7 +156,7 @@ class Reuse:
 
 
 def reusable(manifest: Mapping[str, Any], canary_rows: Sequence[Mapping[str, Any]], fingerprint: str,
-             replicas: Sequence[str], arms: Sequence[str], asks: int) -> Reuse | None:
+             replicas: Sequence[str], arms: Sequence[str], params: CanaryParams) -> Reuse | None:
     """The latest earlier session on the same seat whose check held, with every reference on file; else None.
 
     Only a session that ended with its integrity holding (no problem, no check against) lends; a
@@ -174,7 +175,7 @@ def reusable(manifest: Mapping[str, Any], canary_rows: Sequence[Mapping[str, Any
         for r in canary_rows:
             if r.get("session") == index and r.get("phase") == "reference" and r.get("replica") in replicas:
                 rows.setdefault(str(r["replica"]), []).append(dict(r))
-        want = len(canaries) * len(arms) * asks
+        want = len(arms) * params.references_per_arm(len(canaries))
         if canaries and all(len(rows.get(u, [])) == want for u in replicas):
             return Reuse(index, [dict(c) for c in canaries], rows)
     return None

@@ -1,9 +1,10 @@
 """The runner: every replica kept at its concurrency, canary checks among the requests, one writer.
 
-Before any cell, every arm answers each integrity canary twice alone on each replica
-(its reference and the session's calibration, `scoring._similarity`); with replicas,
+Before any check, every arm answers the integrity canaries alone on each replica (the first
+twice, the others once: its references and the session's calibration, `scoring._similarity`),
+the canary cells' own real rows being answers where the replica holds those cells; with replicas,
 every replica's references must reproduce the first replica's, or the run is refused
-before any cell. Then up to N requests per replica are kept in flight in schedule
+before any check. Then up to N requests per replica are kept in flight in schedule
 order, the canary checks at unpredictable places among them; each finished generation
 is appended whole and fsync'd before the next is counted. Under ``--isolate-arms`` the
 same requests go in waves of one arm, each drained before the next and each opened by
@@ -38,11 +39,14 @@ from voicegate.generate._canaries import (
     Canary,
     CanaryCheck,
     CanaryReference,
+    after_references,
     checks_per_arm,
+    own_asks,
     place_in_wave,
     plan_checks,
     positions,
-    reference_waves,
+    reference_asks,
+    reference_order,
 )
 from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
 from voicegate.generate._identity import ArmIdentity, IdentityAsk, Reuse, record_references
@@ -96,6 +100,7 @@ class Replica:
         self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
         self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
         self.references: dict[str, dict[str, list[str]]] = {}   # canary -> arm -> its asks alone on this replica
+        self.doubling: dict[tuple[str, str, int, str], tuple[Canary, int]] = {}  # a real row that is a reference ask
         # this session's answered rows on this replica, by cell (what a re-ask check compares with), and the
         # cells a re-ask has already asked (a fresh cell per check while any is left)
         self.answered: dict[CellKey, dict[str, tuple[Job, str]]] = {}
@@ -177,10 +182,19 @@ class Runner:
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
         share = max(1, math.ceil(work / max(1, len(live))))
+        self.share = share
         params = mode.params
+        # What a replica sends besides its checks: each arm's own reference asks (none when borrowed) and
+        # its identity re-ask; the checks fill the rest of the budget.
+        extra = (0 if reuse is not None else len(self.arms) * own_asks(params)) + len(self.identity_asks)
+        # The canary cells are the canary checks' own: a re-ask goes to a cell no check asks (their rows, sent
+        # with the references, are whole from the start and would otherwise be the first re-asks' likeliest pick).
+        canary_cells: set[CellKey] = {("voice", c.registered_seed, c.prompt_id) for c in canaries
+                                      if c.registered_seed is not None}
         for r in live:
             r.rng = random.Random(f"{nonce}:{r.index}")
-            per_arm = checks_per_arm(params, len(self.arms), share)
+            r.reasked |= canary_cells
+            per_arm = checks_per_arm(params, len(self.arms), share, extra)
             if mode.isolate:
                 # Every wave opens with a check and each arm's last wave holds one more: only the rest are random.
                 waves_per_arm = math.ceil(share / max(1, len(self.arms)) / wave_jobs(mode.wave_size))
@@ -260,14 +274,19 @@ class Runner:
 
     async def _references(self, r: Replica) -> None:
         try:
-            for wave in reference_waves(self.mode.params, self.arms, self.canaries, r.rng):
-                ask = self.identity_asks.get(wave[0].arm) if wave else None
-                items: list[Any] = [*wave, *([ask] if ask is not None else [])]
+            for arm, model in reference_order(self.arms, r.rng):
+                # The canary cells' own rows of this arm are answers to the canaries (the very same request):
+                # sent here, alone with the arm, they are references that cost no request of their own.
+                real = self._canary_rows(r, arm)
+                ask = self.identity_asks.get(arm)
+                items: list[Any] = [*reference_asks(self.mode.params, arm, model, self.canaries, real),
+                                    *real.values(), *([ask] if ask is not None else [])]
                 if not self.mode.isolate:
                     # One arm on the seat is the invariant, not an empty seat: the wave's free slots take
                     # that arm's own real requests (issue 35), so a replica's references cost ~nothing extra.
-                    items += self._own_jobs(r, wave[0].arm, self.conc - len(items))
+                    items += self._own_jobs(r, arm, self.conc - len(items))
                 await self._drain(r, items)
+            r.checks = deque(after_references(r.checks, r.sent, self.share))
         except SeatUnreachable as exc:
             await self._lost(r, exc)
 
@@ -289,10 +308,15 @@ class Runner:
                 if differs is not None:
                     arm, sim = differs
                     model = dict(self.arms)[arm]
+                    # The reference waves carry real rows (the canary cells' own, and under arms mixed the
+                    # waves' free slots): no check has met them, so the next generate quarantines and redoes them.
+                    sent = sum(x.rows for x in live)
+                    kept = (f"no check was sent: the {sent} rows sent with the references carry none, and the next "
+                            "generate moves them to quarantine and makes them again") if sent else "no cell was generated"
                     raise VoicegateError(
                         f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
                         f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
-                        "it serves other weights under the same name; no cell was generated")
+                        f"it serves other weights under the same name; {kept}")
         for r in live:
             cal = r.calibration or Calibration(None, None, None, "no references")
             problems = [cal.problem] if cal.problem is not None else []
@@ -389,6 +413,43 @@ class Runner:
         if cell is not None:
             r.claimed[cell.key] = {j.key for j in cell.jobs}
         return cell
+
+    def _canary_rows(self, r: Replica, arm: str) -> dict[str, Job]:
+        """Per canary, `arm`'s job of the canary's own cell, taken out of `r`'s queue to be a reference ask.
+
+        The cell is claimed for `r` (from its pinned cells or the free ones); a cell another replica
+        holds, or whose row of `arm` is stored already, gives none (the canary is then asked on its own).
+        """
+        out: dict[str, Job] = {}
+        params = self.mode.params
+        for i, c in enumerate(self.canaries):
+            if c.registered_seed is None:
+                continue
+            key: CellKey = ("voice", c.registered_seed, c.prompt_id)
+            if key not in r.claimed and not self._claim_key(r, key, c):
+                continue
+            job = next((j for j in r.local if cell_key(j) == key and j.arm == arm), None)
+            if job is None or job.request_seed != c.seed or job.prompt != c.prompt:
+                continue
+            r.local.remove(job)
+            r.sent += 1
+            r.doubling[job.key] = (c, params.asks_of(i) - 1)
+            out[c.id] = job
+        return out
+
+    def _claim_key(self, r: Replica, key: CellKey, c: Canary) -> bool:
+        """Claim the cell `key` for `r` (its pinned one, else a free one) when its jobs are canary `c`'s request."""
+        for pool in (r.pinned, self.free):
+            cell = next((x for x in pool if x.key == key), None)
+            if cell is None:
+                continue
+            if not all(j.request_seed == c.seed and j.prompt == c.prompt for j in cell.jobs):
+                return False
+            pool.remove(cell)
+            r.claimed[cell.key] = {j.key for j in cell.jobs}
+            r.local.extend(cell.jobs)
+            return True
+        return False
 
     def _own_jobs(self, r: Replica, arm: str, k: int) -> list[Job]:
         """Up to `k` of `arm`'s jobs from `r`'s cells (claiming cells as needed), taken out of its queue."""
@@ -500,6 +561,8 @@ class Runner:
             "order": job.order, "session": self.session, "isolated": self.mode.isolate,
         }
         await self._finished.put(("generation", row))
+        if (double := r.doubling.pop(job.key, None)) is not None:
+            await self._real_reference(r, job, row, *double)
         r.answered.setdefault(cell_key(job), {})[job.arm] = (job, completion.text)
         r.rows += 1
         r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
@@ -558,6 +621,21 @@ class Runner:
             self.result.canaries.add(item.arm, found, cell)
             r.tally.add(item.arm, found, cell)
         await self._finished.put(("canary", row))
+
+    async def _real_reference(self, r: Replica, job: Job, row: dict[str, Any], c: Canary, ask: int) -> None:
+        """A canary cell's real row, the very request of the canary: one of its arm's reference asks.
+
+        Its copy in canaries.jsonl names the row (`real_row`, `cell`); `score` holds the copy to the stored row.
+        """
+        r.references.setdefault(c.id, {}).setdefault(job.arm, []).append(row["text"])
+        self.result.canaries.references += 1
+        r.tally.references += 1
+        copy = {"session": self.session, "phase": "reference", "arm": job.arm, "model": job.model, "canary": c.id,
+                "prompt_id": c.prompt_id, "prompt_sha256": row["prompt_sha256"], "seed": c.seed,
+                "sampling": row["sampling"], "text": row["text"], "finish_reason": row["finish_reason"],
+                "usage": row["usage"], "latency_s": row["latency_s"], "isolated": self.mode.isolate,
+                "replica": r.url, "time": row["time"], "ask": ask, "real_row": True, "cell": list(cell_key(job))}
+        await self._finished.put(("canary", copy))
 
     async def _identity(self, r: Replica, ask: IdentityAsk) -> None:
         """An earlier session's reference of the same weights, asked again alone (judged once calibrated)."""

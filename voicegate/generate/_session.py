@@ -161,7 +161,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         reuse = None
         if len(asks) == len(spec.arms):   # every arm re-asked against a recorded answer, or no borrowing
             reuse = reusable(manifest, read_rows(spec.run.canaries), fingerprint, [r.url for r in live],
-                             [a.name for a in spec.arms], mode.params.asks)
+                             [a.name for a in spec.arms], mode.params)
         borrowed = canaries_of(spec, reuse) if reuse is not None else None
         if borrowed is not None and reuse is not None:
             session["references_reused_from"] = reuse.session

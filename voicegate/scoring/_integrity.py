@@ -15,9 +15,13 @@ echoing the requested ``model`` name all along. This module makes that visible.
    sampling repeats on the same weights (the same seed gives the same text, also
    under concurrency and across restarts), so a canary's answer is a fingerprint of
    the weights that produced it.
-2. *References, asked twice, alone.* Before any real request, each arm answers
-   every canary ``asks`` (2) times, alone on the seat (one wave per arm, drained
-   before the next). The two asks *calibrate* the session from the seat itself:
+2. *References, alone.* Before any check, each arm answers the first ``repeated``
+   (1) canary ``asks`` (2) times and the others once, alone on the seat (one wave
+   per arm, drained before the next). A canary is its cell's very request, so the
+   cell's real row of that arm, sent in that wave, is one of those answers
+   (``real_row`` in canaries.jsonl; `verdict` holds the copy to the stored row):
+   each arm asks only the first canary's repeat on its own. The two asks of the
+   first canary *calibrate* the session from the seat itself:
    ``S`` = the lowest similarity between two asks of one (arm, canary) — how well
    the seat reproduces itself — and ``X`` = the highest similarity between two
    different arms' references on one canary — how near different weights come.
@@ -47,10 +51,10 @@ echoing the requested ``model`` name all along. This module makes that visible.
    replica's references for each arm must reproduce the first replica's (within
    the first replica's threshold), or the run is refused naming the replica.
 
-**Detection floor.** Checks per arm scale with the run: the references (one ask
-each) and the checks stay within ``overhead`` (5%) of the real requests, the
-second asks (the calibration repeats) on top, with at least ``min_checks_per_arm``
-per arm (and, isolated, one per wave). ``n`` checks would all miss a fault that
+**Detection floor.** Checks per arm scale with the run: every extra request (each
+arm's reference asks of its own, any identity re-ask, the checks) stays within
+``overhead`` (5%) of the real requests, with at least ``min_checks_per_arm`` per
+arm (and, isolated, one per wave). ``n`` checks would all miss a fault that
 hits a share ``f`` of the requests with probability ``(1 - f)^n``; the record
 states ``f95 = 1 - 0.05^(1/n)``, the fault rate caught with 95% probability, for
 the seat (all checks) and for one arm alone (its checks).
@@ -324,7 +328,10 @@ def _replica_order(manifest: RunManifest | None, session: int, parts: list[Part]
 
 
 def failed_parts(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | None) -> set[Part]:
-    return {p for p, t in tallies(canary_rows, manifest).items() if t.failed}
+    """The (session, replica)s whose checks failed. One that sent no check is not checked (as `verdict` says),
+    whatever its references say: a session stopped in its reference waves, which carry real rows, has fewer
+    asks than the calibration wants, and its rows are redone like any unchecked ones."""
+    return {p for p, t in tallies(canary_rows, manifest).items() if t.failed and t.sent}
 
 
 def is_generated(row: Mapping[str, Any], manifest: RunManifest | None) -> bool:
@@ -448,17 +455,23 @@ def _identity_lines(manifest: RunManifest | None, sessions: Sequence[int]) -> tu
 
 
 def _copies_differ(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A re-ask check is judged against its copy of the stored rows: each copy must be the stored row's text."""
+    """A re-ask check is judged against its copy of the stored rows, and a canary cell's real row that was one
+    of its arm's reference asks (``real_row``) is copied as that reference: each copy must be the stored
+    row's text (a borrowed reference is held to its lender's copy instead)."""
     stored = {(part_of(r), cell_key(r), str(r.get("arm"))): str(r.get("text", "")) for r in rows}
-    bad = 0
+    bad = real = 0
     for c in canary_rows:
         against, cell = c.get("against"), c.get("cell")
-        if (c.get("check") != "reask" or not isinstance(against, Mapping)
-                or not isinstance(cell, list) or len(cell) != 3):
+        if not isinstance(cell, list) or len(cell) != 3:
             continue
         key = (str(cell[0]), int(cell[1]), str(cell[2]))
-        bad += sum(1 for a, t in against.items() if stored.get((part_of(c), key, str(a)), t) != t)
-    return [f"{bad} re-ask check copies differ from the stored rows they name"] if bad else []
+        if c.get("phase") == "reference" and c.get("real_row") and "reused_from" not in c:
+            t = str(c.get("text", ""))
+            real += stored.get((part_of(c), key, str(c.get("arm"))), t) != t
+        elif c.get("check") == "reask" and isinstance(against, Mapping):
+            bad += sum(1 for a, t in against.items() if stored.get((part_of(c), key, str(a)), t) != t)
+    return ([f"{bad} re-ask check copies differ from the stored rows they name"] if bad else []) + (
+        [f"{real} reference copies of real rows differ from the stored rows they name"] if real else [])
 
 
 def _session(manifest: RunManifest | None, index: int) -> Mapping[str, Any]:

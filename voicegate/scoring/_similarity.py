@@ -14,7 +14,9 @@ from typing import Any
 
 METHOD_ID = "canary-reproduction@3"
 METHOD = ("each session draws canaries from the gate's own prompts with fixed per-canary seeds and the gate's own "
-          "sampling; each arm answers each canary twice alone on the seat (its reference, and the calibration); at "
+          "sampling; before any check, each arm answers every canary alone on the seat, the first canary twice (its "
+          "reference and the calibration) and the others once, an answer being the canary cell's own real row "
+          "wherever the session sends that row there (the very same request), else an ask of its own; at "
           "unpredictable positions among the real requests, a check either asks a canary again under a shorter "
           "max_tokens drawn per check (a request no cache has seen; seeded sampling makes its answer the reference's "
           "prefix) or asks again one of the session's stored rows, of a cell not checked before, exactly as it was "
@@ -38,6 +40,11 @@ FLOOR_RULE = ("f95 = 1 - 0.05^(1/n): the share of faulty requests that n checks 
 PREFIX_RULE = ("a canary check asks max_tokens drawn from [ceil(m/2), m-1] (m the gate's); when its answer was cut "
                "by that length, each reference is compared cut to the answer's length (case-folded, whitespace "
                "collapsed), else whole")
+REFERENCES_RULE = ("each arm answers the first `repeated` canaries `asks` times and the others once, alone on the seat, "
+                   "before any check; an answer is the canary cell's own real row (the very same request: prompt, "
+                   "request seed, the gate's sampling) when the session sends that row on this replica in the arm's "
+                   "reference wave, else an ask on its own: a replica holding the canary cells asks each arm only "
+                   "the repeat of the first canary")
 FOREIGN = "foreign weights"
 
 
@@ -46,10 +53,11 @@ class CanaryParams:
     """How canaries are chosen, placed and judged; all of it is recorded with the verdict."""
 
     count: int = 2                  # distinct canaries per session
-    asks: int = 2                   # each reference asked this often, alone (the calibration)
+    asks: int = 2                   # a repeated canary's answers per arm, alone (the calibration: S)
+    repeated: int = 1               # canaries answered `asks` times per arm (the first ones); the others once
     ngram: int = 4
     min_gap: float = 0.2            # S - X below this: the seat cannot tell its arms apart
-    overhead: float = 0.05          # references (one ask each) + checks as a share of the real requests
+    overhead: float = 0.05          # every extra request (references, identity re-asks, checks) / real requests
     min_checks_per_arm: int = 3     # a floor for small runs, where 5% would be no check at all
     checks_per_arm: int | None = None  # an explicit number (``generate --canaries``) beats the budget
     closing: float = 0.03           # the final share of the run where one check per arm is placed
@@ -57,7 +65,7 @@ class CanaryParams:
     reask_share: float = 0.5        # of the random checks: re-asks of a stored row of a fresh cell (issue 35)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"count": self.count, "asks": self.asks,
+        return {"count": self.count, "asks": self.asks, "repeated": self.repeated, "references_rule": REFERENCES_RULE,
                 "similarity": f"dice over character {self.ngram}-gram multisets",
                 "ngram": self.ngram, "min_gap": self.min_gap, "threshold_rule": THRESHOLD_RULE,
                 "overhead_goal": self.overhead, "min_checks_per_arm": self.min_checks_per_arm,
@@ -75,13 +83,22 @@ class CanaryParams:
             v = d.get(key, default)
             return kind(v) if isinstance(v, int | float) and not isinstance(v, bool) else default
 
-        return cls(count=num("count", base.count, int), asks=num("asks", base.asks, int),
+        count = num("count", base.count, int)
+        # a record from before `repeated` asked every canary `asks` times
+        return cls(count=count, asks=num("asks", base.asks, int), repeated=num("repeated", count, int),
                    ngram=max(1, num("ngram", base.ngram, int)), min_gap=num("min_gap", base.min_gap, float),
                    overhead=num("overhead_goal", base.overhead, float),
                    min_checks_per_arm=num("min_checks_per_arm", base.min_checks_per_arm, int),
                    checks_per_arm=d.get("checks_per_arm") if isinstance(d.get("checks_per_arm"), int) else None,
                    closing=num("closing", base.closing, float), confidence=num("confidence", base.confidence, float),
                    reask_share=num("reask_share", base.reask_share, float))
+
+    def asks_of(self, index: int) -> int:
+        """How many answers each arm gives the `index`-th canary (in id order) before any check."""
+        return self.asks if index < self.repeated else 1
+
+    def references_per_arm(self, canaries: int) -> int:
+        return sum(self.asks_of(i) for i in range(canaries))
 
 
 def detection_floor(checks: int, confidence: float = 0.95) -> float | None:
@@ -143,6 +160,12 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
+def canary_order(cid: str) -> tuple[int, str]:
+    """Canary ids in the order they were drawn (k0, k1, ..., k10: not as strings sort)."""
+    digits = cid.lstrip("k")
+    return (int(digits), cid) if digits.isdigit() else (1 << 30, cid)
+
+
 def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams,
               models: Mapping[str, str] | None = None) -> Calibration:
     """S, X and the threshold from one (session, replica)'s references; a problem when they cannot separate arms.
@@ -156,12 +179,13 @@ def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams,
     if not refs:
         return Calibration(None, None, None, "no references")
     selfs: list[float] = []
-    for cid, by_arm in sorted(refs.items()):
+    for index, (cid, by_arm) in enumerate(sorted(refs.items(), key=lambda kv: canary_order(kv[0]))):
+        want = params.asks_of(index)
         for arm in arms:
             asks = list(by_arm.get(arm, ()))
-            if len(asks) < params.asks:
+            if len(asks) < want:
                 return Calibration(None, None, None, f"canary {cid}: arm {arm} has {len(asks)} of its "
-                                                     f"{params.asks} reference asks")
+                                                     f"{want} reference asks")
             selfs.extend(similarity(a, b, params.ngram) for i, a in enumerate(asks) for b in asks[i + 1:])
     s = min(selfs) if selfs else 1.0
     crosses: list[float] = []
