@@ -383,7 +383,8 @@ def test_schedule_order_is_reproducible_and_depends_on_order_seed(tmp_path):
     assert [j.arm for j in a] != [j.arm for j in b]
     assert sorted(j.key for j in a) == sorted(j.key for j in b)
     # The rule is pinned: these values must never change, or resumed runs would change seeds.
-    assert request_seed(101, "voice", "0") == int(__import__("hashlib").sha256(b"101:voice:0").hexdigest()[:8], 16) & 0x7FFFFFFF
+    digest = __import__("hashlib").sha256(b"101:voice:0").hexdigest()
+    assert request_seed(101, "voice", "0") == int(digest[:8], 16) & 0x7FFFFFFF
 
 
 def test_benchmark_keeps_the_seat_busy(tmp_path):
@@ -416,7 +417,8 @@ def test_seat_lost_mid_run_exits_3_with_every_finished_row_saved_then_resumes(tm
         back = cli(root, "generate", GATE, "--quiet")
     assert lost.returncode == 3, lost.stderr
     # --quiet silences progress, not why the run waits: each retry is a line (issue 33), then the one reason
-    retrying = [ln for ln in lost.stderr.splitlines() if ln.startswith("voicegate: retrying POST /v1/chat/completions: 500")]
+    retrying = [ln for ln in lost.stderr.splitlines()
+                if ln.startswith("voicegate: retrying POST /v1/chat/completions: 500")]
     line = [ln for ln in lost.stderr.strip().splitlines() if "do not persist" not in ln and ln not in retrying]
     assert retrying and len(line) == 1 and "unreachable" in line[0] and "500" in line[0], lost.stderr
     # Every generation the seat finished is on disk, and the line says so and how to resume.
@@ -443,7 +445,8 @@ def test_runtime_loading_disabled_on_the_seat_is_refused_before_generating(tmp_p
 
 
 def _signalled_mid_run(tmp_path, signum: int):
-    """generate in a subprocess, sent `signum` once 6 rows are stored: (root, returncode, stderr, served before/after)."""
+    """generate in a subprocess, sent `signum` once 6 rows are stored: (root, returncode, stderr, served
+    before/after)."""
     with _seat(token_time=0.01, slots=2) as seat:
         spec = gate_spec(GATE, url=seat.url, seeds=[101, 202, 303], concurrency=2)
         root = registered_workspace(tmp_path / "ws", spec)

@@ -90,7 +90,8 @@ def test_the_last_resort_exits_143_when_a_run_does_not_stop() -> None:
 
 
 def _signalled(root: Path, seat: StandinSeat, at: int) -> tuple[int | None, float, str, int]:
-    """generate, SIGTERM once `at` rows are stored: (exit code or None if still alive after 15 s, seconds, stderr, rows)."""
+    """generate, SIGTERM once `at` rows are stored: (exit code or None if still alive after 15 s, seconds, stderr,
+    rows)."""
     path = root / "runs" / GATE / "generations.jsonl"
     path.unlink(missing_ok=True)
     (root / "runs" / GATE / "run.json").unlink(missing_ok=True)

@@ -322,7 +322,8 @@ def test_a_resume_on_an_unchanged_seat_borrows_its_references_and_stores_a_row_w
 
 def test_a_session_whose_check_failed_lends_no_references(tmp_path: Path) -> None:
     """Only a session whose integrity held lends its references: after a failed mixed run, --isolate-arms asks."""
-    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=8, token_time=0.001, wrong_weights_every=3) as seat:
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=8, token_time=0.001,
+                     wrong_weights_every=3) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=SEEDS))
         # 8 checks per arm: an every-3rd fault goes unmet with (2/3)^24, not the default's 2.6%.
         assert cli(root, "generate", GATE, "--quiet", "--canaries", "8").returncode == 4

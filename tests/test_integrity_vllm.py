@@ -101,7 +101,8 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
     first = rows(root, GATE)
     base = {(r["seed"], r["prompt_id"]): r["text"] for r in first if r["arm"] == "base"}
     identical = sum(1 for r in first if r["arm"] != "base" and base[(r["seed"], r["prompt_id"])] == r["text"])
-    sys.stderr.write(f"vllm mixed: {identical} of {len(first) - len(base)} candidate rows byte-identical to the base's\n")
+    sys.stderr.write(f"vllm mixed: {identical} of {len(first) - len(base)} candidate rows byte-identical to the "
+                     "base's\n")
     assert v0["status"] == "failed" and v0["wrong"] + v0["foreign"] >= 1, v0
     assert mixed.returncode == 4
     assert {(c["arm"], c["answered_as"]) for c in v0["confusions"]} <= MEASURED_MIXED, v0
@@ -122,7 +123,8 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
     now = rows(root, GATE)
     base = {(r["seed"], r["prompt_id"]): r["text"] for r in now if r["arm"] == "base"}
     assert len(now) == len(first) and all(r["isolated"] for r in now)
-    sys.stderr.write(f"vllm isolated: {sum(1 for r in now if r['arm'] != 'base' and base[(r['seed'], r['prompt_id'])] == r['text'])} candidate rows byte-identical to the base's\n")
+    same = sum(1 for r in now if r["arm"] != "base" and base[(r["seed"], r["prompt_id"])] == r["text"])
+    sys.stderr.write(f"vllm isolated: {same} candidate rows byte-identical to the base's\n")
     decided = voicegate(root, "score", GATE, "--json")
     assert decided.returncode == 0, decided.stderr
     result = json.loads(decided.stdout)

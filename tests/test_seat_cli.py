@@ -127,7 +127,8 @@ def test_models_table_and_json():
         assert code == 0
         data = json.loads(out)
         assert data["version"] == "0.32.0+standin"
-        assert data["models"] == [{"id": "voices-base", "root": "/models/voices-base", "parent": None, "voicegate": None},
+        assert data["models"] == [{"id": "voices-base", "root": "/models/voices-base", "parent": None,
+                                   "voicegate": None},
                                   {"id": "lv-bronte", "root": "/adapters/lv-bronte-4b-v1", "parent": "voices-base",
                                    "voicegate": None}]   # no voicegate run leased it: the fleet's
         code, out, _ = run_cli("seat", "models", "--seat", seat.url)

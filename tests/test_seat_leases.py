@@ -65,7 +65,8 @@ def _write_leases(url: str, leases: list[Lease]) -> None:
 
 def _lease(model: str, root: str, pid: int, *, host: str | None = None, start: str | None = None,
            gate: str = "lv-other", where: Path = Path("/nowhere")) -> Lease:
-    return Lease(model, root, gate, str(where), str(where / "runs" / gate), str(where / "runs" / gate / "adapters.json"),
+    return Lease(model, root, gate, str(where), str(where / "runs" / gate),
+                 str(where / "runs" / gate / "adapters.json"),
                  "x", host or socket.gethostname(), pid, _boot_id(), start, "2025-01-01T00:00:00Z")
 
 
@@ -157,7 +158,8 @@ def test_a_live_runs_lease_another_hosts_and_the_fleets_adapters_are_never_unloa
             assert code == 0
             models = _by_id(out)
             assert models["lv-live-x"]["voicegate"]["state"] == "running"
-            assert models["lv-live-x"]["voicegate"]["note"] == f"loaded by a running voicegate run (lv-live, pid {live.pid})"
+            assert models["lv-live-x"]["voicegate"]["note"] == \
+                f"loaded by a running voicegate run (lv-live, pid {live.pid})"
             assert models["lv-far-x"]["voicegate"]["state"] == "elsewhere"
             assert models[f"{A}-ckpt475"]["voicegate"] is None        # served from another root: the fleet's
             code, out, _ = run_cli("seat", "models", "--seat", seat.url)

@@ -22,9 +22,10 @@ from voicegate.cli._machine import AsJson, emit
 
 DEFAULT_KEY_ENV = "VOICES_API_KEY"  # `seat.DEFAULT_KEY_ENV`, spelled here so --help stays light
 
-SeatUrl = Annotated[str | None, typer.Option("--seat", envvar="VOICEGATE_SEAT_URL", show_envvar=True,
-                                             help="The seat's OpenAI base URL, e.g. http://127.0.0.1:8027/v1 (default in a "
-                                                  "workspace: the seat.url its specs name).")]
+SeatUrl = Annotated[str | None, typer.Option(
+    "--seat", envvar="VOICEGATE_SEAT_URL", show_envvar=True,
+    help="The seat's OpenAI base URL, e.g. http://127.0.0.1:8027/v1 (default in a workspace: the seat.url its "
+         "specs name).")]
 KeyEnv = Annotated[str | None, typer.Option("--api-key-env", metavar="NAME",
                                             help=f"Environment variable holding the seat's API key "
                                                  f"(default {DEFAULT_KEY_ENV}; the key never comes from a file).")]
@@ -130,7 +131,8 @@ def _lease_json(mark) -> dict | None:
 @seat_app.command("drift")
 def drift_cmd(
     compose: Annotated[Path, typer.Option("--compose", help="The seat's compose file (read, never edited).")],
-    service: Annotated[str | None, typer.Option(help="The compose service of this seat, when the file has several.")] = None,
+    service: Annotated[str | None, typer.Option(
+        help="The compose service of this seat, when the file has several.")] = None,
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 30.0,
 ) -> None:
     """Compare what the seat serves with what compose.yaml persists (--lora-modules). Exit 1 on drift."""
@@ -168,7 +170,8 @@ def drift_cmd(
 @seat_app.command("try")
 def try_cmd(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The served name, e.g. lv-hemingway-ckpt475.")],
-    path: Annotated[str, typer.Argument(metavar="PATH", help="The adapter directory as the SEAT sees it (e.g. /adapters/...).")],
+    path: Annotated[str, typer.Argument(
+        metavar="PATH", help="The adapter directory as the SEAT sees it (e.g. /adapters/...).")],
     compose: Annotated[Path | None, typer.Option("--compose", help="Compose file, to place the persist line.")] = None,
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 120.0,
 ) -> None:
@@ -208,7 +211,8 @@ def try_cmd(
 @seat_app.command("drop")
 def drop_cmd(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The served adapter name to unload.")],
-    compose: Annotated[Path | None, typer.Option("--compose", help="Compose file, to say whether it comes back.")] = None,
+    compose: Annotated[Path | None, typer.Option(
+        "--compose", help="Compose file, to say whether it comes back.")] = None,
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 60.0,
 ) -> None:
     """Unload an adapter at run time, with the timing; says whether compose brings it back."""
@@ -251,13 +255,15 @@ def cost_cmd(
     voice: Annotated[str, typer.Argument(metavar="VOICE", help="The served adapter name to measure.")],
     n: Annotated[int, typer.Option("--n", help="Runs per arm (base, voice, base again).")] = 30,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="The same max_tokens for every request.")] = 64,
-    base: Annotated[str | None, typer.Option("--base", help="The base model name (default: the seat's one base).")] = None,
+    base: Annotated[str | None, typer.Option(
+        "--base", help="The base model name (default: the seat's one base).")] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help="The one prompt every request sends.")] = None,
     warmup: Annotated[int, typer.Option("--warmup", help="Unmeasured rounds first (adapter slot loading).")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed of round 0; round i sends seed+i to every arm.")] = 1,
     seat: SeatUrl = None, api_key_env: KeyEnv = None, as_json: AsJson = False, timeout: Timeout = 300.0,
 ) -> None:
-    """Decode tok/s of base vs the voice, streamed (per token after the first, TTFT apart), interleaved, A-vs-A floor."""
+    """Decode tok/s of base vs the voice, streamed (per token after the first, TTFT apart), interleaved, A-vs-A
+    floor."""
     from voicegate.seat import DEFAULT_PROMPT, cost_arms, measure, render_cost
 
     if n < 1 or max_tokens < 2 or warmup < 0:
@@ -287,10 +293,13 @@ def cost_cmd(
 def retire_cmd(
     voice: Annotated[str, typer.Argument(metavar="VOICE", help="The LiteLLM alias to retire, e.g. lv-bronte.")],
     litellm: Annotated[str, typer.Option("--litellm", help="The LiteLLM proxy's base URL.")],
-    config: Annotated[Path | None, typer.Option("--config", help="The LiteLLM config (its model_list entry is shown).")] = None,
-    master_key_env: Annotated[str, typer.Option("--master-key-env", metavar="NAME",
-                                                help="Environment variable holding the proxy's master key.")] = "LITELLM_MASTER_KEY",
-    page_size: Annotated[int, typer.Option("--page-size", help="Keys per /key/list page (LiteLLM allows up to 100).")] = 100,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="The LiteLLM config (its model_list entry is shown).")] = None,
+    master_key_env: Annotated[str, typer.Option(
+        "--master-key-env", metavar="NAME",
+        help="Environment variable holding the proxy's master key.")] = "LITELLM_MASTER_KEY",
+    page_size: Annotated[int, typer.Option(
+        "--page-size", help="Keys per /key/list page (LiteLLM allows up to 100).")] = 100,
     as_json: AsJson = False, timeout: Timeout = 30.0,
 ) -> None:
     """Audit LiteLLM keys and teams that still reach an alias. Exit 1 while any remain; 0 when safe."""
@@ -323,7 +332,8 @@ def check_cmd(
     compose: Annotated[Path | None, typer.Option("--compose", help="The seat's compose file (KV budget).")] = None,
     service: Annotated[str | None, typer.Option(help="The compose service, when the file has several.")] = None,
     voices: Annotated[str, typer.Option("--voices", help="Voice counts for the memory table, e.g. 3,6.")] = "3,6",
-    adapter_size: Annotated[str | None, typer.Option("--adapter-size", help="One adapter's size: bytes, 264M, 264MB.")] = None,
+    adapter_size: Annotated[str | None, typer.Option(
+        "--adapter-size", help="One adapter's size: bytes, 264M, 264MB.")] = None,
     adapter: Annotated[Path | None, typer.Option("--adapter", help="An adapter directory to measure instead.")] = None,
     vllm_python: Annotated[Path | None, typer.Option("--vllm-python", envvar="VOICEGATE_VLLM_PYTHON",
                                                      help="A vLLM venv's python, to ask its model registry.")] = None,
@@ -359,7 +369,8 @@ def up_cmd(
              "name) or a carrier folder of your own (config.json and weights).")],
     port: Annotated[int | None, typer.Option(
         "--port", metavar="N", min=1, max=65535,
-        help="Port on 127.0.0.1 (default: the port of $VOICEGATE_SEAT_URL when it names this machine, else 8027).")] = None,
+        help="Port on 127.0.0.1 (default: the port of $VOICEGATE_SEAT_URL when it names this machine, "
+             "else 8027).")] = None,
     adapter: Annotated[list[str] | None, typer.Option(
         "--adapter", metavar="NAME=DIR", help="Also serve this LoRA adapter (repeatable).")] = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS",

@@ -60,7 +60,8 @@ def carrier_files(root: str | None) -> CarrierFiles | None:
             return None
         parts = [f"{f.name}:{sha256_file(f)}" for f in weights]
         extra = [f"{f.name}:{sha256_file(f)}" for f in sorted(path.iterdir())
-                 if f.is_file() and (f.name.startswith("tokenizer") or f.name in ("config.json", "chat_template.jinja"))]
+                 if f.is_file() and (f.name.startswith("tokenizer")
+                                     or f.name in ("config.json", "chat_template.jinja"))]
     except OSError:
         return None
     return CarrierFiles(path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)))

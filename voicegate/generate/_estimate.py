@@ -4,8 +4,8 @@ A constant speed misled (issue 33): the fleet GPU seat's 108.2 tok/s said "1 min
 seat took 111-165 s over. So the estimate asks the seat the run would use (`--seat`,
 `$VOICEGATE_SEAT_URL`, else the spec's) for one short answer each of the base and up to two served
 candidates, in turn as a run sends them, timed end to end (queueing, prefill, decode, adapter
-switching), and divides the schedule's tokens by that speed per sequence in flight. Only when no seat answers does it fall back to the constant, and then
-it says it did, and why.
+switching), and divides the schedule's tokens by that speed per sequence in flight. Only when no seat
+answers does it fall back to the constant, and then it says it did, and why.
 """
 
 from __future__ import annotations

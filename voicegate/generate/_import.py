@@ -82,7 +82,8 @@ def _import(spec: GateSpec, source: Path, now: _dt.datetime | None) -> dict[str,
     previous = read_manifest(spec.run_dir) or {}
     if previous.get("source", "imported") != "imported":
         # The mirror of generate's refusal: one run is either the seat's or brought in, never a blend.
-        raise VoicegateError(f"{spec.gate}: its generations were made by `voicegate generate` ({manifest_path(spec.run_dir)}); "
+        raise VoicegateError(f"{spec.gate}: its generations were made by `voicegate generate` "
+                             f"({manifest_path(spec.run_dir)}); "
                              "import will not mix outside generations into them; nothing imported")
     stored = {row_key(r) for r in read_generations(spec.generations_path)}
     seen: dict[tuple[str, str, int, str], int] = {}

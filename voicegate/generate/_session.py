@@ -175,7 +175,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
             moved = quarantine_orphans(spec, manifest, cells.orphans, "the replica it ran on is not in this run")
             result.stored -= moved
             result.quarantined += moved
-            say(f"note: {moved} stored generation(s) of {len({cell_key(x) for x in cells.orphans})} unfinished cell(s) came "
+            unfinished = len({cell_key(x) for x in cells.orphans})
+            say(f"note: {moved} stored generation(s) of {unfinished} unfinished cell(s) came "
                 f"from a replica not in this run; moved them to {spec.run.quarantine} (kept, not scored) and "
                 "re-running those cells whole on one replica")
         for r in live:

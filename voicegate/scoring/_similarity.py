@@ -40,7 +40,8 @@ FLOOR_RULE = ("f95 = 1 - 0.05^(1/n): the share of faulty requests that n checks 
 PREFIX_RULE = ("a canary check asks max_tokens drawn from [ceil(m/2), m-1] (m the gate's); when its answer was cut "
                "by that length, each reference is compared cut to the answer's length (case-folded, whitespace "
                "collapsed), else whole")
-REFERENCES_RULE = ("each arm answers the first `repeated` canaries `asks` times and the others once, alone on the seat, "
+REFERENCES_RULE = ("each arm answers the first `repeated` canaries `asks` times and the others once, alone on the "
+                   "seat, "
                    "before any check; an answer is the canary cell's own real row (the very same request: prompt, "
                    "request seed, the gate's sampling) when the session sends that row on this replica in the arm's "
                    "reference wave, else an ask on its own: a replica holding the canary cells asks each arm only "
