@@ -11,6 +11,7 @@ benchmarks/bench_integrity.py; here, one fast run each.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import shutil
@@ -25,7 +26,7 @@ from _workspace import cli, gate_spec, manifest, register_prospective, registere
 
 from voicegate.generate._canaries import checks_per_arm, choose_canaries, own_asks, plan_checks, positions
 from voicegate.generate._generate import generate
-from voicegate.generate._schedule import build_schedule, isolate_waves
+from voicegate.generate._schedule import build_schedule, isolate_waves, turns
 from voicegate.run._store import generations_hash, row_key
 from voicegate.scoring import Calibration, CanaryParams, Tally, attribute, calibrate, detection_floor, similarity
 from voicegate.seat import StandinSeat
@@ -185,6 +186,60 @@ def test_isolate_waves_one_arm_each_interleaved_across_rounds(tmp_path: Path) ->
     for arm in ("base", "ckpt475"):
         orders = [j.order for w in waves for j in w if j.arm == arm]
         assert orders == sorted(orders)
+
+
+def test_issue35_a_round_opens_with_the_arm_that_closed_the_last_so_one_turn_spans_two_waves(tmp_path: Path) -> None:
+    root = registered_workspace(tmp_path / "ws", gate_spec(GATE, seeds=[1, 2, 3, 4]))
+    jobs = build_schedule(load_spec(root, GATE))
+    waves = isolate_waves(jobs, 3, order_seed=7)    # 12 cells: 4 rounds
+    rounds = [[w[0].arm for w in waves[i:i + 3]] for i in range(0, len(waves), 3)]
+    assert len(rounds) == 4 and all(sorted(r) == ["base", "ckpt475", "ckpt925"] for r in rounds)
+    assert all(rounds[k][0] == rounds[k - 1][-1] for k in range(1, len(rounds)))
+    # 4 rounds of 3 arms: 12 waves, but 4 x 2 + 1 = 9 turns (8 arm switches, not 11).
+    grouped = turns(waves)
+    assert len(grouped) == 9 and [w for t in grouped for w in t] == waves
+    assert all(len({w[0].arm for w in t}) == 1 for t in grouped)
+    assert all(a[0][0].arm != b[0][0].arm for a, b in itertools.pairwise(grouped))
+    # A batch at a time (the runner's way) gives the same waves as the whole schedule at once.
+    per_cell: dict[tuple, list] = {}
+    for j in jobs:
+        per_cell.setdefault((j.kind, j.seed, j.prompt_id), []).append(j)
+    cells = list(per_cell.values())
+    batched, after = [], None
+    for k in range(0, len(cells), 3):
+        got = isolate_waves([j for c in cells[k:k + 3] for j in c], 3, 7, first_round=k // 3, after=after)
+        batched += got
+        after = got[-1][0].arm
+    assert [[j.key for j in w] for w in batched] == [[j.key for j in w] for w in waves]
+
+
+def test_issue35_an_isolated_turn_is_refilled_across_its_waves_and_never_mixes_arms(tmp_path: Path) -> None:
+    """One arm on the seat is the invariant, not an empty seat: the next wave of the same arm starts while the
+    previous one is still in flight; only an arm switch empties the seat, and it never holds two arms."""
+    with _seat(token_time=0.004, slots=4) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=4,
+                                                               seeds=list(range(1, 11))))
+        done = cli(root, "generate", GATE, "--quiet", "--isolate-arms")
+        assert done.returncode == 0, done.stdout + done.stderr
+        log = sorted((e for e in seat.chat_log() if e["status"] == 200), key=lambda e: e["time"])
+    assert seat.shared_requests == 0 and not any(e.get("shared_with") for e in log)
+    spec = load_spec(root, GATE)
+    waves = isolate_waves(build_schedule(spec), manifest(root, GATE)["sessions"][0]["wave_size"] - 1, spec.order_seed)
+    grouped = turns(waves)
+    assert len(waves) == 6 and len(grouped) == 5
+    # The arms' order on the seat after the 12 references: one stretch per turn, not one per wave.
+    switches = [m for m, _ in itertools.groupby(e["model"] for e in log[12:])]
+    assert switches == [t[0][0].model for t in grouped]
+    arrived: dict[tuple[str, int], dict] = {}
+    for e in log[12:]:
+        arrived.setdefault((e["model"], e["seed"]), e)
+    # The first request of a wave that continues its arm's turn found the previous wave's requests in flight.
+    continuing = [arrived[(w[0].model, w[0].request_seed)] for t in grouped for w in t[1:]]
+    assert continuing and all(e["in_flight"] > 1 for e in continuing)
+    # Each turn's first request met an empty seat: the switch waited for the last arm's requests to finish.
+    assert all(next(group)["in_flight"] == 1 for _, group in itertools.groupby(log[12:], key=lambda e: e["model"]))
+    checks = [c for c in _canaries(root) if c["phase"] == "check"]
+    assert sum(c["role"] == "opening" for c in checks) == len(grouped)
 
 
 # -- acceptance 1: no false alarm ------------------------------------------------------------
@@ -388,8 +443,9 @@ def test_canary_overhead_and_makespan_on_the_benchmark(tmp_path: Path, isolate: 
     out = bench(slots=4, token_time=0.002, prompts=20, seeds=3, workdir=tmp_path, isolate=isolate)
     assert out["requests"] == 180 and out["integrity"] == "holds"
     # 3 arms x 1 reference ask of their own (the canary cells' real rows are the other answers); mixed, 3 checks
-    # per arm; isolated, 12 waves each opened by a check + 3 closing.
-    assert out["canary_requests"] == 3 + (15 if isolate else 9) and out["isolate_arms"] is isolate
+    # per arm; isolated, 12 waves in 4 rounds make 9 turns (a round opens with the arm that closed the one before),
+    # each opened by a check, + 3 closing.
+    assert out["canary_requests"] == 3 + (12 if isolate else 9) and out["isolate_arms"] is isolate
     if isolate:
         assert out["shared_requests"] == 0
 
@@ -485,11 +541,11 @@ def test_issue25_finding6_every_isolated_wave_opens_with_a_check_so_a_sticky_swi
     root, done, seat = _fault_run(tmp_path, isolate=True, sticky_after_switch=2)
     assert seat.wrong_served > 0
     assert done.returncode == 4, done.stdout + done.stderr
-    # One opening check per wave (the first request sent after the arm switch) and one closing per arm.
+    # One opening check per turn (the first request sent after the arm switch) and one closing per arm.
     checks = [c for c in _canaries(root) if c["phase"] == "check"]
     spec = load_spec(root, GATE)
     waves = isolate_waves(build_schedule(spec), manifest(root, GATE)["sessions"][0]["wave_size"] - 1, spec.order_seed)
-    assert sum(c["role"] == "opening" for c in checks) == len(waves)
+    assert sum(c["role"] == "opening" for c in checks) == len(turns(waves))
     assert sum(c["role"] == "closing" for c in checks) == 3
 
 

@@ -7,8 +7,9 @@ every replica's references must reproduce the first replica's, or the run is ref
 before any check. Then up to N requests per replica are kept in flight in schedule
 order, the canary checks at unpredictable places among them; each finished generation
 is appended whole and fsync'd before the next is counted. Under ``--isolate-arms`` the
-same requests go in waves of one arm, each drained before the next and each opened by
-a check.
+same requests go in waves of one arm; consecutive waves of one arm are one turn, kept at
+the concurrency as slots free, and only an arm switch waits for the seat to empty and
+opens with a check (issue 35: one arm on the seat is the invariant, not an empty seat).
 
 **Replicas** (issue 13). A cell — one (seed, prompt) with every arm — runs whole on one
 replica (`generate._cells`), recorded on each row as ``replica``; a replica that stays
@@ -196,9 +197,11 @@ class Runner:
             r.reasked |= canary_cells
             per_arm = checks_per_arm(params, len(self.arms), share, extra)
             if mode.isolate:
-                # Every wave opens with a check and each arm's last wave holds one more: only the rest are random.
-                waves_per_arm = math.ceil(share / max(1, len(self.arms)) / wave_jobs(mode.wave_size))
-                checks = plan_checks(params, self.arms, max(0, per_arm - waves_per_arm - 1), canaries, r.rng,
+                # Every turn (an arm switch) opens with a check and each arm's last wave holds one more: only the
+                # rest are random. R rounds of A arms make R(A-1)+1 turns (`isolate_waves`), ~1/A of them each arm's.
+                rounds = math.ceil(share / max(1, len(self.arms)) / wave_jobs(mode.wave_size))
+                turns_per_arm = math.ceil((rounds * (len(self.arms) - 1) + 1) / max(1, len(self.arms)))
+                checks = plan_checks(params, self.arms, max(0, per_arm - turns_per_arm - 1), canaries, r.rng,
                                      closing=False)
             else:
                 checks = plan_checks(params, self.arms, per_arm, canaries, r.rng)
@@ -367,43 +370,90 @@ class Runner:
         return check
 
     async def _isolated(self, r: Replica) -> None:
-        """Batches of cells, each sent as waves of one arm (drained before the next) on this replica.
+        """Batches of cells, each sent as waves of one arm on this replica; a turn of one arm is never drained.
 
-        Every wave opens with a check of its arm (the first request after the switch); the random
-        checks due in the batch go to random places in their arm's waves; the batch that ends the
-        replica's run holds one more check per arm in that arm's last wave.
+        Consecutive waves of one arm (`isolate_waves` makes every round open with the arm that closed the
+        round before) are one turn: its requests are sent as slots free, and when the turn's last wave is
+        sent the next batch is claimed, its first wave continuing the turn. Only an arm switch waits for
+        every request in flight to finish, and the turn after it opens with a check of its arm (the first
+        request after the switch). The random checks due in a batch go to random places in their arm's
+        waves; the batch that ends the replica's run holds one more check per arm in that arm's last wave.
         """
-        while jobs := await self._claim_batch(r, wave_jobs(self.mode.wave_size)):
-            arms = {j.arm for j in jobs}
-            due: dict[str, list[CanaryCheck]] = {}     # the checks that fall in this batch, per arm
-            later: deque[tuple[int, CanaryCheck]] = deque()
-            for at, check in r.checks:
-                if at < r.sent + len(jobs) and check.arm in arms:
-                    due.setdefault(check.arm, []).append(check)
-                else:
-                    later.append((at, check))
-            r.checks = later
-            r.sent += len(jobs)
-            last = not self.free and not r.pinned
-            waves = isolate_waves(jobs, wave_jobs(self.mode.wave_size), self.spec.order_seed)
-            mine: dict[str, list[int]] = {}
-            for i, wave in enumerate(waves):
-                mine.setdefault(wave[0].arm, []).append(i)
-            extra: dict[int, list[CanaryCheck]] = {}
-            for arm, cs in due.items():
-                for c in cs:
-                    extra.setdefault(r.rng.choice(mine[arm]), []).append(c)
-            if last:
-                for arm, slots in mine.items():
-                    extra.setdefault(slots[-1], []).append(self._new_check(r, arm, waves[slots[-1]][0].model,
-                                                                           "closing"))
-            for i, wave in enumerate(waves):
-                opening = self._new_check(r, wave[0].arm, wave[0].model, "opening")
-                await self._drain(r, place_in_wave(wave, opening, extra.get(i, []), r.rng))
+        pending: deque[tuple[str, str, list[Any]]] = deque()   # waves not started: arm, model, requests
+        rounds = [0, None]      # the next batch's round, and the arm whose wave closed the last one
+        on_seat: str | None = None
+        while pending or (jobs := await self._claim_batch(r, wave_jobs(self.mode.wave_size))):
+            if not pending:
+                self._plan_batch(r, jobs, pending, rounds)
+            arm, model, items = pending.popleft()
+            queue: deque[Any] = deque(items)
+            if arm != on_seat:
+                queue.appendleft(self._new_check(r, arm, model, "opening"))
+            await self._turn(r, arm, queue, pending, rounds)
+            on_seat = arm
         left = [c for _, c in r.checks]
         r.checks.clear()
         for arm, _model in self.arms:
             await self._drain(r, [c for c in left if c.arm == arm])
+
+    def _plan_batch(self, r: Replica, jobs: list[Job], pending: deque[tuple[str, str, list[Any]]],
+                    rounds: list[Any]) -> None:
+        """`jobs` (a claimed batch) as the next round of waves, with the checks that fall in it, onto `pending`."""
+        arms = {j.arm for j in jobs}
+        due: dict[str, list[CanaryCheck]] = {}     # the checks that fall in this batch, per arm
+        later: deque[tuple[int, CanaryCheck]] = deque()
+        for at, check in r.checks:
+            if at < r.sent + len(jobs) and check.arm in arms:
+                due.setdefault(check.arm, []).append(check)
+            else:
+                later.append((at, check))
+        r.checks = later
+        r.sent += len(jobs)
+        last = not self.free and not r.pinned
+        waves = isolate_waves(jobs, wave_jobs(self.mode.wave_size), self.spec.order_seed, first_round=rounds[0],
+                              after=rounds[1])
+        rounds[0] += 1
+        rounds[1] = waves[-1][0].arm
+        mine: dict[str, list[int]] = {}
+        for i, wave in enumerate(waves):
+            mine.setdefault(wave[0].arm, []).append(i)
+        extra: dict[int, list[CanaryCheck]] = {}
+        for arm, cs in due.items():
+            for c in cs:
+                extra.setdefault(r.rng.choice(mine[arm]), []).append(c)
+        if last:
+            for arm, slots in mine.items():
+                extra.setdefault(slots[-1], []).append(self._new_check(r, arm, waves[slots[-1]][0].model,
+                                                                       "closing"))
+        for i, wave in enumerate(waves):
+            pending.append((wave[0].arm, wave[0].model, place_in_wave(wave, None, extra.get(i, []), r.rng)))
+
+    async def _turn(self, r: Replica, arm: str, queue: deque[Any], pending: deque[tuple[str, str, list[Any]]],
+                    rounds: list[Any]) -> None:
+        """`arm`'s turn: `queue` kept at the concurrency, refilled with `arm`'s next waves; drained at its end.
+
+        When the queue runs out, the next pending wave joins it if it is `arm`'s; with none pending, the
+        next batch is claimed (without waiting: a replica that must wait ends its turn first).
+        """
+        ended = False
+
+        def refill() -> bool:
+            nonlocal ended
+            while not queue and not ended:
+                if not pending and (jobs := self._claim_now(r, wave_jobs(self.mode.wave_size))):
+                    self._plan_batch(r, jobs, pending, rounds)
+                if pending and pending[0][0] == arm:
+                    queue.extend(pending.popleft()[2])
+                else:
+                    ended = True
+            return bool(queue)
+
+        async def worker() -> None:
+            while queue or refill():
+                self.stop.check()
+                await self._send(r, queue.popleft())
+
+        await together(worker() for _ in range(self.conc))
 
     # -- who sends what -------------------------------------------------------------
 
@@ -499,13 +549,17 @@ class Runner:
         While a replica still holds cells an empty claim waits instead (as `_next` does).
         """
         while True:
-            self.stop.check()
-            batch: list[Cell] = []
-            while len(batch) < size and (cell := self._claim(r)) is not None:
-                batch.append(cell)
-            if batch or not self._others_busy():
-                return [j for c in batch for j in c.jobs]
+            if (jobs := self._claim_now(r, size)) or not self._others_busy():
+                return jobs
             await self._wait()
+
+    def _claim_now(self, r: Replica, size: int) -> list[Job]:
+        """The jobs of up to `size` more cells for `r` that can be claimed now; empty when none can."""
+        self.stop.check()
+        batch: list[Cell] = []
+        while len(batch) < size and (cell := self._claim(r)) is not None:
+            batch.append(cell)
+        return [j for c in batch for j in c.jobs]
 
     async def _wait(self) -> None:
         """Until a cell finishes or comes back, or `POLL_S` passed (the callers loop, and look at the stop mark)."""

@@ -29,12 +29,19 @@ and carry a request seed of their own, from the same digest salted with ``a-vs-a
 
 **Isolated arms** (``generate --isolate-arms``, issue 16). A seat that batches
 arms together may serve one arm's request with another's weights; isolation
-sends the same jobs in *waves* of one arm, each wave drained before the next,
-so no two arms are ever in flight together. Waves stay interleaved: the jobs of
-each arm are taken in schedule order, ``wave_size`` at a time, and every round
-gives each arm one wave, in an order shuffled like the blocks
-(``sha256(f"{order_seed}:wave:{round}:{arm}")``). Within a wave the seat is kept
-busy up to the concurrency.
+sends the same jobs in *waves* of one arm, so no two arms are ever in flight
+together. Waves stay interleaved: the jobs of each arm are taken in schedule
+order, ``wave_size`` at a time, and every round gives each arm one wave. Round 0's
+arms are sorted by ``sha256(f"{order_seed}:wave:0:{arm}")``; every later round
+opens with the arm that closed the round before (while it has jobs left) and
+sorts the others by ``sha256(f"{order_seed}:wave:{round}:{arm}")``, so the two
+waves of one arm at a round boundary run as one *turn* (issue 35).
+
+One arm on the seat is the invariant, not an empty seat: within a turn the seat
+is kept at the concurrency, a wave's requests sent as the previous wave's free
+slots (no drain between waves of one arm); only an arm switch waits for every
+request in flight to finish. With 2 arms and R rounds that is R turns instead of
+2R waves drained whole (A B | B A | A B ...), with 3 arms 2R+1 instead of 3R.
 """
 
 from __future__ import annotations
@@ -48,8 +55,10 @@ from voicegate.spec import GateSpec
 SEED_RULE_ID = "sha256-seed-kind-prompt@1"
 SEED_RULE = 'request_seed = int(sha256(f"{seed}:{kind}:{prompt_id}").hexdigest()[:8], 16) & 0x7FFFFFFF'
 WAVE_RULE = ('waves of one arm: the pending jobs of each arm in schedule order, wave_size - 1 at a time (the '
-             'check that opens the wave makes wave_size); each round one wave per arm, arms sorted by '
-             'sha256(f"{order_seed}:wave:{round}:{arm}"); a wave is drained before the next starts')
+             'check that opens an arm switch makes wave_size); each round one wave per arm, round 0 sorted by '
+             'sha256(f"{order_seed}:wave:0:{arm}"), every later round opening with the arm that closed the round '
+             'before and the others sorted by sha256(f"{order_seed}:wave:{round}:{arm}"); consecutive waves of one '
+             'arm are one turn, refilled as slots free; a turn is drained before the next arm starts')
 ORDER_RULE = ('blocks of (kind, prompt, seed), voice then probe, prompts in spec order, seeds in spec '
               'order; within a block arms sorted by sha256(f"{order_seed}:{block}:{arm}")')
 
@@ -112,22 +121,44 @@ def build_schedule(spec: GateSpec) -> list[Job]:
     return jobs
 
 
-def wave_order(order_seed: int, rnd: int, arms: list[str]) -> list[str]:
-    return sorted(arms, key=lambda a: hashlib.sha256(f"{order_seed}:wave:{rnd}:{a}".encode()).hexdigest())
+def wave_order(order_seed: int, rnd: int, arms: list[str], after: str | None = None) -> list[str]:
+    """Round `rnd`'s arm order; `after` (the arm on the seat before the round) opens it when it is one of `arms`."""
+    out = sorted(arms, key=lambda a: hashlib.sha256(f"{order_seed}:wave:{rnd}:{a}".encode()).hexdigest())
+    if after in out:
+        out.remove(after)
+        out.insert(0, after)
+    return out
 
 
-def isolate_waves(jobs: list[Job], wave_size: int, order_seed: int) -> list[list[Job]]:
-    """`jobs` as waves of one arm, interleaved across rounds (see the module docstring)."""
+def isolate_waves(jobs: list[Job], wave_size: int, order_seed: int, *, first_round: int = 0,
+                  after: str | None = None) -> list[list[Job]]:
+    """`jobs` as waves of one arm, interleaved across rounds (see the module docstring).
+
+    `first_round` and `after` continue an earlier call's rounds (the runner claims its cells a batch
+    at a time): the round number to start from and the arm whose wave closed the previous round.
+    """
     if wave_size < 1:
         raise ValueError("wave_size must be at least 1")
     per_arm: dict[str, list[Job]] = {}
     for j in jobs:
         per_arm.setdefault(j.arm, []).append(j)
     waves: list[list[Job]] = []
-    rnd = 0
+    rnd = first_round
     while any(per_arm.values()):
-        for arm in wave_order(order_seed, rnd, [a for a, left in per_arm.items() if left]):
+        for arm in wave_order(order_seed, rnd, [a for a, left in per_arm.items() if left], after):
             waves.append(per_arm[arm][:wave_size])
             per_arm[arm] = per_arm[arm][wave_size:]
+        after = waves[-1][0].arm
         rnd += 1
     return waves
+
+
+def turns(waves: list[list[Job]]) -> list[list[list[Job]]]:
+    """Consecutive waves of one arm grouped: each group is one turn of that arm on the seat."""
+    out: list[list[list[Job]]] = []
+    for w in waves:
+        if out and out[-1][-1][0].arm == w[0].arm:
+            out[-1].append(w)
+        else:
+            out.append([w])
+    return out
