@@ -15,9 +15,9 @@ canaries, new positions), and the script prints how often integrity did NOT hold
 - ``replica with another adapter``: two replicas, the second serves ckpt925's weights
   under ckpt475's name and root (refused by the cross-check before any check);
 - ``sticky after switch``: ``--isolate-arms``, the first 3 requests after every arm
-  switch answered with the previous arm's weights (waves of 32: ~9% of requests);
-  ``..., references spared``: the same once the references are done (the wave-opening
-  checks must catch it);
+  switch answered with the previous arm's weights (waves of 32, turns of up to two waves);
+  ``..., references spared``: the same once the reference waves are done (the checks that
+  open each arm's turn must catch it);
 - ``late``: every request after the first 90% of the run answered with weights of no arm;
 - issue 35's seats: ``repeats right`` (and ``..., isolated``): after the reference waves, every
   first ask (the whole request, max_tokens included, as a cache keys it) answered with another
@@ -80,11 +80,10 @@ def _seat(**faults: Any) -> StandinSeat:
                        token_time=0.0005, **faults)
 
 
-# The reference phase, spared by the "references spared" faults: isolated, each arm's wave is its one reference ask
-# of its own (the first canary's repeat) and the two canary cells' real rows (the other reference answers): 9;
-# arms mixed, each such wave filled to the concurrency (8) with that arm's own real requests (issue 35): 24.
+# The reference phase, spared by the "references spared" faults: each arm's wave is its one reference ask of its own
+# (the first canary's repeat) and the two canary cells' real rows (the other reference answers), filled to the
+# concurrency (8) with that arm's own real requests (issue 35), arms mixed or isolated: 24.
 SPARED = 24
-SPARED_ISOLATED = 9
 
 MODES: dict[str, dict[str, Any]] = {
     "sampled-only": {"size": "large", "faults": {"wrong_weights_every": 10, "sampled_only": True}},
@@ -93,12 +92,11 @@ MODES: dict[str, dict[str, Any]] = {
     "foreign weights, references spared": {"size": "large", "faults": {"foreign_every": 10, "faults_from": SPARED}},
     "sticky after switch": {"size": "small", "isolate": True, "faults": {"sticky_after_switch": 3}},
     "sticky after switch, references spared": {"size": "small", "isolate": True,
-                                               "faults": {"sticky_after_switch": 3,
-                                                          "faults_from": SPARED_ISOLATED}},
+                                               "faults": {"sticky_after_switch": 3, "faults_from": SPARED}},
     "late": {"size": "small", "late": 0.9},
     "repeats right": {"size": "small", "faults": {"repeats_right": True, "faults_from": SPARED}},
     "repeats right, isolated": {"size": "small", "isolate": True,
-                                "faults": {"repeats_right": True, "faults_from": SPARED_ISOLATED}},
+                                "faults": {"repeats_right": True, "faults_from": SPARED}},
     "one stale adapter for every arm": {"size": "small", "faults": {"impostors": {
         "voices-base": "lv-trollope", SERVED: "lv-trollope", RUNTIME: "lv-trollope"}}},
     "even seeds": {"size": "small", "faults": {"wrong_weights_every": 1, "even_seeds_only": True,

@@ -284,10 +284,10 @@ class Runner:
                 ask = self.identity_asks.get(arm)
                 items: list[Any] = [*reference_asks(self.mode.params, arm, model, self.canaries, real),
                                     *real.values(), *([ask] if ask is not None else [])]
-                if not self.mode.isolate:
-                    # One arm on the seat is the invariant, not an empty seat: the wave's free slots take
-                    # that arm's own real requests (issue 35), so a replica's references cost ~nothing extra.
-                    items += self._own_jobs(r, arm, self.conc - len(items))
+                # One arm on the seat is the invariant, not an empty seat: the wave's free slots take that
+                # arm's own real requests (issue 35), arms mixed or isolated, so a replica's references cost
+                # ~nothing extra. Isolated, the rest of those cells goes first in the replica's first turns.
+                items += self._own_jobs(r, arm, self.conc - len(items))
                 await self._drain(r, items)
             r.checks = deque(after_references(r.checks, r.sent, self.share))
         except SeatUnreachable as exc:
@@ -382,6 +382,12 @@ class Runner:
         pending: deque[tuple[str, str, list[Any]]] = deque()   # waves not started: arm, model, requests
         rounds = [0, None]      # the next batch's round, and the arm whose wave closed the last one
         on_seat: str | None = None
+        if r.local:
+            # The other arms of the cells whose jobs filled the reference waves, first (with more cells, to a batch).
+            cells = {cell_key(j) for j in r.local}
+            jobs = [*r.local, *self._claim_now(r, max(0, wave_jobs(self.mode.wave_size) - len(cells)))]
+            r.local.clear()
+            self._plan_batch(r, jobs, pending, rounds)
         while pending or (jobs := await self._claim_batch(r, wave_jobs(self.mode.wave_size))):
             if not pending:
                 self._plan_batch(r, jobs, pending, rounds)
