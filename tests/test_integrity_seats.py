@@ -320,6 +320,33 @@ def test_a_resume_on_an_unchanged_seat_borrows_its_references_and_stores_a_row_w
     assert run_cli("score", GATE, cwd=root).code == 0
 
 
+def test_an_isolated_resume_fills_each_identity_re_ask_wave_with_its_arms_requests(tmp_path: Path) -> None:
+    """Isolated, each arm's identity re-ask is a wave of that arm: its free slots take the arm's own requests
+    (one arm on the seat, not an empty one). With 0.6 s a request, the 12 rows are stored in the three re-ask
+    waves (~1.8 s), not after three re-asks sent alone one after another and then three turns (~3.6 s)."""
+    import datetime as dt
+
+    def when(stamp: str) -> dt.datetime:
+        return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=16) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=16, seeds=SEEDS))
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
+        path = root / "runs" / GATE / "generations.jsonl"
+        kept = path.read_text().splitlines()[:-12]
+        path.write_text("".join(x + "\n" for x in kept))       # a run stopped 12 rows short
+        seat.request_overhead = 0.6
+        shared = seat.shared_requests
+        done = cli(root, "generate", GATE, "--quiet", "--isolate-arms", "--canaries", "1")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert seat.shared_requests == shared       # never two arms in flight
+    s = manifest(root, GATE)["sessions"][1]
+    assert s["references_reused_from"] == 0 and s["isolate_arms"]
+    new = [r for r in rows(root, GATE) if r["session"] == 1]
+    last = max(when(r["time"]) for r in new) - when(s["started"])
+    assert len(new) == 12 and last.total_seconds() < 5 * 0.6, last
+
+
 def test_a_session_whose_check_failed_lends_no_references(tmp_path: Path) -> None:
     """Only a session whose integrity held lends its references: after a failed mixed run, --isolate-arms asks."""
     with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=8, token_time=0.001,

@@ -270,7 +270,8 @@ class Runner:
             asks = [a for _, a in sorted(self.identity_asks.items())]
             if self.mode.isolate:
                 for ask in asks:
-                    await self._drain(r, [ask])
+                    # Each arm's re-ask is a wave of that arm, filled with its own requests (as a reference wave is).
+                    await self._drain(r, [ask, *self._own_jobs(r, ask.arm, self.conc - 1)])
             else:
                 await together(self._identity(r, a) for a in asks)
         return send()
