@@ -9,7 +9,10 @@ the tiny-voices carrier (``voices-base``, `seat._vllm.start_vllm`, the recipe of
    the user message, ``--skip-chat-template``: the server applies the template, as for voicegate's
    requests), ``--max-concurrency 8``, ``--custom-output-len 128``, temperature 0.8 / top_p 0.95, once
    for ``voices-base`` and once for ``lv-austen`` (loaded at runtime for it and unloaded after):
-   240 requests. Output tokens/s = their output tokens / the sum of the two benches' durations.
+   240 requests. Output tokens/s = their output tokens / the sum of the two benches' durations. By
+   default the bench runs again after voicegate's run and voicegate is held to the mean of the two
+   rates (the box's load from other jobs drifts over minutes: one bench before voicegate's run alone
+   read ratios from 0.85 to 1.05 for the same code).
 2. **voicegate**: a fresh lv-bronte workspace on the tiny voices with the base and ``austen`` arms,
    40 prompts x seeds 1, 2, 3, ``max_tokens`` 128, the same sampling, concurrency 8 (the same 240
    requests), ``voicegate register`` then ``voicegate generate --isolate-arms`` on the same seat.
@@ -181,6 +184,8 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=SHARED / "corpora" / "british-fiction")
     ap.add_argument("--json", type=Path, default=None, help="write every run's numbers there")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--no-sandwich", dest="sandwich", action="store_false",
+                    help="vLLM's bench only before voicegate's run, not also after it")
     args = ap.parse_args()
 
     from voicegate.demo._trained import write_trained_workspace
@@ -204,19 +209,20 @@ def main() -> None:
     runs: list[dict[str, Any]] = []
     server = start_vllm(carrier, work / "seat", lora_modules={}, max_loras=2)
     try:
-        for k in range(args.runs):
-            before = load_average()
-            bench = []
+        def vllm_side(tag: str) -> list[dict[str, Any]]:
             lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
             try:
-                for model in ("voices-base", ADAPTER):
-                    bench.append(vllm_bench(Path(python), server.url, model, carrier, dataset,
-                                            work / f"vllm-{k}-{model}.json", per_model))
+                return [vllm_bench(Path(python), server.url, model, carrier, dataset,
+                                   work / f"vllm-{tag}-{model}.json", per_model) for model in ("voices-base", ADAPTER)]
             finally:
                 lora(server.url, "unload", ADAPTER)
-            v_tokens = sum(int(b["total_output_tokens"]) for b in bench)
-            v_dur = sum(float(b["duration"]) for b in bench)
-            v_rate = v_tokens / v_dur
+
+        def rate(bench: list[dict[str, Any]]) -> float:
+            return sum(int(b["total_output_tokens"]) for b in bench) / sum(float(b["duration"]) for b in bench)
+
+        for k in range(args.runs):
+            before = load_average()
+            bench = vllm_side(f"{k}a")
 
             gate = write_trained_workspace(work / f"ws-{k}", args.voices, args.corpus, arms=("austen",),
                                            prompts=PROMPTS, seeds=SEEDS, max_tokens=MAX_TOKENS,
@@ -235,13 +241,21 @@ def main() -> None:
             run_dir = gate.root / "runs" / gate.gate
             gens = _rows(run_dir / "generations.jsonl")
             canaries = _rows(run_dir / "canaries.jsonl")
+            # vLLM's bench again after voicegate's run: the other jobs' load drifts over minutes, so voicegate
+            # is held to the mean of the two benches around it (both printed).
+            after = vllm_side(f"{k}b") if args.sandwich else []
+            rates = [rate(bench), *([rate(after)] if after else [])]
+            v_rate = sum(rates) / len(rates)
+            v_tokens = sum(int(b["total_output_tokens"]) for b in [*bench, *after])
+            v_dur = sum(float(b["duration"]) for b in [*bench, *after])
             split = where_time_goes(gens, canaries, v_rate)
             g_rate = split["generation_tokens"] / split["span_s"]
             run = {
                 "run": k + 1, "load_average_before": before, "load_average_after": load_average(),
-                "vllm": {"requests": sum(int(b["completed"]) for b in bench), "output_tokens": v_tokens,
+                "vllm": {"requests_per_bench": sum(int(b["completed"]) for b in bench), "output_tokens": v_tokens,
                          "duration_s": round(v_dur, 2), "output_tokens_per_s": round(v_rate, 1),
-                         "per_model_tokens_per_s": [round(float(b["output_throughput"]), 1) for b in bench]},
+                         "before_and_after_tokens_per_s": [round(x, 1) for x in rates],
+                         "per_model_tokens_per_s": [round(float(b["output_throughput"]), 1) for b in [*bench, *after]]},
                 "voicegate": {"requests": len(gens), "exit": done.returncode, "command_wall_s": round(wall, 2),
                               "output_tokens_per_s": round(g_rate, 1),
                               "output_tokens_per_s_command_wall": round(split["generation_tokens"] / wall, 1),
@@ -251,8 +265,9 @@ def main() -> None:
             }
             runs.append(run)
             vg = run["voicegate"]
+            around = " / ".join(f"{x:.1f}" for x in rates)
             print(f"run {k + 1} (load {before} -> {run['load_average_after']}): vllm bench serve "
-                  f"{v_rate:.1f} tok/s ({v_tokens} tokens, {v_dur:.1f}s); generate --isolate-arms {g_rate:.1f} tok/s "
+                  f"{v_rate:.1f} tok/s ({around} before / after; {v_tokens} tokens, {v_dur:.1f}s); generate --isolate-arms {g_rate:.1f} tok/s "
                   f"({vg['generation_tokens']} tokens, span {vg['span_s']}s; command {wall:.1f}s = "
                   f"{vg['output_tokens_per_s_command_wall']} tok/s): ratio {run['ratio']:.3f} "
                   f"({run['ratio_command_wall']:.3f} on the command's wall; goal >= 0.95)", flush=True)
