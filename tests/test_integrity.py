@@ -227,9 +227,10 @@ def test_issue35_an_isolated_turn_is_refilled_across_its_waves_and_never_mixes_a
     waves = isolate_waves(build_schedule(spec), manifest(root, GATE)["sessions"][0]["wave_size"] - 1, spec.order_seed)
     grouped = turns(waves)
     assert len(waves) == 6 and len(grouped) == 5
-    # The arms' order on the seat after the 12 references: one stretch per turn, not one per wave.
+    # The arms' order on the seat after the 12 requests of the reference waves: one stretch per turn, not one
+    # per wave (then, at most, an arm's checks its turns did not use, each arm alone).
     switches = [m for m, _ in itertools.groupby(e["model"] for e in log[12:])]
-    assert switches == [t[0][0].model for t in grouped]
+    assert switches[:len(grouped)] == [t[0][0].model for t in grouped] and len(switches) <= len(grouped) + 3
     arrived: dict[tuple[str, int], dict] = {}
     for e in log[12:]:
         arrived.setdefault((e["model"], e["seed"]), e)

@@ -109,6 +109,9 @@ class Replica:
         self.identity: list[tuple[IdentityAsk, str]] = []   # earlier answers of the same weights, asked again
         self.calibration: Calibration | None = None
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
+        self.budget = 0                       # isolated: the checks each arm is owed on this replica
+        self.checked: dict[str, int] = {}     # arm -> checks sent (placed in a wave or queued) on this replica
+        self.closed: set[str] = set()         # arms whose closing check is placed
         self.rng = random.Random()
         self.seq = 0
         self.sent = 0
@@ -196,6 +199,7 @@ class Runner:
             r.rng = random.Random(f"{nonce}:{r.index}")
             r.reasked |= canary_cells
             per_arm = checks_per_arm(params, len(self.arms), share, extra)
+            r.budget = per_arm
             if mode.isolate:
                 # Every turn (an arm switch) opens with a check and each arm's last wave holds one more: only the
                 # rest are random. R rounds of A arms make R(A-1)+1 turns (`isolate_waves`), ~1/A of them each arm's.
@@ -400,8 +404,16 @@ class Runner:
             on_seat = arm
         left = [c for _, c in r.checks]
         r.checks.clear()
-        for arm, _model in self.arms:
-            await self._drain(r, [c for c in left if c.arm == arm])
+        sent_arms = {a for by_arm in r.answered.values() for a in by_arm}
+        for arm, model in self.arms:
+            mine = [c for c in left if c.arm == arm]
+            if arm in sent_arms:
+                # The plan counted on turns that did not come (a small run's jobs all went with the reference
+                # waves, or a resume's few): the arm's budget is met at the end, one check closing its run.
+                short = r.budget - r.checked.get(arm, 0) - len(mine)
+                mine += [self._new_check(r, arm, model, "closing")
+                         for _ in range(max(short, 0 if arm in r.closed else 1))]
+            await self._drain(r, mine)
 
     def _plan_batch(self, r: Replica, jobs: list[Job], pending: deque[tuple[str, str, list[Any]]],
                     rounds: list[Any]) -> None:
@@ -430,6 +442,7 @@ class Runner:
                 extra.setdefault(r.rng.choice(mine[arm]), []).append(c)
         if last:
             for arm, slots in mine.items():
+                r.closed.add(arm)
                 extra.setdefault(slots[-1], []).append(self._new_check(r, arm, waves[slots[-1]][0].model,
                                                                        "closing"))
         for i, wave in enumerate(waves):
@@ -603,6 +616,8 @@ class Runner:
     # -- one request ------------------------------------------------------------------
 
     async def _send(self, r: Replica, item: Job | CanaryReference | CanaryCheck | IdentityAsk) -> None:
+        if isinstance(item, CanaryCheck):
+            r.checked[item.arm] = r.checked.get(item.arm, 0) + 1
         if isinstance(item, Job):
             await self._generation(r, item)
         elif isinstance(item, IdentityAsk):
