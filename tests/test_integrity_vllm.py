@@ -154,18 +154,24 @@ class _BaseAs:
                 pass
 
             def _forward(self, body: bytes | None) -> None:
+                swapped = False
                 if body and self.path.endswith("/chat/completions"):
                     data = json.loads(body)
                     if data.get("model") == base:
-                        data["model"] = served_as
+                        data["model"], swapped = served_as, True
                     body = json.dumps(data).encode()
                 resp = httpx.request(self.command, origin + self.path, content=body, timeout=600,
                                      headers={"content-type": "application/json"})
+                content = resp.content
+                if swapped and resp.status_code == 200:   # the answer names the model asked for, as a liar would
+                    answer = resp.json()
+                    answer["model"] = base
+                    content = json.dumps(answer).encode()
                 self.send_response(resp.status_code)
                 self.send_header("content-type", resp.headers.get("content-type", "application/json"))
-                self.send_header("content-length", str(len(resp.content)))
+                self.send_header("content-length", str(len(content)))
                 self.end_headers()
-                self.wfile.write(resp.content)
+                self.wfile.write(content)
 
             def do_GET(self) -> None:
                 self._forward(None)

@@ -72,6 +72,10 @@ def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
     # heavy, and only here: voicegate's own install does not need them
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()      # its progress bars and notes are not voicegate's output
+    hf_logging.disable_progress_bar()
 
     tok = AutoTokenizer.from_pretrained(files.path)
     model = AutoModelForCausalLM.from_pretrained(files.path, dtype=torch.float32)
@@ -128,12 +132,11 @@ def cached_answers(cache: Path, files: CarrierFiles, prompts: Sequence[str],
 
 
 async def probe_seat(client: Any, base_model: str, prompts: Sequence[str]) -> list[str]:
-    """The seat's greedy answers, one request at a time (before the run: nothing else shares the seat)."""
-    out = []
-    for prompt in prompts:
-        done = await client.chat(base_model, prompt, seed=PROBE_SEED, sampling=SAMPLING)
-        out.append(done.text)
-    return out
+    """The seat's greedy answers, all at once (before the run: only the base is on the seat)."""
+    import asyncio
+
+    done = await asyncio.gather(*(client.chat(base_model, p, seed=PROBE_SEED, sampling=SAMPLING) for p in prompts))
+    return [d.text for d in done]
 
 
 @dataclass
