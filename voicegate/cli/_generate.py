@@ -31,7 +31,8 @@ def generate_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display (for CI).")] = False,
     isolate_arms: Annotated[bool | None, typer.Option(
         "--isolate-arms/--mix-arms",
-        help="Send waves of one arm, each drained before the next, so arms never share the seat; on a run whose "
+        help="Send one arm at a time (the seat drained only at an arm switch), so arms never share the seat; "
+             "on a run whose "
              "seat integrity failed, also moves the suspect rows to quarantine and regenerates them "
              "(default: the spec's generation.isolate_arms).")] = None,
     canaries: Annotated[int | None, typer.Option(
