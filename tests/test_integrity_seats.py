@@ -10,6 +10,7 @@ Each must end FAILED or NOT CHECKED, with `score` refusing to decide. Under @2 t
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -284,21 +285,24 @@ def test_stale_weights_from_the_start_fail_against_earlier_answers_of_the_same_w
 # -- build item 4: references reused across sessions of one gate on an unchanged seat -------------------
 
 
+def _when(stamp: str) -> dt.datetime:
+    return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _stop_short(root: Path, n: int) -> None:
+    """The gate's run as if stopped `n` rows short."""
+    path = root / "runs" / GATE / "generations.jsonl"
+    path.write_text("".join(x + "\n" for x in path.read_text().splitlines()[:-n]))
+
+
 def test_a_resume_on_an_unchanged_seat_borrows_its_references_and_stores_a_row_within_5_s(tmp_path: Path) -> None:
     """Each request takes 0.6 s on the second session: asking the references again (3 waves of one arm, each
     drained) would hold the first new row back to 2.4 s; borrowed, each arm re-asks one recorded reference
     among the first requests, and the first row is stored in about one request's time (under 5 s)."""
-    import datetime as dt
-
-    def when(stamp: str) -> dt.datetime:
-        return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
-
     with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=16) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=16, seeds=SEEDS))
         assert cli(root, "generate", GATE, "--quiet").returncode == 0
-        path = root / "runs" / GATE / "generations.jsonl"
-        kept = path.read_text().splitlines()[:-6]
-        path.write_text("".join(x + "\n" for x in kept))       # a run stopped 6 rows short
+        _stop_short(root, 6)
         seat.request_overhead = 0.6
         before = len(seat.chat_log())
         done = cli(root, "generate", GATE, "--quiet", "--canaries", "1")
@@ -309,7 +313,7 @@ def test_a_resume_on_an_unchanged_seat_borrows_its_references_and_stores_a_row_w
                                                                       for a in ("base", "ckpt475", "ckpt925")}
     assert asked == 6 + 3 + 3          # the rows, one check per arm, one identity re-ask per arm: no reference
     new = [r for r in rows(root, GATE) if r["session"] == 1]
-    first = min(when(r["time"]) for r in new) - when(s["started"])
+    first = min(_when(r["time"]) for r in new) - _when(s["started"])
     assert len(new) == 6 and first.total_seconds() < min(5, 2 * 0.6), first
     checks = [c for c in _checks(root) if c["session"] == 1]
     lines = (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()
@@ -324,17 +328,10 @@ def test_an_isolated_resume_fills_each_identity_re_ask_wave_with_its_arms_reques
     """Isolated, each arm's identity re-ask is a wave of that arm: its free slots take the arm's own requests
     (one arm on the seat, not an empty one). With 0.6 s a request, the 12 rows are stored in the three re-ask
     waves (~1.8 s), not after three re-asks sent alone one after another and then three turns (~3.6 s)."""
-    import datetime as dt
-
-    def when(stamp: str) -> dt.datetime:
-        return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
-
     with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=16) as seat:
         root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=16, seeds=SEEDS))
         assert cli(root, "generate", GATE, "--quiet").returncode == 0
-        path = root / "runs" / GATE / "generations.jsonl"
-        kept = path.read_text().splitlines()[:-12]
-        path.write_text("".join(x + "\n" for x in kept))       # a run stopped 12 rows short
+        _stop_short(root, 12)
         seat.request_overhead = 0.6
         shared = seat.shared_requests
         done = cli(root, "generate", GATE, "--quiet", "--isolate-arms", "--canaries", "1")
@@ -343,7 +340,7 @@ def test_an_isolated_resume_fills_each_identity_re_ask_wave_with_its_arms_reques
     s = manifest(root, GATE)["sessions"][1]
     assert s["references_reused_from"] == 0 and s["isolate_arms"]
     new = [r for r in rows(root, GATE) if r["session"] == 1]
-    last = max(when(r["time"]) for r in new) - when(s["started"])
+    last = max(_when(r["time"]) for r in new) - _when(s["started"])
     assert len(new) == 12 and last.total_seconds() < 5 * 0.6, last
 
 
