@@ -71,7 +71,8 @@ def bench(*, slots: int = 8, concurrency: int | None = None, token_time: float =
             spec_dict = gate_spec(GATE, url=seat.url, seeds=[seed_base * (i + 1) for i in range(seeds)],
                                   concurrency=concurrency, max_tokens=64)
             registered_workspace(root, spec_dict,
-                                 prompts=[f"Write scene {i} of the story, in the author's voice." for i in range(prompts)])
+                                 prompts=[f"Write scene {i} of the story, in the author's voice."
+                                          for i in range(prompts)])
             spec = load_spec(root, GATE)
             t0 = time.monotonic()
             result = generate(spec, quiet=True, isolate_arms=isolate, wave_size=wave_size)
@@ -139,7 +140,8 @@ def scale(counts: list[int], *, slots: int = 8, token_time: float = 0.007, overh
             spec_dict["seat"]["replicas"] = urls
             root = Path(tmp) / "ws"
             registered_workspace(root, spec_dict,
-                                 prompts=[f"Write scene {i} of the story, in the author's voice." for i in range(prompts)])
+                                 prompts=[f"Write scene {i} of the story, in the author's voice."
+                                          for i in range(prompts)])
             spec = load_spec(root, GATE)
             t0 = time.monotonic()
             result = generate(spec, quiet=True)

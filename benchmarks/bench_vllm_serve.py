@@ -95,7 +95,8 @@ def lora(url: str, action: str, name: str, path: Path | None = None) -> None:
         resp.read()
 
 
-def vllm_bench(python: Path, url: str, model: str, carrier: Path, dataset: Path, out: Path, requests: int) -> dict[str, Any]:
+def vllm_bench(python: Path, url: str, model: str, carrier: Path, dataset: Path, out: Path,
+               requests: int) -> dict[str, Any]:
     """One `vllm bench serve` run: `requests` prompts of `dataset` for `model`; its saved result."""
     args = ["bench", "serve", "--backend", "openai-chat", "--base-url", url.removesuffix("/v1"),
             "--endpoint", "/v1/chat/completions", "--model", str(carrier), "--served-model-name", model,
@@ -267,7 +268,8 @@ def main() -> None:
             vg = run["voicegate"]
             around = " / ".join(f"{x:.1f}" for x in rates)
             print(f"run {k + 1} (load {before} -> {run['load_average_after']}): vllm bench serve "
-                  f"{v_rate:.1f} tok/s ({around} before / after; {v_tokens} tokens, {v_dur:.1f}s); generate --isolate-arms {g_rate:.1f} tok/s "
+                  f"{v_rate:.1f} tok/s ({around} before / after; {v_tokens} tokens, {v_dur:.1f}s); "
+                  f"generate --isolate-arms {g_rate:.1f} tok/s "
                   f"({vg['generation_tokens']} tokens, span {vg['span_s']}s; command {wall:.1f}s = "
                   f"{vg['output_tokens_per_s_command_wall']} tok/s): ratio {run['ratio']:.3f} "
                   f"({run['ratio_command_wall']:.3f} on the command's wall; goal >= 0.95)", flush=True)

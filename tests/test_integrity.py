@@ -394,8 +394,8 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert counts[(0, "reference")] == counts[(1, "reference")] == 9 and counts[(0, "check")] == 18
     for session in (0, 1):
         refs = [c for c in canaries if c["session"] == session and c["phase"] == "reference"]
-        assert sum(1 for c in refs if c.get("real_row")) == 6 and Counter(c["arm"] for c in refs if not c.get("real_row")) \
-            == {"base": 1, "ckpt475": 1, "ckpt925": 1}
+        assert sum(1 for c in refs if c.get("real_row")) == 6
+        assert Counter(c["arm"] for c in refs if not c.get("real_row")) == {"base": 1, "ckpt475": 1, "ckpt925": 1}
     assert counts[(1, "check")] == sent
 
 
@@ -485,12 +485,14 @@ def test_issue25_finding1_a_fault_on_sampled_requests_only_is_caught(tmp_path: P
     # A check is one of the gate's own cells (prompt, request seed, temperature, top_p). A re-ask is the very
     # request of a stored row; a canary check differs in max_tokens alone (issue 35: shorter, drawn per check,
     # so that no cache has seen it).
-    real = {(r["prompt_sha256"], r["request_seed"], json.dumps(r["sampling"], sort_keys=True)) for r in rows(root, GATE)}
+    real = {(r["prompt_sha256"], r["request_seed"], json.dumps(r["sampling"], sort_keys=True))
+            for r in rows(root, GATE)}
     m = rows(root, GATE)[0]["sampling"]["max_tokens"]
     for c in checks:
         asked = (c["prompt_sha256"], c["seed"], json.dumps({**c["sampling"], "max_tokens": m}, sort_keys=True))
         assert asked in real
-        assert (c["sampling"]["max_tokens"] == m) if c["check"] == "reask" else (m // 2 <= c["sampling"]["max_tokens"] < m)
+        asked = c["sampling"]["max_tokens"]
+        assert (asked == m) if c["check"] == "reask" else (m // 2 <= asked < m)
     assert "refusing to decide" in _refused_by_score(root)
 
 
@@ -673,7 +675,8 @@ def test_issue35_calibration_wants_the_first_canary_twice_and_the_others_once() 
     assert cal.problem is None and cal.threshold is not None
     # The repeat is what calibrates: the first canary (in the order drawn, k10 after k9) needs both answers.
     short = {"k0": {"base": REFS["base"][:1], "x": REFS["x"]}, "k1": {"base": REFS["base"], "x": REFS["x"]}}
-    assert "canary k0: arm base has 1 of its 2 reference asks" in (calibrate(short, ["base", "x"], params).problem or "")
+    problem = calibrate(short, ["base", "x"], params).problem or ""
+    assert "canary k0: arm base has 1 of its 2 reference asks" in problem
     assert "canary k1: arm x has 0 of its 1" in (calibrate({**refs, "k1": {"base": REFS["base"][:1]}}, ["base", "x"],
                                                             params).problem or "")
     # A record from before `repeated` asked every canary twice: judged as it was asked.

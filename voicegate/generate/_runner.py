@@ -320,7 +320,8 @@ class Runner:
                     # waves' free slots): no check has met them, so the next generate quarantines and redoes them.
                     sent = sum(x.rows for x in live)
                     kept = (f"no check was sent: the {sent} rows sent with the references carry none, and the next "
-                            "generate moves them to quarantine and makes them again") if sent else "no cell was generated"
+                            "generate moves them to quarantine and makes them again"
+                            ) if sent else "no cell was generated"
                     raise VoicegateError(
                         f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
                         f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
@@ -329,7 +330,8 @@ class Runner:
             cal = r.calibration or Calibration(None, None, None, "no references")
             problems = [cal.problem] if cal.problem is not None else []
             problems += [i.problem for i in self.identities.values() if i.problem and r is live[0]]
-            problems += [p for ask, text in r.identity if (p := identity_problem(ask.arm, text, ask.against, cal, params))]
+            problems += [p for ask, text in r.identity
+                         if (p := identity_problem(ask.arm, text, ask.against, cal, params))]
             where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
             for problem in problems:
                 r.tally.problems.append(problem)
@@ -657,10 +659,11 @@ class Runner:
         """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed.
 
         A check is sent as one of two kinds (issue 35), so that a seat answering right only what it was
-        asked before (a response cache in front of a mixing seat) meets a first ask: a check re-asks, with probability `reask_share`, a stored row of this session of a cell not re-asked
-        yet (exactly its request: the seat's first answer to it is what is checked); any other check
-        asks its canary under a shorter max_tokens drawn per check (no cache has that request; seeded
-        sampling makes the answer its reference's prefix).
+        asked before (a response cache in front of a mixing seat) meets a first ask: a check re-asks, with
+        probability `reask_share`, a stored row of this session of a cell not re-asked yet (exactly its
+        request: the seat's first answer to it is what is checked); any other check asks its canary under a
+        shorter max_tokens drawn per check (no cache has that request; seeded sampling makes the answer its
+        reference's prefix).
         """
         if isinstance(item, CanaryCheck):
             target = self._reask_target(r, item.arm)

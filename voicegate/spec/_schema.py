@@ -162,8 +162,8 @@ SPEC_SCHEMA = Schema((
         default=120.0),
     Key("generation", Section(), "how `generate` sends the requests"),
     Key("generation.isolate_arms", Flag(), "send the requests one arm at a time, the seat drained only at an "
-        "arm switch, so no two arms share the seat (what `generate --isolate-arms` does; for a seat that fails the integrity "
-        "check)", default=False),
+        "arm switch, so no two arms share the seat (what `generate --isolate-arms` does; for a seat that fails "
+        "the integrity check)", default=False),
     Key("arms", Records(), "exactly one base and at least one candidate, unique names and models", required=True),
     Key("arms[].name", Pattern(_ARM_NAME, "{value!r}: use letters, digits, '.', '_' or '-'",
                                "letters, digits, `.`, `_`, `-`"),
