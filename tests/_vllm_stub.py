@@ -3,11 +3,15 @@
 `voicegate.seat._vllm.start_vllm` runs ``<venv>/bin/python -m vllm.entrypoints.openai.api_server --model M
 --served-model-name B --port P ... --lora-modules NAME=DIR ...``; ``tests/vllm_seat.stub_venv`` makes a venv
 whose python runs this file with those arguments. It serves `voicegate.seat.StandinSeat` on 127.0.0.1:P
-(the base's root is --model, the --lora-modules adapters listed, runtime loads checked for
+(the base's root is ``stub:`` + --model, the --lora-modules adapters listed, runtime loads checked for
 adapter_config.json as vLLM checks them) until SIGTERM or SIGINT, as vLLM does; it says "vllm stub" and its
 whole command line in its log. Like vLLM's HTTP server, on SIGTERM it waits for the requests in flight to
 finish before it exits (what made `seat up`'s stop take 30 s with a request in flight, issue 33).
 ``VLLM_STUB_TOKEN_TIME`` (seconds per token, default 0) slows its answers, for a test that needs a run to last.
+
+Its text is the stand-in's pseudo-prose, not the carrier's: a root naming the carrier's directory would be a
+seat claiming weights it does not serve, which `generate` checks (the base's greedy answers against the
+carrier's own files, `generate._carrier`) and fails. So the root says what it is.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ def main(argv: list[str]) -> None:
     args = _args(argv)
     adapters = dict(item.split("=", 1) for item in args.get("--lora-modules", []))
     seat = StandinSeat(base=(args.get("--served-model-name") or ["voices-base"])[0],
-                       base_root=(args.get("--model") or ["/model"])[0], adapters=adapters,
+                       base_root="stub:" + (args.get("--model") or ["/model"])[0], adapters=adapters,
                        check_paths=True, max_model_len=int((args.get("--max-model-len") or ["512"])[0]),
                        host=(args.get("--host") or ["127.0.0.1"])[0], port=int(args["--port"][0]),
                        token_time=float(os.environ.get("VLLM_STUB_TOKEN_TIME", "0")))

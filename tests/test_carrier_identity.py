@@ -58,6 +58,9 @@ def test_judge_holds_fails_or_leaves_undecided() -> None:
     assert failed.status == "failed" and "0/6" in failed.why and "other weights" in failed.why
     half = local[:3] + other[:3]
     assert judge(half, local).status == "unclear"
+    # Fewer probes: one alone never fails a session, two must both agree to hold.
+    assert [judge(["x"], ["y"]).status, judge(["y"], ["y"]).status] == ["unclear", "holds"]
+    assert judge(["y", "x"], ["y", "y"]).status == "unclear"
     # Late parting (past half of every answer) still agrees: a near-tie under another dtype is no fault.
     late = [x[: int(len(x) * 0.6)] + " but then" for x in local]
     assert judge(late, local).status == "holds"
@@ -122,7 +125,7 @@ def test_a_base_answering_as_the_carrier_holds_and_its_identity_rests_on_the_fil
     root, result = _run(tmp_path, monkeypatch)
     assert not result.canaries.failed
     session = manifest(root, GATE)["sessions"][0]
-    n = min(PROBES, len(load_spec(root, GATE).prompts))     # the gate's first prompts: 3 here
+    n = PROBES      # the gate's 3 prompts, then plain ones up to six
     assert session["carrier"]["status"] == "holds" and session["carrier"]["agreements"] == [1.0] * n
     weights = carrier_files(str(tmp_path / "carrier"))
     assert weights is not None
@@ -143,7 +146,7 @@ def test_another_models_weights_served_as_the_base_fail_the_session_and_score_re
     assert result.canaries.failed
     session = manifest(root, GATE)["sessions"][0]
     assert session["carrier"]["status"] == "failed"
-    n = min(PROBES, len(load_spec(root, GATE).prompts))
+    n = PROBES
     assert session["identity"]["base"]["problem"].startswith(f"arm base's answers are not the carrier's: 0/{n}")
     out = run_cli("score", GATE, cwd=root)
     assert out.code == 2 and "refusing to decide: seat integrity" in out.stderr, out.stderr

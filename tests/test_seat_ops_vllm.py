@@ -38,7 +38,7 @@ def test_drift_try_drop_against_real_vllm(capsys, tmp_path, vllm_seat):
     models = {m["id"]: m for m in json.loads(out)["models"]}
     assert models["voices-base"]["parent"] is None
     assert models[SERVED_ADAPTER] == {"id": SERVED_ADAPTER, "root": str(vllm_seat.adapters[SERVED_ADAPTER]),
-                                      "parent": "voices-base"}
+                                      "parent": "voices-base", "voicegate": None}   # the fleet's: no lease
 
     code, out, err = run_cli("seat", "drift", "--seat", url, "--compose", compose, "--json")
     assert code == 0, out + err

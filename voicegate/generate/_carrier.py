@@ -36,6 +36,9 @@ from voicegate.scoring import CarrierCheck, judge_carrier
 PROBES = 6            # prompts asked greedily of the base
 MAX_TOKENS = 16       # tokens each: enough to part, cheap on any seat
 CACHE_ENV = "VOICEGATE_CACHE_DIR"
+# After the gate's own prompts, when it has fewer than PROBES: plain questions any carrier answers.
+PAD_PROMPTS = ("Write the first line of a story.", "Describe a room at night.", "Who was at the door?",
+               "What did the letter say?", "Tell me about the weather.", "Write one sentence about the sea.")
 SAMPLING: Mapping[str, Any] = {"temperature": 0.0, "top_p": 1.0, "max_tokens": MAX_TOKENS}
 PROBE_SEED = 0        # greedy answers do not depend on it; sent so a seat cannot tell a probe by its absence
 
@@ -159,7 +162,7 @@ async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root:
         return CarrierProbe(CarrierCheck("not-checked", "no carrier directory readable here at the base's root"))
     if (missing := why_no_local()) is not None:
         return CarrierProbe(CarrierCheck("not-checked", f"{missing}"), files)
-    asked = list(prompts[:PROBES])
+    asked = (list(prompts) + [p for p in PAD_PROMPTS if p not in prompts])[:PROBES]
     try:
         local = await asyncio.to_thread(cached_answers, cache or answers_cache(), files, asked)
     # a directory transformers cannot read (another architecture, a torn file) is a fact to state, not a crash

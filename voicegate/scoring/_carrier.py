@@ -39,19 +39,18 @@ class CarrierCheck:
 
 
 def judge_carrier(seat: Sequence[str], local: Sequence[str], weights_sha256: str, max_tokens: int) -> CarrierCheck:
-    """Holds when all but one probe agree; failed when at most one does; unclear between (not decided)."""
+    """Holds when all probes but one agree (all, under three); failed when at most a fifth do (of three or more:
+    one of six); unclear between (not decided)."""
     shares = tuple(agreement(s, x) for s, x in zip(seat, local, strict=True))
-    agree = sum(s >= AGREES for s in shares)
+    n, agree = len(shares), sum(s >= AGREES for s in shares)
     # No path: the bytes are the identity, and a record read on another machine names the same ones.
-    told = (f"{agree}/{len(shares)} greedy answers of {max_tokens} tokens reproduced from the carrier's files "
+    told = (f"{agree}/{n} greedy answers of {max_tokens} tokens reproduced from the carrier's files "
             f"(weights sha256 {weights_sha256[:12]}…, float32)")
-    if agree >= max(2, len(shares) - 1):
+    if n and agree >= n - (1 if n >= 3 else 0):
         return CarrierCheck("holds", told, shares)
-    if agree <= 1:
+    if n >= 3 and agree <= n // 5:
         return CarrierCheck("failed", told + ": the seat serves other weights as the base", shares)
     return CarrierCheck("unclear", told + ": not decided (another dtype can part answers at a near-tie)", shares)
-
-
 
 
 def carrier_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
