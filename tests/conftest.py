@@ -24,12 +24,22 @@ COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
 # editable install points at: a worktree, or a clone CI installed elsewhere, tests its own code.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
 
-# Machine-wide state (the seats' adapter leases, `seat._leases`) never goes to the real home: fixtures built
-# before a test's own (module- or session-scoped: a workspace generated once, a forking crash driver) write
-# here, and every test gets a fresh directory of its own (`_clean_environment`).
-_SESSION_STATE = tempfile.mkdtemp(prefix="voicegate-test-state-")
-atexit.register(shutil.rmtree, _SESSION_STATE, True)
-os.environ["VOICEGATE_STATE_DIR"] = _SESSION_STATE
+
+
+def _scratch(variable: str, prefix: str) -> str:
+    """A temporary directory for this test process, named in `variable` (removed at exit)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    os.environ[variable] = path
+    return path
+
+
+# Machine-wide state (the seats' adapter leases, `seat._leases`) and caches (the carriers' own answers,
+# `generate._carrier`) never go to the real home: fixtures built before a test's own (module- or
+# session-scoped: a workspace generated once, a forking crash driver) use these; every test gets a fresh
+# state directory of its own and this process's cache again (`_clean_environment`).
+_SESSION_STATE = _scratch("VOICEGATE_STATE_DIR", "voicegate-test-state-")
+_SUITE_CACHE = _scratch("VOICEGATE_CACHE_DIR", "voicegate-suite-cache-")
 
 # VOICEGATE_* variables that configure the test suite itself, not the tool: where the shared
 # corpora and the vLLM venv live, which browser or embedding model to use, and the switches that
@@ -38,8 +48,6 @@ _SUITE_SETTINGS = frozenset({
     "VOICEGATE_SHARED", "VOICEGATE_VLLM_VENV", "VOICEGATE_CHROMIUM", "VOICEGATE_EMBEDDING_MODEL",
     "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT", "VOICEGATE_UPDATE_TUTORIAL",
 })
-_SUITE_CACHE = tempfile.mkdtemp(prefix="voicegate-suite-cache-")
-atexit.register(shutil.rmtree, _SUITE_CACHE, True)
 # The keys the tests name: the fixture compose's seat key, LiteLLM's master key, vLLM's own.
 _KEYS = ("VOICES_API_KEY", "LITELLM_MASTER_KEY", "API_KEY", "VLLM_API_KEY")
 

@@ -169,21 +169,19 @@ async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root:
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError) as exc:
         return CarrierProbe(CarrierCheck("not-checked", f"transformers could not answer from the carrier's files "
                                                         f"({type(exc).__name__}: {str(exc)[:120]})"), files)
-    probe = CarrierProbe(CarrierCheck("holds", ""), files)
-    verdicts = []
+    verdicts, rows = [], []
     for url, client in clients.items():
         seat = await probe_seat(client, model, asked)
         check = judge_carrier(seat, local, files.weights_sha256, MAX_TOKENS)
         if check.status != "holds" and len(clients) > 1:
             check = CarrierCheck(check.status, f"{check.why} (replica {url})", check.agreements)
         verdicts.append(check)
-        probe.rows += [{"phase": "carrier", "arm": arm, "model": model, "prompt_sha256": sha256_text(p),
-                        "seed": PROBE_SEED, "sampling": dict(SAMPLING), "text": t, "carrier_text": x,
-                        "weights_sha256": files.weights_sha256, "replica": url, "time": time}
-                       for p, t, x in zip(asked, seat, local, strict=True)]
+        rows += [{"phase": "carrier", "arm": arm, "model": model, "prompt_sha256": sha256_text(p),
+                  "seed": PROBE_SEED, "sampling": dict(SAMPLING), "text": t, "carrier_text": x,
+                  "weights_sha256": files.weights_sha256, "replica": url, "time": time}
+                 for p, t, x in zip(asked, seat, local, strict=True)]
     order = ("failed", "unclear", "holds")
-    probe.check = min(verdicts, key=lambda c: order.index(c.status))
-    return probe
+    return CarrierProbe(min(verdicts, key=lambda c: order.index(c.status)), files, rows)
 
 
 def base_identity(ident: ArmIdentity, check: CarrierCheck, files: CarrierFiles | None,
@@ -195,6 +193,5 @@ def base_identity(ident: ArmIdentity, check: CarrierCheck, files: CarrierFiles |
     if check.status == "holds":
         return replace(keyed, rests_on=f"the carrier's own files: {check.why}")
     if check.status == "failed":
-        return replace(keyed, rests_on=f"the carrier's own files: {check.why}",
-                       problem=f"arm {ident.arm}'s answers are not the carrier's: {check.why}")
+        return replace(keyed, rests_on=f"the carrier's own files: {check.why}", problem=check.problem(ident.arm))
     return replace(keyed, rests_on=f"{ident.rests_on}; the carrier's files: {check.why}")

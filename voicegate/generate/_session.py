@@ -120,12 +120,12 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
     try:
         # every refusal happens here, before any generation
         states = await seat_states(replicas, say)
+        live = [r for r in replicas if r.alive]
         # What killed voicegate runs (any gate, any workspace) left loaded on each replica: unloaded first.
-        states = [await r.adapters.sweep(s) for r, s in zip([r for r in replicas if r.alive], states, strict=True)]
+        states = [await r.adapters.sweep(s) for r, s in zip(live, states, strict=True)]
         different = check_identical(states, base_model=spec.base.model, runtime=paths.keys())
         if different is not None:
             raise VoicegateError(different)
-        live = [r for r in replicas if r.alive]
         plans = {r.url: seat_plan(spec, r.url, list(s.cards), s.version, manifest, tracked(spec.run.adapters, r.url))
                  for r, s in zip(live, states, strict=True)}
         for r in live:

@@ -6,6 +6,7 @@ kept in canaries.jsonl (phase ``carrier``) and judged here, by generate and agai
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,12 +19,7 @@ def agreement(seat: str, local: str) -> float:
     a, b = seat.strip(), local.strip()
     if not b:
         return 1.0 if not a else 0.0
-    n = 0
-    for x, y in zip(a, b, strict=False):   # they may differ in length: that is what is measured
-        if x != y:
-            break
-        n += 1
-    return n / len(b)
+    return len(os.path.commonprefix([a, b])) / len(b)
 
 
 @dataclass(frozen=True)
@@ -36,6 +32,10 @@ class CarrierCheck:
 
     def as_dict(self) -> dict[str, Any]:
         return {"status": self.status, "why": self.why, "agreements": [round(a, 3) for a in self.agreements]}
+
+    def problem(self, arm: str) -> str | None:
+        """What fails the session, if this check failed (one wording for generate and score)."""
+        return f"arm {arm}'s answers are not the carrier's: {self.why}" if self.status == "failed" else None
 
 
 def judge_carrier(seat: Sequence[str], local: Sequence[str], weights_sha256: str, max_tokens: int) -> CarrierCheck:
@@ -62,6 +62,4 @@ def carrier_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
     sampling = rows[0].get("sampling")
     tokens = sampling.get("max_tokens") if isinstance(sampling, Mapping) else None
     check = judge_carrier(seat, local, str(rows[0].get("weights_sha256", "")), int(tokens or 0))
-    if check.status != "failed":
-        return None
-    return f"arm {rows[0].get('arm')}'s answers are not the carrier's: {check.why}"
+    return check.problem(str(rows[0].get("arm")))
