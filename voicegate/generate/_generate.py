@@ -42,6 +42,7 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate._locks import gate_lock
+from voicegate.generate._carrier import carrier_bound
 from voicegate.generate._plan import resolve_seat_urls
 from voicegate.generate._progress import Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult
@@ -82,6 +83,7 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
         raise VoicegateError(f"--concurrency must be at least 1, got {conc}")
     if canaries is not None and canaries < 1:
         raise VoicegateError(f"--canaries must be at least 1, got {canaries}")
+    carrier_bound()    # a malformed bound refuses here, before any seat is asked
     isolate = bool(spec.values.get(ISOLATE_KEY, False)) if isolate_arms is None else isolate_arms
     mode = Mode(isolate, wave_size or conc * WAVE_FACTOR, CanaryParams(checks_per_arm=canaries))
     jobs = build_schedule(spec)
