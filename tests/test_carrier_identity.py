@@ -9,13 +9,29 @@ reproduces every answer exactly; any voice served as the base keeps at most half
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
 from _workspace import cli, gate_spec, manifest, registered_workspace, run_cli
 
+from voicegate._errors import VoicegateError
+from voicegate._hashing import sha256_file
 from voicegate.generate import _carrier
-from voicegate.generate._carrier import PROBES, CarrierFiles, cached_answers, carrier_files
+from voicegate.generate._carrier import (
+    MAX_BYTES,
+    MEMOISED,
+    PROBES,
+    CarrierDir,
+    CarrierFiles,
+    cached_answers,
+    carrier_bound,
+    carrier_dir,
+    carrier_files,
+    hash_carrier,
+    over_bound,
+)
 from voicegate.generate._generate import generate
 from voicegate.scoring._carrier import agreement, judge_carrier
 from voicegate.seat import StandinSeat
@@ -106,9 +122,11 @@ def _seat_answers(model: str):
     return local
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, serves_as_base: str | None = None):
-    carrier = _carrier_dir(tmp_path / "carrier")
-    monkeypatch.setattr(_carrier, "local_answers", _seat_answers("voices-base"))
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, serves_as_base: str | None = None, local=None):
+    carrier = tmp_path / "carrier"
+    if not carrier.exists():    # a test may have made (and hashed) it first
+        _carrier_dir(carrier)
+    monkeypatch.setattr(_carrier, "local_answers", local or _seat_answers("voices-base"))
     monkeypatch.setattr(_carrier, "why_no_local", lambda: None)
     generators = {}
     if serves_as_base is not None:   # another model's weights answer every base request
@@ -192,3 +210,183 @@ def test_score_judges_the_kept_probes_again(tmp_path: Path, monkeypatch: pytest.
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = run_cli("score", GATE, cwd=root)
     assert out.code == 2 and "answers are not the carrier's" in out.stderr, out.stderr
+
+
+# The bound and the memo (a 7-8B carrier readable on a fleet host: ~16 GB hashed and ~32 GB of float32 loaded per
+# session without them). Tiny files, the bound lowered through the environment.
+
+def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    read: list[str] = []
+    real = _carrier.sha256_file
+
+    def counting(path: Path) -> str:
+        read.append(Path(path).name)
+        return real(path)
+    monkeypatch.setattr(_carrier, "sha256_file", counting)
+    return read
+
+
+def _aged(d: Path, seconds: float = 60) -> Path:
+    """The carrier's files as if written a while ago: a file modified just now is never memoised."""
+    when = time.time_ns() - int(seconds * 1e9)
+    for f in d.iterdir():
+        os.utime(f, ns=(when, when))
+    return d
+
+
+def _never(*args: object) -> str:
+    raise AssertionError("read or loaded a carrier over the bound")
+
+
+def test_the_bound_says_sizes_in_human_units_and_the_exact_rule() -> None:
+    big = CarrierDir(Path("/models/big"), (), (), 15_200_000_000)
+    assert over_bound(big, MAX_BYTES) == (
+        "carrier weights 15.2 GB on disk, over the 2.1 GB bound for answering locally: "
+        "15200000000 > 2147483648 bytes of *.safetensors, a bound $VOICEGATE_CARRIER_MAX_BYTES raises")
+    assert over_bound(CarrierDir(Path("/m"), (), (), MAX_BYTES), MAX_BYTES) is None     # at the bound: answered
+
+
+def test_the_bound_comes_from_the_environment_and_a_malformed_one_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VOICEGATE_CARRIER_MAX_BYTES", raising=False)
+    assert carrier_bound() == MAX_BYTES == 2 * 2**30
+    for raw, bound in (("", MAX_BYTES), (" 20000000000 ", 20_000_000_000), ("0", 0)):
+        monkeypatch.setenv("VOICEGATE_CARRIER_MAX_BYTES", raw)
+        assert carrier_bound() == bound
+    for raw in ("16G", "-1", "1.5e9"):
+        monkeypatch.setenv("VOICEGATE_CARRIER_MAX_BYTES", raw)
+        with pytest.raises(VoicegateError, match=r"is not a whole number of bytes: '.*'; unset it for the default"):
+            carrier_bound()
+
+
+def test_a_carrier_over_the_bound_is_neither_hashed_nor_loaded_and_the_record_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("VOICEGATE_CARRIER_MAX_BYTES", "6")    # the weights are b"weights": 7 bytes
+    monkeypatch.setattr(_carrier, "sha256_file", _never)
+    _carrier_dir(tmp_path / "carrier")
+    root, result = _run(tmp_path, monkeypatch, local=_never)
+    assert not result.canaries.failed
+    session = manifest(root, GATE)["sessions"][0]
+    why = ("carrier weights 7 B on disk, over the 6 B bound for answering locally: 7 > 6 bytes of *.safetensors, "
+           "a bound $VOICEGATE_CARRIER_MAX_BYTES raises")
+    assert session["carrier"] == {"status": "not-checked", "why": why, "agreements": []}
+    base = session["identity"]["base"]
+    assert base["rests_on"].endswith(f"; the carrier's files: not checked ({why})")
+    assert "sha256" not in base["key"]      # keyed by the seat's word, not by bytes never read
+    assert not [r for r in (json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines())
+                if r["phase"] == "carrier"]
+    assert not (tmp_path / "cache").exists()       # no answers computed, no hash memoised
+    assert run_cli("score", GATE, cwd=root).code == 0
+    record = (root / "gates" / f"{GATE}.md").read_text()     # markdown-escaped: its plain start
+    assert "the carrier's files: not checked (carrier weights 7 B on disk, over the 6 B bound" in record
+
+
+def test_the_environment_raises_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("VOICEGATE_CARRIER_MAX_BYTES", "7")
+    root, _ = _run(tmp_path, monkeypatch)
+    assert manifest(root, GATE)["sessions"][0]["carrier"]["status"] == "holds"
+
+
+def test_a_malformed_bound_refuses_generate_before_the_seat_is_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOICEGATE_CARRIER_MAX_BYTES", "16G")
+    with StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, slots=8) as seat:
+        root = registered_workspace(tmp_path / "ws", gate_spec(GATE, url=seat.url, concurrency=8, seeds=[1, 2]))
+        done = cli(root, "generate", GATE, "--quiet")
+        assert done.returncode == 2 and "$VOICEGATE_CARRIER_MAX_BYTES is not a whole number" in done.stderr
+        assert seat.requests() == []
+    assert not (root / "runs" / GATE / "run.json").exists()
+
+
+def test_the_weights_sha256_is_memoised_by_size_and_mtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read = _count_hashes(monkeypatch)
+    memo = tmp_path / "cache" / "file-hashes.json"
+    found = carrier_dir(str(_aged(_carrier_dir(tmp_path / "c"))))
+    assert found is not None
+    first = hash_carrier(found, memo)
+    assert first is not None and not first.memoised and read.count("model.safetensors") == 1
+    again = hash_carrier(found, memo)
+    assert again is not None and again.memoised and read.count("model.safetensors") == 1    # not read again
+    assert (again.digest, again.weights_sha256) == (first.digest, first.weights_sha256)
+    assert read.count("tokenizer.json") == 2      # the small files are read every time
+    # A touch (same bytes, another mtime) re-reads; so do other bytes of the same size.
+    weights = tmp_path / "c" / "model.safetensors"
+    later = weights.stat().st_mtime_ns + 5_000_000_000
+    os.utime(weights, ns=(later, later))
+    touched = hash_carrier(found, memo)
+    assert touched is not None and not touched.memoised and read.count("model.safetensors") == 2
+    assert touched.weights_sha256 == first.weights_sha256
+    weights.write_bytes(b"WEIGHTS")
+    newer = later + 5_000_000_000
+    os.utime(weights, ns=(newer, newer))
+    changed = hash_carrier(found, memo)
+    assert changed is not None and not changed.memoised and changed.weights_sha256 != first.weights_sha256
+    # What the memo trusts: other bytes under the same size, mtime and inode are not seen (as git's index).
+    weights.write_bytes(b"weights")
+    os.utime(weights, ns=(newer, newer))
+    trusted = hash_carrier(found, memo)
+    assert trusted is not None and trusted.memoised and trusted.weights_sha256 == changed.weights_sha256
+
+
+def test_a_weight_file_modified_just_now_is_hashed_but_not_memoised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read = _count_hashes(monkeypatch)
+    memo = tmp_path / "file-hashes.json"
+    found = carrier_dir(str(_carrier_dir(tmp_path / "c")))
+    assert found is not None
+    for _ in range(2):
+        files = hash_carrier(found, memo)
+        assert files is not None and not files.memoised
+    assert read.count("model.safetensors") == 2
+
+
+def test_a_corrupt_memo_is_ignored_and_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read = _count_hashes(monkeypatch)
+    memo = tmp_path / "file-hashes.json"
+    found = carrier_dir(str(_aged(_carrier_dir(tmp_path / "c"))))
+    assert found is not None
+    key = str((tmp_path / "c" / "model.safetensors").resolve())
+    stamp = (tmp_path / "c" / "model.safetensors").stat()
+    forged = {"size": stamp.st_size, "mtime_ns": stamp.st_mtime_ns, "inode": stamp.st_ino}
+    for bad in (b"{not json", b"\xff\xfe", b"[1, 2]", json.dumps({key: "x", "other": [1]}).encode(),
+                json.dumps({key: {**forged, "sha256": "not a digest"}}).encode()):
+        memo.write_bytes(bad)
+        before = len(read)
+        files = hash_carrier(found, memo)
+        assert files is not None and not files.memoised and read[before:].count("model.safetensors") == 1
+        assert json.loads(memo.read_text())[key]["sha256"] == sha256_file(tmp_path / "c" / "model.safetensors")
+
+
+def test_the_memo_keeps_the_last_files_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_carrier, "MEMO_KEEP", 2)
+    memo = tmp_path / "file-hashes.json"
+    dirs = [carrier_dir(str(_aged(_carrier_dir(tmp_path / f"c{i}", f"weights {i}".encode())))) for i in range(3)]
+    for d in dirs:
+        assert d is not None
+        hash_carrier(d, memo)
+    kept = json.loads(memo.read_text())
+    assert sorted(kept) == sorted(str((tmp_path / f"c{i}" / "model.safetensors").resolve()) for i in (1, 2))
+
+
+def test_a_memo_hit_is_said_in_the_base_identity_and_the_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    carrier = _aged(_carrier_dir(tmp_path / "carrier"))
+    assert carrier_files(str(carrier), _carrier.hash_memo()) is not None     # an earlier session hashed it
+    read = _count_hashes(monkeypatch)
+    root, result = _run(tmp_path, monkeypatch)
+    assert not result.canaries.failed and "model.safetensors" not in read
+    session = manifest(root, GATE)["sessions"][0]
+    assert session["carrier"]["status"] == "holds" and session["carrier"]["why"].endswith(f"; {MEMOISED}")
+    assert "sha256 memoised by path, size, mtime and inode" in MEMOISED
+    assert session["identity"]["base"]["rests_on"].endswith(MEMOISED)
+    assert run_cli("score", GATE, cwd=root).code == 0
+    assert MEMOISED in (root / "gates" / f"{GATE}.md").read_text()
+
+
+def test_a_weights_hash_read_this_session_says_nothing_of_a_memo(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    root, _ = _run(tmp_path, monkeypatch)
+    assert "memoised" not in manifest(root, GATE)["sessions"][0]["identity"]["base"]["rests_on"]

@@ -115,8 +115,8 @@ def over_bound(found: CarrierDir, bound: int) -> str | None:
     """Why the carrier is too big to read and load here (None: it is not)."""
     if found.weights_bytes <= bound:
         return None
-    return (f"carrier weights {gb(found.weights_bytes)} on disk, over the {gb(bound)} bound for answering locally "
-            f"({found.weights_bytes} > {bound} bytes of *.safetensors; ${BOUND_ENV} raises it)")
+    return (f"carrier weights {gb(found.weights_bytes)} on disk, over the {gb(bound)} bound for answering locally: "
+            f"{found.weights_bytes} > {bound} bytes of *.safetensors, a bound ${BOUND_ENV} raises")
 
 
 def hash_memo() -> Path:
