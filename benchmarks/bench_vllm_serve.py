@@ -46,7 +46,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parents[0] / "shared"))
@@ -85,6 +85,50 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def tree_cpu_s(root: int) -> float:
+    """User + system CPU seconds of process `root` and every descendant alive now (from /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, (ppid, _) in stats.items() if ppid in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return sum(stats[pid][1] for pid in tree if pid in stats)
+
+
+def children_cpu_s() -> float:
+    """User + system CPU seconds of this process's waited-for children so far."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+class Cpu:
+    """The seat's and the client's CPU seconds over one block (the seat's: the vLLM server's process tree)."""
+
+    def __init__(self, seat_pid: int) -> None:
+        self.seat_pid = seat_pid
+        self.seat = self.client = 0.0
+
+    def __enter__(self) -> Self:
+        self._seat, self._client = tree_cpu_s(self.seat_pid), children_cpu_s()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seat += tree_cpu_s(self.seat_pid) - self._seat
+        self.client += children_cpu_s() - self._client
+
+
 def lora(url: str, action: str, name: str, path: Path | None = None) -> None:
     body: dict[str, Any] = {"lora_name": name}
     if path is not None:
@@ -115,6 +159,45 @@ def vllm_bench(python: Path, url: str, model: str, carrier: Path, dataset: Path,
     if result.get("completed") != requests:
         sys.exit(f"vllm bench serve ({model}): {result.get('completed')} of {requests} requests completed")
     return result
+
+
+def plain_client(url: str, models: tuple[str, ...], prompts: list[str]) -> dict[str, Any]:
+    """The same requests from a bare client: httpx, not streamed, `CONCURRENCY` in flight, each model in turn.
+
+    The seat's best case for voicegate's own requests (the same request seeds, sampling and order), with
+    none of voicegate's work: no references, checks, drains at arm switches or rows written. vLLM's
+    bench streams every token (its client and the server's per-token events take CPU on the same cores).
+    """
+    import asyncio
+
+    import httpx
+
+    from voicegate.generate._schedule import request_seed
+
+    async def run() -> dict[str, Any]:
+        tokens, spans = 0, []
+        async with httpx.AsyncClient(timeout=600) as http:
+            for model in models:
+                queue = [(p, request_seed(seed, "voice", str(i))) for i, p in enumerate(prompts)
+                         for seed in SEEDS]
+                t0 = time.monotonic()
+
+                async def worker(model: str, queue: list[tuple[str, int]]) -> int:
+                    got = 0
+                    while queue:
+                        prompt, seed = queue.pop(0)
+                        resp = await http.post(f"{url}/chat/completions", json={
+                            "model": model, "messages": [{"role": "user", "content": prompt}], "seed": seed,
+                            "max_tokens": MAX_TOKENS, "temperature": TEMPERATURE, "top_p": TOP_P})
+                        resp.raise_for_status()
+                        got += int(resp.json()["usage"]["completion_tokens"])
+                    return got
+
+                tokens += sum(await asyncio.gather(*(worker(model, queue) for _ in range(CONCURRENCY))))
+                spans.append(time.monotonic() - t0)
+        return {"output_tokens": tokens, "duration_s": sum(spans)}
+
+    return asyncio.run(run())
 
 
 def _t(stamp: str) -> float:
@@ -210,11 +293,15 @@ def main() -> None:
     runs: list[dict[str, Any]] = []
     server = start_vllm(carrier, work / "seat", lora_modules={}, max_loras=2)
     try:
-        def vllm_side(tag: str) -> list[dict[str, Any]]:
+        def vllm_side(tag: str, cpu: Cpu) -> list[dict[str, Any]]:
             lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
             try:
-                return [vllm_bench(Path(python), server.url, model, carrier, dataset,
-                                   work / f"vllm-{tag}-{model}.json", per_model) for model in ("voices-base", ADAPTER)]
+                out = []
+                for model in ("voices-base", ADAPTER):
+                    with cpu:
+                        out.append(vllm_bench(Path(python), server.url, model, carrier, dataset,
+                                              work / f"vllm-{tag}-{model}.json", per_model))
+                return out
             finally:
                 lora(server.url, "unload", ADAPTER)
 
@@ -223,7 +310,8 @@ def main() -> None:
 
         for k in range(args.runs):
             before = load_average()
-            bench = vllm_side(f"{k}a")
+            v_cpu, g_cpu = Cpu(server.proc.pid), Cpu(server.proc.pid)
+            bench = vllm_side(f"{k}a", v_cpu)
 
             gate = write_trained_workspace(work / f"ws-{k}", args.voices, args.corpus, arms=("austen",),
                                            prompts=PROMPTS, seeds=SEEDS, max_tokens=MAX_TOKENS,
@@ -233,9 +321,10 @@ def main() -> None:
             if reg.returncode != 0:
                 sys.exit(f"voicegate register exited {reg.returncode}:\n{reg.stderr[-3000:]}")
             t0 = time.monotonic()
-            done = subprocess.run([sys.executable, "-m", "voicegate", "generate", gate.gate, "--seat", server.url,
-                                   "--isolate-arms", "--quiet", "-C", str(gate.root)],
-                                  env=env, capture_output=True, text=True, check=False)
+            with g_cpu:
+                done = subprocess.run([sys.executable, "-m", "voicegate", "generate", gate.gate, "--seat",
+                                       server.url, "--isolate-arms", "--quiet", "-C", str(gate.root)],
+                                      env=env, capture_output=True, text=True, check=False)
             wall = time.monotonic() - t0
             if done.returncode not in (0, 4):
                 sys.exit(f"voicegate generate exited {done.returncode}:\n{done.stderr[-3000:]}")
@@ -244,25 +333,45 @@ def main() -> None:
             canaries = _rows(run_dir / "canaries.jsonl")
             # vLLM's bench again after voicegate's run: the other jobs' load drifts over minutes, so voicegate
             # is held to the mean of the two benches around it (both printed).
-            after = vllm_side(f"{k}b") if args.sandwich else []
+            after = vllm_side(f"{k}b", v_cpu) if args.sandwich else []
+            p_cpu = Cpu(server.proc.pid)
+            lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
+            try:
+                with p_cpu:
+                    plain = plain_client(server.url, ("voices-base", ADAPTER), prompts)
+            finally:
+                lora(server.url, "unload", ADAPTER)
+            p_rate = plain["output_tokens"] / plain["duration_s"]
             rates = [rate(bench), *([rate(after)] if after else [])]
             v_rate = sum(rates) / len(rates)
             v_tokens = sum(int(b["total_output_tokens"]) for b in [*bench, *after])
             v_dur = sum(float(b["duration"]) for b in [*bench, *after])
             split = where_time_goes(gens, canaries, v_rate)
             g_rate = split["generation_tokens"] / split["span_s"]
+            # Tokens per CPU second of the seat: what the box's other jobs disturb least (a slot left idle
+            # still costs the seat its step; a token the client never asked for costs nothing).
+            v_per_cpu = v_tokens / v_cpu.seat if v_cpu.seat else 0.0
+            g_per_cpu = split["generation_tokens"] / g_cpu.seat if g_cpu.seat else 0.0
             run = {
                 "run": k + 1, "load_average_before": before, "load_average_after": load_average(),
                 "vllm": {"requests_per_bench": sum(int(b["completed"]) for b in bench), "output_tokens": v_tokens,
                          "duration_s": round(v_dur, 2), "output_tokens_per_s": round(v_rate, 1),
                          "before_and_after_tokens_per_s": [round(x, 1) for x in rates],
-                         "per_model_tokens_per_s": [round(float(b["output_throughput"]), 1) for b in [*bench, *after]]},
+                         "per_model_tokens_per_s": [round(float(b["output_throughput"]), 1) for b in [*bench, *after]],
+                         "seat_cpu_s": round(v_cpu.seat, 2), "client_cpu_s": round(v_cpu.client, 2),
+                         "tokens_per_seat_cpu_s": round(v_per_cpu, 1)},
                 "voicegate": {"requests": len(gens), "exit": done.returncode, "command_wall_s": round(wall, 2),
                               "output_tokens_per_s": round(g_rate, 1),
                               "output_tokens_per_s_command_wall": round(split["generation_tokens"] / wall, 1),
+                              "seat_cpu_s": round(g_cpu.seat, 2), "client_cpu_s": round(g_cpu.client, 2),
+                              "tokens_per_seat_cpu_s": round(g_per_cpu, 1),
                               **split},
                 "ratio": round(g_rate / v_rate, 3),
                 "ratio_command_wall": round(split["generation_tokens"] / wall / v_rate, 3),
+                "ratio_seat_cpu": round(g_per_cpu / v_per_cpu, 3) if v_per_cpu else None,
+                "plain_client": {**plain, "output_tokens_per_s": round(p_rate, 1), "seat_cpu_s": round(p_cpu.seat, 2),
+                                 "client_cpu_s": round(p_cpu.client, 2)},
+                "ratio_to_plain_client": round(g_rate / p_rate, 3),
             }
             runs.append(run)
             vg = run["voicegate"]
@@ -280,6 +389,23 @@ def main() -> None:
                   f"{sp['cells_idle_slots']}s + rest {sp['rest']}s; canaries {vg['canary_requests']} requests, "
                   f"{100 * vg['canary_share_of_tokens']:.1f}% of output tokens; {vg['cells_seat_empty_s']}s with "
                   "nothing in flight", flush=True)
+            print(f"    seat CPU: vLLM's bench {v_cpu.seat:.1f}s for {v_tokens} tokens ({v_per_cpu:.1f} tok/CPU-s), "
+                  f"voicegate {g_cpu.seat:.1f}s for {vg['generation_tokens']} ({g_per_cpu:.1f} tok/CPU-s): ratio "
+                  f"{run['ratio_seat_cpu']}; client CPU: vLLM's bench {v_cpu.client:.1f}s (streamed), "
+                  f"voicegate {g_cpu.client:.1f}s (register not counted)", flush=True)
+            print(f"    a bare non-streaming client, same requests, after: {p_rate:.1f} tok/s "
+                  f"({plain['output_tokens']} tokens, {plain['duration_s']:.1f}s; seat CPU {p_cpu.seat:.1f}s): "
+                  f"voicegate / bare {run['ratio_to_plain_client']:.3f} (integrity checks, drains)",
+                  flush=True)
+        if len(runs) > 1:
+            import statistics
+
+            def med(key: str) -> float:
+                return statistics.median(float(x[key]) for x in runs if x[key] is not None)
+
+            print(f"median of {len(runs)} runs: ratio {med('ratio'):.3f} (command wall "
+                  f"{med('ratio_command_wall'):.3f}, seat CPU {med('ratio_seat_cpu'):.3f}); goal >= 0.95; "
+                  f"voicegate / bare client {med('ratio_to_plain_client'):.3f}", flush=True)
     finally:
         server.stop()
     if args.json:
