@@ -213,6 +213,11 @@ def where_time_goes(gens: list[dict[str, Any]], canaries: list[dict[str, Any]], 
 
     `rate` is vLLM's output tokens/s at the same concurrency: a token's share of seat time.
     """
+    # A reference that is a canary cell's real row (`real_row`) is a copy of a generation: no request of its own
+    # (it still marks the reference phase's end).
+    every_reference = [r for r in canaries if r.get("phase") == "reference"]
+    canaries = [r for r in canaries if not r.get("real_row")]
+
     def interval(r: dict[str, Any]) -> tuple[float, float]:
         end = _t(r["time"])
         return end - float(r.get("latency_s") or 0.0), end
@@ -223,7 +228,7 @@ def where_time_goes(gens: list[dict[str, Any]], canaries: list[dict[str, Any]], 
     every = [interval(r) for r in [*gens, *canaries]]
     start, end = min(s for s, _ in every), max(e for _, e in every)
     refs = [r for r in canaries if r.get("phase") == "reference"]
-    ref_end = max((interval(r)[1] for r in refs), default=start)
+    ref_end = max((interval(r)[1] for r in every_reference), default=start)
     cells_from = min((interval(r)[0] for r in [*gens, *canaries] if interval(r)[0] >= ref_end), default=ref_end)
     # The in-flight count over the cells phase: seat-slot seconds left idle, and seconds with nothing in flight.
     events = sorted([(s, 1) for s, e in every if s >= cells_from] + [(e, -1) for s, e in every if s >= cells_from])
@@ -234,7 +239,8 @@ def where_time_goes(gens: list[dict[str, Any]], canaries: list[dict[str, Any]], 
         empty += (t - last) if inflight == 0 else 0.0
         inflight, last = inflight + d, t
     gen_tokens, canary_tokens = tokens(gens), tokens(canaries)
-    checks = [r for r in canaries if r.get("phase") != "reference"]
+    checks = [r for r in canaries if r.get("phase") not in ("reference", "carrier")]
+    probes = [r for r in canaries if r.get("phase") == "carrier"]
     span = end - start
     ideal = gen_tokens / rate if rate else 0.0
     extra = span - ideal
@@ -247,7 +253,8 @@ def where_time_goes(gens: list[dict[str, Any]], canaries: list[dict[str, Any]], 
     return {
         "span_s": round(span, 2), "generation_tokens": gen_tokens, "canary_tokens": canary_tokens,
         "canary_share_of_tokens": round(canary_tokens / max(1, gen_tokens + canary_tokens), 4),
-        "canary_requests": len(canaries), "reference_requests": len(refs),
+        "canary_requests": len(canaries), "reference_requests": len(refs), "check_requests": len(checks),
+        "carrier_probes": len(probes),
         "reference_phase_s": round(ref_end - start, 2),
         "calibration_gap_s": round(cells_from - ref_end, 2),
         "cells_phase_s": round(end - cells_from, 2),
@@ -385,8 +392,10 @@ def main() -> None:
             sp = vg["split_s"]
             print(f"    extra {vg['extra_s_vs_vllm_rate']}s over the generations' tokens at vLLM's rate = reference "
                   f"phase {sp['reference_phase']}s (of {vg['reference_phase_s']}s, {vg['reference_requests']} "
-                  f"references) + checks' tokens {sp['check_tokens']}s + idle slots while turns drain "
-                  f"{sp['cells_idle_slots']}s + rest {sp['rest']}s; canaries {vg['canary_requests']} requests, "
+                  f"own references) + checks' tokens {sp['check_tokens']}s + idle slots while turns drain "
+                  f"{sp['cells_idle_slots']}s + rest {sp['rest']}s; canaries {vg['canary_requests']} requests of their "
+                  f"own ({vg['reference_requests']} references, {vg['check_requests']} checks, "
+                  f"{vg['carrier_probes']} carrier probes), "
                   f"{100 * vg['canary_share_of_tokens']:.1f}% of output tokens; {vg['cells_seat_empty_s']}s with "
                   "nothing in flight", flush=True)
             print(f"    seat CPU: vLLM's bench {v_cpu.seat:.1f}s for {v_tokens} tokens ({v_per_cpu:.1f} tok/CPU-s), "

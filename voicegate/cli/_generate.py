@@ -38,7 +38,7 @@ def generate_cmd(
     canaries: Annotated[int | None, typer.Option(
         "--canaries", min=1, help="Integrity canary checks per arm and replica (default: references and checks "
                                   "within 5% of the requests, at least 3 per arm; isolated, one more opens every "
-                                  "wave).")] = None,
+                                  "arm switch; the base's 6 short carrier probes are outside it).")] = None,
     as_json: AsJson = False,
 ) -> None:
     """Generate every registered (arm, seed, prompt) not yet stored: interleaved, resumable."""
