@@ -20,6 +20,15 @@ the tiny-voices carrier (``voices-base``, `seat._vllm.start_vllm`, the recipe of
    last answer, read from the rows: integrity references and checks included, as they are part of
    the run; process start and seat checks not, as vLLM's bench duration leaves out its own start).
    The whole command's wall time is printed beside it.
+3. **A bare client**: the same 240 requests (the same request seeds and order) from plain httpx, not
+   streamed, 8 in flight, the base then lv-austen: the seat's best case for voicegate's own requests,
+   so ``voicegate / bare`` is what the integrity checks and the drains at arm switches cost.
+
+Beside the wall-time rates it reads the seat's CPU seconds (the vLLM server's process tree, from
+/proc) and each client's, per block: output tokens per seat CPU second is what the box's other jobs
+disturb least, and vLLM's bench client streams every token (tens of CPU seconds per 240 requests on
+the seat's own 2 cores, where voicegate's client spends about 2). With ``--runs`` > 1 it prints the
+medians.
 
 It prints each run's two rates and their ratio (the goal, issue 35: voicegate >= 0.95 of vLLM's),
 the load average, and where voicegate's extra time goes: the reference phase (each arm alone),
