@@ -21,8 +21,9 @@ the tiny-voices carrier (``voices-base``, `seat._vllm.start_vllm`, the recipe of
    the run; process start and seat checks not, as vLLM's bench duration leaves out its own start).
    The whole command's wall time is printed beside it.
 3. **A bare client**: the same 240 requests (the same request seeds and order) from plain httpx, not
-   streamed, 8 in flight, the base then lv-austen: the seat's best case for voicegate's own requests,
-   so ``voicegate / bare`` is what the integrity checks and the drains at arm switches cost.
+   streamed, 8 in flight, the base then lv-austen, first and last in each run (around vLLM's benches
+   and voicegate's run): the seat's best case for voicegate's own requests, so ``voicegate / bare``
+   is what the integrity checks and the drains at arm switches cost.
 
 Beside the wall-time rates it reads the seat's CPU seconds (the vLLM server's process tree, from
 /proc) and each client's, per block: output tokens per seat CPU second is what the box's other jobs
@@ -321,12 +322,23 @@ def main() -> None:
             finally:
                 lora(server.url, "unload", ADAPTER)
 
+        def bare_side(cpu: Cpu) -> dict[str, Any]:
+            lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
+            try:
+                with cpu:
+                    return plain_client(server.url, ("voices-base", ADAPTER), prompts)
+            finally:
+                lora(server.url, "unload", ADAPTER)
+
         def rate(bench: list[dict[str, Any]]) -> float:
             return sum(int(b["total_output_tokens"]) for b in bench) / sum(float(b["duration"]) for b in bench)
 
         for k in range(args.runs):
             before = load_average()
-            v_cpu, g_cpu = Cpu(server.proc.pid), Cpu(server.proc.pid)
+            v_cpu, g_cpu, p_cpu = Cpu(server.proc.pid), Cpu(server.proc.pid), Cpu(server.proc.pid)
+            # Both baselines before and after voicegate's run, nested around it (bare, vLLM, voicegate, vLLM,
+            # bare): the box's drift over the minutes of a run reaches each side the same way.
+            plains = [bare_side(p_cpu)]
             bench = vllm_side(f"{k}a", v_cpu)
 
             gate = write_trained_workspace(work / f"ws-{k}", args.voices, args.corpus, arms=("austen",),
@@ -350,14 +362,12 @@ def main() -> None:
             # vLLM's bench again after voicegate's run: the other jobs' load drifts over minutes, so voicegate
             # is held to the mean of the two benches around it (both printed).
             after = vllm_side(f"{k}b", v_cpu) if args.sandwich else []
-            p_cpu = Cpu(server.proc.pid)
-            lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
-            try:
-                with p_cpu:
-                    plain = plain_client(server.url, ("voices-base", ADAPTER), prompts)
-            finally:
-                lora(server.url, "unload", ADAPTER)
-            p_rate = plain["output_tokens"] / plain["duration_s"]
+            plains.append(bare_side(p_cpu))
+            p_rates = [x["output_tokens"] / x["duration_s"] for x in plains]
+            p_rate = sum(p_rates) / len(p_rates)
+            plain = {"output_tokens": sum(x["output_tokens"] for x in plains),
+                     "duration_s": round(sum(x["duration_s"] for x in plains), 2),
+                     "before_and_after_tokens_per_s": [round(x, 1) for x in p_rates]}
             rates = [rate(bench), *([rate(after)] if after else [])]
             v_rate = sum(rates) / len(rates)
             v_tokens = sum(int(b["total_output_tokens"]) for b in [*bench, *after])
@@ -411,7 +421,8 @@ def main() -> None:
                   f"voicegate {g_cpu.seat:.1f}s for {vg['generation_tokens']} ({g_per_cpu:.1f} tok/CPU-s): ratio "
                   f"{run['ratio_seat_cpu']}; client CPU: vLLM's bench {v_cpu.client:.1f}s (streamed), "
                   f"voicegate {g_cpu.client:.1f}s (register not counted)", flush=True)
-            print(f"    a bare non-streaming client, same requests, after: {p_rate:.1f} tok/s "
+            print(f"    a bare non-streaming client, same requests, before / after: "
+                  f"{' / '.join(str(x) for x in plain['before_and_after_tokens_per_s'])} -> {p_rate:.1f} tok/s "
                   f"({plain['output_tokens']} tokens, {plain['duration_s']:.1f}s; seat CPU {p_cpu.seat:.1f}s): "
                   f"voicegate / bare {run['ratio_to_plain_client']:.3f} (integrity checks, drains)",
                   flush=True)
