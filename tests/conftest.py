@@ -3,6 +3,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 import time
 from collections import defaultdict
@@ -23,6 +24,13 @@ COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
 # Subprocesses (`python -m voicegate`, the console script) run THIS checkout's voicegate, whatever an
 # editable install points at: a worktree, or a clone CI installed elsewhere, tests its own code.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+
+# The Ctrl-C tests send SIGINT to `voicegate` subprocesses. A shell without job control starts a background
+# command (`.ci/run &` from a script) with SIGINT ignored, children inherit that, and Python then installs no
+# KeyboardInterrupt: the reader's Ctrl-C would not reach the code under test. A Python handler here becomes
+# the default action in every child it execs.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 

@@ -7,7 +7,8 @@ only an exact 1 is written 1.0x.
 
 A missing ratio (a zero floor has none) is written "n/a" everywhere: the terminal table, the
 record, the README, the compose comment, the amend summary and the report page (its `ratio`
-filter) all print it through `ratio_text`.
+filter) all print it through `ratio_text`. Sizes on disk are written in decimal units by `gb`
+(the seat's memory check, the carrier bound).
 """
 
 from __future__ import annotations
@@ -60,3 +61,16 @@ def once_each(spans: Iterable[S]) -> list[tuple[S, str]]:
         label = "" if n == 1 else (f"× {n} seeds" if None not in seeds and len(seeds) == n else f"× {n}")
         out.append((members[0], label))
     return out
+
+
+def gb(n: float) -> str:
+    """Decimal units, as the seat's compose comment writes them (7.6 GB, 264 MB)."""
+    if n < 0:
+        return "-" + gb(-n)
+    if n >= 1e9:
+        return f"{n / 1e9:.1f} GB"
+    if n >= 1e6:
+        return f"{n / 1e6:.0f} MB"
+    if n >= 1e3:
+        return f"{n / 1e3:.0f} KB"
+    return f"{int(n)} B"

