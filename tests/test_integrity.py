@@ -42,6 +42,14 @@ def _seat(**kw) -> StandinSeat:
     return StandinSeat(adapters={SERVED: f"/adapters/{GATE}/ckpt475"}, **kw)
 
 
+def _sent_at(row: dict) -> float:
+    """When a stored request was sent: its answer's time less its latency."""
+    import datetime as dt
+
+    done = dt.datetime.strptime(row["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC).timestamp()
+    return done - float(row.get("latency_s") or 0.0)
+
+
 def _canaries(root: Path) -> list[dict]:
     return [json.loads(x) for x in (root / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
 
@@ -241,6 +249,29 @@ def test_issue35_an_isolated_turn_is_refilled_across_its_waves_and_never_mixes_a
     assert all(next(group)["in_flight"] == 1 for _, group in itertools.groupby(log[12:], key=lambda e: e["model"]))
     checks = [c for c in _canaries(root) if c["phase"] == "check"]
     assert sum(c["role"] == "opening" for c in checks) == len(grouped)
+
+
+def test_issue35_an_arm_short_of_checks_gets_them_in_its_last_wave_not_alone_after_the_run(tmp_path: Path) -> None:
+    """The plan counts on turns, each opened by a check; a run's own order can give an arm one turn fewer. The
+    checks it then lacks go in its last wave with the closing one: sent after the last turn, alone, each cost
+    an arm switch and a lone request on an emptied seat (bench_vllm_serve: 1.3 s of 8 idle slots a run)."""
+    with _seat(token_time=0.002, slots=8) as seat:
+        for k in range(3):
+            root = registered_workspace(tmp_path / f"ws{k}", gate_spec(GATE, url=seat.url, concurrency=8,
+                                                                       seeds=list(range(1, 21))))
+            done = cli(root, "generate", GATE, "--quiet", "--isolate-arms")
+            assert done.returncode == 0, done.stdout + done.stderr
+            # Every request by the time it was sent (a canary is its cell's very request: only the files tell
+            # them apart); every stretch of one arm on the seat carries real rows, no turn is checks alone.
+            sent = [(_sent_at(r), r["arm"], "row") for r in rows(root, GATE)]
+            sent += [(_sent_at(c), c["arm"], c["phase"]) for c in _canaries(root)
+                     if c["phase"] in ("check", "reference") and not c.get("real_row")]
+            for arm, group in itertools.groupby(sorted(sent), key=lambda x: x[1]):
+                assert any(kind == "row" for _, _, kind in group), (k, arm)
+            checks = Counter(c["arm"] for c in _canaries(root) if c["phase"] == "check")
+            planned = manifest(root, GATE)["sessions"][0]["canaries"]["planned_per_replica"]
+            # Every arm still gets the same number of checks: the budget, met inside its turns.
+            assert len(set(checks.values())) == 1 and len(checks) == 3 and planned, (k, checks)
 
 
 # -- acceptance 1: no false alarm ------------------------------------------------------------

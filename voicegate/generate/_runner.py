@@ -29,7 +29,7 @@ import itertools
 import math
 import random
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -407,7 +407,8 @@ class Runner:
         left = [c for _, c in r.checks]
         r.checks.clear()
         sent_arms = {a for by_arm in r.answered.values() for a in by_arm}
-        for arm, model in self.arms:
+        # The arm on the seat first: its checks need no switch.
+        for arm, model in sorted(self.arms, key=lambda am: am[0] != on_seat):
             mine = [c for c in left if c.arm == arm]
             if arm in sent_arms:
                 # The plan counted on turns that did not come (a small run's jobs all went with the reference
@@ -431,6 +432,7 @@ class Runner:
         r.checks = later
         r.sent += len(jobs)
         last = not self.free and not r.pinned
+        on_seat = rounds[1]
         waves = isolate_waves(jobs, wave_jobs(self.mode.wave_size), self.spec.order_seed, first_round=rounds[0],
                               after=rounds[1])
         rounds[0] += 1
@@ -443,10 +445,16 @@ class Runner:
             for c in cs:
                 extra.setdefault(r.rng.choice(mine[arm]), []).append(c)
         if last:
+            # Each arm's last wave holds its closing check and whatever its budget still lacks (the plan counted
+            # on turns, each opened by a check, that a run's own order may not give it): sent at the run's end
+            # instead, alone, they would cost an arm switch and a lone request.
+            arms_now = [w[0].arm for w in waves]
+            openers = Counter(a for i, a in enumerate(arms_now) if a != (arms_now[i - 1] if i else on_seat))
             for arm, slots in mine.items():
                 r.closed.add(arm)
-                extra.setdefault(slots[-1], []).append(self._new_check(r, arm, waves[slots[-1]][0].model,
-                                                                       "closing"))
+                short = r.budget - r.checked.get(arm, 0) - len(due.get(arm, [])) - openers[arm] - 1
+                extra.setdefault(slots[-1], []).extend(
+                    self._new_check(r, arm, waves[slots[-1]][0].model, "closing") for _ in range(1 + max(0, short)))
         for i, wave in enumerate(waves):
             pending.append((wave[0].arm, wave[0].model, place_in_wave(wave, None, extra.get(i, []), r.rng)))
 
