@@ -384,7 +384,8 @@ class Runner:
         sent the next batch is claimed, its first wave continuing the turn. Only an arm switch waits for
         every request in flight to finish, and the turn after it opens with a check of its arm (the first
         request after the switch). The random checks due in a batch go to random places in their arm's
-        waves; the batch that ends the replica's run holds one more check per arm in that arm's last wave.
+        waves; the batch that ends the replica's run holds, in each arm's last wave, one more check per arm and
+        the checks its turns did not give it.
         """
         pending: deque[tuple[str, str, list[Any]]] = deque()   # waves not started: arm, model, requests
         rounds = [0, None]      # the next batch's round, and the arm whose wave closed the last one
