@@ -47,6 +47,7 @@ run through ``vllm.entrypoints.cli.main`` with that one lookup answered by ``vll
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -55,6 +56,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
@@ -310,25 +312,27 @@ def main() -> None:
     runs: list[dict[str, Any]] = []
     server = start_vllm(carrier, work / "seat", lora_modules={}, max_loras=2)
     try:
-        def vllm_side(tag: str, cpu: Cpu) -> list[dict[str, Any]]:
+        @contextlib.contextmanager
+        def adapter_loaded() -> Iterator[None]:
+            """lv-austen at run time for a baseline, gone before voicegate's run loads it its own way."""
             lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
             try:
-                out = []
+                yield
+            finally:
+                lora(server.url, "unload", ADAPTER)
+
+        def vllm_side(tag: str, cpu: Cpu) -> list[dict[str, Any]]:
+            out = []
+            with adapter_loaded():
                 for model in ("voices-base", ADAPTER):
                     with cpu:
                         out.append(vllm_bench(Path(python), server.url, model, carrier, dataset,
                                               work / f"vllm-{tag}-{model}.json", per_model))
-                return out
-            finally:
-                lora(server.url, "unload", ADAPTER)
+            return out
 
         def bare_side(cpu: Cpu) -> dict[str, Any]:
-            lora(server.url, "load", ADAPTER, args.voices / ADAPTER)
-            try:
-                with cpu:
-                    return plain_client(server.url, ("voices-base", ADAPTER), prompts)
-            finally:
-                lora(server.url, "unload", ADAPTER)
+            with adapter_loaded(), cpu:
+                return plain_client(server.url, ("voices-base", ADAPTER), prompts)
 
         def rate(bench: list[dict[str, Any]]) -> float:
             return sum(int(b["total_output_tokens"]) for b in bench) / sum(float(b["duration"]) for b in bench)

@@ -33,7 +33,6 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-
 def _scratch(variable: str, prefix: str) -> str:
     """A temporary directory for this test process, named in `variable` (removed at exit)."""
     path = tempfile.mkdtemp(prefix=prefix)

@@ -28,7 +28,6 @@ from voicegate.generate._carrier import (
     cached_answers,
     carrier_bound,
     carrier_dir,
-    carrier_files,
     hash_carrier,
     over_bound,
 )
@@ -37,6 +36,13 @@ from voicegate.scoring._carrier import agreement, judge_carrier
 from voicegate.seat import StandinSeat
 from voicegate.seat._standin import default_text
 from voicegate.spec._spec import load_spec
+
+
+def carrier_files(root: str | None, memo: Path | None = None) -> CarrierFiles | None:
+    """The base's root as a readable carrier directory, hashed (whatever its size), or None."""
+    found = carrier_dir(root)
+    return None if found is None else hash_carrier(found, memo)
+
 
 GATE = "lv-carrier"
 SERVED = f"{GATE}-ckpt475"

@@ -173,12 +173,6 @@ def hash_carrier(found: CarrierDir, memo: Path | None = None) -> CarrierFiles | 
     return CarrierFiles(found.path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)), memoised)
 
 
-def carrier_files(root: str | None, memo: Path | None = None) -> CarrierFiles | None:
-    """The base's root as a carrier directory this machine can read, hashed (whatever its size), or None."""
-    found = carrier_dir(root)
-    return None if found is None else hash_carrier(found, memo)
-
-
 def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
     """Greedy answers of the carrier's files to `prompts` (chat template, float32): transformers on CPU."""
     # heavy, and only here: voicegate's own install does not need them

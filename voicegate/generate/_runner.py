@@ -110,7 +110,7 @@ class Replica:
         self.calibration: Calibration | None = None
         self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
         self.budget = 0                       # isolated: the checks each arm is owed on this replica
-        self.checked: dict[str, int] = {}     # arm -> checks sent (placed in a wave or queued) on this replica
+        self.checked: dict[str, int] = {}     # arm -> checks sent on this replica (counted as each goes out)
         self.closed: set[str] = set()         # arms whose closing check is placed
         self.rng = random.Random()
         self.seq = 0
@@ -435,7 +435,7 @@ class Runner:
         last = not self.free and not r.pinned
         on_seat = rounds[1]
         waves = isolate_waves(jobs, wave_jobs(self.mode.wave_size), self.spec.order_seed, first_round=rounds[0],
-                              after=rounds[1])
+                              after=on_seat)
         rounds[0] += 1
         rounds[1] = waves[-1][0].arm
         mine: dict[str, list[int]] = {}
