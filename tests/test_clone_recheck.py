@@ -133,7 +133,7 @@ def test_an_old_record_keyed_by_absolute_paths_still_reads_here_and_in_a_clone(t
     old = {(f"{root}/{k}" if k.startswith("../") else k): v for k, v in record["files"].items()}
     assert any(k.startswith("/") for k in old)
     path.write_text(json.dumps({**record, "files": old}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", "a registration as an older voicegate wrote it")
+    git(root, "commit", "-q", "-am", "voicegate: register lv-x")  # an older voicegate's register wrote it
     check_registered(load_spec(root, "lv-x"))
     clone = tmp_path / "b" / "ws"
     git(tmp_path, "clone", "-q", str(root), str(clone))

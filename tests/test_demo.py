@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 # Loaded into every Python process of the demo (it spawns `python -m voicegate` children):
@@ -176,15 +177,21 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_repository_holds_the_demo_gate_as_voicegate_wrote_it() -> None:
+    from voicegate._errors import VoicegateError
     from voicegate.demo._workspace import PRESERVED
-    from voicegate.spec._registration import check_registered
+    from voicegate.spec._registration import check_registered, spec_sha256
     from voicegate.spec._spec import load_spec
 
     # the committed spec and inputs are the demo's own, byte for byte, and still match the registration
     for rel, text in PRESERVED.items():
         assert (REPO / rel).read_text(encoding="utf-8") == text \
             or rel.startswith(("demo/adapters/", "demo/deploy/")), rel
-    check_registered(load_spec(REPO, "lv-marlowe"))
+    spec = load_spec(REPO, "lv-marlowe")
+    # Registered in the demo's own workspace: its spec still hashes to the record, but this repository's history
+    # holds no commit `register` made for it, so nothing here may score or amend it as a registered gate.
+    assert spec_sha256(spec) == json.loads(spec.registration_path.read_text())["spec_sha256"]
+    with pytest.raises(VoicegateError, match="no commit made by `voicegate register lv-marlowe` holds it"):
+        check_registered(spec)
     record = (REPO / "gates" / "lv-marlowe.md").read_text()
     assert "## Amendment" in record and "DISAGREE" in record
     done = subprocess.run([sys.executable, "-m", "voicegate", "verify", "lv-marlowe", "-C", str(REPO)],

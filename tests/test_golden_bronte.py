@@ -58,9 +58,10 @@ def test_reference_case_bytes_are_golden(story: Path) -> None:
     ws = ("-C", str(root))
     source = write_jsonl(root / "lv-bronte-360.jsonl", generations())
     assert run_cli("import", "lv-bronte", str(source), *ws)[0] == 0
+    assert run_cli("score", "lv-bronte", *ws)[0] == 0
+    # After the first score, not before: a dry run before it would anchor the numbers in an entry of its own.
     code, scored_json, err = run_cli("score", "lv-bronte", "--json", "--dry-run", *ws)
     assert code == 0, err
-    assert run_cli("score", "lv-bronte", *ws)[0] == 0
     assert run_cli("ship", "lv-bronte", "ckpt475", "--reason", "additive, reversible and safety-clean", *ws)[0] == 0
     # The defect, written into the record and left alone first; then the rule registered for another gate;
     # then the correction, which says it is a post-hoc one (DESIGN.md §6b).

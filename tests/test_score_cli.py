@@ -118,8 +118,9 @@ def recorded_distance(result: dict, arm: str, seed: str) -> float:
     return next(a for a in result["arms"] if a["name"] == arm)["distances"][seed]
 
 
-def test_dry_run_writes_nothing_but_the_cache(ws):
-    """A dry run leaves no record and no scores; the content-addressed cache is derived data and may fill."""
+def test_dry_run_writes_no_verdict_only_the_anchor_of_the_numbers_it_shows(ws):
+    """A dry run records no verdict and no scores: it anchors the numbers it shows in the record (one entry, and the
+    ledger line that lists it); the content-addressed cache is derived data and may fill."""
     def files() -> list[str]:
         return sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*")
                       if ".git/" not in p.as_posix() and "runs/.cache" not in p.as_posix())
@@ -128,8 +129,13 @@ def test_dry_run_writes_nothing_but_the_cache(ws):
     done = in_process(ws, "score", GATE, "--dry-run", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ships"] == "cand"
-    assert files() == before
-    assert not (ws / "runs" / GATE / "scores.json").exists() and not (ws / "gates" / f"{GATE}.md").exists()
+    assert f"gates/{GATE}.md: appended entry 1 (numbers first shown)" in done.stderr
+    assert sorted(set(files()) - set(before)) == [f"gates/{GATE}.md", f"runs/{GATE}/entries.jsonl"]
+    record = (ws / "gates" / f"{GATE}.md").read_text()
+    assert record.count("<!-- voicegate:entry ") == 1 and "## Numbers first shown — " in record
+    assert "## Score" not in record and not (ws / "runs" / GATE / "scores.json").exists()
+    again = in_process(ws, "score", GATE, "--dry-run", "--json")
+    assert again.stdout == done.stdout and (ws / "gates" / f"{GATE}.md").read_text() == record
 
 
 def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
@@ -307,7 +313,9 @@ def test_dry_run_fills_the_cache_and_writes_no_artifact(tmp_path, monkeypatch):
     assert spy.misses > 0 and spy.built  # it computed the corpus side, and stored it
     assert _cached_kinds(root) == {"tokens", "reference", "ruler", "ngrams", "gentokens"}
     after = {k: v for k, v in tree_snapshot(root).items() if not k.startswith("runs/.cache/")}
-    assert after == before  # no artifact, no scores.json: only the cache changed
+    anchored = {"gates/lv-dry.md", "runs/lv-dry/entries.jsonl"}  # the numbers shown, anchored: no verdict
+    assert {k: v for k, v in after.items() if k not in anchored} == before
+    assert set(after) - set(before) <= anchored and "## Score" not in (root / "gates" / "lv-dry.md").read_text()
     assert not (root / "runs" / "lv-dry" / "scores.json").exists()
     assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                           check=True).stdout == head

@@ -28,6 +28,7 @@ from voicegate.artifacts._entries import (
     load_state,
     notes,
     record_amendment,
+    record_anchor,
     record_note,
     record_ship,
     result_sha256,
@@ -36,6 +37,7 @@ from voicegate.artifacts._entries import (
 from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._format import one_line, ratio_of
 from voicegate.artifacts._in_force import InForce, in_force
+from voicegate.artifacts._recorded import recorded_entries
 from voicegate.artifacts._verify import describe, run_dir, verify_gates
 from voicegate.run import RunManifest
 from voicegate.scoring import GateResult
@@ -69,9 +71,11 @@ __all__ = [
     "one_line",
     "ratio_of",
     "record_amendment",
+    "record_anchor",
     "record_note",
     "record_score",
     "record_ship",
+    "recorded_entries",
     "result_sha256",
     "run_dir",
     "verdict_lock",

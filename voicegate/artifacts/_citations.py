@@ -26,6 +26,7 @@ from voicegate.artifacts import _chain
 from voicegate.spec import (
     Citation,
     check_citation,
+    check_scored_under,
     commit_time,
     commits_after,
     is_ancestor,
@@ -87,12 +88,24 @@ def _span(seconds: float) -> str:
     return f"{seconds:.0f} s"
 
 
-def _after(root: Path, anchor: str | None, commit: str) -> str:
-    """ "N commit(s) / T after" from git's history and the commits' own dates ("after" when not known)."""
+_FIRST_NUMBERS = re.compile(r"^## (?:Score|Numbers first shown) — (\S+) — ", re.MULTILINE)
+
+
+def _first_numbers_time(text: str) -> _dt.datetime | None:
+    """When the record's first numbers were recorded or shown: its first score (or anchor) entry's own time."""
+    m = _FIRST_NUMBERS.search(text)
+    try:
+        return _dt.datetime.fromisoformat(m.group(1)) if m else None
+    except ValueError:
+        return None
+
+
+def _after(root: Path, anchor: str | None, commit: str, then: _dt.datetime | None) -> str:
+    """ "N commit(s) / T after" from git's history, and from the recorded numbers' time to the commit's date."""
     if anchor is None:
         return "after"
     n = commits_after(root, anchor, commit)
-    then, now = commit_time(root, anchor), commit_time(root, commit)
+    now = commit_time(root, commit)
     span = f" / {_span((now - then).total_seconds())}" if then and now and now >= then else ""
     return f"{n} commit(s){span} after"
 
@@ -100,10 +113,17 @@ def _after(root: Path, anchor: str | None, commit: str) -> str:
 def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str]]:
     """(problems, lines that hold) for every amendment entry of `gate`'s record at `path`."""
     data = path.read_bytes()
+    text = data.decode("utf-8", "replace")
+    problems, held = check_scored_under(root, gate, text) if not is_shallow(root) else ([], [])
+    more, lines = _check_amendments(root, gate, data, text)
+    return problems + more, held + lines
+
+
+def _check_amendments(root: Path, gate: str, data: bytes, text: str) -> tuple[list[str], list[str]]:
     entries = amendment_citations(data)
     if not entries:
         return [], []
-    anchor = numbers_at(data.decode("utf-8", "replace"))
+    anchor = numbers_at(text)
     problems = [f"entry {e.number}'s citation line does not parse (a commit, spec sha256 or gate that is not one): "
                 "what it cites cannot be re-checked" for e in entries if e.malformed]
     entries = [e for e in entries if not e.malformed]
@@ -114,6 +134,7 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
         return problems, [(f"{len(entries)} amendment citation(s) not checked: shallow clone, the history they cite "
                           "may be cut off (git fetch --unshallow, then verify again)")] if entries else []
     held: list[str] = []
+    first_time = _first_numbers_time(text)
     for e in entries:
         if e.citation is None:
             held.append(f"entry {e.number} (an amendment) cites no prospective registration: written before "
@@ -129,8 +150,9 @@ def check_record(root: Path, gate: str, path: Path) -> tuple[list[str], list[str
                             f"prospective, but it is not an ancestor of the commit at which {gate}'s numbers were "
                             f"first recorded ({anchor[:12]}): it came after them")
         elif e.post_hoc:
+            after = _after(root, anchor, c.commit, first_time)
             held.append(f"entry {e.number} is a POST-HOC correction: it cites {c.gate}'s registration of {c.rule} "
-                        f"(commit {c.commit}), registered {_after(root, anchor, c.commit)} {gate}'s numbers; git "
+                        f"(commit {c.commit}), registered {after} {gate}'s numbers; git "
                         f"still holds it; the reason given: “{e.reason or '?'}”")
         else:
             held.append(f"entry {e.number} cites {c.gate}'s registration of {c.rule} (commit {c.commit}, "

@@ -336,12 +336,44 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
         ctx["reg"] = {"spec_path": reg.get("spec_path", ctx["spec_path"]), "spec_sha256": reg.get("spec_sha256", "?"),
                       "spec_file_sha256": reg.get("spec_file_sha256"),
                       "registered_at": reg.get("registered_at", "?"),
-                      "commit": getattr(registration, "commit", None) or reg.get("commit")}
+                      "commit": getattr(registration, "commit", None) or reg.get("commit"),
+                      "follows": reg.get("follows") or []}
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
-        ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec))
+        ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec),
+                   numbers_shown=_anchored_before_score(spec))
         entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
+
+
+def record_anchor(spec: Any, result: GateResult, command: str, registration_commit: str | None = None, *,
+                  now: _dt.datetime | None = None) -> list[str]:
+    """Numbers about to be shown before any verdict is recorded: anchor them at HEAD in the record's chain first.
+
+    A `score --dry-run` or a `calibrate` shows every rule's verdict and records none; without this entry, a rule
+    registered after seeing them would still precede the first score entry's commit and read as prospective.
+    Only the record takes it (it decides nothing a README or compose reader needs); nothing is written when the
+    record already anchors the gate's numbers.
+    """
+    from voicegate.spec import head, recorded_numbers_at
+
+    when = now or now_utc()
+    with verdict_lock(spec, "anchor") as said:
+        record = spec.artifacts.record
+        if recorded_numbers_at(record) is not None:
+            return said
+        commit = head(spec.root)
+        if commit is None:
+            raise VoicegateError(f"{spec.gate}: no git commit to anchor its numbers at; numbers are shown only once "
+                                 "they are ordered in git's history (commit the workspace first)")
+        kind = artifact_kind("record")
+        ctx = _base_ctx(spec, result, when)
+        ctx.update(command=f"voicegate {command}", numbers_at=commit, registration_commit=registration_commit,
+                   generations_sha256=result.generations_sha256 or "?")
+        entry = _Entry([], [], [])
+        header = render(kind.header, **ctx) if kind.header else ""
+        _md_write(spec, kind.name, record, render("record_anchor.md.j2", **ctx), "numbers first shown", entry, header)
+        return said + _commit(spec, "anchor", when, entry, [], result)
 
 
 def _numbers_at(spec: Any) -> str | None:
@@ -350,6 +382,15 @@ def _numbers_at(spec: Any) -> str | None:
     from voicegate.spec import head, recorded_numbers_at
 
     return recorded_numbers_at(spec.artifacts.record) or head(spec.root)
+
+
+def _anchored_before_score(spec: Any) -> bool:
+    """Whether the record anchors its numbers in an entry that came before any score (`record_anchor`)."""
+    from voicegate.spec import scored_under
+
+    path = spec.artifacts.record
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    return "## Numbers first shown — " in text and not scored_under(text)
 
 
 def _current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> Write:
@@ -439,6 +480,13 @@ def record_note(spec: Any, text: str, *, now: _dt.datetime | None = None) -> lis
 # -- amend ---------------------------------------------------------------------------
 
 
+def _recorded_notes(spec: Any) -> list[dict[str, Any]]:
+    """The notes the record's chained entries hold (notes.jsonl is a cache a user can edit or delete)."""
+    from voicegate.artifacts._recorded import recorded_entries
+
+    return [{"text": e.text, "time": e.time} for e in recorded_entries(spec.artifacts.record) if e.kind == "note"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class AmendmentChange:
     """What an amendment did to one candidate's voice verdict (the policy that allows it is `gate._amend`)."""
@@ -478,7 +526,7 @@ def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[
     ctx = _base_ctx(spec, new, when)
     ctx.update(rule_from=old.rule, rule_to=new.rule, rule_to_registered=rule_registered,
                reason=reason, changes=sorted(changes, key=lambda c: c.arm != ctx["featured"]),
-               decision=shipped[-1] if shipped else None, ships_before=old.ships, notes=notes(spec),
+               decision=shipped[-1] if shipped else None, ships_before=old.ships, notes=_recorded_notes(spec),
                ships_after=new.ships, generations_sha256=generations_sha256,
                citation={**citation.to_json(), "post_hoc": citation.post_hoc, "numbers_at": citation.numbers_at,
                          "after_numbers": citation.after_numbers},

@@ -46,6 +46,7 @@ from voicegate.spec import (
     DATA_DIR_ENV,
     artifact_kind,
     check_gate_name,
+    git_env,
     is_shallow,
     load_strict,
     name_pattern,
@@ -69,6 +70,8 @@ class FileCheck:
     tail_problem: str | None = None   # bytes after the newest marker
     notes: list[str] = field(default_factory=list)
     citation_problems: list[str] = field(default_factory=list)
+    # Where the run directory's copies of notes, decisions and amendments disagree with the record's entries.
+    cache_problems: list[str] = field(default_factory=list)
     citations: list[str] = field(default_factory=list)
     git_skipped: str | None = None  # why git was not asked, when the file has entries
     only: list[int] | None = None  # the compose entries of the one gate asked about (None: all gates)
@@ -89,7 +92,7 @@ class FileCheck:
             return self.file_problem
         if self.git_problems:
             return self.git_problems[0]
-        return self.citation_problems[0] if self.citation_problems else None
+        return next(iter(self.citation_problems + self.cache_problems), None)
 
     @property
     def ok(self) -> bool:
@@ -144,7 +147,7 @@ def all_gates(root: Path) -> list[str]:
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """git's answer; git not on PATH answers like a failed command (exit 127): its witness is then skipped."""
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=git_env())
     except FileNotFoundError:
         return subprocess.CompletedProcess(["git", *args], 127, "", "git: not on PATH")
 
@@ -322,7 +325,8 @@ def _history_entries(root: Path, path: Path, kind: str) -> tuple[int, str] | Non
         return None
 
     def entries(rev: str) -> int:
-        shown = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=root, capture_output=True, check=False)
+        shown = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=root, capture_output=True, check=False,
+                               env=git_env())
         if shown.returncode != 0:
             return 0
         return len(_chain.chain_of(kind).markers(shown.stdout))
@@ -375,6 +379,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 from voicegate.artifacts._citations import check_record
 
                 fc.citation_problems, fc.citations = check_record(root, fc.gates[0], fc.path)
+                fc.cache_problems = _check_caches(fc, runs.get(fc.gates[0]))
             if not fc.git_commits and fc.report.ok:
                 fc.git_skipped = _why_no_git(root, fc.path)
             elif fc.git_commits and shallow:
@@ -402,6 +407,15 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
     for g, run in runs.items():
         _check_pending(root, g, run, checks)
     return list(checks.values()) + ledgers
+
+
+def _check_caches(fc: FileCheck, run: RunDir | None) -> list[str]:
+    """The run's copies of the record's notes, decisions and amendments, held to its chained entries."""
+    if run is None or not run.ledger.is_file() or _transaction.pending(run) is not None:
+        return []  # no run data here (a clone), or an unfinished verdict that the next command completes
+    from voicegate.artifacts._recorded import cache_problems, record_entries
+
+    return cache_problems(record_entries(fc.path.read_bytes()), run)
 
 
 def _check_lost_ledger(root: Path, fc: FileCheck, lost: dict[str, RunDir]) -> None:
@@ -533,4 +547,7 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
         if fc.citation_problems:
             ok = False
             lines += [f"  citation BROKEN: {p}" for p in fc.citation_problems]
+        if fc.cache_problems:
+            ok = False
+            lines += [f"  run data BROKEN: {p}" for p in fc.cache_problems]
     return lines, ok

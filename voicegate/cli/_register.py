@@ -68,6 +68,9 @@ def register_cmd(
                f"deciding rule {spec.floor_rule}")
     if reg.data["supersedes"]:
         typer.echo(f"  supersedes the registration of {reg.data['supersedes']['registered_at']}")
+    for f in reg.data.get("follows") or []:
+        typer.echo(f"  a follow-up design of {f['gate']} ({f['why']}; its verdict: {f['verdict']}): every score "
+                   "entry of this design says so")
     typer.echo(f"  commit {reg.commit}: {shown_path(spec.root, spec.path)} and {shown_path(spec.root, reg.path)}")
     from voicegate.gate import design_lines
 

@@ -38,7 +38,7 @@ from voicegate._errors import VoicegateError
 from voicegate.gate._checks import check_cells, check_integrity, provenance
 from voicegate.gate._score import load_generations
 from voicegate.run import load_manifest
-from voicegate.spec import RULES, GateSpec, check_registered, load_spec, workspace_root
+from voicegate.spec import RULES, GateSpec, Registration, check_registered, load_spec, workspace_root
 
 DRAWS = 1000
 CONFIDENCE = 0.95
@@ -189,7 +189,7 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
     spec = load_spec(workspace_root(root), gate)
     if not spec.candidates:  # a valid spec has one; said here too, since calibrate has nothing to do without
         raise VoicegateError(f"{spec.gate}: no candidate arm to calibrate")
-    check_registered(spec)
+    registration = check_registered(spec)
     rows = load_generations(spec)
     stored = _stored_seeds(spec, rows)
     check_request(spec, seeds, stored)
@@ -201,6 +201,7 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
     m = measure_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
     result = decide_draws(spec, m.distances, m.toward, copying=m.copying, damage=m.damage, seeds=seeds,
                           draws=draws, rng_seed=rng_seed)
+    _anchor(spec, rows, registration)
     if write:
         from voicegate._atomic import write_atomic
         from voicegate._hashing import canonical_json
@@ -355,3 +356,17 @@ def design_lines(spec: GateSpec) -> list[str]:
         lines.append(f"warning: {seeds} seeds are fewer than {rule} needs for power {POWER_GOAL} on this carrier "
                      f"({need})")
     return lines
+
+
+def _anchor(spec: GateSpec, rows: Sequence[dict[str, Any]], registration: Registration) -> None:
+    """Every rule's verdicts on draws of this gate are numbers a person sees: anchored in its record first."""
+    from voicegate.artifacts import record_anchor
+    from voicegate.spec import recorded_numbers_at
+
+    if recorded_numbers_at(spec.artifacts.record) is not None:
+        return
+    from voicegate.scoring import score_gate
+
+    # The anchor entry names the generations; its result is the gate's own score (cache warm from measure_gate).
+    result = score_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True, rules=registration.rules)
+    record_anchor(spec, result, "calibrate", registration.commit)

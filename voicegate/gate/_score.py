@@ -81,14 +81,21 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     # The cache is derived data, not a record: a dry run fills it too, so the real run that follows is fast.
     result, full = score_gate_both(spec, rows, cache_dir=spec.run.cache, rules=registration.rules, write_cache=True,
                                    provenance=seat)
-    scored = ScoreOutcome(spec=spec, result=result, recorded=(), in_force=in_force(spec, result), full=full,
-                          notes=() if seat.integrity is not None else (integrity_note(manifest, None),))
+    from voicegate.artifacts import record_anchor, record_score  # jinja2 and the chains
+
+    # Numbers a person sees are ordered in git's history first: a dry run anchors them in the record's chain
+    # (a real score's own entry does, unless its recording is refused after they were shown: see below).
+    anchored = record_anchor(spec, result, "score --dry-run", registration.commit) if dry_run else []
+    scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=in_force(spec, result),
+                          full=full, notes=() if seat.integrity is not None else (integrity_note(manifest, None),))
     if on_scored is not None:
         on_scored(scored)
-    check_integrity(spec.gate, seat.integrity)  # --dry-run: the numbers, then the refusal
     if dry_run:
+        check_integrity(spec.gate, seat.integrity)  # the numbers, then the refusal
         return scored
-    from voicegate.artifacts import record_score  # jinja2 and the chains: only when recording
-
-    recorded = record_score(spec, registration, result, manifest, scores=result_text(result))
+    try:
+        recorded = record_score(spec, registration, result, manifest, scores=result_text(result))
+    except VoicegateError:
+        record_anchor(spec, result, "score", registration.commit)  # shown, not recorded: still ordered
+        raise
     return replace(scored, recorded=tuple(recorded))

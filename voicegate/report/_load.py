@@ -21,7 +21,7 @@ from voicegate.report._copied import verbatim_runs
 from voicegate.report._data import DEFAULT_SAMPLES, Amendment, Decision, Note, ReportData, _text
 from voicegate.run import generations_hash, load_manifest, read_generations, read_rows
 from voicegate.scoring import GateResult, is_result
-from voicegate.spec import GateSpec, check_registered, load_registration, shown_path
+from voicegate.spec import GateSpec, check_registered, load_registration, registered, shown_path
 
 
 def _json(path: Path) -> Any:
@@ -77,6 +77,30 @@ def _no_scores(spec: GateSpec) -> str:
             f"{shown_path(spec.root, record)}): run `voicegate score {spec.gate}` first")
 
 
+def _as_recorded(spec: GateSpec, cached: tuple[Amendment, ...]) -> tuple[tuple[Amendment, ...], tuple[Note, ...], str]:
+    """The notes, and each amendment's post-hoc status and cited commit, as the record's chained entries say them
+    (the run directory's copies are caches a user can edit); a notice when the copies say otherwise."""
+    from voicegate.artifacts import recorded_entries
+
+    entries = recorded_entries(spec.artifacts.record)
+    said = [e for e in entries if e.kind == "amend"]
+    notes = tuple(Note(time=e.time, text=e.text) for e in entries if e.kind == "note")
+    out = []
+    for i, a in enumerate(cached):
+        e = said[i] if i < len(said) else None
+        if e is None or e.post_hoc is None:
+            out.append(a)
+            continue
+        cited = {**(a.citation or {}), "post_hoc": str(e.post_hoc)}
+        if e.cited_commit:
+            cited["commit"] = e.cited_commit
+        out.append(replace(a, citation=cited))
+    differs = "" if len(said) == len(cached) else (
+        f"DEVIATION: the run's copy of the amendments holds {len(cached)}, the record {len(said)}: the page follows "
+        "the run's copy where the record has no entry; `voicegate verify` names the difference")
+    return tuple(out), notes, differs
+
+
 def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt.datetime | None = None
                      ) -> ReportData:
     """Everything `render_report` needs, typed. Refuses when the gate has no scores yet."""
@@ -91,14 +115,15 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
     _check_recorded(spec, score)
     amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
-    notes = tuple(Note.from_json(n) for n in _jsonl(spec.run.notes))
+    amendments, notes, differs = _as_recorded(spec, amendments)
     run = load_manifest(run_dir)
     rows = read_generations(spec.generations_path)
     events = tuple((str(e.get("kind")), _text(e.get("time"))) for e in _jsonl(spec.run.ledger)
                    if e.get("kind") in ("score", "ship", "note", "amend"))
 
-    notices: list[str] = []
-    reg = load_registration(spec)
+    notices: list[str] = [differs] if differs else []
+    # The registration the page shows is the one git holds: a record edited in the working tree is refused, not drawn.
+    reg = None if load_registration(spec) is None else registered(spec)
     registration = None
     if reg is None:
         notices.append(f"{spec.gate} is not registered: these results have no pre-registration behind them.")

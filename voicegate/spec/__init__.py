@@ -33,9 +33,13 @@ from voicegate.spec._prospective import (
 )
 from voicegate.spec._registration import (
     Registration,
+    ScoredUnder,
     check_registered,
+    check_scored_under,
     load_registration,
     register,
+    registered,
+    scored_under,
     spec_sha256,
     uncommitted_pins,
     words_warning,
@@ -53,7 +57,7 @@ from voicegate.spec._views import (
     view_spec,
 )
 from voicegate.spec._weights import WEIGHTS_FILE, adapter_weights, weights_file
-from voicegate.spec._workspace import as_named, git, is_git_worktree, is_shallow, shown_path, workspace_root
+from voicegate.spec._workspace import as_named, git, git_env, is_git_worktree, is_shallow, shown_path, workspace_root
 
 __all__ = [
     "ARTIFACT_KINDS",
@@ -76,6 +80,7 @@ __all__ = [
     "Registration",
     "Role",
     "RuleId",
+    "ScoredUnder",
     "ViewSpec",
     "adapter_weights",
     "artifact_gaps",
@@ -86,12 +91,14 @@ __all__ = [
     "check_gate_name",
     "check_output_path",
     "check_registered",
+    "check_scored_under",
     "check_seat_url",
     "commit_time",
     "commits_after",
     "find_citation",
     "get_rule",
     "git",
+    "git_env",
     "head",
     "impostor_warnings",
     "is_ancestor",
@@ -106,8 +113,10 @@ __all__ = [
     "read_yaml",
     "recorded_numbers_at",
     "register",
+    "registered",
     "resolve_path",
     "rules_in_force",
+    "scored_under",
     "shown_path",
     "spec_path",
     "spec_sha256",

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
-from voicegate.spec._workspace import git, is_git_worktree
+from voicegate.spec._workspace import git, git_env, is_git_worktree
 
 REGISTRATIONS = "preregistrations"
 SUFFIX = ".registration.json"
@@ -119,7 +119,7 @@ def is_ancestor(root: Path, older: str, newer: str) -> bool:
     import subprocess
 
     done = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], cwd=root, check=False,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=git_env())
     return done.returncode == 0
 
 
@@ -164,7 +164,7 @@ def _show_json(root: Path, commit: str, rel: str) -> Any:
         return None
 
 
-def _record_at(root: Path, commit: str, gate: str) -> dict[str, Any] | None:
+def record_at(root: Path, commit: str, gate: str) -> dict[str, Any] | None:
     data = _show_json(root, commit, f"{REGISTRATIONS}/{gate}{SUFFIX}")
     if not isinstance(data, dict) or not isinstance(data.get("spec_sha256"), str):
         return None
@@ -219,6 +219,13 @@ def written_by_register(root: Path, commit: str, gate: str, record: dict[str, An
     if sha256_json(raw) != recorded:
         return (f"{spec_rel} at commit {short} hashes to {sha256_json(raw)[:12]}..., not the registration's "
                 f"spec sha256 {recorded[:12]}...: the record was not written by register for that spec")
+    from voicegate.spec._check import check_spec
+    from voicegate.spec._spec import name_pattern
+
+    try:  # a two-line spec hashed right is still not a design register would have accepted
+        check_spec(raw, f"{spec_rel} at commit {short}", name_pattern=name_pattern())
+    except VoicegateError as exc:
+        return f"not a spec `voicegate register` accepts: {exc}"
     return None
 
 
@@ -262,7 +269,7 @@ def why_not(root: Path, gate: str, commit: str, rule: str, when: _dt.datetime, *
     if not _in_history(root, commit):
         return (f"{gate}'s registration commit {short} is not in this workspace's git history "
                 "(rewritten or removed)"), None
-    record = _record_at(root, commit, gate)
+    record = record_at(root, commit, gate)
     if record is None:
         return f"commit {short} holds no registration record of {gate} ({REGISTRATIONS}/{gate}{SUFFIX})", None
     forged = written_by_register(root, commit, gate, record)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._version import __version__
 from voicegate.spec._artifact_paths import check_artifact_paths
+from voicegate.spec._prospective import REGISTRATIONS, SUFFIX, numbers_at, record_at, written_by_register
 from voicegate.spec._resolve import check_corpus_words, check_impostors
 from voicegate.spec._rules import RULES, get_rule, rules_in_force
 from voicegate.spec._spec import GateSpec
@@ -114,6 +117,138 @@ def existing_results(spec: GateSpec) -> list[Path]:
     return found
 
 
+# The score entry's Registration paragraph (artifacts' record_score.md.j2 writes it; the registration a gate's
+# numbers were recorded under is read back from the chained record, never from the run directory).
+_SCORED_UNDER = re.compile(r"^\*\*Registration\.\*\* Spec `[^`\n]*`, sha256 `([0-9a-f]{64})` \(canonical\)[^\n]*?"
+                           r"commit `([0-9a-f]{40})`", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ScoredUnder:
+    """A score entry's registration: the spec sha256 and the registration commit it names."""
+
+    spec_sha256: str
+    commit: str
+
+
+def scored_under(record_text: str) -> list[ScoredUnder]:
+    """Every score entry's registration, oldest first (the first is the one a gate's numbers were recorded under)."""
+    return [ScoredUnder(m.group(1), m.group(2)) for m in _SCORED_UNDER.finditer(record_text)]
+
+
+def _record_text(spec: GateSpec) -> str:
+    path = spec.artifacts.record
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def _rel(spec: GateSpec, path: Path) -> str:
+    return Path(os.path.relpath(Path(path).resolve(), spec.root.resolve())).as_posix()
+
+
+def _register_commits(root: Path, gate: str) -> list[tuple[str, dict[str, Any]]]:
+    """(commit, record) of every registration `register` committed for `gate`, newest first, in HEAD's history."""
+    out = []
+    for commit in git(root, "log", "--format=%H", "--no-renames", "--", f"{REGISTRATIONS}/{gate}{SUFFIX}",
+                      check=False).split():
+        record = record_at(root, commit, gate)
+        if record is not None and written_by_register(root, commit, gate, record) is None:
+            out.append((commit, record))
+    return out
+
+
+def _chain_of(registrations: list[tuple[str, dict[str, Any]]], start: str) -> list[str]:
+    """The registration commits reached from `start` by each record's `supersedes`, newest first."""
+    by_commit = dict(registrations)
+    chain: list[str] = []
+    commit: str | None = start
+    while commit in by_commit and commit not in chain:
+        chain.append(commit)
+        earlier = by_commit[commit].get("supersedes")
+        commit = earlier.get("commit") if isinstance(earlier, dict) else None
+    return chain
+
+
+def registered(spec: GateSpec) -> Registration:
+    """The registration in force, as git holds it: the newest commit `register` made for this gate.
+
+    The working tree's record must be that commit's (a record edited, or committed by hand, is refused, naming the
+    file), and when the gate record already holds numbers, that registration must be the one they were recorded
+    under or a chained re-registration of it (`supersedes`): a design changed after its numbers is only ever a new
+    registration, which every later score entry then names as a follow-up.
+    """
+    root = spec.root
+    if not is_git_worktree(root):
+        why = "git is not on PATH" if shutil.which("git") is None else f"{root} is not a git work tree"
+        raise VoicegateError(f"{spec.gate}: {why}; a gate's registered spec is the one git holds at its registration "
+                             "commit, and its verdicts are ordered by git's history (run it in the workspace's clone)")
+    working = load_registration(spec)
+    if working is None:
+        raise VoicegateError(f"{spec.gate} is not registered: run `voicegate register {spec.gate}` first")
+    rel, spec_rel = _rel(spec, working.path), _rel(spec, spec.path)
+    committed = _register_commits(root, spec.gate)
+    if not committed:
+        raise VoicegateError(f"{rel}: no commit made by `voicegate register {spec.gate}` holds it; a registration is "
+                             f"only what register commits (run `voicegate register {spec.gate}`)")
+    commit, record = committed[0]
+    if record != working.data:
+        raise VoicegateError(
+            f"{rel} is not the record `voicegate register` committed at {commit[:12]}: the registered design is the "
+            f"one git holds there (restore it: `git checkout {commit[:12]} -- {rel} {spec_rel}`), and a changed "
+            f"design is a new registration (`voicegate register {spec.gate} --supersede`)")
+    first = next(iter(scored_under(_record_text(spec))), None)
+    if first is not None and first.commit not in _chain_of(committed, commit):
+        raise VoicegateError(
+            f"{spec.gate}'s numbers were recorded under its registration at commit {first.commit[:12]} (the gate "
+            f"record's first score entry), and the registration at {commit[:12]} does not supersede it: a design "
+            f"changed after its numbers is only a follow-up registration (`voicegate register {spec.gate} "
+            "--supersede`, which names the earlier one)")
+    return Registration(working.path, working.data, commit)
+
+
+def check_scored_under(root: Path, gate: str, record_text: str) -> tuple[list[str], list[str]]:
+    """(problems, lines that hold): each score entry's registration, asked of git again.
+
+    The commit a score entry names must hold `register`'s record of this gate with the spec sha256 the entry
+    names; an entry under another spec than the first must name a registration that supersedes the first's
+    (a follow-up design, said in the entry), never a spec edited in place.
+    """
+    entries = scored_under(record_text)
+    if not entries or not is_git_worktree(root):
+        return [], []
+    problems: list[str] = []
+    history = _register_commits(root, gate)
+    records: dict[str, dict[str, Any]] = {}
+    for n, e in enumerate(entries, 1):
+        record = record_at(root, e.commit, gate)
+        why = (f"commit {e.commit[:12]} holds no registration record of {gate}" if record is None
+               else written_by_register(root, e.commit, gate, record))
+        if why is None and record is not None and record["spec_sha256"] != e.spec_sha256:
+            why = (f"the registration at commit {e.commit[:12]} has spec sha256 {record['spec_sha256'][:12]}..., "
+                   f"not the entry's {e.spec_sha256[:12]}...")
+        if why is not None:
+            problems.append(f"score entry {n} names a registration git does not hold as register wrote it: {why}")
+            continue
+        assert record is not None
+        records[e.commit] = record
+    first = entries[0]
+    for n, e in enumerate(entries, 1):
+        if e.commit == first.commit or e.commit not in records or first.commit not in records:
+            continue
+        chain = _chain_of(history, e.commit)
+        if first.commit not in chain or not records[e.commit].get("follows"):
+            problems.append(f"score entry {n} is under spec sha256 {e.spec_sha256[:12]}... (registration commit "
+                            f"{e.commit[:12]}), not the first entry's {first.spec_sha256[:12]}..., and that "
+                            "registration is no re-registration of the first (no chained `supersedes` and "
+                            "`follows`): the design was changed after its numbers")
+    if problems:
+        return problems, []
+    designs = len(dict.fromkeys(e.commit for e in entries))
+    held = [f"{len(entries)} score entr{'y' if len(entries) == 1 else 'ies'}: each spec sha256 is the one git holds at "
+            f"its registration commit" + (f"; {designs} designs, each later one a follow-up that supersedes the "
+                                          "one before" if designs > 1 else "")]
+    return [], held
+
+
 def load_registration(spec: GateSpec) -> Registration | None:
     path = spec.registration_path
     if not path.exists():
@@ -166,6 +301,12 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     if previous is not None and not supersede:
         raise VoicegateError(f"{spec.gate} is already registered ({_display(spec, previous.path)}); "
                              "use --supersede to replace it while no results exist")
+    if previous is not None and is_git_worktree(root):
+        # The registration superseded is the one git holds (a record edited in the working tree speaks for nothing).
+        held = _register_commits(root, spec.gate)
+        if held:
+            previous = Registration(previous.path, held[0][1], held[0][0])
+    follows = follow_ups(spec, previous)
     now = now or now_utc()
     deciding = get_rule(spec.floor_rule)
     if deciding.registered > now.date():
@@ -190,10 +331,12 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         },
         "spec": spec.raw,
     }
-    # issue 35: the adapters' files, where reachable (records without keep their bytes)
+    # the adapters' files, where reachable (records without keep their bytes)
     weights = adapter_weights(spec)
     if weights:
         data["adapter_weights"] = weights
+    if follows:  # only a design that comes after numbers carries it: other records keep their bytes
+        data["follows"] = follows
     path = spec.registration_path
     write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     paths = [str(spec.path), str(path)]
@@ -209,6 +352,72 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     dated = {"GIT_AUTHOR_DATE": data["registered_at"], "GIT_COMMITTER_DATE": data["registered_at"]}
     git(root, *ident, "commit", "-q", "-m", message, "--", *paths, env=dated)
     return Registration(path, data, git(root, "rev-parse", "HEAD"))
+
+
+def recorded_verdict(record_text: str) -> str:
+    """The newest verdict a gate record states, in a phrase ("ships none under global-max-spread@1")."""
+    scores = list(_SCORE_HEADING.finditer(record_text))
+    if not scores:
+        return "no verdict recorded"
+    last = scores[-1]
+    ships = _SHIPS.search(record_text, last.end())
+    shipped = "?" if ships is None else ships.group(1).split(" — ")[0]
+    amended = len(_AMEND_HEADING.findall(record_text, last.end()))
+    then = f"; {amended} amendment(s) since" if amended else ""
+    return f"ships {shipped} under {last.group(1)}{then}"
+
+
+_SCORE_HEADING = re.compile(r"^## Score — \S+ — rule (\S+)$", re.MULTILINE)
+_AMEND_HEADING = re.compile(r"^## Amendment — ", re.MULTILINE)
+_SHIPS = re.compile(r"^\*\*Ships \(the rule's recommendation\):\*\* (.*?)\.?$", re.MULTILINE)
+
+
+def follow_ups(spec: GateSpec, previous: Registration | None) -> list[dict[str, Any]]:
+    """The earlier designs this registration follows, each with its numbers' commit and verdict (empty: none).
+
+    A design is a follow-up when numbers already exist for the same thing: this gate's record holds score entries
+    (its run data was deleted before `--supersede`: more seeds after a FAIL is such a design), or another gate's
+    record does and its registration pinned the same weights as one of this gate's candidates (a new name for the
+    same arms). Both are read from chained records and git, never from a run directory.
+    """
+    out: list[dict[str, Any]] = []
+    text = _record_text(spec)
+    if scored_under(text):
+        out.append({"gate": spec.gate, "why": "re-registered after its numbers were recorded",
+                    "registration_commit": previous.commit if previous else None,
+                    "spec_sha256": previous.spec_sha256 if previous else scored_under(text)[-1].spec_sha256,
+                    "numbers_at": numbers_at(text), "verdict": recorded_verdict(text)})
+    mine = {w["sha256"]: arm for arm, w in adapter_weights(spec).items()}
+    if not mine:
+        return out
+    for path in sorted((spec.root / "preregistrations").glob(f"*{SUFFIX}")):
+        gate = path.name[:-len(SUFFIX)]
+        if gate == spec.gate:
+            continue
+        try:
+            other = strict_json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        pinned = other.get("adapter_weights") if isinstance(other, dict) else None
+        same = sorted({mine[w["sha256"]] for w in (pinned or {}).values()
+                       if isinstance(w, dict) and w.get("sha256") in mine})
+        record = _other_record(spec.root, other, gate)
+        if not same or not scored_under(record):
+            continue
+        out.append({"gate": gate, "why": f"{', '.join(same)}'s weights were gated there (same sha256)",
+                    "registration_commit": scored_under(record)[-1].commit,
+                    "spec_sha256": scored_under(record)[-1].spec_sha256,
+                    "numbers_at": numbers_at(record), "verdict": recorded_verdict(record)})
+    return out
+
+
+def _other_record(root: Path, registration: dict[str, Any], gate: str) -> str:
+    raw = registration.get("spec")
+    arts = raw.get("artifacts") if isinstance(raw, dict) else None
+    rel = arts.get("record") if isinstance(arts, dict) else None
+    path = Path(rel) if isinstance(rel, str) and rel else Path("gates") / f"{gate}.md"
+    path = path if path.is_absolute() else root / path
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
 
 def _diff(old: Any, new: Any, key: str = "") -> list[str]:
@@ -231,10 +440,8 @@ def _diff(old: Any, new: Any, key: str = "") -> list[str]:
 
 
 def check_registered(spec: GateSpec) -> Registration:
-    """Refuse to go on when the spec or any file it names differs from what was registered."""
-    reg = load_registration(spec)
-    if reg is None:
-        raise VoicegateError(f"{spec.gate} is not registered: run `voicegate register {spec.gate}` first")
+    """Refuse to go on when the spec or any file it names differs from what was registered (as git holds it)."""
+    reg = registered(spec)
     if spec_sha256(spec) != reg.spec_sha256:
         changed = _diff(reg.data.get("spec", {}), spec.raw) or ["(content)"]
         raise VoicegateError(f"{_display(spec, spec.path)} differs from its registration: {'; '.join(changed)}")

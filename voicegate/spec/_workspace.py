@@ -20,11 +20,17 @@ def workspace_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     return root
 
 
+def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every git call runs in: replace refs ignored, so `git replace` cannot fake an ancestry
+    (or a registration) in this clone that a fresh clone would not see."""
+    return {**os.environ, **(extra or {}), "GIT_NO_REPLACE_OBJECTS": "1"}
+
+
 def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     """Run git in the workspace; a failure is a refused action, not a traceback. `env` adds variables."""
     try:
         done = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True,
-                              env=None if env is None else {**os.environ, **env})
+                              env=git_env(env))
     except FileNotFoundError:
         raise VoicegateError("git is not installed; a workspace must be a git repository") from None
     if check and done.returncode != 0:
@@ -36,7 +42,7 @@ def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None =
 def is_git_worktree(root: Path) -> bool:
     try:
         done = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], check=False, cwd=root,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=git_env())
     except FileNotFoundError:
         return False
     return done.returncode == 0 and done.stdout.strip() == "true"

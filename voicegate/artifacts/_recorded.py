@@ -1,0 +1,139 @@
+"""What a gate record's chained entries say, read back: the evidence, where the run directory is only a cache.
+
+The run directory keeps the same facts structurally (`notes.jsonl`, `decisions.jsonl`,
+`amendments.jsonl`) for speed and for the report, but it is not in git and any user can
+edit or delete it. Whatever an artifact states about earlier entries (the notes an
+amendment was written against, whether an amendment is a post-hoc correction) is read
+here, from the entries a chain and git vouch for; `verify` holds the caches to them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voicegate.artifacts import _chain
+from voicegate.run import RunDir, read_rows
+
+_HEADING = re.compile(r"^## (Score|Numbers first shown|Shipping decision|Note|Amendment) — (\S+)(?: — (.*))?$",
+                      re.MULTILINE)
+_NOTE = re.compile(r"^Written into the record by a person, as given: “(.*)”$", re.MULTILINE)
+_REASON = re.compile(r"^Reason, as given: “(.*)”$", re.MULTILINE)
+_SHIPPED = re.compile(r"^A person decided to ship \*\*(.+?)\*\* ", re.MULTILINE)
+_RULES = re.compile(r"^floor rule (\S+) → (\S+)$")
+_CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\* .*?registered in commit "
+                    r"`([0-9a-f]{40})`", re.MULTILINE)
+_UNESCAPE = re.compile(r"\\(.)|&(lt|gt|amp);")
+_ENTITY = {"lt": "<", "gt": ">", "amp": "&"}
+
+KINDS = {"Score": "score", "Numbers first shown": "anchor", "Shipping decision": "ship", "Note": "note",
+         "Amendment": "amend"}
+
+
+def md_unescape(text: str) -> str:
+    """The text a markdown template was given, from what it wrote (`_format.md_text` escapes, reversed)."""
+    return _UNESCAPE.sub(lambda m: m.group(1) if m.group(1) is not None else _ENTITY[m.group(2)], text)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One chained entry of a gate record, as far as later entries and surfaces rely on it."""
+
+    number: int
+    kind: str          # score, anchor, ship, note, amend
+    time: str
+    text: str | None = None     # a note's text, a decision's or an amendment's reason (unescaped)
+    arm: str | None = None      # the shipped arm
+    rule_from: str | None = None
+    rule_to: str | None = None
+    post_hoc: bool | None = None    # an amendment: cited as a post-hoc correction
+    cited_commit: str | None = None
+
+
+def _rule_id(sig: str) -> str:
+    return md_unescape(sig).split("@", 1)[0]
+
+
+def record_entries(data: bytes) -> list[Entry]:
+    """Every entry of a gate record whose chain holds up to it, oldest first (a broken tail is `verify`'s)."""
+    out: list[Entry] = []
+    prev_end = 0
+    for m in _chain.md_markers(data):
+        body = data[prev_end:m.start].decode("utf-8", "replace")
+        prev_end = data.find(b"\n", m.start) + 1
+        heading = _HEADING.search(body)
+        if heading is None:
+            continue
+        kind, time, rest = KINDS[heading.group(1)], heading.group(2), heading.group(3) or ""
+        if kind == "note":
+            found = _NOTE.search(body)
+            out.append(Entry(m.number, kind, time, text=md_unescape(found.group(1)) if found else None))
+        elif kind == "ship":
+            shipped, reason = _SHIPPED.search(body), _REASON.search(body)
+            out.append(Entry(m.number, kind, time, arm=md_unescape(shipped.group(1)) if shipped else None,
+                             text=md_unescape(reason.group(1)) if reason else None))
+        elif kind == "amend":
+            rules, reason, cited = _RULES.match(rest), _REASON.search(body), _CITED.search(body)
+            out.append(Entry(m.number, kind, time, text=md_unescape(reason.group(1)) if reason else None,
+                             rule_from=_rule_id(rules.group(1)) if rules else None,
+                             rule_to=_rule_id(rules.group(2)) if rules else None,
+                             post_hoc=None if cited is None else cited.group(1) == "Post-hoc correction",
+                             cited_commit=cited.group(2) if cited else None))
+        else:
+            out.append(Entry(m.number, kind, time))
+    return out
+
+
+def recorded_entries(path: Path) -> list[Entry]:
+    """`record_entries` of the gate record at `path` (none: no record yet)."""
+    return record_entries(path.read_bytes()) if path.is_file() else []
+
+
+def _cached(rows: list[dict[str, Any]], kind: str) -> list[tuple[Any, ...]]:
+    if kind == "note":
+        return [(r.get("time"), r.get("text")) for r in rows]
+    if kind == "ship":
+        return [(r.get("time"), r.get("arm"), r.get("reason")) for r in rows]
+    cited: list[dict[str, Any]] = [c if isinstance(c := r.get("citation"), dict) else {} for r in rows]
+    return [(r.get("time"), r.get("rule_from"), r.get("rule_to"), bool(c.get("post_hoc")), c.get("commit"))
+            for r, c in zip(rows, cited, strict=True)]
+
+
+def _said(entries: list[Entry], kind: str) -> list[tuple[Any, ...]]:
+    if kind == "note":
+        return [(e.time, e.text) for e in entries]
+    if kind == "ship":
+        return [(e.time, e.arm, e.text) for e in entries]
+    return [(e.time, e.rule_from, e.rule_to, bool(e.post_hoc), e.cited_commit) for e in entries]
+
+
+_CACHES = (("note", "notes", "note"), ("ship", "decisions", "shipping decision"), ("amend", "amendments", "amendment"))
+
+
+def cache_problems(entries: list[Entry], run: RunDir) -> list[str]:
+    """Where the run directory's structured copies disagree with the record's chained entries (none: they agree).
+
+    Every surface that states a note, a decision or an amendment's post-hoc status reads one or the other, so a
+    copy edited, dropped or deleted while the record holds the entry is broken, never silently believed.
+    """
+    out = []
+    for kind, attr, noun in _CACHES:
+        path: Path = getattr(run, attr)
+        said = _said([e for e in entries if e.kind == kind], kind)
+        try:
+            cached = _cached(read_rows(path), kind) if path.is_file() else []
+        except ValueError:
+            out.append(f"{path.name}: a line is not valid JSON, so the run's copy of each {noun} cannot be read")
+            continue
+        if cached == said:
+            continue
+        first = next((i for i, (a, b) in enumerate(zip(said, cached, strict=False)) if a != b), min(len(said),
+                                                                                                    len(cached)))
+        what = (f"the record's {noun} entry at {said[first][0]}" if first < len(said)
+                else f"a {noun} at {cached[first][0]} that the record does not hold")
+        out.append(f"{path.name} (the run's copy) differs from the record's chained entries at {what}: "
+                   f"{len(said)} in the record, {len(cached)} in the copy; the record is the evidence "
+                   "(restore the copy, or delete the run directory)")
+    return out
