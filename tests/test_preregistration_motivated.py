@@ -345,3 +345,57 @@ def test_verifys_time_after_the_numbers_runs_from_the_recorded_score(imported: P
     done = run_cli("verify", GATE, "-C", str(root))
     assert done.code == 0, done.stdout
     assert "registered 1 commit(s) / 1.5 min after lv-bronte's numbers" in done.stdout, done.stdout
+
+
+def test_an_amendment_never_returns_to_a_rule_the_record_holds_whatever_the_run_directory_says(
+        scored: Path, tmp_path: Path) -> None:
+    root = _copy(scored, tmp_path)
+    register_prospective(root, "lv-hemingway", "pairwise-max-spread")
+    register_prospective(root, "lv-austen", "welch-t")
+    for rule in ("pairwise-max-spread", "welch-t"):
+        done = run_cli("amend", GATE, "--rule", rule, "--reason", "one seed sets the global floor", "--post-hoc",
+                       "-C", str(root))
+        assert done.code == 0, done.stderr
+    # The run directory forgets that the gate was ever decided under pairwise-max-spread ...
+    (root / "runs" / GATE / "amendments.jsonl").unlink()
+    state = json.loads((root / "runs" / GATE / "recorded.json").read_text(encoding="utf-8"))
+    state["results"] = {k: v for k, v in state["results"].items() if k != "pairwise-max-spread"}
+    (root / "runs" / GATE / "recorded.json").write_text(json.dumps(state), encoding="utf-8")
+    before = _files(root)
+    done = run_cli("amend", GATE, "--rule", "pairwise-max-spread", "--reason", "back to the rule that shipped",
+                   "--registered-in", "lv-hemingway", "--post-hoc", "-C", str(root))
+    assert done.code == 2, done.stdout  # ... the record does not
+    assert "an amendment never returns a gate to a rule it was decided under" in done.stderr
+    assert _files(root) == before
+
+
+def test_the_same_weights_under_a_new_gate_name_is_a_follow_up_design(tmp_path: Path) -> None:
+    from _bronte import bronte_spec
+
+    spec = bronte_spec()
+    for arm in spec["arms"][1:]:
+        arm["adapter_path"] = f"weights/{arm['name']}"
+    root = tmp_path / "ws"
+    for name in ("ckpt475", "ckpt925"):
+        (root / "weights" / name).mkdir(parents=True)
+        (root / "weights" / name / "adapter_model.safetensors").write_bytes(name.encode() * 64)
+    bronte_workspace(root, COMPOSE, spec=spec, prospective=False)
+    assert json.loads((root / REG).read_text(encoding="utf-8"))["adapter_weights"]["ckpt475"]["sha256"]
+    source = write_jsonl(root / "lv-bronte-360.jsonl", generations())
+    assert run_cli("import", GATE, str(source), "-C", str(root)).code == 0
+    assert run_cli("score", GATE, "-C", str(root)).code == 0
+    numbers = git(root, "rev-parse", "HEAD").strip()
+    again = dict(spec, gate="lv-bronte-again", floor={"rule": "pairwise-max-spread"},
+                 artifacts={"record": "gates/lv-bronte-again.md"})
+    (root / "preregistrations" / "lv-bronte-again.yaml").write_text(yaml.safe_dump(again, sort_keys=False),
+                                                                    encoding="utf-8")
+    done = run_cli("register", "lv-bronte-again", "-C", str(root))
+    assert done.code == 0, done.stderr
+    assert "a follow-up design of lv-bronte (ckpt475, ckpt925's weights were gated there (same sha256)" in done.stdout
+    follows = json.loads((root / "preregistrations" / "lv-bronte-again.registration.json").read_text())["follows"]
+    assert [(f["gate"], f["numbers_at"], f["verdict"]) for f in follows] == [
+        (GATE, numbers, "ships none under global-max-spread@1")]
+    assert run_cli("import", "lv-bronte-again", str(source), "-C", str(root)).code == 0
+    assert run_cli("score", "lv-bronte-again", "-C", str(root)).code == 0
+    record = (root / "gates" / "lv-bronte-again.md").read_text(encoding="utf-8")
+    assert "**Follow-up design.** This registration follows lv-bronte's earlier design" in record

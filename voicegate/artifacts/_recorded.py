@@ -81,6 +81,9 @@ def record_entries(data: bytes) -> list[Entry]:
                              rule_to=_rule_id(rules.group(2)) if rules else None,
                              post_hoc=None if cited is None else cited.group(1) == "Post-hoc correction",
                              cited_commit=cited.group(2) if cited else None))
+        elif kind == "score":
+            out.append(Entry(m.number, kind, time, rule_to=_rule_id(rest[len("rule "):]) if rest.startswith("rule ")
+                             else None))
         else:
             out.append(Entry(m.number, kind, time))
     return out

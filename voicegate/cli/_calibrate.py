@@ -23,7 +23,7 @@ def calibrate_cmd(
                                           "it used (per arm and target).")] = False,
     workspace: Workspace = None,
 ) -> None:
-    """Error rates of a pilot: re-decide K-seed draws of its stored seeds under every rule; appends nothing."""
+    """Error rates of a pilot: re-decide K-seed draws of its stored seeds under every rule; records no verdict."""
     from voicegate.gate import calibrate
 
     result = calibrate(workspace, gate, seeds=seeds, draws=draws, rng_seed=rng_seed)

@@ -19,7 +19,8 @@ def score_cmd(
     as_json: AsJson = False,
     junit: JunitFile = None,
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Score without writing scores.json or any artifact (a --junit FILE still is).")] = False,
+        "--dry-run", help="Score without recording a verdict (no scores.json, no score entry); the first numbers "
+                          "shown are anchored at HEAD in one record entry. A --junit FILE is still written.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when no candidate ships.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
 ) -> None:

@@ -81,9 +81,14 @@ def amend(root: Path | str | None, gate: str, rule: str, reason: str, *, now: _d
 
 def decided_under(spec: GateSpec, state: dict[str, Any], past: Sequence[dict[str, Any]]) -> list[str]:
     """Every rule this gate's verdicts were ever decided under: its registered rule, each score, each amendment."""
+    from voicegate.artifacts import recorded_entries
+
     rules = [spec.floor_rule, *state.get("results", {})]
     for row in past:
         rules += [str(r) for r in (row.get("rule_from"), row.get("rule_to")) if r]
+    # The record's chained entries too: the run directory's copies can be edited or deleted, the record cannot.
+    for entry in recorded_entries(spec.artifacts.record):
+        rules += [r for r in (entry.rule_from, entry.rule_to) if r]
     return list(dict.fromkeys(rules))
 
 

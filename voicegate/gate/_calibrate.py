@@ -180,7 +180,8 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
               write: bool = True) -> Calibration:
     """Re-decide `draws` random `seeds`-seed subsets of `gate`'s stored generations under every registered rule.
 
-    Appends nothing; writes `runs/<gate>/calibration-K<seeds>.json` unless `write` is False.
+    Records no verdict: the first numbers it shows are anchored in the gate record (`record_anchor`), as a dry
+    run's are; writes `runs/<gate>/calibration-K<seeds>.json` unless `write` is False.
     """
     if seeds < 2:
         raise VoicegateError(f"--seeds {seeds}: a draw needs at least 2 seeds per arm (a spread, a variance)")
