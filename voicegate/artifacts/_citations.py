@@ -22,7 +22,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from voicegate.artifacts import _chain
 from voicegate.spec import (
     Citation,
     check_citation,
@@ -57,11 +56,10 @@ class CitedEntry:
 
 def amendment_citations(data: bytes) -> list[CitedEntry]:
     """Every amendment entry of a gate record, with the citation it carries (None: it carries none)."""
+    from voicegate.artifacts._recorded import entry_bodies
+
     out: list[CitedEntry] = []
-    prev_end = 0
-    for m in _chain.md_markers(data):
-        text = data[prev_end:m.start].decode("utf-8", "replace")
-        prev_end = data.find(b"\n", m.start) + 1
+    for number, text in entry_bodies(data):
         heading = _HEADING.search(text)
         if heading is None:
             continue
@@ -74,7 +72,7 @@ def amendment_citations(data: bytes) -> list[CitedEntry]:
                                                        commit=cited.group(4), committed=cited.group(5),
                                                        spec_sha256=cited.group(6))
         reason = _REASON.search(text)
-        out.append(CitedEntry(m.number, when, citation,
+        out.append(CitedEntry(number, when, citation,
                               post_hoc=cited is not None and cited.group(1) == "Post-hoc correction",
                               malformed=cited is None and _CITES.search(text) is not None,
                               reason=reason.group(1) if reason else None))

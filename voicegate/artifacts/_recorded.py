@@ -10,6 +10,7 @@ here, from the entries a chain and git vouch for; `verify` holds the caches to t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,36 +57,41 @@ def _rule_id(sig: str) -> str:
     return md_unescape(sig).split("@", 1)[0]
 
 
-def record_entries(data: bytes) -> list[Entry]:
-    """Every entry of a gate record whose chain holds up to it, oldest first (a broken tail is `verify`'s)."""
-    out: list[Entry] = []
+def entry_bodies(data: bytes) -> Iterator[tuple[int, str]]:
+    """(number, text) of every entry of a markdown artifact: the bytes between a marker and the one before it."""
     prev_end = 0
     for m in _chain.md_markers(data):
-        body = data[prev_end:m.start].decode("utf-8", "replace")
+        yield m.number, data[prev_end:m.start].decode("utf-8", "replace")
         prev_end = data.find(b"\n", m.start) + 1
+
+
+def record_entries(data: bytes) -> list[Entry]:
+    """Every entry of a gate record, oldest first (whether its chain holds is `verify`'s to say)."""
+    out: list[Entry] = []
+    for number, body in entry_bodies(data):
         heading = _HEADING.search(body)
         if heading is None:
             continue
         kind, time, rest = KINDS[heading.group(1)], heading.group(2), heading.group(3) or ""
         if kind == "note":
             found = _NOTE.search(body)
-            out.append(Entry(m.number, kind, time, text=md_unescape(found.group(1)) if found else None))
+            out.append(Entry(number, kind, time, text=md_unescape(found.group(1)) if found else None))
         elif kind == "ship":
             shipped, reason = _SHIPPED.search(body), _REASON.search(body)
-            out.append(Entry(m.number, kind, time, arm=md_unescape(shipped.group(1)) if shipped else None,
+            out.append(Entry(number, kind, time, arm=md_unescape(shipped.group(1)) if shipped else None,
                              text=md_unescape(reason.group(1)) if reason else None))
         elif kind == "amend":
             rules, reason, cited = _RULES.match(rest), _REASON.search(body), _CITED.search(body)
-            out.append(Entry(m.number, kind, time, text=md_unescape(reason.group(1)) if reason else None,
+            out.append(Entry(number, kind, time, text=md_unescape(reason.group(1)) if reason else None,
                              rule_from=_rule_id(rules.group(1)) if rules else None,
                              rule_to=_rule_id(rules.group(2)) if rules else None,
                              post_hoc=None if cited is None else cited.group(1) == "Post-hoc correction",
                              cited_commit=cited.group(2) if cited else None))
         elif kind == "score":
-            out.append(Entry(m.number, kind, time, rule_to=_rule_id(rest[len("rule "):]) if rest.startswith("rule ")
+            out.append(Entry(number, kind, time, rule_to=_rule_id(rest[len("rule "):]) if rest.startswith("rule ")
                              else None))
         else:
-            out.append(Entry(m.number, kind, time))
+            out.append(Entry(number, kind, time))
     return out
 
 
