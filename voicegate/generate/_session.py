@@ -113,6 +113,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown,
                                    lease=RunLease(spec.gate, spec.root, spec.run_dir, spec.run.adapters))
         replicas.append(Replica(i, shown, client, adapters))
+    # The earlier answers on file are read before any request: a damaged store refuses the run here.
+    ledger = read_ledger(spec.run.identity, say)
     stop.attach()
     wrote_manifest = False
     session = new_session([r.url for r in replicas], conc, mode.isolate, mode.wave_size)
@@ -143,18 +145,22 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         ours = set().union(*(r.adapters.ours for r in live))
         manifest = build_manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
         # What each arm's identity rests on, and the earlier answers of the same weights it is held to.
-        identities = arm_identities(spec, reg, snapshots[0].cards, snapshots[0].version)
+        version = snapshots[0].version
+        identities = arm_identities(spec, reg, snapshots[0].cards)
         # The base has no adapter file to pin: its greedy answers are held to the carrier's files, where at hand.
         base_root = next((c.root for c in snapshots[0].cards if c.id == spec.base.model), None)
         carrier = await check_carrier({r.url: r.client for r in live}, (spec.base.name, spec.base.model), base_root,
                                       [p.text for p in spec.prompts], now())
         session["carrier"] = carrier.check.as_dict()
-        identities[spec.base.name] = base_identity(identities[spec.base.name], carrier.check, carrier.files,
-                                                   snapshots[0].version)
-        session["identity"] = {a: i.as_dict() for a, i in identities.items()}
+        identities[spec.base.name] = base_identity(identities[spec.base.name], carrier.check, carrier.files)
         run_id = f"{spec.gate}#{len(manifest['sessions'])}#{session['started']}"
-        asks = earlier_asks(read_ledger(spec.run.identity), identities, spec.gate, run_id)
-        session["identity_asks"] = {a: {"gate": k.against.get("gate"), "session": k.against.get("session")}
+        earlier = earlier_asks(ledger, identities, run_id, version)
+        asks = earlier.asks
+        session["identity"] = {a: {**i.as_dict(), **({"unsealed": earlier.unsealed[a]} if a in earlier.unsealed
+                                                    else {})} for a, i in identities.items()}
+        session["identity_asks"] = {a: {"gate": k.against.get("gate"), "session": k.against.get("session"),
+                                        **({"version": k.against.get("version"), "version_now": version}
+                                           if k.against.get("version") != version else {})}
                                     for a, k in sorted(asks.items())}
         fingerprint = seat_fingerprint(identities, snapshots[0].cards, snapshots[0].version, [r.url for r in live])
         session["seat_fingerprint"] = fingerprint
@@ -189,6 +195,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
                                                spec.seeds)
         runner = Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
                         manifest, canaries, nonce, stop, identities=identities, identity_asks=asks, run_id=run_id,
+                        version=version,
                         reuse=reuse if borrowed is not None else None)
         with progress:
             await runner.run()
