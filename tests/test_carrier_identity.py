@@ -406,3 +406,40 @@ def test_a_weights_hash_read_this_session_says_nothing_of_a_memo(
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
     root, _ = _run(tmp_path, monkeypatch)
     assert "memoised" not in manifest(root, GATE)["sessions"][0]["identity"]["base"]["rests_on"]
+
+
+def test_a_poisoned_cached_answer_is_computed_again_and_never_decides(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache entry's answers replaced by a stale model's: before seals they agreed with a seat serving that
+    model as the base, and the session held "reproduced from the carrier's files"."""
+    monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    _run(tmp_path / "one", monkeypatch)
+    cache = tmp_path / "cache" / "carrier-answers.json"
+    kept = json.loads(cache.read_text())
+    (entry,) = kept.values()
+    entry["answers"] = _seat_answers("lv-trollope")(None, _probed(tmp_path / "one"))   # type: ignore[arg-type]
+    cache.write_text(json.dumps(kept))
+    calls: list[int] = []
+
+    def local(files: CarrierFiles, prompts: list[str]) -> list[str]:
+        calls.append(1)
+        return _seat_answers("voices-base")(files, prompts)
+    root, result = _run(tmp_path / "two", monkeypatch, serves_as_base="lv-trollope", local=local)
+    assert calls == [1] and result.canaries.failed
+    carrier = manifest(root, GATE)["sessions"][0]["carrier"]
+    assert carrier["status"] == "failed" and carrier["why"].endswith(
+        "; the carrier's answers (a damaged entry of carrier-answers.json) recomputed: local damage to this "
+        "machine's cache, not the seat's")
+    (again,) = json.loads(cache.read_text()).values()
+    assert again["answers"] == _seat_answers("voices-base")(None, _probed(tmp_path / "one"))  # type: ignore[arg-type]
+
+
+def _probed(where: Path) -> list[str]:
+    """The prompts the carrier check asked in the run under `where` (kept in canaries.jsonl as their sha256)."""
+    from voicegate._hashing import sha256_text
+
+    prompts = [ln for ln in (where / "ws" / "prompts" / "beats.txt").read_text().splitlines() if ln.strip()]
+    asked = (prompts + [p for p in _carrier.PAD_PROMPTS if p not in prompts])[:PROBES]
+    rows = [json.loads(x) for x in (where / "ws" / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
+    assert [r["prompt_sha256"] for r in rows if r["phase"] == "carrier"] == [sha256_text(p) for p in asked]
+    return asked
