@@ -198,3 +198,29 @@ def test_an_honest_seat_under_another_version_is_held_to_the_same_weights_and_ho
             "'0.33.0+standin')") in (root / "gates" / f"{GATE}.md").read_text()
     assert [weights_key(x)[1] for x in _lines(store)] == ["0.32.0+standin"] * 6 + ["0.33.0+standin"] * 6
     assert len(rows(root, GATE)) == len(SEEDS) * 3 * 3
+
+
+def test_an_upgrade_on_purpose_is_not_decided_until_the_store_is_moved_aside_then_its_rows_are_made_again(
+        tmp_path: Path) -> None:
+    """A new vLLM whose seeded sampling differs for every arm looks, from here, exactly like stale weights: not
+    decided. The warning says how to start the earlier answers afresh; the next generate remakes the rows."""
+    from voicegate.seat._standin import default_text
+
+    root, store = _honest_session(tmp_path)
+    models = ["voices-base", SERVED, f"{GATE}-ckpt925"]
+    upgraded = {m: (lambda model, seed, prompt, n: default_text(f"{model}@new", seed, prompt, n)) for m in models}
+    with _seat(generators=upgraded, version="0.33.0+standin") as seat:
+        done = cli(root, "generate", GATE, "--seat", seat.url)
+        aside = root / "runs" / "identity.before-0.33.0+standin.jsonl"
+        assert f"`mv {store} {aside}` starts the earlier answers afresh" in done.stderr, done.stderr
+        assert manifest(root, GATE)["sessions"][0]["integrity"]["status"] == "not checked"
+        store.rename(aside)
+        again = cli(root, "generate", GATE, "--seat", seat.url)
+    assert again.returncode == 0, again.stderr
+    assert (f"note: 36 stored generation(s) of session(s) 0 on {seat.url} left an arm's weights not decided (its "
+            "answers differ from earlier ones of the same weights on another vLLM version); moved them to"
+            ) in again.stderr
+    m = manifest(root, GATE)
+    assert m["sessions"][1]["integrity"]["status"] == "holds" and m["sessions"][1]["identity_asks"] == {}
+    assert m["quarantine"]["rows"] == 36 and {r["session"] for r in rows(root, GATE)} == {1}
+    assert run_cli("score", GATE, cwd=root).code == 0

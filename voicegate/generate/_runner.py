@@ -758,8 +758,10 @@ class Runner:
         if undecided is not None:
             r.tally.undecided.append(undecided)
             self.result.canaries.undecided.append(undecided)
+            aside = self.spec.run.identity.with_name(f"identity.before-{self.version}.jsonl")
             self.say(f"warning: seat integrity not decided for this session{where}: {undecided}; if the seat was "
-                     f"upgraded on purpose, move {self.spec.run.identity} aside to start its earlier answers afresh")
+                     f"upgraded on purpose, `mv {self.spec.run.identity} {aside}` starts the earlier answers afresh "
+                     "and the next generate makes this session's rows again")
 
     def _reask_target(self, r: Replica, arm: str) -> tuple[Job, str, dict[str, str]] | None:
         """A stored row of `arm` in a cell no check asked yet (a whole cell first), drawn at random; None if none."""

@@ -51,6 +51,7 @@ from voicegate.scoring._integrity import (
     part_of,
     replica_shares,
     unchecked_parts,
+    undecided_parts,
     verdict,
 )
 from voicegate.scoring._result import (
@@ -183,6 +184,7 @@ __all__ = [
     "token_hashes",
     "tokenize",
     "unchecked_parts",
+    "undecided_parts",
     "verdict",
     "vocab_hashes",
     "warm_cache",
