@@ -843,7 +843,8 @@ class Runner:
             try:
                 return await r.client.chat(model, prompt, seed=seed, sampling=sampling)
             except ModelNotFound:
-                if model not in r.adapters.ours:
+                held = model in r.adapters.shared and model in r.adapters.adapter_paths
+                if model not in r.adapters.ours and not held:
                     raise SeatError(f"the seat{'' if len(self.replicas) == 1 else ' replica ' + r.url} stopped "
                                     f"serving {model!r} (arm {arm}) mid-run; it was served when the run started "
                                     "and voicegate did not load it") from None

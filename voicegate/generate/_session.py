@@ -24,7 +24,7 @@ from voicegate.generate._canaries import Canary, choose_canaries
 from voicegate.generate._carrier import base_identity, check_carrier
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
 from voicegate.generate._identity import Reuse, arm_identities, earlier_asks, read_ledger, reusable, seat_fingerprint
-from voicegate.generate._plan import seat_plan
+from voicegate.generate._plan import Load, seat_plan
 from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._runlog import build_manifest, close_session, new_session, now, open_session, quarantine_orphans
@@ -130,8 +130,15 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
             raise VoicegateError(different)
         plans = {r.url: seat_plan(spec, r.url, list(s.cards), s.version, manifest, tracked(spec.run.adapters, r.url))
                  for r, s in zip(live, states, strict=True)}
-        for r in live:
+        for r, st in zip(live, states, strict=True):
             r.adapters.adopt(plans[r.url].ours)
+            # An adapter another live run loaded at run time is held by this run too, so that run's end leaves it
+            # loaded; one gone by the time it was leased (its last holder just unloaded it) is loaded here.
+            roots = {c.id: c.root for c in st.cards}
+            joined = r.adapters.join({a.model: roots[a.model] for a in spec.candidates if a.model in roots})
+            if joined:
+                now_served = {c.id for c in await r.client.models()}
+                plans[r.url].to_load += [Load(m, paths[m]) for m in sorted(joined - now_served) if m in paths]
         to_load = sorted({a.model for p in plans.values() for a in p.to_load})
         if to_load:
             say(f"note: loading {', '.join(to_load)} at run time; runtime-loaded adapters do not persist (the "
@@ -223,5 +230,6 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         if wrote_manifest and manifest is not None:
             close_session(spec, manifest, session, result, runner.canary_record() if runner is not None else None,
                           left=set().union(*(r.adapters.ours for r in replicas)),
-                          gone=set().union(*(r.adapters.unloaded for r in replicas)))
+                          gone=set().union(*(r.adapters.unloaded for r in replicas),
+                                           *(r.adapters.handed for r in replicas)))
     return result
