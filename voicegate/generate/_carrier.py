@@ -83,6 +83,7 @@ class CarrierFiles:
     weights_sha256: str
     memoised: bool = False    # every weight file's sha256 came from the memo, not from reading it
     damaged: tuple[str, ...] = ()    # what the memo held damaged (read again instead)
+    weights_bytes: int = 0
 
 
 def carrier_dir(root: str | None) -> CarrierDir | None:
@@ -196,11 +197,16 @@ def hash_carrier(found: CarrierDir, memo: Path | None = None) -> CarrierFiles | 
     except OSError:
         return None
     return CarrierFiles(found.path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)), memoised,
-                        tuple(damaged))
+                        tuple(damaged), found.weights_bytes)
 
 
 def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
     """Greedy answers of the carrier's files to `prompts` (chat template, float32): transformers on CPU."""
+    return greedy(files, prompts)
+
+
+def greedy(files: CarrierFiles, prompts: Sequence[str], change: Callable[[Any], None] | None = None) -> list[str]:
+    """Greedy answers of the carrier's files, changed by `change` once loaded (an adapter merged in), to `prompts`."""
     # heavy, and only here: voicegate's own install does not need them
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -211,6 +217,8 @@ def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
 
     tok = AutoTokenizer.from_pretrained(files.path)
     model = AutoModelForCausalLM.from_pretrained(files.path, dtype=torch.float32)
+    if change is not None:
+        change(model)
     model.eval()
     out = []
     with torch.no_grad():

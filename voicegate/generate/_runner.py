@@ -160,7 +160,8 @@ class Runner:
                  result: GenerateResult, progress: ProgressBars, session: int, mode: Mode, conc: int, say: Say,
                  manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None,
                  identities: dict[str, ArmIdentity] | None = None, identity_asks: dict[str, IdentityAsk] | None = None,
-                 run_id: str = "", reuse: Reuse | None = None, version: str | None = None):
+                 run_id: str = "", reuse: Reuse | None = None, version: str | None = None,
+                 decided_by_files: set[str] | None = None):
         self.spec = spec
         self.stop = stop or Stop()
         self.replicas = replicas
@@ -183,6 +184,7 @@ class Runner:
         self.run_id = run_id
         self.reuse = reuse
         self.version = version
+        self.decided_by_files = decided_by_files or set()   # arms whose own files reproduced the seat's answers
         self.planned: dict[str, int] = {}
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
@@ -755,7 +757,7 @@ class Runner:
         problem, undecided = identity_outcome(ask.arm, text, ask.against, cal, self.mode.params, self.version)
         if problem is not None:
             problems.append(problem)
-        if undecided is not None:
+        if undecided is not None and ask.arm not in self.decided_by_files:
             r.tally.undecided.append(undecided)
             self.result.canaries.undecided.append(undecided)
             aside = self.spec.run.identity.with_name(f"identity.before-{self.version}.jsonl")

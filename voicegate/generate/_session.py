@@ -20,6 +20,7 @@ from typing import Any
 
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
+from voicegate.generate._adapter_files import adapter_dir, check_adapters, files_identity, spec_path
 from voicegate.generate._canaries import Canary, choose_canaries
 from voicegate.generate._carrier import base_identity, check_carrier
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
@@ -160,6 +161,16 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
                                       [p.text for p in spec.prompts], now())
         session["carrier"] = carrier.check.as_dict()
         identities[spec.base.name] = base_identity(identities[spec.base.name], carrier.check, carrier.files)
+        # Each adapter arm likewise against its own files (the carrier's with the adapter merged), where at hand.
+        roots = {c.id: c.root for c in snapshots[0].cards}
+        own_dirs = [(a.name, a.model, adapter_dir([spec_path(spec, a.adapter_path), roots.get(a.model)]))
+                    for a in spec.candidates]
+        own = await check_adapters({r.url: r.client for r in live}, own_dirs, carrier,
+                                   [p.text for p in spec.prompts], now())
+        session["adapter_files"] = {a: probe.check.as_dict() for a, probe in own.items()}
+        for a, probe in own.items():
+            identities[a] = files_identity(identities[a], probe.check)
+        decided = {a for a, probe in [*own.items(), (spec.base.name, carrier)] if probe.check.status == "holds"}
         run_id = f"{spec.gate}#{len(manifest['sessions'])}#{session['started']}"
         earlier = earlier_asks(ledger, identities, run_id, version)
         asks = earlier.asks
@@ -179,8 +190,9 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         if borrowed is not None and reuse is not None:
             session["references_reused_from"] = reuse.session
         index = open_session(spec, manifest, session, snapshots[0].cards, mode.params)
-        if carrier.rows:   # before the runner writes anything: the probes went first
-            append_rows(spec.run.canaries, [{"session": index, **row} for row in carrier.rows])
+        probes = carrier.rows + [row for probe in own.values() for row in probe.rows]
+        if probes:   # before the runner writes anything: the probes went first
+            append_rows(spec.run.canaries, [{"session": index, **row} for row in probes])
         wrote_manifest = True
 
         cells = plan_cells(jobs, rows, [r.url for r in live])
@@ -202,7 +214,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
                                                spec.seeds)
         runner = Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
                         manifest, canaries, nonce, stop, identities=identities, identity_asks=asks, run_id=run_id,
-                        version=version,
+                        version=version, decided_by_files=decided,
                         reuse=reuse if borrowed is not None else None)
         with progress:
             await runner.run()

@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.run import CellKey, RunManifest, cell_key
-from voicegate.scoring._carrier import carrier_problem
+from voicegate.scoring._carrier import carrier_judged
 from voicegate.scoring._result import Confusion, Integrity
 from voicegate.scoring._similarity import (
     FOREIGN,
@@ -231,9 +231,16 @@ def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params:
         tally.problems.append(cal.problem)
     gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
                    default=None)
-    # The base's greedy answers against the carrier's files, where they were at hand (`_carrier`).
-    if (problem := carrier_problem([r for r in canary_rows if r.get("phase") == "carrier"])) is not None:
-        tally.problems.append(problem)
+    # Each arm's greedy answers against its own files (the base: the carrier's; an adapter: the carrier's with
+    # the adapter merged), where they were at hand (`generate._carrier`, `generate._adapter_files`).
+    probes = [r for r in canary_rows if r.get("phase") == "carrier"]
+    by_files: set[str] = set()
+    for arm in sorted({str(r.get("arm")) for r in probes}):
+        check = carrier_judged([r for r in probes if str(r.get("arm")) == arm])
+        if check is not None and (problem := check.problem(arm)) is not None:
+            tally.problems.append(problem)
+        elif check is not None and check.status == "holds":
+            by_files.add(arm)
     for row in canary_rows:
         against = row.get("against")
         if row.get("phase") == "identity" and isinstance(against, Mapping):
@@ -241,7 +248,7 @@ def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params:
                                                   params, row.get("version"))
             if problem is not None:
                 tally.problems.append(problem)
-            if undecided is not None:
+            if undecided is not None and str(row.get("arm")) not in by_files:   # its own files decided it
                 tally.undecided.append(undecided)
         if row.get("phase") != "check":
             continue
