@@ -111,9 +111,9 @@ def test_local_answers_are_computed_once_per_carrier_and_prompts(tmp_path: Path)
     cache = tmp_path / "cache.json"
     files = carrier_files(str(_carrier_dir(tmp_path / "c")))
     assert files is not None
-    assert cached_answers(cache, files, ["a", "b"], compute) == ["A", "B"]
-    assert cached_answers(cache, files, ["a", "b"], compute) == ["A", "B"]
-    assert cached_answers(cache, files, ["c"], compute) == ["C"]
+    assert cached_answers(cache, files, ["a", "b"], compute).texts == ["A", "B"]
+    assert cached_answers(cache, files, ["a", "b"], compute).texts == ["A", "B"]
+    assert cached_answers(cache, files, ["c"], compute).texts == ["C"]
     assert calls == [["a", "b"], ["c"]]
     other = carrier_files(str(_carrier_dir(tmp_path / "c2", b"other weights")))
     assert other is not None
@@ -154,7 +154,7 @@ def test_a_base_answering_as_the_carrier_holds_and_its_identity_rests_on_the_fil
     weights = carrier_files(str(tmp_path / "carrier"))
     assert weights is not None
     base = session["identity"]["base"]
-    assert base["key"].startswith(f"sha256:{weights.weights_sha256}@")
+    assert base["key"] == f"sha256:{weights.weights_sha256}"
     assert base["rests_on"].startswith(f"the carrier's own files: {n}/{n} greedy answers of 16 tokens reproduced")
     # The probes were greedy and went to the base alone, before any cell.
     assert run_cli("score", GATE, cwd=root).code == 0
@@ -196,10 +196,10 @@ def test_transformers_answers_from_the_tiny_carrier_are_deterministic_and_cached
     assert files is not None
     prompts = [ln.strip() for ln in (TINY / "prompts.txt").read_text().splitlines() if ln.strip()][:2]
     cache = tmp_path / "answers.json"
-    first = cached_answers(cache, files, prompts)
+    first = cached_answers(cache, files, prompts).texts
     assert len(first) == 2 and all(len(a.split()) >= 3 for a in first)
     assert _carrier.local_answers(files, prompts) == first      # greedy: the same tokens every time
-    assert list(json.loads(cache.read_text()).values()) == [first]
+    assert [e["answers"] for e in json.loads(cache.read_text()).values()] == [first]
 
 
 def test_score_judges_the_kept_probes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -238,6 +238,11 @@ def _aged(d: Path, seconds: float = 60) -> Path:
     for f in d.iterdir():
         os.utime(f, ns=(when, when))
     return d
+
+
+def _clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float = 60) -> None:
+    """The memo's clock a minute on: a file's ctime (which no utime sets back) is then not 'just now' either."""
+    monkeypatch.setattr(_carrier, "time_ns", lambda: time.time_ns() + int(seconds * 1e9))
 
 
 def _never(*args: object) -> str:
@@ -306,6 +311,7 @@ def test_a_malformed_bound_refuses_generate_before_the_seat_is_asked(
 
 
 def test_the_weights_sha256_is_memoised_by_size_and_mtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _clock_ahead(monkeypatch)
     read = _count_hashes(monkeypatch)
     memo = tmp_path / "cache" / "file-hashes.json"
     found = carrier_dir(str(_aged(_carrier_dir(tmp_path / "c"))))
@@ -328,11 +334,12 @@ def test_the_weights_sha256_is_memoised_by_size_and_mtime(tmp_path: Path, monkey
     os.utime(weights, ns=(newer, newer))
     changed = hash_carrier(found, memo)
     assert changed is not None and not changed.memoised and changed.weights_sha256 != first.weights_sha256
-    # What the memo trusts: other bytes under the same size, mtime and inode are not seen (as git's index).
+    # Other bytes of the same size written in place, the mtime put back: the ctime moved, and the bytes are read.
     weights.write_bytes(b"weights")
     os.utime(weights, ns=(newer, newer))
-    trusted = hash_carrier(found, memo)
-    assert trusted is not None and trusted.memoised and trusted.weights_sha256 == changed.weights_sha256
+    rewritten = hash_carrier(found, memo)
+    assert rewritten is not None and not rewritten.memoised and read.count("model.safetensors") == 4
+    assert rewritten.weights_sha256 == first.weights_sha256 != changed.weights_sha256
 
 
 def test_a_weight_file_modified_just_now_is_hashed_but_not_memoised(
@@ -348,6 +355,7 @@ def test_a_weight_file_modified_just_now_is_hashed_but_not_memoised(
 
 
 def test_a_corrupt_memo_is_ignored_and_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _clock_ahead(monkeypatch)
     read = _count_hashes(monkeypatch)
     memo = tmp_path / "file-hashes.json"
     found = carrier_dir(str(_aged(_carrier_dir(tmp_path / "c"))))
@@ -366,6 +374,7 @@ def test_a_corrupt_memo_is_ignored_and_rewritten(tmp_path: Path, monkeypatch: py
 
 def test_the_memo_keeps_the_last_files_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_carrier, "MEMO_KEEP", 2)
+    _clock_ahead(monkeypatch)
     memo = tmp_path / "file-hashes.json"
     dirs = [carrier_dir(str(_aged(_carrier_dir(tmp_path / f"c{i}", f"weights {i}".encode())))) for i in range(3)]
     for d in dirs:
@@ -378,6 +387,7 @@ def test_the_memo_keeps_the_last_files_used(tmp_path: Path, monkeypatch: pytest.
 def test_a_memo_hit_is_said_in_the_base_identity_and_the_record(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    _clock_ahead(monkeypatch)
     carrier = _aged(_carrier_dir(tmp_path / "carrier"))
     assert carrier_files(str(carrier), _carrier.hash_memo()) is not None     # an earlier session hashed it
     read = _count_hashes(monkeypatch)
@@ -385,7 +395,7 @@ def test_a_memo_hit_is_said_in_the_base_identity_and_the_record(
     assert not result.canaries.failed and "model.safetensors" not in read
     session = manifest(root, GATE)["sessions"][0]
     assert session["carrier"]["status"] == "holds" and session["carrier"]["why"].endswith(f"; {MEMOISED}")
-    assert "sha256 memoised by path, size, mtime and inode" in MEMOISED
+    assert "sha256 memoised by path, size, mtime, ctime and inode" in MEMOISED
     assert session["identity"]["base"]["rests_on"].endswith(MEMOISED)
     assert run_cli("score", GATE, cwd=root).code == 0
     assert MEMOISED in (root / "gates" / f"{GATE}.md").read_text()
@@ -396,3 +406,40 @@ def test_a_weights_hash_read_this_session_says_nothing_of_a_memo(
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
     root, _ = _run(tmp_path, monkeypatch)
     assert "memoised" not in manifest(root, GATE)["sessions"][0]["identity"]["base"]["rests_on"]
+
+
+def test_a_poisoned_cached_answer_is_computed_again_and_never_decides(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache entry's answers replaced by a stale model's: before seals they agreed with a seat serving that
+    model as the base, and the session held "reproduced from the carrier's files"."""
+    monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    _run(tmp_path / "one", monkeypatch)
+    cache = tmp_path / "cache" / "carrier-answers.json"
+    kept = json.loads(cache.read_text())
+    (entry,) = kept.values()
+    entry["answers"] = _seat_answers("lv-trollope")(None, _probed(tmp_path / "one"))   # type: ignore[arg-type]
+    cache.write_text(json.dumps(kept))
+    calls: list[int] = []
+
+    def local(files: CarrierFiles, prompts: list[str]) -> list[str]:
+        calls.append(1)
+        return _seat_answers("voices-base")(files, prompts)
+    root, result = _run(tmp_path / "two", monkeypatch, serves_as_base="lv-trollope", local=local)
+    assert calls == [1] and result.canaries.failed
+    carrier = manifest(root, GATE)["sessions"][0]["carrier"]
+    assert carrier["status"] == "failed" and carrier["why"].endswith(
+        "; the carrier's answers (a damaged entry of carrier-answers.json) recomputed: local damage to this "
+        "machine's cache, not the seat's")
+    (again,) = json.loads(cache.read_text()).values()
+    assert again["answers"] == _seat_answers("voices-base")(None, _probed(tmp_path / "one"))  # type: ignore[arg-type]
+
+
+def _probed(where: Path) -> list[str]:
+    """The prompts the carrier check asked in the run under `where` (kept in canaries.jsonl as their sha256)."""
+    from voicegate._hashing import sha256_text
+
+    prompts = [ln for ln in (where / "ws" / "prompts" / "beats.txt").read_text().splitlines() if ln.strip()]
+    asked = (prompts + [p for p in _carrier.PAD_PROMPTS if p not in prompts])[:PROBES]
+    rows = [json.loads(x) for x in (where / "ws" / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
+    assert [r["prompt_sha256"] for r in rows if r["phase"] == "carrier"] == [sha256_text(p) for p in asked]
+    return asked

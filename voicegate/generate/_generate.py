@@ -24,8 +24,9 @@ The order of events is the guarantee:
    (and `voicegate generate` exits 4 when it failed).
 
 Before step 3, rows a run may not continue from — every row of a session whose
-integrity check failed (only under ``--isolate-arms``), or that stopped before its
-first check — go to the quarantine file and are regenerated (`generate._runlog`).
+integrity check failed (only under ``--isolate-arms``), that stopped before its
+first check, or that left an arm's identity not decided — go to the quarantine file
+and are regenerated (`generate._runlog`).
 Steps 3-7 are one session (`generate._session`); what it prints is `generate._progress`,
 what it returns `generate._result`.
 
@@ -52,7 +53,15 @@ from voicegate.generate._schedule import Job, build_schedule
 from voicegate.generate._session import run_session
 from voicegate.generate._sigterm import Stop, Terminated
 from voicegate.run import RunManifest, read_generations, read_rows, repair_tail, row_key
-from voicegate.scoring import CanaryParams, Part, describe_parts, failed_parts, part_of, unchecked_parts
+from voicegate.scoring import (
+    CanaryParams,
+    Part,
+    describe_parts,
+    failed_parts,
+    part_of,
+    unchecked_parts,
+    undecided_parts,
+)
 from voicegate.seat import RetryPolicy, api_key_from_env, redact_url
 from voicegate.spec import GateSpec, Registration, check_registered, shown_path
 
@@ -157,6 +166,12 @@ def _set_aside(spec: GateSpec, manifest: dict[str, Any] | None, rows: list[dict[
     if unchecked and manifest is not None:
         before = len(rows)
         rows = quarantine_parts(spec, manifest, rows, unchecked, say, unchecked=True)
+        quarantined += before - len(rows)
+    # A session whose weights' identity was not decided cannot hold: its rows are made again, by any generate.
+    undecided = undecided_parts(canary_rows, typed) & {p for r in rows if (p := part_of(r)) is not None}
+    if undecided and manifest is not None:
+        before = len(rows)
+        rows = quarantine_parts(spec, manifest, rows, set(undecided), say, undecided=True)
         quarantined += before - len(rows)
     if failed and manifest is not None:
         if not mode.isolate:

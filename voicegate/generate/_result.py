@@ -54,7 +54,8 @@ class GenerateResult:
     def integrity_line(self) -> str:
         t = self.canaries
         mode = "arms isolated" if self.isolate_arms else "arms mixed in flight"
-        head = (f"{self.gate}: seat integrity {'FAILED' if t.failed else 'holds'} ({mode}): {t.sent} canaries "
+        word = "FAILED" if t.failed else ("NOT DECIDED" if t.undecided else "holds")
+        head = (f"{self.gate}: seat integrity {word} ({mode}): {t.sent} canaries "
                 f"sent, {t.right} reproduced their reference, {t.wrong} wrong")
         if t.foreign:
             head += f", {t.foreign} foreign weights"
@@ -72,4 +73,6 @@ class GenerateResult:
         if t.failed:
             head += (f"; `voicegate score {self.gate}` will refuse: regenerate with "
                      f"`voicegate generate {self.gate} --isolate-arms`")
+        elif t.undecided:
+            head += "; " + "; ".join(dict.fromkeys(t.undecided)) + f"; `voicegate score {self.gate}` will refuse"
         return head

@@ -154,9 +154,12 @@ def close_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, A
 
 
 def quarantine_parts(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[Part | None],
-                     say: Say, *, unchecked: bool = False) -> list[dict[str, Any]]:
-    """Move every row of a failed (or unchecked) (session, replica) to the quarantine file (appended first)."""
-    why = "carried no seat-integrity check" if unchecked else "seat integrity failed"
+                     say: Say, *, unchecked: bool = False, undecided: bool = False) -> list[dict[str, Any]]:
+    """Move every row of a failed (or unchecked, or undecided) (session, replica) to the quarantine file (appended
+    first)."""
+    why = ("left an arm's weights not decided" if undecided else
+           "carried no seat-integrity check" if unchecked else "seat integrity failed")
+    unchecked = unchecked or undecided
     moved = move_to_quarantine(
         spec, lambda r: (f"{why} in session {describe_parts([p]) if p is not None else '(none recorded)'}"
                          if (p := part_of(r)) in failed else None),
@@ -166,10 +169,15 @@ def quarantine_parts(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[s
     manifest["quarantine"] = {**q, "file": spec.run.quarantine.name, "rows": int(q.get("rows", 0)) + moved,
                               "sessions": sorted(set(q.get("sessions", [])) | {s for s, _ in known}),
                               "reason": q.get("reason") if unchecked and q.get("reason") else
-                              ("generations without a seat-integrity check" if unchecked else
+                              ("generations whose weights' identity was not decided" if undecided else
+                               "generations without a seat-integrity check" if unchecked else
                                "seat integrity failed (canaries not reproduced: another arm's or foreign weights)")}
     write_manifest(spec.run_dir, manifest)
-    if unchecked:
+    if undecided:
+        say(f"note: {moved} stored generation(s) of session(s) {describe_parts(known)} left an arm's weights not "
+            f"decided (its answers differ from earlier ones of the same weights on another vLLM version); moved them "
+            f"to {spec.run.quarantine} (kept, not scored) and regenerating them")
+    elif unchecked:
         say(f"note: {moved} stored generation(s) of session(s) {describe_parts(known) or '(none recorded)'} carry no "
             f"seat-integrity check (the run stopped before its first); moved them to {spec.run.quarantine} (kept, not "
             "scored) and regenerating them")

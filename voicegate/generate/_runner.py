@@ -64,7 +64,7 @@ from voicegate.scoring import (
     attribute,
     calibrate,
     canary_cell,
-    identity_problem,
+    identity_outcome,
     is_prefix,
     replica_differs,
 )
@@ -160,7 +160,8 @@ class Runner:
                  result: GenerateResult, progress: ProgressBars, session: int, mode: Mode, conc: int, say: Say,
                  manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None,
                  identities: dict[str, ArmIdentity] | None = None, identity_asks: dict[str, IdentityAsk] | None = None,
-                 run_id: str = "", reuse: Reuse | None = None):
+                 run_id: str = "", reuse: Reuse | None = None, version: str | None = None,
+                 decided_by_files: set[str] | None = None):
         self.spec = spec
         self.stop = stop or Stop()
         self.replicas = replicas
@@ -182,6 +183,8 @@ class Runner:
         self.identity_asks = identity_asks or {}
         self.run_id = run_id
         self.reuse = reuse
+        self.version = version
+        self.decided_by_files = decided_by_files or set()   # arms whose own files reproduced the seat's answers
         self.planned: dict[str, int] = {}
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
@@ -330,19 +333,21 @@ class Runner:
             cal = r.calibration or Calibration(None, None, None, "no references")
             problems = [cal.problem] if cal.problem is not None else []
             problems += [i.problem for i in self.identities.values() if i.problem and r is live[0]]
-            problems += [p for ask, text in r.identity
-                         if (p := identity_problem(ask.arm, text, ask.against, cal, params))]
             where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
+            for ask, text in r.identity:
+                self._judge_identity(r, ask, text, cal, where, problems)
             for problem in problems:
                 r.tally.problems.append(problem)
                 self.result.canaries.problems.append(problem)
                 self.say(f"warning: seat integrity cannot hold for this session{where}: {problem}")
-        if live and not live[0].tally.problems and self.identities and self.reuse is None:
+        # A session whose identity is not decided records nothing: its answers would stand for weights unproven.
+        if (live and not live[0].tally.problems and not live[0].tally.undecided and self.identities
+                and self.reuse is None):
             sampling = self.spec.sampling.as_dict()
             refs = live[0].references
             record_references(self.spec.run.identity, self.identities, self.spec.gate, self.session, self.run_id,
                               [(arm, c.prompt, c.seed, sampling, refs[c.id][arm][0])
-                               for c in self.canaries for arm in refs.get(c.id, {})], now())
+                               for c in self.canaries for arm in refs.get(c.id, {})], now(), self.version)
         if len(live) < 2:
             self.result.canaries.calibration = live[0].calibration if live else None
 
@@ -730,19 +735,35 @@ class Runner:
         completion = await self._chat(r, ask.model, ask.arm, ask.prompt, ask.seed, ask.sampling)
         if r.calibration is None:
             r.identity.append((ask, completion.text))     # judged once the session is calibrated
-        elif (problem := identity_problem(ask.arm, completion.text, ask.against, r.calibration,
-                                          self.mode.params)) is not None:
-            r.tally.problems.append(problem)
-            self.result.canaries.problems.append(problem)
-            self.say(f"warning: seat integrity cannot hold for this session: {problem}")
+        else:
+            problems: list[str] = []
+            self._judge_identity(r, ask, completion.text, r.calibration, "", problems)
+            for problem in problems:
+                r.tally.problems.append(problem)
+                self.result.canaries.problems.append(problem)
+                self.say(f"warning: seat integrity cannot hold for this session: {problem}")
         row: dict[str, Any] = {
             "session": self.session, "phase": "identity", "arm": ask.arm, "model": ask.model,
             "prompt_sha256": sha256_text(ask.prompt), "seed": ask.seed, "sampling": dict(ask.sampling),
             "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
             "latency_s": round(completion.latency_s, 4), "replica": r.url, "time": now(),
-            "against": dict(ask.against),
+            "against": dict(ask.against), **({"version": self.version} if "version" in ask.against else {}),
         }
         await self._finished.put(("canary", row))
+
+    def _judge_identity(self, r: Replica, ask: IdentityAsk, text: str, cal: Calibration, where: str,
+                        problems: list[str]) -> None:
+        """An earlier answer of the same weights asked again: a problem into `problems`, or not decided (said)."""
+        problem, undecided = identity_outcome(ask.arm, text, ask.against, cal, self.mode.params, self.version)
+        if problem is not None:
+            problems.append(problem)
+        if undecided is not None and ask.arm not in self.decided_by_files:
+            r.tally.undecided.append(undecided)
+            self.result.canaries.undecided.append(undecided)
+            aside = self.spec.run.identity.with_name(f"identity.before-{self.version}.jsonl")
+            self.say(f"warning: seat integrity not decided for this session{where}: {undecided}; if the seat was "
+                     f"upgraded on purpose, `mv {self.spec.run.identity} {aside}` starts the earlier answers afresh "
+                     "and the next generate makes this session's rows again")
 
     def _reask_target(self, r: Replica, arm: str) -> tuple[Job, str, dict[str, str]] | None:
         """A stored row of `arm` in a cell no check asked yet (a whole cell first), drawn at random; None if none."""
@@ -824,7 +845,8 @@ class Runner:
             try:
                 return await r.client.chat(model, prompt, seed=seed, sampling=sampling)
             except ModelNotFound:
-                if model not in r.adapters.ours:
+                held = model in r.adapters.shared and model in r.adapters.adapter_paths
+                if model not in r.adapters.ours and not held:
                     raise SeatError(f"the seat{'' if len(self.replicas) == 1 else ' replica ' + r.url} stopped "
                                     f"serving {model!r} (arm {arm}) mid-run; it was served when the run started "
                                     "and voicegate did not load it") from None

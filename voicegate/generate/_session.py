@@ -20,11 +20,12 @@ from typing import Any
 
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
+from voicegate.generate._adapter_files import adapter_dir, check_adapters, files_identity, spec_path
 from voicegate.generate._canaries import Canary, choose_canaries
 from voicegate.generate._carrier import base_identity, check_carrier
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
 from voicegate.generate._identity import Reuse, arm_identities, earlier_asks, read_ledger, reusable, seat_fingerprint
-from voicegate.generate._plan import seat_plan
+from voicegate.generate._plan import Load, seat_plan
 from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._runlog import build_manifest, close_session, new_session, now, open_session, quarantine_orphans
@@ -113,6 +114,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown,
                                    lease=RunLease(spec.gate, spec.root, spec.run_dir, spec.run.adapters))
         replicas.append(Replica(i, shown, client, adapters))
+    # The earlier answers on file are read before any request: a damaged store refuses the run here.
+    ledger = read_ledger(spec.run.identity, say)
     stop.attach()
     wrote_manifest = False
     session = new_session([r.url for r in replicas], conc, mode.isolate, mode.wave_size)
@@ -128,8 +131,15 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
             raise VoicegateError(different)
         plans = {r.url: seat_plan(spec, r.url, list(s.cards), s.version, manifest, tracked(spec.run.adapters, r.url))
                  for r, s in zip(live, states, strict=True)}
-        for r in live:
+        for r, st in zip(live, states, strict=True):
             r.adapters.adopt(plans[r.url].ours)
+            # An adapter another live run loaded at run time is held by this run too, so that run's end leaves it
+            # loaded; one gone by the time it was leased (its last holder just unloaded it) is loaded here.
+            roots = {c.id: c.root for c in st.cards}
+            joined = r.adapters.join({a.model: roots[a.model] for a in spec.candidates if a.model in roots})
+            if joined:
+                now_served = {c.id for c in await r.client.models()}
+                plans[r.url].to_load += [Load(m, paths[m]) for m in sorted(joined - now_served) if m in paths]
         to_load = sorted({a.model for p in plans.values() for a in p.to_load})
         if to_load:
             say(f"note: loading {', '.join(to_load)} at run time; runtime-loaded adapters do not persist (the "
@@ -143,18 +153,32 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         ours = set().union(*(r.adapters.ours for r in live))
         manifest = build_manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
         # What each arm's identity rests on, and the earlier answers of the same weights it is held to.
-        identities = arm_identities(spec, reg, snapshots[0].cards, snapshots[0].version)
+        version = snapshots[0].version
+        identities = arm_identities(spec, reg, snapshots[0].cards)
         # The base has no adapter file to pin: its greedy answers are held to the carrier's files, where at hand.
         base_root = next((c.root for c in snapshots[0].cards if c.id == spec.base.model), None)
         carrier = await check_carrier({r.url: r.client for r in live}, (spec.base.name, spec.base.model), base_root,
                                       [p.text for p in spec.prompts], now())
         session["carrier"] = carrier.check.as_dict()
-        identities[spec.base.name] = base_identity(identities[spec.base.name], carrier.check, carrier.files,
-                                                   snapshots[0].version)
-        session["identity"] = {a: i.as_dict() for a, i in identities.items()}
+        identities[spec.base.name] = base_identity(identities[spec.base.name], carrier.check, carrier.files)
+        # Each adapter arm likewise against its own files (the carrier's with the adapter merged), where at hand.
+        roots = {c.id: c.root for c in snapshots[0].cards}
+        own_dirs = [(a.name, a.model, adapter_dir([spec_path(spec, a.adapter_path), roots.get(a.model)]))
+                    for a in spec.candidates]
+        own = await check_adapters({r.url: r.client for r in live}, own_dirs, carrier,
+                                   [p.text for p in spec.prompts], now())
+        session["adapter_files"] = {a: probe.check.as_dict() for a, probe in own.items()}
+        for a, probe in own.items():
+            identities[a] = files_identity(identities[a], probe.check)
+        decided = {a for a, probe in [*own.items(), (spec.base.name, carrier)] if probe.check.status == "holds"}
         run_id = f"{spec.gate}#{len(manifest['sessions'])}#{session['started']}"
-        asks = earlier_asks(read_ledger(spec.run.identity), identities, spec.gate, run_id)
-        session["identity_asks"] = {a: {"gate": k.against.get("gate"), "session": k.against.get("session")}
+        earlier = earlier_asks(ledger, identities, run_id, version)
+        asks = earlier.asks
+        session["identity"] = {a: {**i.as_dict(), **({"unsealed": earlier.unsealed[a]} if a in earlier.unsealed
+                                                    else {})} for a, i in identities.items()}
+        session["identity_asks"] = {a: {"gate": k.against.get("gate"), "session": k.against.get("session"),
+                                        **({"version": k.against.get("version"), "version_now": version}
+                                           if k.against.get("version") != version else {})}
                                     for a, k in sorted(asks.items())}
         fingerprint = seat_fingerprint(identities, snapshots[0].cards, snapshots[0].version, [r.url for r in live])
         session["seat_fingerprint"] = fingerprint
@@ -166,8 +190,9 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         if borrowed is not None and reuse is not None:
             session["references_reused_from"] = reuse.session
         index = open_session(spec, manifest, session, snapshots[0].cards, mode.params)
-        if carrier.rows:   # before the runner writes anything: the probes went first
-            append_rows(spec.run.canaries, [{"session": index, **row} for row in carrier.rows])
+        probes = carrier.rows + [row for probe in own.values() for row in probe.rows]
+        if probes:   # before the runner writes anything: the probes went first
+            append_rows(spec.run.canaries, [{"session": index, **row} for row in probes])
         wrote_manifest = True
 
         cells = plan_cells(jobs, rows, [r.url for r in live])
@@ -189,6 +214,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
                                                spec.seeds)
         runner = Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
                         manifest, canaries, nonce, stop, identities=identities, identity_asks=asks, run_id=run_id,
+                        version=version, decided_by_files=decided,
                         reuse=reuse if borrowed is not None else None)
         with progress:
             await runner.run()
@@ -216,5 +242,6 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         if wrote_manifest and manifest is not None:
             close_session(spec, manifest, session, result, runner.canary_record() if runner is not None else None,
                           left=set().union(*(r.adapters.ours for r in replicas)),
-                          gone=set().union(*(r.adapters.unloaded for r in replicas)))
+                          gone=set().union(*(r.adapters.unloaded for r in replicas),
+                                           *(r.adapters.handed for r in replicas)))
     return result

@@ -51,6 +51,7 @@ from voicegate.scoring._integrity import (
     part_of,
     replica_shares,
     unchecked_parts,
+    undecided_parts,
     verdict,
 )
 from voicegate.scoring._result import (
@@ -92,6 +93,7 @@ from voicegate.scoring._similarity import (
     calibrate,
     canary_cell,
     detection_floor,
+    identity_outcome,
     identity_problem,
     is_prefix,
     replica_differs,
@@ -160,6 +162,7 @@ __all__ = [
     "doc_from_text",
     "doc_from_tokens",
     "failed_parts",
+    "identity_outcome",
     "identity_problem",
     "impostor_outcome",
     "is_prefix",
@@ -181,6 +184,7 @@ __all__ = [
     "token_hashes",
     "tokenize",
     "unchecked_parts",
+    "undecided_parts",
     "verdict",
     "vocab_hashes",
     "warm_cache",

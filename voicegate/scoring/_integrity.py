@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.run import CellKey, RunManifest, cell_key
-from voicegate.scoring._carrier import carrier_problem
+from voicegate.scoring._carrier import carrier_judged
 from voicegate.scoring._result import Confusion, Integrity
 from voicegate.scoring._similarity import (
     FOREIGN,
@@ -95,7 +95,7 @@ from voicegate.scoring._similarity import (
     attribute,
     calibrate,
     detection_floor,
-    identity_problem,
+    identity_outcome,
     is_prefix,
     replica_differs,
 )
@@ -117,6 +117,7 @@ class Tally:
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
     per_arm: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)   # neither held nor failed (an identity across versions)
     calibration: Calibration | None = None
     confidence: float = 0.95
     cells: set[tuple[str, int, str]] = field(default_factory=set)   # the distinct gate cells the checks asked
@@ -145,6 +146,7 @@ class Tally:
         self.per_arm.update(other.per_arm)
         self.cells |= other.cells
         self.problems.extend(other.problems)
+        self.undecided.extend(other.undecided)
 
     @property
     def against(self) -> int:
@@ -156,7 +158,7 @@ class Tally:
 
     @property
     def status(self) -> str:
-        return "failed" if self.failed else ("holds" if self.sent else "not checked")
+        return "failed" if self.failed else ("holds" if self.sent and not self.undecided else "not checked")
 
     def floors(self) -> tuple[float | None, float | None]:
         """(the seat's f95 over all checks, one arm's f95 over its fewest checks)."""
@@ -176,6 +178,7 @@ class Tally:
                 "checks_per_arm": dict(sorted(self.per_arm.items())), "detects_95": _r(seat),
                 "detects_95_one_arm": _r(arm), "cells_checked": len(self.cells),
                 "detects_cells_95": _r(self.cell_floor()), "problems": list(self.problems),
+                **({"undecided": list(self.undecided)} if self.undecided else {}),
                 "calibration": self.calibration.as_dict() if self.calibration else None}
 
 
@@ -228,15 +231,25 @@ def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params:
         tally.problems.append(cal.problem)
     gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
                    default=None)
-    # The base's greedy answers against the carrier's files, where they were at hand (`_carrier`).
-    if (problem := carrier_problem([r for r in canary_rows if r.get("phase") == "carrier"])) is not None:
-        tally.problems.append(problem)
+    # Each arm's greedy answers against its own files (the base: the carrier's; an adapter: the carrier's with
+    # the adapter merged), where they were at hand (`generate._carrier`, `generate._adapter_files`).
+    probes = [r for r in canary_rows if r.get("phase") == "carrier"]
+    by_files: set[str] = set()
+    for arm in sorted({str(r.get("arm")) for r in probes}):
+        check = carrier_judged([r for r in probes if str(r.get("arm")) == arm])
+        if check is not None and (problem := check.problem(arm)) is not None:
+            tally.problems.append(problem)
+        elif check is not None and check.status == "holds":
+            by_files.add(arm)
     for row in canary_rows:
         against = row.get("against")
         if row.get("phase") == "identity" and isinstance(against, Mapping):
-            problem = identity_problem(str(row.get("arm")), str(row.get("text", "")), against, cal, params)
+            problem, undecided = identity_outcome(str(row.get("arm")), str(row.get("text", "")), against, cal,
+                                                  params, row.get("version"))
             if problem is not None:
                 tally.problems.append(problem)
+            if undecided is not None and str(row.get("arm")) not in by_files:   # its own files decided it
+                tally.undecided.append(undecided)
         if row.get("phase") != "check":
             continue
         arm = str(row.get("arm"))
@@ -343,6 +356,11 @@ def is_generated(row: Mapping[str, Any], manifest: RunManifest | None) -> bool:
     return any(k in row for k in ("session", "replica", "seat_url", "request_seed", "latency_s"))
 
 
+def undecided_parts(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | None) -> set[Part]:
+    """The (session, replica)s that failed nothing but left an identity not decided: their rows cannot hold."""
+    return {p for p, t in tallies(canary_rows, manifest).items() if t.undecided and not t.failed}
+
+
 def unchecked_parts(rows: Iterable[Mapping[str, Any]], canary_rows: Sequence[Mapping[str, Any]]) -> set[Part | None]:
     """The (session, replica)s of `rows` without a single check (a run killed before its first one)."""
     checked = {part_of(r) for r in canary_rows if r.get("phase") == "check"}
@@ -411,10 +429,12 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
     modes = {bool(_session(manifest, s).get("isolate_arms")) for s in sessions}
     if total.failed:
         status = "failed"
-    elif unchecked or not total.sent:
+    elif unchecked or not total.sent or total.undecided:
         status = "not checked"
     else:
         status = "holds"
+    # An identity not decided is said as why the seat does not hold; beside a failure, the failure says enough.
+    said = tuple(total.problems) + (tuple(dict.fromkeys(total.undecided)) if status == "not checked" else ())
     cal = [t.calibration.threshold for p, t in per_part.items()
            if p in used and t.calibration is not None and t.calibration.threshold is not None]
     seat, one_arm = total.floors()
@@ -430,7 +450,7 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
         quarantine=str(q.get("file")) if q is not None and q.get("file") else None,
         threshold=round(min(cal), 4) if cal else None,
         checks_per_arm=min(total.per_arm.values()) if total.per_arm else 0,
-        detects=_r(seat), detects_one_arm=_r(one_arm), problems=tuple(total.problems),
+        detects=_r(seat), detects_one_arm=_r(one_arm), problems=said,
         cells_checked=len(total.cells), detects_cells=_r(total.cell_floor()),
         identity=_identity_lines(manifest, sessions))
 
@@ -447,10 +467,17 @@ def _identity_lines(manifest: RunManifest | None, sessions: Sequence[int]) -> tu
             if not isinstance(info, Mapping):
                 continue
             held = asks.get(arm) if isinstance(asks, Mapping) else None
-            line = f"{arm}: {info.get('rests_on')}" + (
-                f", held to its answer in gate {held.get('gate')} session {held.get('session')}"
-                if isinstance(held, Mapping) else ", held to no earlier answer (the first session on it)")
-            said[arm] = line
+            unsealed = info.get("unsealed")
+            if isinstance(held, Mapping):
+                line = f", held to its answer in gate {held.get('gate')} session {held.get('session')}"
+                if "version_now" in held:
+                    line += f" (on vLLM {held.get('version')!r}; the seat reported {held.get('version_now')!r})"
+            elif isinstance(unsealed, int) and unsealed > 0:
+                line = (f", held to no earlier answer: the {unsealed} on file were written before the identity store "
+                        "sealed its lines (not asked: not checked)")
+            else:
+                line = ", held to no earlier answer (the first session on it)"
+            said[arm] = f"{arm}: {info.get('rests_on')}{line}"
     return tuple(said.values())
 
 

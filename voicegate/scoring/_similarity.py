@@ -255,15 +255,30 @@ def attribute(answer: str, arm: str, refs: Mapping[str, Sequence[str]], cal: Cal
 def identity_problem(arm: str, text: str, against: Mapping[str, Any], cal: Calibration,
                      params: CanaryParams) -> str | None:
     """An answer that does not reproduce what the same weights answered in another session (issue 35)."""
+    return identity_outcome(arm, text, against, cal, params)[0]
+
+
+def identity_outcome(arm: str, text: str, against: Mapping[str, Any], cal: Calibration, params: CanaryParams,
+                     version: Any = None) -> tuple[str | None, str | None]:
+    """(the problem, or why it is not decided) of an answer held to what the same weights answered before.
+
+    Seeded sampling is only promised to repeat on one vLLM version: an answer that does not reproduce one
+    recorded on another version than the seat's `version` now fails nothing, and decides nothing either.
+    """
     if cal.problem is not None or cal.threshold is None:
-        return None    # the session fails on its calibration already
+        return None, None    # the session fails on its calibration already
     sim = similarity(text, str(against.get("text", "")), params.ngram)
     if sim >= cal.threshold:
-        return None
+        return None, None
     key = str(against.get("key", "")).split("@")[0]
-    return (f"arm {arm}'s answer does not reproduce what the same weights ({key}) answered in gate "
+    then = against.get("version")
+    said = (f"arm {arm}'s answer does not reproduce what the same weights ({key}) answered in gate "
             f"{against.get('gate')} session {against.get('session')} (similarity {sim:.3f}, threshold "
-            f"{cal.threshold:.3f}): the seat serves other weights than it did then")
+            f"{cal.threshold:.3f})")
+    if "version" in against and version is not None and then != version:
+        return None, (f"{said} on vLLM {then!r}; the seat reports {version!r} now, and seeded sampling is only "
+                      "promised to repeat on one version: not decided")
+    return said + ": the seat serves other weights than it did then", None
 
 
 def is_prefix(asked: int | None, gate: int | None, finish_reason: str | None) -> bool:

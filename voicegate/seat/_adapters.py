@@ -31,7 +31,7 @@ from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate.seat._client import RetryPolicy, SeatClient
 from voicegate.seat._errors import AdapterAlreadyLoaded, AdapterNotLoaded, SeatError
 from voicegate.seat._identity import SeatState
-from voicegate.seat._leases import Lease, LeaseError, RunLease, SeatLeases, read_leases
+from voicegate.seat._leases import LEASE_WAIT, RELEASE_WAIT, Lease, LeaseError, RunLease, SeatLeases, read_leases
 
 SWEEP_UNLOAD_S = 10.0   # the longest one unload of a killed run's adapter may take at the start of a run
 
@@ -130,8 +130,10 @@ class RuntimeAdapters:
         self.say = say
         self.info = info
         self.ours: set[str] = set()
+        self.shared: set[str] = set()        # loaded by another live run, used by this one, leased by both
         self.loaded: list[str] = []
         self.unloaded: list[str] = []
+        self.handed: list[str] = []          # left loaded at the end: another live run still held them
         self.reloads = 0
         self._locks: dict[str, asyncio.Lock] = {}
         self._epoch: dict[str, int] = {}
@@ -140,7 +142,18 @@ class RuntimeAdapters:
         self.leases = SeatLeases(client.url, lease, replica, say=say) if lease is not None else None
 
     def _write(self) -> None:
-        self.track.set(self.replica, self.ours)
+        self.track.set(self.replica, self.ours | self.shared)
+
+    def join(self, served: dict[str, str | None]) -> set[str]:
+        """Of `served` (model -> the root the seat lists it from), those another live voicegate run leased:
+        leased by this run too (the last holder unloads them), and named in the tracking file."""
+        if self.leases is None:
+            return set()
+        joined = self.leases.join({m: r for m, r in served.items() if m not in self.ours}) - self.ours
+        if joined:
+            self.shared |= joined
+            self._write()
+        return joined
 
     def adopt(self, models: Iterable[str]) -> None:
         """Models an earlier, interrupted part of this run loaded: ours to unload (and their leases ours)."""
@@ -154,12 +167,15 @@ class RuntimeAdapters:
         self._write()  # on disk before the request: a kill during the load still knows it is ours
         if self.leases is not None:
             self.leases.take({model: adapter_path})   # and in the seat's lease file, for every other run
+        self.shared.discard(model)   # loaded by this run from now on (it went from the seat before it was used)
         try:
             seconds = await self.client.load_adapter(model, adapter_path)
         except AdapterAlreadyLoaded:
             self.ours.discard(model)  # someone else loaded it a moment ago: not ours to unload
-            self._write()
-            self._release([model])
+            # Another live run's: held by this run too, as one found loaded. Anyone else's: left alone.
+            if model not in self.join({model: adapter_path}):
+                self._write()
+                self._release([model])
             return
         except SeatError:
             self.ours.discard(model)  # the seat answered no: nothing was loaded
@@ -200,7 +216,15 @@ class RuntimeAdapters:
         that takes longer is left loaded, still named in the tracking file for the next run.
         """
         quick = RetryPolicy(attempts=1 if not complete else 4, base_s=0.2, budget_s=5.0 if not complete else 30.0)
-        for model in sorted(self.ours):
+        for model in sorted(self.ours | self.shared):
+            kept = await self._hand_over(model, within_s)
+            if kept is not None:
+                self.handed.append(model)
+                self.info(f"left {model} loaded: {kept}")
+                continue
+            if model in self.shared and model not in self.ours and not await self._listed(model):
+                self.unloaded.append(model)   # gone already (its last other holder unloaded it): nothing to undo
+                continue
             try:
                 async with asyncio.timeout(within_s):
                     await self.client.unload_adapter(model, retry=quick)
@@ -216,9 +240,35 @@ class RuntimeAdapters:
             else:
                 self.info(f"unloaded {model}")
             self.unloaded.append(model)
-        self.ours -= set(self.unloaded)
+        self.ours -= set(self.unloaded) | set(self.handed)
+        self.shared -= set(self.unloaded) | set(self.handed)
         self._write()
         self._release(self.unloaded)
+
+    async def _hand_over(self, model: str, within_s: float | None) -> str | None:
+        """Under the lease lock: when another live run holds `model`, this run's lease goes and the adapter stays
+        (why, in words); None: this run is the last holder (or the lease file cannot tell), and unloads it."""
+        leases = self.leases
+        if leases is None:
+            return None
+        try:
+            with leases.file.edit(wait=RELEASE_WAIT if within_s is not None else LEASE_WAIT) as held:
+                others = leases.holders(held, model)
+                if not others:
+                    return None
+                held[:] = [x for x in held if not (x.model == model and x.run_dir == leases.run_dir)]
+        except LeaseError as exc:
+            leases._warn(exc)
+            return None
+        runs = "; ".join(sorted({f"{x.gate}, pid {x.pid}" + (f" on {x.host}" if x.state() == "elsewhere" else "")
+                                 for x in others}))
+        return f"held by {len(others)} other running voicegate run(s) ({runs}); the last to end unloads it"
+
+    async def _listed(self, model: str) -> bool:
+        try:
+            return any(c.id == model for c in await self.client.models())
+        except (SeatError, SeatUnreachable):
+            return True   # cannot tell: the unload tries, and says what came of it
 
     def _release(self, models: Iterable[str]) -> None:
         if self.leases is not None:
@@ -269,6 +319,9 @@ class RuntimeAdapters:
                         if listed:
                             keep.append(x)
                             restore.add(x.model)
+                        continue
+                    if listed and leases.holders(held, x.model):
+                        # A live run holds it: a dead or forged lease never makes it go, and is dropped.
                         continue
                     if not listed:
                         # Gone (a seat restart, a confirmed unload): the lease goes; the run's own tracking file

@@ -15,14 +15,20 @@ tracking file (which stays the crash-safe account of each gate):
   (`Owner`: a pid alone could be reused), and when;
 - when: written before the load request (after the tracking file), removed once the unload is
   confirmed (or the seat says the adapter is already gone); a run that adopts a killed run's
-  adapters of its own gate takes their leases over.
+  adapters of its own gate takes their leases over; a run that finds an adapter another live run
+  leased, and uses it, leases it too (`SeatLeases.join`). A lease is a hold, counted: a run
+  ending unloads an adapter only when no other live run holds it (checked under the lock, with
+  each holder's pid on this host), and otherwise only drops its own lease — the last to end
+  unloads it.
 
 `owner_state` tells a running owner from a killed one (same host and boot; the pid gone, a
 zombie, or now another process started at another time) and from one on another host (a home
 directory shared between machines), whose state this machine cannot know. `Sweep` is what the
 start of every `generate` does with a seat's leases: it unloads an adapter only when its owner
 is dead on this host, the seat still lists it as an adapter and, where the seat gives a root,
-from the leased path — never one the fleet serves, never one of a live run or of another host.
+from the leased path, and no live run (here or on another host) holds a lease of it — never one
+the fleet serves, never one of a live run or of another host: a forged or stale lease naming a live
+run's adapter is dropped, and the adapter stays.
 """
 
 from __future__ import annotations
@@ -357,6 +363,29 @@ class SeatLeases:
                 leases.extend(self._lease(m, p) for m, p in sorted(models.items()))
         except LeaseError as exc:
             self._warn(exc)
+
+    def holders(self, leases: Iterable[Lease], model: str) -> list[Lease]:
+        """The leases of `model` held by other runs that may be alive (running here, or on another host)."""
+        return [x for x in leases if x.model == model and x.run_dir != self.run_dir and x.state() != "killed"]
+
+    def join(self, models: dict[str, str | None]) -> set[str]:
+        """Lease `models` (name -> the root the seat lists them from) that another live voicegate run leased:
+        loaded at run time, so the last run holding one unloads it, and none while this run uses it. A model
+        without such a lease is the fleet's (or nobody's), and left alone."""
+        if not models:
+            return set()
+        joined: set[str] = set()
+        try:
+            with self.file.edit() as leases:
+                for model, root in sorted(models.items()):
+                    live = [x for x in self.holders(leases, model) if root in (None, x.adapter_path)]
+                    if live:
+                        leases[:] = [x for x in leases if not (x.model == model and x.run_dir == self.run_dir)]
+                        leases.append(self._lease(model, live[0].adapter_path))
+                        joined.add(model)
+        except LeaseError as exc:
+            self._warn(exc)
+        return joined
 
     def release(self, models: Iterable[str]) -> None:
         """The seat confirmed these are unloaded (or gone): drop this run directory's leases of them."""
