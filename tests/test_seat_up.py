@@ -62,6 +62,9 @@ def test_no_vllm_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "no vLLM" in line and str(tmp_path / "no-venv") in line
     assert done.stdout == ""   # nothing claimed to start
     assert list((tmp_path / "tmp").iterdir()) == []   # no seat folder made
+    # A --log-file that can be written is checked first, and not left behind by the refusal.
+    done = voicegate(tmp_path, "seat", "up", "--voices", str(voices), "--log-file", str(tmp_path / "vllm.log"))
+    assert "no vLLM" in _one_line(done) and not (tmp_path / "vllm.log").exists()
 
 
 def test_help_names_the_voices_folder() -> None:

@@ -52,7 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _seat_up import SHARED, Seat, alive, kill_group, seat_env, skip_reason
+from _seat_up import Seat, alive, kill_group, seat_env, skip_reason
+from _shared import SHARED
 
 from voicegate.seat._vllm import free_port
 

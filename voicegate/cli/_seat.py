@@ -420,11 +420,14 @@ def up_cmd(
     if held is not None:
         raise VoicegateError(f"port {port} on 127.0.0.1 cannot be used ({held}; nothing listens there): choose "
                              "another with --port")
+    # Bad input is refused whatever is installed: the log file's folder before the question of vLLM.
+    made_log = log_file is not None and not log_file.exists()
+    log_path = check_log_file(log_file) if log_file is not None else None
     if vllm_python() is None:
+        if made_log and log_path is not None:
+            log_path.unlink(missing_ok=True)   # the probe's empty file: a refusal writes nothing
         raise VoicegateError(why_no_vllm())
-    if log_file is not None:
-        log_path = check_log_file(log_file)
-    else:
+    if log_path is None:
         log_path = default_log_path(port)
         log_path.parent.mkdir(parents=True, exist_ok=True)
     keep_previous_log(log_path)
