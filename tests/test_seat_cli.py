@@ -218,7 +218,7 @@ def test_cost_reports_minus_25_percent_with_a_floor_under_1_percent_interleaved(
     assert all(run["completion_tokens"] == 64 for run in r["runs"]) and r["warnings"] == []
     # TTFT is reported beside it: 20 ms + 10 ms + the first token, for both arms alike.
     assert 30 <= r["base_ttft_ms"] < 120 and 30 <= r["voice_ttft_ms"] < 120, (r["base_ttft_ms"], r["voice_ttft_ms"])
-    assert abs(r["arms"]["base"]["median_tpot_ms"] - 1.0) < 0.1
+    assert 0.9 <= r["arms"]["base"]["median_tpot_ms"] < 1.5, r["arms"]["base"]["median_tpot_ms"]
     # What tokens / whole-request latency would have said: the fixed 30 ms dilutes the cost.
     assert _whole_request_overhead(r) > r["overhead_pct"] + 2.0, (_whole_request_overhead(r), r["overhead_pct"])
     # Every request, warm-up included, was streamed.
