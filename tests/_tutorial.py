@@ -101,7 +101,7 @@ _TIMES = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"), "<utc>"),
     (re.compile(r"\b[0-9a-f]{40}\b"), "<commit>"),
     (re.compile(r"\bgens:[0-9a-f]{12}\b"), "gens:<sha256>"),
-    (re.compile(r"\b\d+(?:\.\d+)? ?tok/s"), "<n> tok/s"),
+    (re.compile(r"\b\d+(?:,\d{3})*(?:\.\d+)? ?tok/s"), "<n> tok/s"),   # 6,021 tok/s on the stand-in
     (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<t> s"),
     (re.compile(r"\b\d+(?:\.\d+)? min\b"), "<t> min"),   # verify's "N commit(s) / 1.6 min after the numbers"
     (re.compile(r"\b\d+:\d\d:\d\d\b"), "<h:mm:ss>"),
@@ -122,7 +122,9 @@ def shown(actual: str, base: Path, port: int, cache: Path) -> str:
 def normalised(text: str) -> str:
     for pattern, repl in _TIMES:
         text = pattern.sub(repl, text)
-    return "\n".join(ln.rstrip() for ln in text.splitlines()).strip("\n")
+    # A progress bar's columns are as wide as its widest rate: the padding moves with the speed.
+    lines = [re.sub(r" {2,}", " ", ln) if "━" in ln else ln for ln in text.splitlines()]
+    return "\n".join(ln.rstrip() for ln in lines).strip("\n")
 
 
 def run_step(script: str, cwd: Path, env: dict[str, str], cwd_file: Path) -> tuple[int, str]:
