@@ -144,7 +144,7 @@ FRESH_SEAT_FIRST = ("tests/test_integrity_vllm.py",)
 # Marker `firstrun` (.ci/run runs it with no fixtures, no vLLM venv and no Chromium): every test marked as needing
 # one of them, and the modules a newcomer meets first or that read the fixtures folder themselves.
 FIRST_RUN = frozenset(f"tests/{name}.py" for name in (
-    "test_newcomer", "test_demo", "test_seat_up", "test_frictions", "test_first_run", "test_fixtures_manifest",
+    "test_newcomer", "test_demo", "test_seat_up", "test_frictions", "test_first_hour", "test_fixtures_manifest",
     "test_tutorial_standin", "test_carrier_identity", "test_bounds_misc", "test_artifacts_verify"))
 _MODULE_SECONDS: dict[str, float] = defaultdict(float)
 _STARTED = time.monotonic()

@@ -70,11 +70,14 @@ def simulate_cmd(
     """Dry-run a spec's generation on the stand-in seat: counts, runtime, file layout. Writes nothing here."""
     from voicegate.gate import design_lines
     from voicegate.generate import simulate
-    from voicegate.spec import load_spec, workspace_root
+    from voicegate.spec import check_registered, load_registration, load_spec, workspace_root
 
     root = workspace_root(workspace)
+    spec = load_spec(root, gate)
+    if load_registration(spec) is not None:
+        check_registered(spec)   # a registered gate whose files changed: refused here as `generate` would refuse it
     for line in simulate(root, gate, token_time=token_time, seat_url=seat).lines():
         typer.echo(line)
     # The design it would register (issue 31): seeds, words per pool, a pilot's power where one is on file.
-    for line in design_lines(load_spec(root, gate)):
+    for line in design_lines(spec):
         typer.echo(line, err=line.startswith("warning:"))
