@@ -34,8 +34,10 @@ import textwrap
 import time
 from pathlib import Path
 
+from voicegate._fixtures import CORPUS, shared_dir
+
 HERE = Path(__file__).resolve().parent
-DEFAULT_CORPUS = HERE.parent.parent / "shared" / "corpora" / "british-fiction"
+DEFAULT_CORPUS = (shared_dir(HERE.parent.parent / "shared") or HERE.parent.parent / "shared") / CORPUS
 GATE = "lv-bronte-bench"
 HELDOUT = ["CBronte_Villette"]
 TRAINING = ["CBronte_Jane", "CBronte_Professor", "ABronte_Tenant", "ABronte_Agnes", "EBronte_Wuthering"]

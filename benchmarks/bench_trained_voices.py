@@ -26,7 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+from voicegate._fixtures import shared_dir
+
+SHARED = shared_dir(Path(__file__).resolve().parents[2] / "shared") or Path("shared")
 
 
 def main() -> None:

@@ -61,10 +61,10 @@ from pathlib import Path
 from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parents[0] / "shared"))
-if not (SHARED / "fixtures").is_dir():
-    SHARED = Path("/work/shared")
 sys.path.insert(0, str(REPO))
+from voicegate._fixtures import shared_dir
+
+SHARED = shared_dir(REPO.parent / "shared") or REPO.parent / "shared"
 
 CONCURRENCY = 8
 MAX_TOKENS = 128

@@ -27,8 +27,9 @@ from pathlib import Path
 
 import httpx
 
-DEFAULT_VOICES = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared")) \
-    / "fixtures" / "tiny-voices"
+from voicegate._fixtures import VOICES, shared_dir
+
+DEFAULT_VOICES = (shared_dir(Path(__file__).resolve().parents[2] / "shared") or Path("shared")) / VOICES
 
 
 async def one(client: httpx.AsyncClient, url: str, model: str, prompt: str, seed: int,

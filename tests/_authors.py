@@ -12,13 +12,10 @@ Corpora are named by absolute path where they are (``shared/corpora/british-fict
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-VOICES = SHARED / "fixtures" / "tiny-voices"
-CORPUS = SHARED / "corpora" / "british-fiction"
+from _shared import CORPUS, SHARED, VOICES  # noqa: F401
+
 CHECK_TEXTS = VOICES / "check-texts.json"
 
 # author -> (gate name, held-out novel, training novels, the voices trained on that author)

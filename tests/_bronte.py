@@ -206,10 +206,10 @@ def committed_story(root: Path) -> Path:
     """`scored_workspace` (scored, shipped, amended) on the fleet compose fixture, its verdicts committed and
     runs/ ignored, as in a real workspace; skips without the fixture."""
     import pytest
+    from _shared import COMPOSE_FIXTURE as fixture
 
-    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "voices-seat.compose.yaml"
     if not fixture.is_file():
-        pytest.skip("compose fixture absent")
+        pytest.skip(f"fleet compose fixture not present at {fixture}")
     scored_workspace(root, as_shipped(fixture))
     (root / ".gitignore").write_text("runs/\n", encoding="utf-8")  # run data is not in git
     git(root, "add", "-A")

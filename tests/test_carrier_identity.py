@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _shared import VOICES
 from _workspace import cli, gate_spec, manifest, registered_workspace, run_cli
 
 from voicegate._errors import VoicegateError
@@ -46,7 +47,7 @@ def carrier_files(root: str | None, memo: Path | None = None) -> CarrierFiles | 
 
 GATE = "lv-carrier"
 SERVED = f"{GATE}-ckpt475"
-TINY = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "tiny-voices"
+TINY = VOICES
 
 
 def _carrier_dir(where: Path, weights: bytes = b"weights") -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _shared import VOICES as SHARED_VOICES
 
 # Loaded into every Python process of the demo (it spawns `python -m voicegate` children):
 # any connection or name lookup that is not loopback is refused and written down.
@@ -205,9 +206,16 @@ def _demo(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
                           check=False, timeout=120, env={**os.environ, **(env or {})})
 
 
-def test_demo_seat_vllm_needs_voices_and_says_what_is_missing(tmp_path: Path) -> None:
+def test_demo_seat_vllm_needs_voices_and_says_what_is_missing(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("VOICEGATE_SHARED", raising=False)
     done = _demo(str(tmp_path / "a"), "--seat", "vllm")
-    assert done.returncode == 2 and "--voices DIR" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == ("voicegate: --seat vllm needs --voices DIR (the tiny-voices folder), or $VOICEGATE_SHARED "
+                           "set to the fixtures folder (docs/fixtures.md)\n")
+    # The fixtures variable names the folder: there, the same check as for a --voices given.
+    done = _demo(str(tmp_path / "a"), "--seat", "vllm", env={"VOICEGATE_SHARED": str(tmp_path / "shared")})
+    assert done.returncode == 2 and "tiny-voices is not a tiny-voices folder" in done.stderr
+    assert str(tmp_path / "shared" / "fixtures" / "tiny-voices") in done.stderr
     done = _demo(str(tmp_path / "b"), "--seat", "vllm", "--voices", str(tmp_path))
     assert done.returncode == 2 and "not a tiny-voices folder" in done.stderr and "carrier/config.json" in done.stderr
     done = _demo(str(tmp_path / "c"), "--seat", "gpu")
@@ -215,8 +223,7 @@ def test_demo_seat_vllm_needs_voices_and_says_what_is_missing(tmp_path: Path) ->
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
-SHARED = REPO.parent / "shared"
-VOICES = SHARED / "fixtures" / "tiny-voices"
+VOICES = SHARED_VOICES
 
 
 def test_the_vllm_demo_tells_the_same_story_through_the_same_steps_and_ends_the_same(

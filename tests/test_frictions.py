@@ -310,9 +310,10 @@ def test_seat_models_in_a_workspace_reaches_the_specs_seat(tmp_path: Path) -> No
 
 
 def test_seat_up_on_a_busy_port_says_a_seat_may_already_be_up(tmp_path: Path) -> None:
-    voices = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "tiny-voices"
+    from _shared import VOICES as voices
+
     if not (voices / "carrier").is_dir():
-        pytest.skip("tiny-voices fixture absent")
+        pytest.skip(f"tiny-voices fixture not present at {voices}")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

@@ -190,6 +190,11 @@ def test_help_answers(tmp_path: Path) -> None:
         assert command in done.stdout
 
 
+def raw_rule(example: str) -> tuple[str, int]:
+    raw = yaml.safe_load(example)
+    return raw["floor"]["rule"], len(raw["seeds"])
+
+
 def test_init_lays_out_a_workspace(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     done = voicegate(tmp_path, "init", str(ws))
@@ -199,7 +204,8 @@ def test_init_lays_out_a_workspace(tmp_path: Path) -> None:
     assert (ws / ".git").is_dir()
     assert "/runs/" in (ws / ".gitignore").read_text()
     example = (ws / "preregistrations" / "lv-example.yaml.example").read_text()
-    assert "floor: {rule: pairwise-max-spread}" in example
+    # The strongest registered design by default (docs/validity.md: welch-t at 8 seeds ships ~0.9 of real voices).
+    assert raw_rule(example) == ("welch-t", 8)
     # the example is a valid spec apart from its files: its keys are the schema's
     raw = yaml.safe_load(example)
     assert raw["gate"] == "lv-example"

@@ -9,17 +9,15 @@ it from anything) -- which is why the check carries both.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _shared import CORPUS
 
 from voicegate.scoring import Cache
 from voicegate.scoring._ruler import RULER_MIN_AUC, auc_closer
 
-CORPUS = Path(os.environ.get("VOICEGATE_SHARED", Path(__file__).resolve().parents[2] / "shared")) \
-    / "corpora" / "british-fiction"
 OTHERS = ("Austen_Pride", "Dickens_David", "Eliot_Middlemarch", "Fielding_Joseph", "Sterne_Tristram",
           "Thackeray_Vanity", "Trollope_Phineas", "Richardson_Pamela", "ABronte_Agnes", "EBronte_Wuthering")
 OWN = ("CBronte_Jane", "CBronte_Professor")

@@ -62,6 +62,9 @@ def test_no_vllm_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "no vLLM" in line and str(tmp_path / "no-venv") in line
     assert done.stdout == ""   # nothing claimed to start
     assert list((tmp_path / "tmp").iterdir()) == []   # no seat folder made
+    # A --log-file that can be written is checked first, and not left behind by the refusal.
+    done = voicegate(tmp_path, "seat", "up", "--voices", str(voices), "--log-file", str(tmp_path / "vllm.log"))
+    assert "no vLLM" in _one_line(done) and not (tmp_path / "vllm.log").exists()
 
 
 def test_help_names_the_voices_folder() -> None:
@@ -274,3 +277,75 @@ def test_a_stop_with_a_request_in_flight_is_prompt_and_a_restart_is_not_refused(
     finally:
         for seat in seats:
             seat.kill()
+
+
+# -- `seat up --standin` and the default --voices ------------------------------------------------------------
+
+
+def _spec(root: Path, gate: str, base: str = "voices-base") -> None:
+    import yaml
+    from _workspace import gate_spec
+
+    (root / "preregistrations").mkdir(parents=True, exist_ok=True)
+    spec = gate_spec(gate, base_model=base, candidates=[
+        {"name": "ckpt475", "model": f"{gate}-ckpt475", "role": "candidate"},
+        {"name": "later", "model": f"{gate}-later", "role": "candidate", "adapter_path": "/adapters/later"}])
+    (root / "preregistrations" / f"{gate}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+
+
+def test_standin_refusals_are_one_line(tmp_path: Path) -> None:
+    assert _one_line(voicegate(tmp_path, "seat", "up", "--standin")) == (
+        f"voicegate: --standin serves the arms your specs name, and {tmp_path.resolve()}/preregistrations has no "
+        "<gate>.yaml yet: write the spec first (`voicegate init` left an example), then start the seat")
+    _spec(tmp_path, "lv-one")
+    _spec(tmp_path, "lv-two", base="other-base")
+    assert _one_line(voicegate(tmp_path, "seat", "up", "--standin")) == (
+        "voicegate: the specs name 2 base models (other-base (preregistrations/lv-two.yaml); voices-base "
+        "(preregistrations/lv-one.yaml)): one seat serves one base; choose the gates with --gate")
+    assert _one_line(voicegate(tmp_path, "seat", "up", "--standin", "--gate", "lv-three")) == (
+        "voicegate: --gate: no such spec preregistrations/lv-three.yaml")
+    assert _one_line(voicegate(tmp_path, "seat", "up", "--standin", "--voices", str(tmp_path), "--log-file",
+                               str(tmp_path / "x.log"))) == (
+        "voicegate: --standin serves your specs' arms with synthetic text and runs no vLLM: --voices, --log-file are "
+        "for a real seat")
+    assert _one_line(voicegate(tmp_path, "seat", "up", "--gate", "lv-one")) == (
+        "voicegate: --gate chooses the arms the stand-in serves: it goes with --standin")
+    assert not (tmp_path / "x.log").exists()
+
+
+def test_without_voices_the_fixtures_variable_names_the_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VOICEGATE_SHARED", raising=False)
+    assert _one_line(voicegate(tmp_path, "seat", "up")) == (
+        "voicegate: give --voices DIR (a tiny-voices folder, or a carrier folder of your own), or set "
+        "$VOICEGATE_SHARED to the fixtures folder; no vLLM? --standin serves your specs' arms from the stand-in seat")
+    monkeypatch.setenv("VOICEGATE_SHARED", str(tmp_path / "elsewhere"))
+    line = _one_line(voicegate(tmp_path, "seat", "up"))
+    assert line.startswith(f"voicegate: --voices {tmp_path / 'elsewhere' / 'fixtures' / 'tiny-voices'}: no such folder")
+
+
+def test_standin_serves_the_specs_arms_labelled_synthetic_and_stops_on_sigterm(tmp_path: Path) -> None:
+    import httpx
+    from _seat_up import Seat, seat_env
+
+    from voicegate.seat._vllm import free_port
+
+    _spec(tmp_path, "lv-one")
+    _spec(tmp_path, "lv-two")
+    port = free_port()
+    seat = Seat("voicegate seat up --standin --gate lv-one", tmp_path, seat_env(tmp_path / "bin", port), port)
+    try:
+        out = seat.wait_ready()
+        assert out.splitlines()[0] == (f"stand-in seat ready: http://127.0.0.1:{port}/v1, serving voices-base + 2 "
+                                       "adapter(s) for lv-one: lv-one-ckpt475, lv-one-later")
+        assert out.splitlines()[1].startswith("SYNTHETIC: every answer is deterministic pseudo-text")
+        models = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10).json()["data"]
+        assert {(m["id"], m["root"], m["parent"]) for m in models} == {
+            ("voices-base", "standin:synthetic/voices-base", None),
+            ("lv-one-ckpt475", "standin:synthetic/lv-one-ckpt475", "voices-base"),
+            ("lv-one-later", "standin:synthetic/lv-one-later", "voices-base")}
+        assert httpx.get(f"http://127.0.0.1:{port}/version", timeout=10).json() == {
+            "version": "stand-in: synthetic text, no model"}
+        code, tail = seat.stop(signal.SIGTERM)
+        assert code == 0 and re.fullmatch(r"stopped in \d+\.\d s\n", tail), (code, tail)
+    finally:
+        seat.kill()

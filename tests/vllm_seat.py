@@ -29,10 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _shared import CORPUS, SHARED, VOICES  # noqa: F401  (re-exported: the tests import them from here)
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("VOICEGATE_SHARED", REPO.parent / "shared"))
-VOICES = SHARED / "fixtures" / "tiny-voices"
-CORPUS = SHARED / "corpora" / "british-fiction"
 
 SERVED = ("lv-bronte-ckpt475", "lv-bronte-parrot")   # in --lora-modules: what the seat serves from its start
 SERVED_ADAPTER = SERVED[0]

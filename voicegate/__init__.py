@@ -1,6 +1,16 @@
 """voicegate: pre-registered ship gates for author-voice LoRA adapters."""
 
+import sys
 from typing import TYPE_CHECKING, Any
+
+# Checked before anything else is imported: the modules below use Python 3.11's syntax and library, so an older
+# interpreter (a checkout run with PYTHONPATH, a pip told to ignore requires-python) would fail in a traceback.
+MIN_PYTHON = (3, 11)
+if tuple(sys.version_info[:2]) < MIN_PYTHON:
+    sys.stderr.write(f"voicegate: needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer, and "
+                     f"{sys.executable} is {sys.version.split()[0]}: make the virtualenv with a newer python "
+                     f"(README, Set up)\n")
+    raise SystemExit(2)
 
 from voicegate._errors import GateFailed, SeatUnreachable, VoicegateError
 from voicegate._version import __version__

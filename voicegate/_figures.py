@@ -3,7 +3,7 @@
 One decimal is enough to read a ratio (0.8x, 2.1x), except next to the threshold: a ratio
 that rounds to 1.0x reads as a tie, while PASS means delta_cb *exceeds* the floor. There
 the figure gets the decimals it takes to show on which side of 1 it lies (1.03x, 0.996x);
-only an exact 1 is written 1.0x.
+only an exact 1 is written 1.0x. Next to 0 likewise (0.03x, -0.02x, never "-0.0x"); an exact 0 is 0.0x.
 
 A missing ratio (a zero floor has none) is written "n/a" everywhere: the terminal table, the
 record, the README, the compose comment, the amend summary and the report page (its `ratio`
@@ -26,10 +26,12 @@ def ratio_figure(ratio: float) -> str:
     """`ratio` as a number with "x", e.g. "2.1x", "1.04x"; the caller handles None and infinity."""
     digits = 1
     text = f"{ratio:.{digits}f}"
-    while text == f"{1:.{digits}f}" and ratio != 1 and digits < MAX_DIGITS:
+    # Next to 1 a rounded figure reads as a tie; next to 0 as no gain at all, and "-0.0x" as a signed zero.
+    while ratio not in (0, 1) and text in (f"{1:.{digits}f}", f"{0:.{digits}f}", f"-{0:.{digits}f}") \
+            and digits < MAX_DIGITS:
         digits += 1
         text = f"{ratio:.{digits}f}"
-    return f"{text}x"
+    return "0.0x" if float(text) == 0 else f"{text}x"
 
 
 def ratio_text(ratio: float | None) -> str:

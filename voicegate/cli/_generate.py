@@ -65,6 +65,11 @@ def generate_cmd(
         emit(generate_document(result))  # before exit 4 below: the document says "failed" and stdout parses
     else:
         typer.echo(result.summary())
+    from voicegate.cli._synthetic import synthetic_note
+
+    synthetic = synthetic_note(spec.run_dir)
+    if synthetic:
+        (fail if as_json else typer.echo)(synthetic)
     if result.canaries.failed:
         from voicegate._errors import IntegrityFailed
 

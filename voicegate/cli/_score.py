@@ -30,6 +30,7 @@ def score_cmd(
     --junit FILE writes one test case per candidate and axis for CI (also under --dry-run: FILE is yours).
     """
     from voicegate.cli import _machine
+    from voicegate.cli._synthetic import synthetic_note
     from voicegate.gate import ScoreOutcome, score
     from voicegate.scoring import result_text
 
@@ -43,6 +44,9 @@ def score_cmd(
         # --json prints every number at full precision; the table, scores.json and the record round.
         if scored.in_force is not None:
             (fail if as_json or quiet else typer.echo)(f"note: {scored.in_force.note()}")
+        synthetic = synthetic_note(scored.spec.run_dir)   # first: every number below is made of synthetic text
+        if synthetic:
+            (fail if as_json or quiet else typer.echo)(synthetic)
         if as_json:
             sys.stdout.write(result_text(scored.full or scored.result))
             _machine.mark_emitted()

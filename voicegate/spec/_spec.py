@@ -70,6 +70,9 @@ def no_such_spec(root: Path, gate: str) -> str:
     if not (root / "preregistrations").is_dir():
         return (f"{root} is not a voicegate workspace (no preregistrations/); run in one, give -C DIR, "
                 "or start one with `voicegate init`")
+    yml = path.with_suffix(".yml")
+    if yml.is_file():   # the name is right, the extension is the other one YAML uses
+        return f"{path}: no such spec, but {yml.name} is there: voicegate reads <gate>.yaml; rename it to {path.name}"
     gates = sorted(p.stem for p in (root / "preregistrations").glob("*.yaml")
                    if not p.name.endswith(".registration.yaml"))
     close = difflib.get_close_matches(gate, gates, n=1, cutoff=0.6)
