@@ -1,19 +1,19 @@
 """Output a CI system reads: one `--json` document on stdout, the JSON error object, and `--junit FILE`.
 
-Every command's `--json` goes through `emit`, so each prints exactly one JSON document on stdout
-(indented, UTF-8, no NaN). Under `--json` an error is a document too: `{"error": "...", "exit": N}`
-on stdout (and the usual one line on stderr, and the same exit code), unless the command already
-printed its document (`score --strict`, `verify` on a broken chain, `generate` on exit 4, `seat
-drift`: exit 1 and 4 are results, the document says what happened and the line stays on stderr,
-so stdout still parses as one document). `--json` is known from the flag's own callback (set
-while click parses) or from the raw arguments (a `--json` token before any `--`): an error can
-come before the flag is parsed (an unknown option), and the seat commands declare their own flag.
+Every command's `--json` goes through `emit`, and the document is held until the command ends
+(`finish`, from `main`), so stdout carries exactly one JSON document (indented, UTF-8 bytes whatever
+the locale, no NaN). Under `--json` an error is a document too: `{"error": "...", "exit": N}` on
+stdout (and the usual one line on stderr, and the same exit code), in place of any result the
+command made before it failed. Exit 1 and 4 are results (`score --strict`, `verify` on a broken
+chain, `generate` on exit 4, `seat drift`): the document says what happened and the line stays on
+stderr. `--json` is known from the flag's own callback (set while click parses) or from the raw
+arguments (a `--json` token before any `--`): an error can come before the flag is parsed (an
+unknown option), and some commands declare their own flag.
 
-`--junit FILE` writes a JUnit XML report (the shape of pytest's junit-10 schema: testsuites >
-testsuite > testcase, with failure / skipped), atomically. `score`: one test case per candidate
-and axis — voice under every rule, copying, damage, and specificity under every rule when the
-spec registers impostors; PASS / NOT-COPIED / NO-DAMAGE / SPECIFIC pass, FAIL / COPIED / DAMAGE /
-NOT-SPECIFIC fail, INCONCLUSIVE (or a verdict that could not be reached) is skipped. `verify`:
+`--junit FILE` writes a JUnit XML report (the junit-10 shape: testsuites > testsuite > properties,
+testcase with failure / skipped / system-out), atomically, every string made one XML can carry.
+`score`: the gate's outcome under the rule in force (failed exactly when `score --strict` exits 1),
+then each candidate × axis under that rule; rules shown but not deciding are properties. `verify`:
 one test case per artifact file (a record, README, compose file or ledger), failed when its chain
 is broken, skipped when it is not written yet. No timings are written, so the same result gives
 the same bytes.
