@@ -75,6 +75,14 @@ def test_after_the_amendment_every_surface_says_the_rule_in_force(story: tuple[P
     assert amended.code == 0, amended.stderr
     said = "a POST-HOC correction" if post_hoc else "prospective"
     cited = "lv-dummy" if post_hoc else "lv-hemingway"
+    # the record withdraws the registered rule's FAIL only for a pre-registered rule
+    text = (root / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
+    withdrawn = "- ckpt475: VOICE FAIL → PASS (2.1x): the floor that applies is 0.091, not 0.251; any conclusion " \
+                "drawn from the FAIL is withdrawn."
+    kept = ("- ckpt475: VOICE FAIL → PASS (2.1x) under a rule chosen after the numbers: the floor it applies is "
+            "0.091, not 0.251. The FAIL under the registered rule is not withdrawn; it stays the pre-registered "
+            "verdict, and this PASS is a post-hoc correction to be read beside it.")
+    assert (kept in text, withdrawn in text) == (post_hoc, not post_hoc)
 
     # the table, recorded for real: the note, then the amended decision; nothing new to append
     record = (root / "gates" / f"{GATE}.md").read_bytes()
