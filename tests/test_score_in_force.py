@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,7 @@ def test_after_the_amendment_every_surface_says_the_rule_in_force(story: tuple[P
     assert (amendment["rule_from"], amendment["rule_to"], amendment["post_hoc"]) == (
         "global-max-spread", "pairwise-max-spread", post_hoc)
     assert amendment["citation"]["gate"] == cited and amendment["citation"]["post_hoc"] is post_hoc
+    commit = amendment["citation"]["commit"]
     ckpt475 = next(a for a in doc["arms"] if a["name"] == "ckpt475")
     assert ckpt475["voice"]["pairwise-max-spread"] == "PASS" and ckpt475["ratio"] == ckpt475["ratios"][
         "pairwise-max-spread"]
@@ -140,6 +142,22 @@ def test_after_the_amendment_every_surface_says_the_rule_in_force(story: tuple[P
         "pairwise-max-spread", "global-max-spread", "ckpt475", "global-max-spread")
     assert props["amendment"] == ("post-hoc correction" if post_hoc else "prospective")
     assert props["shown, not deciding: ckpt475 voice under global-max-spread"].startswith("VOICE FAIL under global")
+
+    # the report: its header, the pick's card, the amendment's heading and "What changed" say it too
+    assert run_cli("report", GATE, cwd=root).code == 0
+    words = " ".join(re.sub(r"<[^>]+>", " ", (root / "runs" / GATE / "report.html").read_text(encoding="utf-8"))
+                     .split())
+    header = ("deciding rule pairwise-max-spread (as amended; originally scored under global-max-spread) · "
+              "a POST-HOC correction , not a pre-registered rule")
+    assert (header in words, "recommended under a post-hoc rule" in words) == (post_hoc, post_hoc)
+    heading = re.search(r"Amendment 1 · \S+ · global-max-spread → pairwise-max-spread · ([^·]+?) Reason:", words)
+    assert heading is not None and heading.group(1) == ("POST-HOC correction" if post_hoc else "prospective")
+    changed = (f"a POST-HOC correction: pairwise-max-spread registered for lv-dummy (commit {commit[:12]}), 1 "
+               "commit(s) after this gate's numbers; the verdicts under global-max-spread are not withdrawn, "
+               "they stay the pre-registered ones" if post_hoc else
+               f"prospective: pairwise-max-spread registered for lv-hemingway (commit {commit[:12]}), before "
+               "this gate's numbers")
+    assert changed in words.replace("&#39;", "'")
 
 
 def test_the_demo_ends_with_one_answer_on_every_surface(tmp_path: Path) -> None:
