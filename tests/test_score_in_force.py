@@ -179,6 +179,16 @@ def test_the_demo_ends_with_one_answer_on_every_surface(tmp_path: Path) -> None:
     root = junit(report)
     assert root.get("failures") == "0" and properties(root)["amendment"] == "post-hoc correction"
     assert properties(root)["rule"] == "pairwise-max-spread" and properties(root)["ships"] == "ckpt475"
+    # counts that are true: the demo's gate computes three rules, and its plot's title says so
+    page = (ws / "runs" / "lv-marlowe" / "report.html").read_text(encoding="utf-8")
+    assert "<title>delta_cb per candidate with all 3 floors</title>" in page and "with both floors<" not in page
+    # verify --junit: the record's case says its amendment is a post-hoc correction
+    checked = tmp_path / "verify.xml"
+    assert run_cli("verify", "lv-marlowe", "--junit", checked, cwd=ws).code == 0
+    record = next(c for c in junit(checked).iter("testcase") if c.get("name") == "record: gates/lv-marlowe.md")
+    said = record.find("system-out")
+    assert said is not None and (said.text or "").startswith(
+        "entry 4 is a POST-HOC correction: it cites lv-marlowe-v2's registration of pairwise-max-spread")
 
 
 # -- JUnit messages and hostile strings ----------------------------------------------------------------------

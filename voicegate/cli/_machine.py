@@ -286,15 +286,17 @@ def score_junit(state: GateState) -> str:
 
 
 def verify_cases(files: Iterable[Mapping[str, Any]]) -> list[Case]:
-    """One case per artifact file, from `verify --json`'s `files`."""
+    """One case per artifact file, from `verify --json`'s `files`; what it found about the amendments' citations
+    (a post-hoc correction among them) is the case's system-out, a reader's to see whatever the outcome."""
     cases = []
     for f in files:
         cls = "voicegate.verify." + "+".join(f["gates"])
         name = f"{f['kind']}: {f['path']}"
+        said = "\n".join([*f.get("citations", ()), *f.get("citation_problems", ())])
         if not f["ok"]:
-            cases.append(Case(cls, name, "failure", f"BROKEN: {f['problem']}", "\n".join(f["lines"])))
+            cases.append(Case(cls, name, "failure", f"BROKEN: {f['problem']}", "\n".join(f["lines"]), out=said))
         elif not f["exists"]:
-            cases.append(Case(cls, name, "skipped", "not written yet"))
+            cases.append(Case(cls, name, "skipped", "not written yet", out=said))
         else:
-            cases.append(Case(cls, name, "passed"))
+            cases.append(Case(cls, name, "passed", out=said))
     return cases
