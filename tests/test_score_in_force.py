@@ -292,3 +292,60 @@ def test_the_table_says_nearer_only_for_not_specific(capsys: pytest.CaptureFixtu
     print_score(_with_specificity(axis, ("George Eliot",), PAIRWISE), make_console())  # type: ignore[arg-type]
     table = capsys.readouterr().out
     assert "George Eliot (-0.004)" in table and "nearer George Eliot" not in table
+
+
+def test_a_gate_with_impostors_says_the_same_words_on_every_surface(tmp_path: Path) -> None:
+    """Two impostors; the mimic writes like the first. The table, the quiet line, --json and --junit agree on
+    what ships and on each candidate's specificity, and JUnit pairs each margin with its own impostor's floor."""
+    from _workspace import GATE as TEST_GATE
+    from _workspace import N_PROMPTS, SEEDS, impostor_spec, impostor_workspace, text
+
+    root = impostor_workspace(tmp_path / "ws", impostor_spec({"Impostor One": ["corpora/imp/*.txt"],
+                                                              "Impostor Two": ["corpora/imp2/*.txt"]}))
+    style = {"base": None, "cand": 0, "mimic": 1}
+    rows = [{"arm": arm, "seed": s, "prompt_id": str(p), "text": text(160, f"{arm}/{s}/{p}", st)}
+            for arm, st in style.items() for s in SEEDS for p in range(N_PROMPTS)]
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for args in (("register", TEST_GATE), ("import", TEST_GATE, source)):
+        done = run_cli(*args, cwd=root)
+        assert done.code == 0, done.stderr
+    report = tmp_path / "imp.xml"
+    as_json = run_cli("score", TEST_GATE, "--json", "--dry-run", "--junit", report, cwd=root)
+    assert as_json.code == 0, as_json.stderr
+    doc = json.loads(as_json.stdout)
+    rule, ships = doc["rule"], doc["ships"]
+    axes = {a["name"]: a["specificity"] for a in doc["arms"] if a["role"] == "candidate"}
+    assert ships == "cand" and axes["cand"]["verdict"][rule] == "SPECIFIC"
+    assert axes["mimic"]["verdict"][rule] == "NOT-SPECIFIC"
+
+    quiet = run_cli("score", TEST_GATE, "-q", "--dry-run", "--strict", cwd=root)
+    assert quiet.code == 0 and quiet.stdout.startswith(f"{TEST_GATE}: ships: cand (VOICE PASS ")
+    assert quiet.stdout.rstrip().endswith(", SPECIFIC)")
+    table = run_cli("score", TEST_GATE, "--dry-run", cwd=root, env={"COLUMNS": "200"}).stdout
+    assert "ships: cand (VOICE PASS" in table and "nearer Impostor One" in table
+
+    root_xml = junit(report)
+    assert root_xml.get("failures") == "0"
+    outcomes = {(c, n): o for c, n, o in cases(root_xml)}
+    assert outcomes[(f"voicegate.{TEST_GATE}.cand", f"specificity under {rule}")] == "passed"
+    assert outcomes[(f"voicegate.{TEST_GATE}.mimic", f"specificity under {rule}")] == "skipped"
+    for arm, axis in axes.items():
+        who = axis["binding"][rule]
+        said = (f"{axis['verdict'][rule]} under {rule}: margin {axis['margins'][who]:+.3f} over {who} vs floor "
+                f"{axis['impostor_floors'][who][rule]:.3f}")
+        case = next(c for c in root_xml.iter("testcase") if c.get("classname") == f"voicegate.{TEST_GATE}.{arm}"
+                    and c.get("name") == f"specificity under {rule}")
+        child = case.find("skipped") if arm == "mimic" else case.find("system-out")
+        assert child is not None
+        text_said = child.get("message") if arm == "mimic" else child.text
+        assert (text_said or "").startswith(said), (arm, text_said, said)
+    # the specificity under every other rule is a property, its numbers its own impostor's too
+    props = properties(root_xml)
+    for arm, axis in axes.items():
+        for other in axis["verdict"]:
+            if other != rule:
+                who = axis["binding"][other]
+                assert props[f"shown, not deciding: {arm} specificity under {other}"] == (
+                    f"{axis['verdict'][other]} under {other}: margin {axis['margins'][who]:+.3f} over {who} vs floor "
+                    f"{axis['impostor_floors'][who][other]:.3f}")
