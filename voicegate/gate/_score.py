@@ -37,14 +37,13 @@ class ScoreOutcome:
     # Lines said under the table that the result does not carry: "seat integrity: not checked (...)"
     # when the run had no canaries (a checked run's verdict is in `result.integrity`, and in the table).
     notes: tuple[str, ...] = ()
+    # The state in force: what every surface of `score` shows (exit code, line, table, --json, --junit).
+    state: GateState | None = None
 
     @property
     def text(self) -> str:
         """The JSON bytes written to scores.json (every number rounded to 6 decimals, as recorded)."""
         return result_text(self.result)
-
-    # The state in force: what every surface of `score` shows (exit code, line, table, --json, --junit).
-    state: GateState | None = None
 
     @property
     def shown(self) -> GateResult:
