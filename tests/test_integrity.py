@@ -371,8 +371,10 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
         dry = cli(root, "score", GATE, "--dry-run")
         assert dry.returncode == 2 and "delta_cb" in dry.stdout and "seat integrity: FAILED" in dry.stdout
         assert "seat integrity FAILED for arms" in dry.stderr
+        # --json: the error document alone, never a result beside it
         dry_json = cli(root, "score", GATE, "--dry-run", "--json")
-        assert dry_json.returncode == 2 and json.loads(dry_json.stdout)["integrity"]["status"] == "failed"
+        assert dry_json.returncode == 2
+        assert json.loads(dry_json.stdout) == {"error": lines[0].removeprefix("voicegate: "), "exit": 2}
         # Continuing with arms mixed is refused too.
         again = cli(root, "generate", GATE, "--quiet")
         assert again.returncode == 2 and "--isolate-arms" in again.stderr

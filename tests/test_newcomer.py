@@ -70,7 +70,8 @@ def test_score_after_amend_shows_the_amended_decision(tmp_path: Path, monkeypatc
     quiet = run_cli("score", "lv-bronte", "--quiet", cwd=root)
     assert quiet.stdout.startswith("lv-bronte: ships: ckpt475") and "as amended" in quiet.stderr
     as_json = run_cli("score", "lv-bronte", "--json", cwd=root)
-    assert '"rule": "global-max-spread"' in as_json.stdout and "as amended" in as_json.stderr
+    assert '"rule": "pairwise-max-spread"' in as_json.stdout and "as amended" in as_json.stderr
+    assert '"registered_rule": "global-max-spread"' in as_json.stdout
 
 
 def test_amend_prints_the_new_verdicts_and_ship_warns_on_a_failed_candidate(tmp_path: Path,

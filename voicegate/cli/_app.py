@@ -136,7 +136,22 @@ def main(argv: list[str] | None = None) -> None:
     # Importing the command modules registers them; they import heavy libraries lazily.
     from voicegate import cli as _commands  # noqa: F401
 
+    try:
+        _run(args, argv)
+    except SystemExit:
+        _machine.finish()  # the one --json document, result or error, whichever way the command ended
+        raise
+    except BaseException:
+        _machine.reset()  # a crash: no result goes out beside its traceback
+        raise
+    _machine.finish()
+
+
+def _run(args: list[str], argv: list[str] | None) -> None:
+    from voicegate.cli import _machine
+
     exit_types, click_exception, abort = _click_exceptions()
+
     def refuse(message: str, code: int) -> None:
         """One line on stderr; under --json also the error document on stdout (see _machine)."""
         fail(message)

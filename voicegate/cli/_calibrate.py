@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated
 
@@ -17,8 +16,8 @@ def calibrate_cmd(
     seeds: Annotated[int, typer.Option("--seeds", metavar="K", help="Seeds per arm in each draw (fewer than the "
                                        "pilot stores).")],
     draws: Annotated[int, typer.Option("--draws", metavar="N", help="Random K-seed draws to re-decide.")] = 1000,
-    rng_seed: Annotated[int, typer.Option("--seed", metavar="RNG", help="Seed of the draws (same seed, same "
-                                          "draws).")] = 0,
+    rng_seed: Annotated[int, typer.Option("--seed", metavar="RNG", min=0, help="Seed of the draws (same seed, "
+                                          "same draws).")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON, with the per-seed distances "
                                           "it used (per arm and target).")] = False,
     workspace: Workspace = None,
@@ -28,7 +27,9 @@ def calibrate_cmd(
 
     result = calibrate(workspace, gate, seeds=seeds, draws=draws, rng_seed=rng_seed)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json(), indent=2, sort_keys=False) + "\n")
+        from voicegate.cli._machine import emit
+
+        emit(result.to_json())
     else:
         typer.echo(result.text())
     if result.path is not None:

@@ -83,7 +83,7 @@ def note_cmd(gate: Gate,
              text: Annotated[str, typer.Option("--text", help="What is known, in a sentence (e.g. a defect "
                                                "found and deliberately left alone).")] = "",
              workspace: Workspace = None, as_json: AsJson = False) -> None:
-    """Put a person's note on the record (all three artifacts); it changes no verdict or decision.
+    """Put a person's note on the record (every artifact the spec names); it changes no verdict or decision.
 
     The place for "defect found, not acted on": a later post-hoc amendment is read against it.
     """

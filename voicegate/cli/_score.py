@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -21,59 +20,63 @@ def score_cmd(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Score without recording a verdict (no scores.json, no score entry); the first numbers "
                           "shown are anchored at HEAD in one record entry. A --junit FILE is still written.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when no candidate ships.")] = False,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Exit 1 when no candidate ships under the rule in force.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="One summary line instead of the table.")] = False,
 ) -> None:
-    """Score stored generations: both floors, DISAGREE, copying, damage; save and append the verdicts.
+    """Score stored generations: every rule's floor, DISAGREE, copying, damage; save and append the verdicts.
 
-    --json prints the result with every number at full precision (the registered rule's, as scores.json);
-    --junit FILE writes one test case per candidate and axis for CI (also under --dry-run: FILE is yours).
+    After an amendment that re-scored these generations, its rule is the one in force: the table, the
+    line, --json, --junit and --strict all say what ships under it (and whether it is a post-hoc correction).
+    --json prints the result in force with every number at full precision, the registered rule beside it;
+    --junit FILE writes the gate's outcome and each candidate's axes as test cases (also under --dry-run).
     """
     from voicegate.cli import _machine
     from voicegate.cli._synthetic import synthetic_note
-    from voicegate.gate import ScoreOutcome, score
-    from voicegate.scoring import result_text
+    from voicegate.gate import GateState, ScoreOutcome, score
 
-    shown: list[ScoreOutcome] = []
+    shown: list[GateState] = []
 
     def show(scored: ScoreOutcome) -> None:
-        shown.append(scored)
-        # Printed before anything is written, so the numbers show even if recording is refused.
-        # After an amendment, the decision in force is the amended one: it is what is shown,
-        # with what it was amended from (--json keeps the registered rule's result, scores.json's).
-        # --json prints every number at full precision; the table, scores.json and the record round.
-        if scored.in_force is not None:
-            (fail if as_json or quiet else typer.echo)(f"note: {scored.in_force.note()}")
+        state = scored.standing
+        shown.append(state)
+        note = state.note()
         synthetic = synthetic_note(scored.spec.run_dir)   # first: every number below is made of synthetic text
         if synthetic:
             (fail if as_json or quiet else typer.echo)(synthetic)
         if as_json:
-            sys.stdout.write(result_text(scored.full or scored.result))
-            _machine.mark_emitted()
-        elif quiet:
+            # The document waits for the end: a refusal after scoring leaves only the error document.
+            if note:
+                fail(f"note: {note}")
+            return
+        # Printed before anything is written, so the numbers show even if recording is refused.
+        if quiet:
             from voicegate.report import ship_line
 
-            typer.echo(f"{scored.shown.gate}: {ship_line(scored.shown)}")
+            if note:
+                fail(f"note: {note}")
+            typer.echo(f"{state.gate}: {ship_line(state.result)}{state.tag()}")
         else:
             from voicegate.report import print_score
 
-            print_score(scored.shown)  # with the seat-integrity line when the run checked it
-            for note in scored.notes:
-                typer.echo(note)
+            if note:
+                typer.echo(f"note: {note}")
+            print_score(state.result)  # with the seat-integrity line when the run checked it
+            for line in scored.notes:
+                typer.echo(line)
 
     outcome = score(workspace, gate, dry_run=dry_run, on_scored=show)
-    if junit is not None and shown:
-        # The decision in force (after an amendment, the amended one): what CI should show as passing.
-        decided = shown[-1].shown
-        _machine.write_junit(junit, _machine.junit_xml(f"voicegate score {decided.gate}", _machine.score_cases(decided),
-                                                       _machine.score_properties(decided)))
+    state = shown[-1] if shown else outcome.standing
+    if junit is not None:
+        _machine.write_junit(junit, _machine.score_junit(state))
     if as_json or quiet:
         # After recording, not before: a refused recording is one line on stderr, nothing more.
         for warning in outcome.result.warnings:
             fail(f"warning: {warning}")
-    out = sys.stderr if as_json else sys.stdout
     if not quiet:
         for line in outcome.recorded:
-            out.write(line + "\n")
-    if strict and outcome.result.ships is None:
-        raise GateFailed(f"{outcome.spec.gate}: no candidate ships under {outcome.result.rule}")
+            typer.echo(line, err=as_json)
+    if as_json:
+        _machine.emit(state.to_json())
+    if strict and state.failed:
+        raise GateFailed(state.failure())

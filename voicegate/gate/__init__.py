@@ -19,9 +19,11 @@ from voicegate.gate._init import init_workspace
 from voicegate.gate._register import Registered, register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import note, ship
+from voicegate.gate._state import GateState
 
 __all__ = [
     "Calibration",
+    "GateState",
     "InForce",
     "Registered",
     "ScoreOutcome",

@@ -18,6 +18,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import InForce
 from voicegate.gate._checks import check_cells, check_integrity, integrity_note, provenance
+from voicegate.gate._state import GateState, gate_state
 from voicegate.run import load_manifest, read_generations
 from voicegate.scoring import GateResult, result_text
 from voicegate.spec import GateSpec, check_artifact_paths, check_registered, load_spec, workspace_root
@@ -31,11 +32,13 @@ class ScoreOutcome:
     recorded: tuple[str, ...]
     # The decision in force when an amendment re-scored these very generations under another rule.
     in_force: InForce | None = None
-    # `result` with every number at full precision (same verdicts, same pick): what `score --json` prints.
+    # `result` with every number at full precision (same verdicts, same pick).
     full: GateResult | None = None
     # Lines said under the table that the result does not carry: "seat integrity: not checked (...)"
     # when the run had no canaries (a checked run's verdict is in `result.integrity`, and in the table).
     notes: tuple[str, ...] = ()
+    # The state in force: what every surface of `score` shows (exit code, line, table, --json, --junit).
+    state: GateState | None = None
 
     @property
     def text(self) -> str:
@@ -46,6 +49,13 @@ class ScoreOutcome:
     def shown(self) -> GateResult:
         """The decision a reader is shown: after an amendment, the amended one."""
         return self.in_force.result if self.in_force is not None else self.result
+
+    @property
+    def standing(self) -> GateState:
+        """The state in force (built from `in_force` when a caller made the outcome without one)."""
+        if self.state is not None:
+            return self.state
+        return gate_state(self.spec, self.result, self.full, self.in_force)
 
 
 def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
@@ -86,8 +96,15 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     # Numbers a person sees are ordered in git's history first: a dry run anchors them in the record's chain
     # (a real score's own entry does, unless its recording is refused after they were shown: see below).
     anchored = record_anchor(spec, result, "score --dry-run", registration.commit) if dry_run else []
-    scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=in_force(spec, result),
-                          full=full, notes=() if seat.integrity is not None else (integrity_note(manifest, None),))
+    amended = in_force(spec, result)
+    full_amended = None
+    if amended is not None:
+        # The amended decision at full precision, as --json promises: the same rows, the rule in force deciding.
+        full_amended = score_gate_both(spec, rows, cache_dir=spec.run.cache, rule=amended.result.rule,
+                                       rules=amended.result.rules, write_cache=False, provenance=seat).full
+    scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amended, full=full,
+                          notes=() if seat.integrity is not None else (integrity_note(manifest, None),),
+                          state=gate_state(spec, result, full, amended, full_amended))
     if on_scored is not None:
         on_scored(scored)
     if dry_run:

@@ -352,6 +352,24 @@ class AmendmentView:
     changes_list: list[Any] | None
     changes_map: Mapping[str, Any] | None
     changes_text: str | None
+    # The cited registration came after this gate's numbers: a correction, not a pre-registered rule.
+    post_hoc: bool = False
+    # What it cites and when, in one sentence (None: no citation stored).
+    cites: str | None = None
+
+
+def _cites(amendment: Amendment) -> tuple[bool, str | None]:
+    """(post-hoc?, the sentence that says what the amendment cites and how it stands to the numbers)."""
+    cited = amendment.citation
+    if not cited:
+        return False, None
+    to, gate = amendment.rule_to or "?", cited.get("gate", "?")
+    where = f"{to} registered for {gate} (commit {str(cited.get('commit', '?'))[:12]})"
+    if str(cited.get("post_hoc")).lower() == "true":
+        return True, (f"a POST-HOC correction: {where}, {cited.get('after_numbers', '?')} commit(s) after this "
+                      f"gate's numbers; the verdicts under {amendment.rule_from or '?'} are not withdrawn, they "
+                      f"stay the pre-registered ones")
+    return False, f"prospective: {where}, before this gate's numbers"
 
 
 def _amendment_view(amendment: Amendment, before: GateResult, rules: Sequence[str]) -> AmendmentView:
@@ -398,6 +416,9 @@ def _amendment_view(amendment: Amendment, before: GateResult, rules: Sequence[st
         summary.append(f"rule's recommendation: {before.ships or 'none'} → {result.ships or 'none'}")
     else:
         summary.append(f"rule's recommendation unchanged: {result.ships or 'none'}")
+    post_hoc, cites = _cites(amendment)
+    if cites is not None:
+        summary.append(cites)
     changes = amendment.changes
     # Structured per-arm changes (what `amend` stores) are the table above; only prose is listed.
     if isinstance(changes, list):
@@ -409,7 +430,7 @@ def _amendment_view(amendment: Amendment, before: GateResult, rules: Sequence[st
         summary=summary, ships_before=before.ships, ships_after=result.ships,
         changes_list=changes if isinstance(changes, list) else None,
         changes_map=changes if isinstance(changes, Mapping) else None,
-        changes_text=changes if isinstance(changes, str) else None,
+        changes_text=changes if isinstance(changes, str) else None, post_hoc=post_hoc, cites=cites,
     )
 
 
@@ -601,6 +622,8 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "registration": data.registration,
         "run": data.run,
         "score": score, "current": current, "amended": bool(amendments),
+        # The amendment in force (the last) is a post-hoc correction: said in the header and on the pick's card.
+        "post_hoc": bool(amendment_views) and amendment_views[-1].post_hoc,
         "standings": {c.name: standing(c, current.rule, current.ships) for c in candidates},
         "runs_known": data.copied is not None, "copying_n": int(copying.n), "shown_chars": SHOWN_CHARS,
         "rules": rules, "deciding": current.rule, "original_rule": score.rule,

@@ -425,7 +425,9 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
     parts.append(el("line", {"x1": zero, "y1": top, "x2": zero, "y2": top + row * len(candidates),
                              "stroke": MID}))
     parts.append(axis(sc, top + row * len(candidates) + 4, decimals=2, label="delta_cb"))
-    return svg(W, H, "delta_cb per candidate with both floors", Markup("").join(parts), cls="plot-delta")
+    n = len(rule_order)
+    marked = "both floors" if n == 2 else f"all {n} floors" if n > 2 else "its floor"
+    return svg(W, H, f"delta_cb per candidate with {marked}", Markup("").join(parts), cls="plot-delta")
 
 
 # -- (2b) specificity: each margin against every rule's floor band -------------------------

@@ -143,9 +143,10 @@ def _binding_cell(axis: Specificity, rid: str) -> str:
     return f"{who or '-'} {_num(margin, signed=True)} vs {floor} ({ratio})"
 
 
-def _nearest_cell(axis: Specificity) -> str:
-    """The impostor it moved toward most and its margin; "nearer" only where the margin is negative."""
-    if axis.margin is not None and axis.margin < 0:
+def _nearest_cell(axis: Specificity, rule: str) -> str:
+    """The impostor it moved toward most and its margin; "nearer" only where the deciding rule shows it
+    (NOT-SPECIFIC: the margin below minus its floor), never for a negative margin within noise."""
+    if axis.nearest is not None and axis.nearest in axis.nearer(rule):
         return f"nearer {axis.nearest} ({_num(axis.margin, signed=True)})"
     return f"{axis.nearest or '-'} ({_num(axis.margin, signed=True)})"
 
@@ -174,7 +175,7 @@ def specificity_table(result: GateResult) -> Table | None:
         axis = arm.specificity
         if axis is None:
             continue
-        row: list[Any] = [arm.name, _nearest_cell(axis), *(_binding_cell(axis, rid) for rid in rules),
+        row: list[Any] = [arm.name, _nearest_cell(axis, rule), *(_binding_cell(axis, rid) for rid in rules),
                           *(_verdict(axis.under(rid)) for rid in rules),
                           Text("DISAGREE", style="bold yellow") if axis.disagree else ""]
         t.add_row(*row)
@@ -189,7 +190,7 @@ def specificity_rows(result: GateResult) -> Text:
         axis = arm.specificity
         if axis is None:
             continue
-        out.append(f"  {arm.name}: nearest impostor {_nearest_cell(axis)}"
+        out.append(f"  {arm.name}: nearest impostor {_nearest_cell(axis, rule)}"
                    f"{'  DISAGREE' if axis.disagree else ''}\n")
         for rid in result.rules:
             out.append(f"    {_rule_label(rid, rule)}: ")

@@ -1,0 +1,140 @@
+"""The gate's state in force after a score: which rule decides, what ships, and by which amendment.
+
+`score` scores the stored generations under the registered rule; when a recorded amendment re-scored
+these very generations under another rule, that amendment's decision stands. Every surface of `score`
+(exit code under --strict, the quiet line, the table, --json, --junit) renders this one object, so
+none of them re-derives the rule or the pick on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from voicegate.artifacts import InForce, amendments
+from voicegate.scoring import GateResult
+
+
+@dataclass(frozen=True)
+class Amendment:
+    """The recorded amendment whose decision is in force, and the registration it cites."""
+
+    rule_from: str
+    rule_to: str
+    time: str
+    # The citation as recorded in amendments.jsonl (gate, rule, commit, committed, spec_sha256, and for a
+    # citation placed in history against the gate's numbers: numbers_at, after_numbers, post_hoc).
+    citation: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def post_hoc(self) -> bool:
+        """The cited registration came after this gate's numbers: a correction, not a pre-registered rule."""
+        return self.citation.get("post_hoc") is True
+
+    @property
+    def kind(self) -> str:
+        """"a POST-HOC correction" or "prospective": what every surface calls the amendment."""
+        return "a POST-HOC correction" if self.post_hoc else "prospective"
+
+    def cites(self) -> str:
+        """What the amendment cites, in one clause."""
+        c = self.citation
+        if not c:
+            return "citing no registration"
+        commit = str(c.get("commit", "?"))[:12]
+        where = f"{c.get('rule', self.rule_to)} registered for {c.get('gate', '?')} at commit {commit}"
+        if self.post_hoc:
+            return f"{where}, {c.get('after_numbers', '?')} commit(s) after this gate's numbers"
+        return f"{where}, before this gate's numbers"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule_from": self.rule_from, "rule_to": self.rule_to, "time": self.time, "post_hoc": self.post_hoc,
+                "citation": dict(self.citation) or None}
+
+
+@dataclass(frozen=True)
+class GateState:
+    """What a reader of `score` is told: the decision in force, beside what the registered rule alone says."""
+
+    # The decision in force: the registered rule's result, or an amendment's (as recorded, 6 decimals).
+    result: GateResult
+    # The registered rule's result on these generations (as recorded): what scores.json holds.
+    registered: GateResult
+    amendment: Amendment | None = None
+    # `result` with every number at full precision: what `score --json` prints.
+    full: GateResult | None = None
+
+    @property
+    def gate(self) -> str:
+        return self.result.gate
+
+    @property
+    def rule(self) -> str:
+        return self.result.rule
+
+    @property
+    def ships(self) -> str | None:
+        return self.result.ships
+
+    @property
+    def registered_rule(self) -> str:
+        return self.registered.rule
+
+    @property
+    def post_hoc(self) -> bool:
+        return self.amendment is not None and self.amendment.post_hoc
+
+    @property
+    def failed(self) -> bool:
+        """What `score --strict` exits 1 on: no candidate ships under the rule in force."""
+        return self.ships is None
+
+    def in_force(self) -> str:
+        """How the rule in force came to decide, in one clause."""
+        a = self.amendment
+        if a is None:
+            return f"{self.rule}, as registered"
+        return f"{self.rule}, amended from {a.rule_from} {a.time} ({a.kind}; cites {a.cites()})"
+
+    def tag(self) -> str:
+        """What the quiet line adds after what ships: how the rule in force came to decide ("" when registered)."""
+        a = self.amendment
+        return "" if a is None else f"; rule in force by amendment from {a.rule_from}, {a.kind}"
+
+    def note(self) -> str | None:
+        """The line said beside the numbers when an amendment decides (None: the registered rule does)."""
+        a = self.amendment
+        if a is None:
+            return None
+        return (f"as amended {a.time}: {a.rule_from} -> {self.rule} on these same generations ({a.kind}; cites "
+                f"{a.cites()}); the decision in force is under {self.rule}")
+
+    def failure(self) -> str:
+        """The one line `score --strict` ends with when nothing ships."""
+        a = self.amendment
+        how = f" (amended from {a.rule_from}, {a.kind})" if a is not None else ""
+        return f"{self.gate}: no candidate ships under {self.rule}{how}"
+
+    def to_json(self) -> dict[str, Any]:
+        """`score --json`: the result in force at full precision, `rule` and `ships` the state in force,
+        with the registered rule and the amendment beside them."""
+        data = (self.full or self.result).to_json()
+        head = {"gate": data.pop("gate"), "rule": data.pop("rule"), "ships": data.pop("ships"),
+                "registered_rule": self.registered_rule, "registered_ships": self.registered.ships,
+                "amendment": None if self.amendment is None else self.amendment.to_json()}
+        return {**head, **data}
+
+
+def gate_state(spec: Any, registered: GateResult, full: GateResult | None, in_force: InForce | None,
+               full_in_force: GateResult | None = None) -> GateState:
+    """The state in force for a score whose registered-rule result is `registered` (`full`: at full precision)."""
+    if in_force is None:
+        return GateState(result=registered, registered=registered, full=full)
+    rule = in_force.result.rule
+    recorded: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == rule), {})
+    citation = recorded.get("citation")
+    amendment = Amendment(rule_from=str(recorded.get("rule_from", in_force.amended_from)),
+                          rule_to=in_force.result.rule, time=str(recorded.get("time", in_force.time)),
+                          citation=citation if isinstance(citation, Mapping) else {})
+    return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force)
