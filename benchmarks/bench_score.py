@@ -251,9 +251,10 @@ def main() -> None:
                          "`score --dry-run --json` is timed beside this one's, run for run")
     ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     ap.add_argument("--no-bytecode", action="store_true",
-                    help="compile every module from source in every run (PYTHONDONTWRITEBYTECODE=1), as the "
-                         "fleet's sandboxes do; default: .pyc files kept under the temporary directory, as an "
-                         "ordinary install keeps them")
+                    help="write no .pyc (PYTHONDONTWRITEBYTECODE=1), as the fleet's sandboxes do: voicegate's "
+                         "modules are compiled from source in every run, installed packages read the .pyc their "
+                         "install wrote; default: .pyc files kept under the temporary directory (every module's, "
+                         "installed packages' too: the first process to import one compiles it)")
     args = ap.parse_args()
     if not args.corpus.is_dir():
         raise SystemExit(f"corpus not found at {args.corpus}")
@@ -265,7 +266,7 @@ def main() -> None:
     else:
         # The modules' bytecode is kept (outside the source tree): register, the first command, writes it.
         BYTECODE.update(PYTHONDONTWRITEBYTECODE=None, PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
-    print("bytecode: " + ("every module compiled from source in every run (PYTHONDONTWRITEBYTECODE=1)"
+    print("bytecode: " + ("no .pyc written (PYTHONDONTWRITEBYTECODE=1): voicegate's modules compiled in every run"
                           if args.no_bytecode else f".pyc kept under {tmp / 'pycache'} (an ordinary install)"))
     try:
         root = tmp / "ws"
