@@ -12,11 +12,17 @@ prompts, ~250-word excerpts), then measures in the same run:
 - a naive reference of the same math in a subprocess: regex tokens, a Python
   set of 8-gram tuples, Cosine Delta in plain lists (it reads the corpora and
   the generations, nothing else);
+- `python -m voicegate score GATE --dry-run --json`, warm, `--dry-runs` times (median): the
+  command a CI job or a reviewer repeats; with `--baseline DIR` (another voicegate source
+  tree, e.g. `git worktree add /tmp/vg-base main`) the same command from that tree,
+  interleaved run for run, and both must print the same bytes;
 - the n-gram index build rate (tokens/s) and lookup rate (8-grams/s), in process.
 
-It also checks that both give the same distances and overlaps.
+The generations come in through `voicegate import`, as lv-bronte's did. It also checks
+that voicegate and the reference give the same distances and overlaps.
 
-    python benchmarks/bench_score.py [--corpus DIR] [--warm-runs 3] [--keep] [--no-bytecode]
+    python benchmarks/bench_score.py [--corpus DIR] [--warm-runs 3] [--dry-runs 5] [--baseline DIR]
+                                     [--keep] [--no-bytecode]
 """
 
 from __future__ import annotations
@@ -165,9 +171,13 @@ def build_workspace(root: Path, corpus: Path) -> dict:
                 start = rng.randrange(len(words) - WORDS)
                 rows.append({"kind": "voice", "arm": arm, "model": arm, "seed": seed, "prompt_id": str(p),
                              "text": " ".join(words[start:start + WORDS]), "finish_reason": "stop"})
+    source = root.parent / "generations-in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = subprocess.run([sys.executable, "-m", "voicegate", "import", GATE, str(source), "-C", str(root)],
+                          check=False, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"import failed: {done.stderr}")
     run_dir = root / "runs" / GATE
-    run_dir.mkdir(parents=True)
-    (run_dir / "generations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return {"heldout": [str(p) for p in sorted((root / "corpora/heldout").iterdir())],
             "training": [str(p) for p in sorted((root / "corpora/training").iterdir())],
             "background": [str(p) for p in sorted((root / "corpora/background").iterdir())],
@@ -178,8 +188,10 @@ def build_workspace(root: Path, corpus: Path) -> dict:
 BYTECODE: dict[str, str | None] = {}  # how the subprocesses treat .pyc files (see main)
 
 
-def _env() -> dict:
+def _env(pythonpath: str | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_")}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     for key, value in BYTECODE.items():
         if value is None:
             env.pop(key, None)
@@ -191,7 +203,7 @@ def _env() -> dict:
 CPU: dict[str, list[float]] = {}
 
 
-def timed(cmd: list[str], cwd: Path, label: str = "") -> tuple[float, str]:
+def timed(cmd: list[str], cwd: Path, label: str = "", pythonpath: str | None = None) -> tuple[float, str]:
     """Wall time of a subprocess; its CPU time (user + sys) is kept in CPU[label].
 
     On a shared machine wall time swings with other jobs' load; CPU time is the
@@ -201,7 +213,7 @@ def timed(cmd: list[str], cwd: Path, label: str = "") -> tuple[float, str]:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, check=False, capture_output=True, text=True, env=_env())
+    done = subprocess.run(cmd, cwd=cwd, check=False, capture_output=True, text=True, env=_env(pythonpath))
     elapsed = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU.setdefault(label, []).append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
@@ -235,21 +247,28 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--warm-runs", type=int, default=3)
+    ap.add_argument("--dry-runs", type=int, default=5, help="warm `score --dry-run --json` runs (median)")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another voicegate source tree (its root: the directory holding voicegate/) whose "
+                         "`score --dry-run --json` is timed beside this one's, run for run")
     ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     ap.add_argument("--no-bytecode", action="store_true",
-                    help="compile every module from source in every run (PYTHONDONTWRITEBYTECODE=1), as the "
-                         "fleet's sandboxes do; default: .pyc files kept under the temporary directory, as an "
-                         "ordinary install keeps them")
+                    help="write no .pyc (PYTHONDONTWRITEBYTECODE=1), as the fleet's sandboxes do: voicegate's "
+                         "modules are compiled from source in every run, installed packages read the .pyc their "
+                         "install wrote; default: .pyc files kept under the temporary directory (every module's, "
+                         "installed packages' too: the first process to import one compiles it)")
     args = ap.parse_args()
     if not args.corpus.is_dir():
         raise SystemExit(f"corpus not found at {args.corpus}")
+    if args.baseline is not None and not (args.baseline / "voicegate" / "__init__.py").is_file():
+        raise SystemExit(f"--baseline {args.baseline}: no voicegate/__init__.py there")
     tmp = Path(tempfile.mkdtemp(prefix="vg-bench-score-"))
     if args.no_bytecode:
         BYTECODE.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=None)
     else:
         # The modules' bytecode is kept (outside the source tree): register, the first command, writes it.
         BYTECODE.update(PYTHONDONTWRITEBYTECODE=None, PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
-    print("bytecode: " + ("every module compiled from source in every run (PYTHONDONTWRITEBYTECODE=1)"
+    print("bytecode: " + ("no .pyc written (PYTHONDONTWRITEBYTECODE=1): voicegate's modules compiled in every run"
                           if args.no_bytecode else f".pyc kept under {tmp / 'pycache'} (an ordinary install)"))
     try:
         root = tmp / "ws"
@@ -271,6 +290,16 @@ def main() -> None:
         fresh_s, _ = timed(score, root, "fresh")
         warm = [timed(score, root, "warm")[0] for _ in range(args.warm_runs)]
         warm_s = statistics.median(warm)
+        dry = [*score, "--dry-run"]
+        here = str(HERE.parent)
+        dry_out = {}
+        dry_s: dict[str, list[float]] = {"here": [], "baseline": []}
+        for _ in range(args.dry_runs):  # interleaved, so both see the same load
+            t, dry_out["here"] = timed(dry, root, "dry", pythonpath=here)
+            dry_s["here"].append(t)
+            if args.baseline is not None:
+                t, dry_out["baseline"] = timed(dry, root, "dry-baseline", pythonpath=str(args.baseline.resolve()))
+                dry_s["baseline"].append(t)
         naive2_s, _ = timed(naive, tmp, "naive")
         naive_s = min(naive_s, naive2_s)
         cpu = {"naive": min(CPU["naive"]), "fresh": CPU["fresh"][0], "warm": statistics.median(CPU["warm"]),
@@ -294,6 +323,20 @@ def main() -> None:
         print(f"voicegate score, warm cache (median of {len(warm)}):         {warm_s:6.2f} s wall, "
               f"{cpu['warm']:5.2f} s cpu; ratio {warm_s / naive_s:.2f}x wall, {cpu['warm'] / cpu['naive']:.2f}x cpu "
               "(goal <= 0.5x)")
+        for label, name in (("here", "dry"), ("baseline", "dry-baseline")):
+            if not dry_s[label]:
+                continue
+            wall, c = statistics.median(dry_s[label]), statistics.median(CPU[name])
+            who = "this tree" if label == "here" else f"baseline {args.baseline}"
+            print(f"voicegate score --dry-run --json, warm ({who}, median of {len(dry_s[label])}): {wall:6.2f} s wall, "
+                  f"{c:5.2f} s cpu; ratio {wall / naive_s:.2f}x wall, {c / cpu['naive']:.2f}x cpu (goal <= 0.35x)")
+        if dry_s["baseline"]:
+            same = dry_out["here"] == dry_out["baseline"]
+            wall = statistics.median(dry_s["here"]) / statistics.median(dry_s["baseline"])
+            c = statistics.median(CPU["dry"]) / statistics.median(CPU["dry-baseline"])
+            print(f"dry run, this tree / baseline: {wall:.2f}x wall, {c:.2f}x cpu; same --json bytes: {same}")
+            if not same:
+                raise SystemExit("the baseline's score --dry-run --json printed other bytes")
         print(f"voicegate register (hashes, commit, fills the corpus cache): {cfg['register_s']:.2f} s wall")
         print(f"voicegate --help: {statistics.median(helps):.3f} s vs bare python {statistics.median(bare):.3f} s "
               f"(median of 5): +{statistics.median(helps) - statistics.median(bare):.3f} s (goal <= 0.3 s over bare)")

@@ -19,6 +19,7 @@ from _workspace import base_spec, cli, make_workspace, tree_snapshot
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
+from voicegate._seat_url import check_seat_url
 from voicegate.spec import _schema
 from voicegate.spec._check import check_spec
 from voicegate.spec._rules import RULES, RuleId
@@ -32,7 +33,6 @@ from voicegate.spec._schema import (
     reference_table,
     schema_table_markdown,
 )
-from voicegate.spec._seat_url import check_seat_url
 from voicegate.spec._spec import load_spec, read_spec_yaml
 from voicegate.spec._types import Integer, Section
 

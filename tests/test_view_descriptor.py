@@ -11,7 +11,7 @@ is checked, not claimed. Its parameters go into the signature under its own keys
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,8 @@ class Toy(scoring_views.View):
         return {"toy_model": self.spec.voice.model}
 
     @staticmethod
-    def signature_parts(sig: Signature) -> list[str]:
-        return [f"toy:{sig.params.get('toy_model')}"]
+    def signature_parts(params: Mapping[str, Any]) -> list[str]:
+        return [f"toy:{params.get('toy_model')}"]
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,7 @@ Decisions, stated where they are made:
   more candidate beside the gate's arms (so `global-max-spread` sees every arm of the run); its
   VOICE PASS share is the gate's false-pass rate under each rule.
 
-Every share has a 95% Wilson interval (`scipy.stats.binomtest(...).proportion_ci`).
+Every share has a 95% Wilson interval (`scipy.stats.binomtest(...).proportion_ci`'s, computed by `wilson`).
 """
 
 from __future__ import annotations
@@ -49,6 +49,22 @@ SHIP_POLICY = ("would ship under a rule = decide() with that rule deciding, then
                "SPECIFIC under the rule where voice.specificity is 'decides' and impostors are registered")
 
 
+def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """``scipy.stats.binomtest(k, n).proportion_ci(confidence, method="wilson")``, float for float: its
+    two-sided formula (Newcombe 1998) in its order of operations, without importing scipy.stats (~0.7 s)."""
+    from math import sqrt
+
+    from scipy.special import ndtri
+
+    p = k / n
+    z = ndtri(0.5 + 0.5 * confidence)
+    denom = 2 * (n + z ** 2)
+    center = (2 * n * p + z ** 2) / denom
+    q = 1 - p
+    delta = z / denom * sqrt(4 * n * p * q + z ** 2)
+    return (0.0 if k == 0 else float(center - delta)), (1.0 if k == n else float(center + delta))
+
+
 @dataclass(frozen=True)
 class Share:
     """`count` of `draws` draws, with its 95% Wilson interval."""
@@ -60,10 +76,8 @@ class Share:
 
     @classmethod
     def of(cls, count: int, draws: int) -> Share:
-        from scipy.stats import binomtest
-
-        ci = binomtest(count, draws).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
-        return cls(count, draws, float(ci.low), float(ci.high))
+        low, high = wilson(count, draws)
+        return cls(count, draws, float(low), float(high))
 
     @property
     def share(self) -> float:

@@ -17,23 +17,23 @@ below the estimate (measured: a +0.43 delta_cb with a raw percentile interval
 of [+0.29, +0.39]). The spread of the replicates is the information; their
 offset is an artefact of resampling.
 
-The replicates are ``scipy.stats.bootstrap``'s (method "percentile", one vectorised
-batch): it draws the prompt indices, ``rng.integers(0, P, (B, P))`` from numpy's
-generator seeded with BOOTSTRAP_SEED, exactly the draw this module made by hand
-before, so the same generations give the same interval, bit for bit, as every
-recorded one. The recentred interval's two percentiles are then np.quantile's
-("linear", which the recorded numbers were computed with): scipy's own
-``stats.quantile`` lerps differently and lands up to 2 ulp away, and its raw
-interval is not the one reported anyway.
+The replicates are those ``scipy.stats.bootstrap`` computes for this case (method
+"percentile", one vectorised batch, the prompt indices 0..P-1 as the one sample),
+drawn here: ``rng.integers(0, P, (B, P))`` from numpy's generator seeded with
+BOOTSTRAP_SEED, one replicate a row, passed to the statistic as they are (indexing
+``arange(P)`` with them gives them back). scipy draws nothing else from the
+generator before them, so the replicates are scipy's float for float (a test holds
+them to it), and every recorded interval stands. The recentred interval's two
+percentiles are np.quantile's ("linear", which the recorded numbers were computed
+with): scipy's own ``stats.quantile`` lerps differently and lands up to 2 ulp away,
+and its raw interval is not the one reported anyway.
 
-Importing ``scipy.stats`` costs ~0.7 s. It is imported here, inside the function
-(never at `--help`): a gate registered since welch-t (2026-12-06) pays it for that
-rule's t quantile already, so the bootstrap adds nothing there.
+Why not call scipy: importing ``scipy.stats`` costs ~0.7 s, more than scoring a gate
+from a warm cache, for a draw and a mean.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -61,24 +61,12 @@ def paired_interval(base: Mapping[Any, PoolDistance], cand: Mapping[Any, PoolDis
     """Percentile interval of delta_cb, or None when fewer than 2 prompts are shared."""
     if n_prompts < 2:
         return None
-    # ~0.7 s; imported here, not at module level: `--help` never pays it
-    from scipy.stats import DegenerateDataWarning, bootstrap
-
-    def delta_cb(idx: np.ndarray, axis: int = -1) -> np.ndarray:
-        # idx: resampled prompt indices, one replicate a row (the data are the indices 0..P-1)
-        w = weights(idx, n_prompts)
-        out: np.ndarray = (np.mean([f(w) for f in base.values()], axis=0)
-                           - np.mean([f(w) for f in cand.values()], axis=0))
-        return out
-
-    with warnings.catch_warnings():
-        # a NaN distance makes scipy's raw interval NaN and warn; the NaN is reported as it always was
-        warnings.simplefilter("ignore", DegenerateDataWarning)
-        done = bootstrap((np.arange(n_prompts),), delta_cb, n_resamples=resamples, vectorized=True,
-                         confidence_level=level, method="percentile", rng=np.random.default_rng(seed))
+    idx = np.random.default_rng(seed).integers(0, n_prompts, (resamples, n_prompts))
+    w = weights(idx, n_prompts)
+    replicates = np.asarray(np.mean([f(w) for f in base.values()], axis=0)
+                            - np.mean([f(w) for f in cand.values()], axis=0), dtype=float)
     full = np.ones((1, n_prompts))
     estimate = float(np.mean([f(full) for f in base.values()]) - np.mean([f(full) for f in cand.values()]))
-    replicates = np.asarray(done.bootstrap_distribution, dtype=float)
     bias = float(replicates.mean()) - estimate
     alpha = (1.0 - level) / 2.0
     low, high = (float(q) - bias for q in np.quantile(replicates, [alpha, 1.0 - alpha]))

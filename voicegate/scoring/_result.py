@@ -290,10 +290,6 @@ class ArmResult:
             out["pool_words"] = dict(self.pool_words)
         return out
 
-    @property
-    def smallest_pool(self) -> int | None:
-        return min(self.pool_words.values()) if self.pool_words else None
-
     def to_json(self) -> JSON:
         return {**self._head(), **self._stats()}
 

@@ -175,7 +175,7 @@ class Signature:
         from voicegate.scoring._views import VIEWS
 
         view = VIEWS[str(self.view)]
-        parts = [f"view:{self.view}", *view.signature_parts(self)]
+        parts = [f"view:{self.view}", *view.signature_parts(self.params)]
         parts += [
             f"n:{self.n}", f"tol:{self.copying_tolerance}", f"maxrun:{self.max_run}",
             f"dmg:{self.damage_tolerance}{'+trunc' if self.truncation_decides else ''}",

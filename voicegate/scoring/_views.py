@@ -13,11 +13,11 @@ registered in `VIEWS`. Its parameters are spec keys under `voice`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -26,9 +26,6 @@ from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._ruler import RulerNumbers
 from voicegate.spec import VIEW_SPECS, GateSpec, ViewSpec
-
-if TYPE_CHECKING:
-    from voicegate.scoring._signature import Signature
 
 Distances = dict[str, dict[int, float]]
 Pool = Callable[[np.ndarray], np.ndarray]  # prompt weights (B x P) -> B distances
@@ -106,8 +103,8 @@ class View(ABC):
 
     @staticmethod
     @abstractmethod
-    def signature_parts(sig: Signature) -> list[str]:
-        """The view's part of the one-line signature text."""
+    def signature_parts(params: Mapping[str, Any]) -> list[str]:
+        """The view's part of the one-line signature text, from the signature's view parameters (`params`)."""
 
 
 class Stylometric(View):
@@ -154,8 +151,8 @@ class Stylometric(View):
         return {"mfw": v.mfw, "chunk": v.chunk}
 
     @staticmethod
-    def signature_parts(sig: Signature) -> list[str]:
-        return [f"mfw:{sig.params.get('mfw')}", f"chunk:{sig.params.get('chunk')}"]
+    def signature_parts(params: Mapping[str, Any]) -> list[str]:
+        return [f"mfw:{params.get('mfw')}", f"chunk:{params.get('chunk')}"]
 
 
 class Embedding(View):
@@ -200,8 +197,8 @@ class Embedding(View):
         return {"embedding_model": self.model_id, "embedding_revision": self.spec.voice.revision}
 
     @staticmethod
-    def signature_parts(sig: Signature) -> list[str]:
-        return [f"emb:{sig.params.get('embedding_model')}", f"rev:{sig.params.get('embedding_revision') or '-'}"]
+    def signature_parts(params: Mapping[str, Any]) -> list[str]:
+        return [f"emb:{params.get('embedding_model')}", f"rev:{params.get('embedding_revision') or '-'}"]
 
 
 # The implementations, by their descriptor's name: every name in `spec`'s VIEW_SPECS has one here

@@ -200,9 +200,6 @@ class Lease:
     def state(self) -> State:
         return owner_state(self.host, self.pid, self.boot_id, self.start)
 
-    def is_owned_by(self, owner: Owner) -> bool:
-        return (self.host, self.pid, self.start) == (owner.host, owner.pid, owner.start)
-
     def describe(self, state: State | None = None) -> str:
         """What `seat models` says of the adapter this lease names."""
         state = state or self.state()
