@@ -235,7 +235,8 @@ def test_more_seeds_after_a_fail_is_a_follow_up_design_on_the_record(scored: Pat
     assert f"numbers first recorded at workspace commit `{numbers}`" in entry  # the first design's order holds
     done = run_cli("verify", GATE, "-C", str(root))
     assert done.code == 0, done.stdout + done.stderr
-    assert "2 designs, each later one a follow-up that supersedes the one before" in done.stdout
+    assert ("2 score entries under 2 designs: each spec sha256 is the one git holds at its registration commit, "
+            "each later design a follow-up that supersedes the one before") in done.stdout
 
 
 # -- 5. the run directory is a cache, never evidence -------------------------------------------------------------

@@ -83,6 +83,8 @@ def _as_recorded(spec: GateSpec, cached: tuple[Amendment, ...]) -> tuple[tuple[A
     from voicegate.artifacts import recorded_entries
 
     entries = recorded_entries(spec.artifacts.record)
+    if not entries:  # no record to hold the copies against (as `_check_recorded`): the run's copies are all there is
+        return cached, tuple(Note.from_json(n) for n in _jsonl(spec.run.notes)), ""
     said = [e for e in entries if e.kind == "amend"]
     notes = tuple(Note(time=e.time, text=e.text) for e in entries if e.kind == "note")
     out = []

@@ -240,13 +240,12 @@ def check_scored_under(root: Path, gate: str, record_text: str) -> tuple[list[st
                             f"{e.commit[:12]}), not the first entry's {first.spec_sha256[:12]}..., and that "
                             "registration is no re-registration of the first (no chained `supersedes` and "
                             "`follows`): the design was changed after its numbers")
-    if problems:
-        return problems, []
     designs = len(dict.fromkeys(e.commit for e in entries))
-    held = [f"{len(entries)} score entr{'y' if len(entries) == 1 else 'ies'}: each spec sha256 is the one git holds at "
-            f"its registration commit" + (f"; {designs} designs, each later one a follow-up that supersedes the "
-                                          "one before" if designs > 1 else "")]
-    return [], held
+    if problems or designs == 1:  # one design, as registered: nothing beyond the chain's OK to say
+        return problems, []
+    held = (f"{len(entries)} score entries under {designs} designs: each spec sha256 is the one git holds at its "
+            "registration commit, each later design a follow-up that supersedes the one before")
+    return [], [held]
 
 
 def load_registration(spec: GateSpec) -> Registration | None:
