@@ -30,12 +30,13 @@ support delta_cb verdicts whose floors are a few hundredths of a distance.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from voicegate.scoring._stylometric import Reference, cosine_distance, zscores
+from voicegate.scoring._docs import TokenDoc
+from voicegate.scoring._stylometric import Reference, chunk_counts, cosine_distance, zscores
 
 RULER_METHOD = "chunk-auc-to-heldout@1"
 RULER_MIN_AUC = 0.8
@@ -109,3 +110,39 @@ def ruler_check(ref: Reference, heldout: Chunks, heldout_counts: np.ndarray, hel
     return RulerNumbers(heldout_auc=auc_closer(d_held, d_bg), author_auc=auc_closer(d_tr, d_bg),
                         heldout_chunks=len(heldout), background_chunks=len(background),
                         training_chunks=len(training))
+
+
+POOL_WORDS = 10_000  # a gate's (arm, seed) pool: what a verdict's distance is measured on
+
+
+@dataclass(frozen=True)
+class PoolNumbers:
+    """The ruler measured at a verdict's scale: pools of `POOL_WORDS` tokens, not chunks."""
+
+    author_auc: float | None                  # training pools nearer H than background pools
+    impostor_auc: dict[str, float | None]     # impostor -> training pools nearer H than that impostor's pools
+    training_pools: int
+    background_pools: int
+    impostor_pools: dict[str, int]
+
+
+def pool_check(ref: Reference, training: Sequence[TokenDoc], background: Sequence[TokenDoc],
+               impostors: Mapping[str, Sequence[TokenDoc]], *, words: int = POOL_WORDS) -> PoolNumbers:
+    """Does the ruler put the author's other writing nearer H than strangers' writing, at a pool's length?
+
+    Each text is cut into consecutive pools of `words` tokens (a text shorter than one pool is one pool) and
+    each pool's Cosine Delta to H is taken under the gate's reference: `author_auc` is the AUC that a training
+    pool is nearer than a background pool, `impostor_auc` that it is nearer than a pool of that impostor's text.
+    """
+    index = ref.index()
+    n = len(index)
+
+    def dist(docs: Sequence[TokenDoc]) -> np.ndarray:
+        return _distances(ref, Chunks.stack([chunk_counts(d, index, words) for d in docs], n))
+
+    d_tr, d_bg = dist(training), dist(background)
+    d_imp = {name: dist(docs) for name, docs in impostors.items()}
+    return PoolNumbers(author_auc=auc_closer(d_tr, d_bg),
+                       impostor_auc={name: auc_closer(d_tr, d) for name, d in d_imp.items()},
+                       training_pools=int(d_tr.size), background_pools=int(d_bg.size),
+                       impostor_pools={name: int(d.size) for name, d in d_imp.items()})
