@@ -252,7 +252,7 @@ def _checks(ref: Reference, ruler: Ruler, h: Novel, o: Novel, background: Sequen
     today = ruler_check(ref, chunks([h.doc]), word_counts(index, h.doc), float(len(h.doc)), chunks(bg_docs),
                         chunks([o.doc]))
     imps = {a: [novels[i].second_half() for i in grp] for a, grp in zip(authors, others, strict=True)}
-    pc = pool_check(ref, [o.doc], bg_docs, imps, words=words)
+    pc = pool_check(ref, [h.doc], [o.doc], bg_docs, imps, chunk=ruler.chunk, words=words, minimum=1)
     return today.author_auc, pc.author_auc, pc.impostor_auc
 
 

@@ -80,7 +80,7 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         check_integrity(spec.gate, seat.integrity)  # before scores.json or anything else is written
     # The cache is derived data, not a record: a dry run fills it too, so the real run that follows is fast.
     result, full = score_gate_both(spec, rows, cache_dir=spec.run.cache, rules=registration.rules, write_cache=True,
-                                   provenance=seat)
+                                   provenance=seat, checks=registration.checks)
     scored = ScoreOutcome(spec=spec, result=result, recorded=(), in_force=in_force(spec, result), full=full,
                           notes=() if seat.integrity is not None else (integrity_note(manifest, None),))
     if on_scored is not None:
