@@ -63,15 +63,16 @@ def test_an_impostor_the_ruler_cannot_tell_from_the_author_is_named_and_blocks_s
 # -- end to end --------------------------------------------------------------------------------
 
 
-def _rows() -> list[dict[str, Any]]:
+def _rows(seeds: list[int]) -> list[dict[str, Any]]:
     style = {"base": None, "cand": 0, "mimic": 1}
     return [{"arm": arm, "seed": s, "prompt_id": str(p), "text": text(160, f"{arm}/{s}/{p}", st)}
-            for arm, st in style.items() for s in SEEDS for p in range(PROMPTS)]
+            for arm, st in style.items() for s in seeds for p in range(PROMPTS)]
 
 
 def _scored(root: Path, *, training_style: int, impostors: dict[str, list[str]] | None, day: str,
-            background: tuple[int, ...] = (2,)) -> tuple[dict[str, Any], str]:
+            background: tuple[int, ...] = (2,), seeds: list[int] = SEEDS) -> tuple[dict[str, Any], str]:
     spec = impostor_spec(impostors)
+    spec["seeds"] = seeds
     corpora = {"corpora/held/held.txt": text(3000, "held", 0),
                "corpora/train/train.txt": text(WORDS, "train", training_style),
                **{f"corpora/bg/bg{i}.txt": text(WORDS, f"bg{i}", style) for i, style in enumerate(background, 1)},
@@ -82,7 +83,7 @@ def _scored(root: Path, *, training_style: int, impostors: dict[str, list[str]] 
     workspace.git(root, "add", "-A")
     workspace.git(root, "commit", "-q", "-m", "workspace")
     source = root / "rows.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in _rows()), encoding="utf-8")
+    source.write_text("".join(json.dumps(r) + "\n" for r in _rows(seeds)), encoding="utf-8")
     env = {"SOURCE_DATE_EPOCH": day}
     for args in (("register", GATE), ("import", GATE, str(source)), ("score", GATE)):
         done = workspace.run_cli(*args, "-C", root, env=env)
@@ -143,3 +144,16 @@ def test_a_gate_registered_before_the_check_re_scores_as_it_always_did(tmp_path:
     again = workspace.run_cli("score", GATE, "--json", "--dry-run", "-C", tmp_path / "old")
     assert again.code == 0, again.stderr
     assert json.loads(again.stdout)["ruler"] == result["ruler"]
+
+
+def test_calibrate_abstains_as_the_score_does(tmp_path: Path) -> None:
+    shares = {}
+    for day in (BEFORE, SINCE):
+        root = tmp_path / day
+        _scored(root, training_style=1, impostors=None, day=day, background=(0, 2), seeds=[101, 202, 303])
+        done = workspace.run_cli("calibrate", GATE, "--seeds", "2", "--draws", "20", "--json", "-C", root)
+        assert done.code == 0, done.stderr
+        cand = json.loads(done.stdout)["candidates"]["cand"]["rules"][PAIRWISE]
+        shares[day] = (cand["would_ship"]["share"], cand["all_seeds"]["voice"])
+    assert shares[BEFORE][0] > 0 and shares[BEFORE][1] == "PASS"
+    assert shares[SINCE] == (0.0, "RULER-WEAK")
