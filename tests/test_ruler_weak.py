@@ -115,6 +115,10 @@ def test_an_author_whose_own_texts_are_not_nearer_than_the_background_is_ruler_w
     assert "- cand: VOICE RULER-WEAK (" in (root / "adapters" / "lv-test" / "README.md").read_text(encoding="utf-8")
     assert workspace.run_cli("report", GATE, "-C", root).code == 0
     assert "VOICE is RULER-WEAK, an abstention" in (root / "runs" / GATE / "report.html").read_text(encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    assert workspace.run_cli("score", GATE, "--dry-run", "-q", "--junit", junit, "-C", root).code == 0
+    case = junit.read_text(encoding="utf-8").split(f'name="voice under {PAIRWISE}"')[1].split("</testcase>")[0]
+    assert "<skipped" in case and "RULER-WEAK" in case   # an abstention: neither passed nor failed
 
 
 def test_the_author_told_from_strangers_is_decided_as_before(tmp_path: Path) -> None:
