@@ -157,6 +157,8 @@ def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
                                   "pairwise-max-spread)"
     assert done.stderr.strip().splitlines() == [
         "voicegate: warning: smallest (arm, seed) pool has 720 words; Cosine Delta needs ~10,000 to be reliable",
+        ("voicegate: warning: the ruler could not be checked at a pool's length (the training text gives 1 pool(s) "
+         "of 10,000 words, the background 2; 3 needed a side): VOICE is decided without that check"),
         f"voicegate: {GATE}: no candidate ships under pairwise-max-spread"]
     assert (root / "runs" / GATE / "scores.json").exists()  # a FAIL is a result: it is saved
 
@@ -293,7 +295,7 @@ def test_register_warms_the_corpus_cache_so_the_first_score_builds_none_of_it(tm
     generations: no corpus file is tokenized again.
     """
     root = _warm_workspace(tmp_path, "lv-warm")
-    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "ngrams"}
+    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "pool", "ngrams"}
     corpus_files = len(list((root / "corpora").rglob("*.txt")))
     assert len(list((root / "runs" / ".cache").glob("tokens-*.npz"))) == corpus_files
     spy = _CacheSpy(monkeypatch)
@@ -320,7 +322,7 @@ def test_dry_run_fills_the_cache_and_writes_no_artifact(tmp_path, monkeypatch):
     done = run_cli("score", "lv-dry", "--dry-run", "--json", cwd=root)
     assert done.code == 0, done.stderr
     assert spy.misses > 0 and spy.built  # it computed the corpus side, and stored it
-    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "ngrams", "gentokens"}
+    assert _cached_kinds(root) == {"tokens", "reference", "ruler", "pool", "ngrams", "gentokens"}
     after = {k: v for k, v in tree_snapshot(root).items() if not k.startswith("runs/.cache/")}
     anchored = {"gates/lv-dry.md", "runs/lv-dry/entries.jsonl"}  # the numbers shown, anchored: no verdict
     assert {k: v for k, v in after.items() if k not in anchored} == before

@@ -48,9 +48,11 @@ def rescore(spec: GateSpec, rows: Sequence[dict[str, Any]], *, rule: str, rules:
             provenance: Provenance) -> GateResult:
     """The real re-score: the cache `voicegate score` filled, read-only."""
     from voicegate.scoring import score_gate
+    from voicegate.spec import load_registration
 
+    registration = load_registration(spec)  # the checks in force when it was registered, as `score` used
     return score_gate(spec, rows, cache_dir=spec.run.cache, rule=rule, rules=rules, write_cache=False,
-                      provenance=provenance)
+                      provenance=provenance, checks=registration.checks if registration is not None else ())
 
 
 def _same(a: float | None, b: float | None) -> bool:

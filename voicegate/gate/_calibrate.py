@@ -214,8 +214,11 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
     from voicegate.scoring import measure_gate
 
     m = measure_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
+    # A ruler that cannot tell the author abstains on every draw, as it does on the score.
+    pools = m.view.pool_ruler(m.cache, m.targets[0], m.targets[1:]) if "ruler-weak" in registration.checks else None
     result = decide_draws(spec, m.distances, m.toward, copying=m.copying, damage=m.damage, seeds=seeds,
-                          draws=draws, rng_seed=rng_seed)
+                          draws=draws, rng_seed=rng_seed, ruler_weak=pools is not None and pools.weak_author,
+                          weak=() if pools is None else pools.weak_impostors)
     _anchor(spec, rows, registration)
     if write:
         from voicegate._atomic import write_atomic
@@ -229,8 +232,10 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
 
 def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                  toward: Mapping[str, Mapping[str, Mapping[int, float]]], *, copying: Mapping[str, str],
-                 damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0) -> Calibration:
-    """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too)."""
+                 damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0, ruler_weak: bool = False,
+                 weak: Sequence[str] = ()) -> Calibration:
+    """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too).
+    `ruler_weak` / `weak`: the pool check's abstentions (`scoring._ruler`), as `score` decides them."""
     import numpy as np
 
     from voicegate.scoring import Specific, Voice, decide, decided_arms, ship_pick, specificity
@@ -262,12 +267,12 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         kept = decided_arms(spec, dist)
         others = {n: decided_arms(spec, d) for n, d in imps.items()}
         axis = {c: specificity(kept, others, base, c, author=author, decides=decides, rule=rules[0], rules=rules,
-                               digits=None)
+                               digits=None, weak=weak)
                 for c in cands} if others else {}
 
         def under(rid: str) -> Any:
             return decide(kept, base, cands, rule=rid, rules=(rid,), copying=copying, damage=damage,
-                          specificity=axis, prefer=spec.prefer, digits=None)
+                          specificity=axis, prefer=spec.prefer, digits=None, ruler_weak=ruler_weak)
         return under, axis
 
     for i in range(draws):

@@ -90,7 +90,7 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         check_integrity(spec.gate, seat.integrity)  # before scores.json or anything else is written
     # The cache is derived data, not a record: a dry run fills it too, so the real run that follows is fast.
     result, full = score_gate_both(spec, rows, cache_dir=spec.run.cache, rules=registration.rules, write_cache=True,
-                                   provenance=seat)
+                                   provenance=seat, checks=registration.checks)
     from voicegate.artifacts import record_anchor, record_score  # jinja2 and the chains
 
     # Numbers a person sees are ordered in git's history first: a dry run anchors them in the record's chain
@@ -101,7 +101,8 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     if amended is not None:
         # The amended decision at full precision, as --json promises: the same rows, the rule in force deciding.
         full_amended = score_gate_both(spec, rows, cache_dir=spec.run.cache, rule=amended.result.rule,
-                                       rules=amended.result.rules, write_cache=False, provenance=seat).full
+                                       rules=amended.result.rules, write_cache=False, provenance=seat,
+                                       checks=registration.checks).full
     scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amended, full=full,
                           notes=() if seat.integrity is not None else (integrity_note(manifest, None),),
                           state=gate_state(spec, result, full, amended, full_amended))

@@ -197,8 +197,8 @@ def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing
     voice = arm.voice_under(deciding)
     # (axis, phrase) in pipeline order; a phrase starting "?" is a missing verdict, not a failing one.
     failed: list[tuple[str, str]] = []
-    if voice == Voice.FAIL:
-        failed.append(("VOICE", "VOICE FAIL"))
+    if voice in (Voice.FAIL, Voice.RULER_WEAK):
+        failed.append(("VOICE", f"VOICE {voice}"))
     elif voice != Voice.PASS:
         failed.append(("VOICE", "?VOICE"))
     axis = arm.specificity
@@ -208,6 +208,9 @@ def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing
             failed.append(("SPECIFICITY", "SPECIFICITY NOT-SPECIFIC"))
         elif v == Specific.INCONCLUSIVE:
             failed.append(("SPECIFICITY", "SPECIFICITY INCONCLUSIVE"))
+        elif v == Specific.RULER_WEAK:
+            weak = ", ".join(axis.weak) or "an impostor"
+            failed.append(("SPECIFICITY", f"SPECIFICITY RULER-WEAK (the ruler cannot tell {weak} from the author)"))
         elif v != Specific.SPECIFIC:
             failed.append(("SPECIFICITY", "?SPECIFICITY"))
     if arm.copying == Copying.COPIED:
@@ -222,10 +225,10 @@ def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing
     blockers = tuple(a for a, _ in bad)
     ratio_ = _finite(arm.ratios.get(deciding))
     if blockers == ("VOICE",):
-        return Standing(kind="voice-fail", label="VOICE FAIL", blockers=blockers, voice=voice, ratio=ratio_)
+        return Standing(kind="voice-fail", label=f"VOICE {voice}", blockers=blockers, voice=voice, ratio=ratio_)
     if bad:
         rest = [p for a, p in bad if a != "VOICE"]
-        label = ("VOICE FAIL · " if blockers[0] == "VOICE" else "") + "blocked by " + " + ".join(rest)
+        label = (f"VOICE {voice} · " if blockers[0] == "VOICE" else "") + "blocked by " + " + ".join(rest)
         kind = "inconclusive" if rest == ["SPECIFICITY INCONCLUSIVE"] and blockers[0] != "VOICE" else "blocked"
         return Standing(kind=kind, label=label, blockers=blockers, voice=voice, ratio=ratio_)
     if failed:

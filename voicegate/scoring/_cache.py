@@ -28,7 +28,16 @@ from voicegate._hashing import sha256_file
 from voicegate.scoring._copying import NgramIndex, build_index
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
 from voicegate.scoring._embedding import Encode
-from voicegate.scoring._ruler import RULER_METHOD, Chunks, RulerNumbers, ruler_check
+from voicegate.scoring._ruler import (
+    POOL_METHOD,
+    POOL_WORDS,
+    RULER_METHOD,
+    Chunks,
+    PoolNumbers,
+    RulerNumbers,
+    pool_check,
+    ruler_check,
+)
 from voicegate.scoring._stylometric import Reference, build_reference, chunk_counts, word_counts
 from voicegate.scoring._tokens import TOKENIZER_NAME
 
@@ -240,6 +249,38 @@ class Cache:
             self._save(name, auc=np.asarray(float("nan") if auc is None else auc))
         self._memo[name] = auc
         return auc
+
+    def pool_ruler(self, heldout: Sequence[Path], background: Sequence[Path], training: Sequence[Path],
+                   impostors: Sequence[tuple[str, Sequence[Path]]], *, mfw: int, chunk: int) -> PoolNumbers:
+        """The pool check of the gate's reference (`_ruler.pool_check`): training pools against background
+        pools and against each impostor's, paid once per corpus content."""
+        name = "pool-ruler-" + _key("pool-ruler", POOL_METHOD, POOL_WORDS, self.corpus_sha256(heldout),
+                                    self.corpus_sha256(background), self.corpus_sha256(training),
+                                    [[a, self.corpus_sha256(files)] for a, files in impostors], mfw, chunk)
+        if name in self._memo:
+            return self._memo[name]  # type: ignore[return-value]
+        names = [a for a, _ in impostors]
+        data = self._load(name)
+        if data is not None:
+            self.hits += 1
+            aucs, counts = data["aucs"].tolist(), data["counts"].tolist()
+            value = [None if np.isnan(a) else float(a) for a in aucs]
+            nums = PoolNumbers(author_auc=value[0], impostor_auc=dict(zip(names, value[1:], strict=True)),
+                               training_pools=int(counts[0]), background_pools=int(counts[1]),
+                               impostor_pools=dict(zip(names, map(int, counts[2:]), strict=True)))
+        else:
+            self.misses += 1
+            ref = self.reference(heldout, background, mfw=mfw, chunk=chunk)
+            nums = pool_check(ref, [self.doc(p) for p in heldout], [self.doc(p) for p in training],
+                              [self.doc(p) for p in background],
+                              {a: [self.doc(p) for p in files] for a, files in impostors}, chunk=chunk)
+            nan = float("nan")
+            self._save(name, aucs=np.asarray([nan if a is None else a for a in
+                                              (nums.author_auc, *(nums.impostor_auc[n] for n in names))], dtype=float),
+                       counts=np.asarray([nums.training_pools, nums.background_pools,
+                                          *(nums.impostor_pools[n] for n in names)], dtype=float))
+        self._memo[name] = nums
+        return nums
 
     def index(self, training: Sequence[Path], *, n: int) -> NgramIndex:
         name = "ngrams-" + _key("ngrams", self.corpus_sha256(training), n)

@@ -33,6 +33,7 @@ JSON = dict[str, Any]
 class Voice(StrEnum):
     PASS = "PASS"
     FAIL = "FAIL"
+    RULER_WEAK = "RULER-WEAK"   # an abstention: the ruler cannot tell the author from strangers (`_ruler`)
 
 
 class Copying(StrEnum):
@@ -49,6 +50,7 @@ class Specific(StrEnum):
     SPECIFIC = "SPECIFIC"
     NOT_SPECIFIC = "NOT-SPECIFIC"      # evidence: nearer another author by more than the floor
     INCONCLUSIVE = "INCONCLUSIVE"      # neither: a margin within noise says nothing about which author
+    RULER_WEAK = "RULER-WEAK"          # an abstention: the ruler cannot tell the author from some impostor
 
 
 E = TypeVar("E", bound=StrEnum)
@@ -179,6 +181,8 @@ class Specificity:
     margins: Mapping[str, float | None] = field(default_factory=dict)  # impostor -> delta_cb − delta toward her
     # impostor -> rule id -> the floor its margin is set against (results before issue 31 carry only `floors`)
     impostor_floors: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
+    # The impostors the ruler cannot tell from the author at a pool's length: the verdict is RULER-WEAK.
+    weak: tuple[str, ...] = ()
 
     def under(self, rule: str) -> Specific | str | None:
         return self.verdict.get(rule)
@@ -194,7 +198,8 @@ class Specificity:
                 "binding": dict(self.binding), "floors": dict(self.floors), "ratios": dict(self.ratios),
                 "deltas": dict(self.deltas), "margins": dict(self.margins),
                 **({"impostor_floors": {k: dict(v) for k, v in self.impostor_floors.items()}}
-                   if self.impostor_floors else {})}
+                   if self.impostor_floors else {}),
+                **({"ruler_weak": list(self.weak)} if self.weak else {})}
 
     def floor_against(self, impostor: str, rule: str) -> float | None:
         """The floor of the margin against `impostor` under `rule` (older results: only the binding one's)."""
@@ -227,7 +232,8 @@ class Specificity:
                    binding={str(k): str(v) for k, v in _mapping(d.get("binding")).items()},
                    floors=_mapping(d.get("floors")), ratios=_mapping(d.get("ratios")),
                    deltas=_mapping(d.get("deltas")), margins=_mapping(d.get("margins")),
-                   impostor_floors={str(k): _mapping(v) for k, v in _mapping(d.get("impostor_floors")).items()})
+                   impostor_floors={str(k): _mapping(v) for k, v in _mapping(d.get("impostor_floors")).items()},
+                   weak=tuple(str(w) for w in d.get("ruler_weak") or ()))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -619,11 +625,16 @@ class RulerCheck:
     training_chunks: int | None = None      # training chunks compared
     threshold: float | None = None          # the AUC both must reach
     ok: bool | None = None                  # both reached it (None: not computed)
+    # The pool check (`_ruler.pool_check`), for gates registered since the ruler-weak check; None before it.
+    pool: PoolCheck | None = None
 
     def to_json(self) -> JSON:
-        return {"method": self.method, "heldout_auc": self.heldout_auc, "author_auc": self.author_auc,
-                "heldout_chunks": self.heldout_chunks, "background_chunks": self.background_chunks,
-                "training_chunks": self.training_chunks, "threshold": self.threshold, "ok": self.ok}
+        out: JSON = {"method": self.method, "heldout_auc": self.heldout_auc, "author_auc": self.author_auc,
+               "heldout_chunks": self.heldout_chunks, "background_chunks": self.background_chunks,
+               "training_chunks": self.training_chunks, "threshold": self.threshold, "ok": self.ok}
+        if self.pool is not None:
+            out["pool"] = self.pool.to_json()
+        return out
 
     @classmethod
     def from_json(cls, view: str, d: Mapping[str, Any]) -> RulerCheck:
@@ -631,7 +642,39 @@ class RulerCheck:
         return cls(view=view, method=d.get("method"), heldout_auc=d.get("heldout_auc"),
                    author_auc=d.get("author_auc"), heldout_chunks=d.get("heldout_chunks"),
                    background_chunks=d.get("background_chunks"), training_chunks=d.get("training_chunks"),
-                   threshold=d.get("threshold"), ok=None if ok is None else bool(ok))
+                   threshold=d.get("threshold"), ok=None if ok is None else bool(ok),
+                   pool=PoolCheck.from_json(pool) if isinstance(pool := d.get("pool"), Mapping) else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolCheck:
+    """The ruler at a verdict's pool length: is the author's other writing nearer H than strangers'?"""
+
+    method: str | None = None
+    words: int | None = None                       # tokens per pool
+    author_auc: float | None = None                # training pools nearer H than background pools
+    impostor_auc: Mapping[str, float | None] = field(default_factory=dict)   # ... than each impostor's pools
+    training_pools: int | None = None
+    background_pools: int | None = None
+    impostor_pools: Mapping[str, int] = field(default_factory=dict)
+    threshold: float | None = None                 # under it: RULER-WEAK
+    weak_author: bool = False                      # VOICE is RULER-WEAK
+    weak_impostors: tuple[str, ...] = ()           # specificity is RULER-WEAK, naming these
+
+    def to_json(self) -> JSON:
+        return {"method": self.method, "words": self.words, "author_auc": self.author_auc,
+                "impostor_auc": dict(self.impostor_auc), "training_pools": self.training_pools,
+                "background_pools": self.background_pools, "impostor_pools": dict(self.impostor_pools),
+                "threshold": self.threshold, "weak_author": self.weak_author,
+                "weak_impostors": list(self.weak_impostors)}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PoolCheck:
+        return cls(method=d.get("method"), words=d.get("words"), author_auc=d.get("author_auc"),
+                   impostor_auc=_mapping(d.get("impostor_auc")), training_pools=d.get("training_pools"),
+                   background_pools=d.get("background_pools"), impostor_pools=_mapping(d.get("impostor_pools")),
+                   threshold=d.get("threshold"), weak_author=bool(d.get("weak_author", False)),
+                   weak_impostors=tuple(str(w) for w in d.get("weak_impostors") or ()))
 
 
 @dataclass(frozen=True, kw_only=True)

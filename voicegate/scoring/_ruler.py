@@ -26,16 +26,31 @@ authors gives 0.99–1.00 on both; a broken ruler (background = the author's own
 novels, or an Austen training text against held-out Brontë) gives 0.50–0.54. 0.8 sits
 far from both, and a ruler that ranks one chunk pair in five the wrong way round cannot
 support delta_cb verdicts whose floors are a few hundredths of a distance.
+
+The pool check (`pool_check`, method ``POOL_METHOD``; decides for gates registered since the
+``ruler-weak`` check) measures what a verdict needs, at the length a verdict measures: the
+author's other writing (the training text) and strangers' text are cut into pools of
+``POOL_WORDS`` tokens, and the AUC is taken that a training pool is nearer H than a background
+pool is (``author_auc``: would a voice that learned the author move toward H at all?) and than
+a pool of each impostor's text is (``impostor_auc``: can the author be told from that impostor?).
+Under ``POOL_MIN_AUC`` the gate's VOICE (or its specificity, naming the impostor) is RULER-WEAK.
+Why 0.8, measured by benchmarks/bench_ruler.py (british-fiction, leave one novel out, 420
+(case, other author) pairs): where the pool check against an author is at least 0.8, an own
+pool is nearer H than that author's pool in at least 0.87 of draws at 1,000-word pools and 0.95
+at 10,000 (mean 0.93-1.00); under 0.8, in 0.36-0.86 (Adam Bede against Wuthering Heights: pool
+check 0.41, own pool nearer in 0.46 of draws). With fewer than ``POOL_MIN`` pools on a side the
+AUC is not taken: two or three comparisons say nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from voicegate.scoring._stylometric import Reference, cosine_distance, zscores
+from voicegate.scoring._docs import TokenDoc
+from voicegate.scoring._stylometric import Reference, chunk_counts, cosine_distance, word_counts, zscores
 
 RULER_METHOD = "chunk-auc-to-heldout@1"
 RULER_MIN_AUC = 0.8
@@ -109,3 +124,102 @@ def ruler_check(ref: Reference, heldout: Chunks, heldout_counts: np.ndarray, hel
     return RulerNumbers(heldout_auc=auc_closer(d_held, d_bg), author_auc=auc_closer(d_tr, d_bg),
                         heldout_chunks=len(heldout), background_chunks=len(background),
                         training_chunks=len(training))
+
+
+POOL_METHOD = "pool-auc-to-heldout@1"
+POOL_WORDS = 10_000  # a gate's reliable (arm, seed) pool: what a verdict's distance is measured on
+POOL_MIN_AUC = 0.8
+POOL_MIN = 3         # pools a side needs for its AUC to be taken
+
+
+@dataclass(frozen=True)
+class PoolNumbers:
+    """The ruler measured at a verdict's scale: pools of `POOL_WORDS` tokens, not chunks."""
+
+    author_auc: float | None                  # training pools nearer H than background pools
+    impostor_auc: dict[str, float | None]     # impostor -> training pools nearer H than that impostor's pools
+    training_pools: int
+    background_pools: int
+    impostor_pools: dict[str, int]
+
+    @property
+    def weak_author(self) -> bool:
+        """The author's other writing is not told from strangers' at a pool's length: VOICE cannot decide."""
+        return self.author_auc is not None and self.author_auc < POOL_MIN_AUC
+
+    @property
+    def weak_impostors(self) -> tuple[str, ...]:
+        """The impostors the ruler cannot tell from the author at a pool's length, in the given order."""
+        return tuple(n for n, auc in self.impostor_auc.items() if auc is not None and auc < POOL_MIN_AUC)
+
+
+def pool_check(ref: Reference, heldout: Sequence[TokenDoc], training: Sequence[TokenDoc],
+               background: Sequence[TokenDoc], impostors: Mapping[str, Sequence[TokenDoc]], *, chunk: int,
+               words: int = POOL_WORDS, minimum: int = POOL_MIN) -> PoolNumbers:
+    """Does the ruler put the author's other writing nearer H than strangers' writing, at a pool's length?
+
+    Each text is cut into consecutive pools of `words` tokens (a text shorter than one pool is one pool) and
+    each pool's Cosine Delta to H is taken: `author_auc` is the AUC that a training pool is nearer than a
+    background pool, `impostor_auc` that it is nearer than a pool of that impostor's text (None where a side has
+    fewer than `minimum` pools).
+
+    The reference is fitted to its background, so a background pool sits in the means and deviations it is
+    measured with, and reads farther from H than unseen text would. Each background pool is measured with its
+    own chunks replaced, in those means and deviations, by the mean of the other background chunks (`heldout`
+    and `chunk` are what the reference was built from), which takes the pool's own noise out of them. What is
+    left is H's profile itself, which leans away from the background's sampling error: unseen text still reads
+    a little nearer H than background text. Large for a tiny background (a training text written exactly like
+    a 40,000-word one-file background scores 0.7-1.0 across seeds: the check then errs toward deciding), small
+    for a background of novels (on british-fiction the correction moved the author AUC by at most 0.004).
+    """
+    index = ref.index()
+    n = len(index)
+
+    def freqs(doc: TokenDoc) -> np.ndarray:
+        counts, size = chunk_counts(doc, index, chunk)
+        out: np.ndarray = counts / float(size) if size else np.zeros((0, n))
+        return out
+
+    def pools(docs: Sequence[TokenDoc]) -> Chunks:
+        return Chunks.stack([chunk_counts(d, index, words) for d in docs], n)
+
+    held = sum((word_counts(index, d) for d in heldout), np.zeros(n))
+    held_total = float(sum(len(d) for d in heldout))
+    own = [freqs(d) for d in background]
+    every = np.vstack([*(freqs(d) for d in heldout), *own]) if heldout or own else np.zeros((0, n))
+    s1, s2, total = every.sum(axis=0), (every ** 2).sum(axis=0), every.shape[0]
+    bg = np.vstack(own) if own else np.zeros((0, n))
+    b1, b2, n_bg = bg.sum(axis=0), (bg ** 2).sum(axis=0), bg.shape[0]
+
+    def unseen(doc: TokenDoc, f: np.ndarray) -> np.ndarray:
+        """The distances of `doc`'s pools, each under the reference with the chunks inside it replaced by the
+        mean of the other background chunks (the held-out text keeps its weight in the means)."""
+        counts, size = chunk_counts(doc, index, words)
+        out = np.zeros(counts.shape[0])
+        for k in range(counts.shape[0]):
+            inside = f if len(doc) < words else f[-(-k * words // chunk):((k + 1) * words) // chunk]
+            rest = n_bg - inside.shape[0]
+            if rest < 1 or total < 2:
+                out[k] = float(_distances(ref, Chunks(counts[k:k + 1].astype(float), np.array([float(size)])))[0])
+                continue
+            m1 = (b1 - inside.sum(axis=0)) / rest
+            m2 = (b2 - (inside ** 2).sum(axis=0)) / rest
+            t1 = s1 - inside.sum(axis=0) + inside.shape[0] * m1
+            t2 = s2 - (inside ** 2).sum(axis=0) + inside.shape[0] * m2
+            mean = t1 / total
+            sd = np.sqrt(np.maximum((t2 - total * mean ** 2) / (total - 1), 0.0))
+            loo = Reference(ref.words, mean, sd, np.zeros(n), total)
+            out[k] = float(cosine_distance(zscores(loo, counts[k].astype(float), float(size)),
+                                           zscores(loo, held, held_total)))
+        return out
+
+    def auc(near: np.ndarray, far: np.ndarray) -> float | None:
+        return auc_closer(near, far) if min(near.size, far.size) >= minimum else None
+
+    d_tr = _distances(ref, pools(training))
+    d_bg = np.concatenate([unseen(d, f) for d, f in zip(background, own, strict=True)]) if background else np.zeros(0)
+    d_imp = {name: _distances(ref, pools(docs)) for name, docs in impostors.items()}
+    return PoolNumbers(author_auc=auc(d_tr, d_bg),
+                       impostor_auc={name: auc(d_tr, d) for name, d in d_imp.items()},
+                       training_pools=int(d_tr.size), background_pools=int(d_bg.size),
+                       impostor_pools={name: int(d.size) for name, d in d_imp.items()})

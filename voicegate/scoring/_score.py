@@ -32,11 +32,21 @@ from voicegate.scoring._result import (
     Degeneration,
     GateResult,
     Impostors,
+    PoolCheck,
     Provenance,
     RulerCheck,
     Span,
 )
-from voicegate.scoring._ruler import RULER_METHOD, RULER_MIN_AUC, RulerNumbers
+from voicegate.scoring._ruler import (
+    POOL_METHOD,
+    POOL_MIN,
+    POOL_MIN_AUC,
+    POOL_WORDS,
+    RULER_METHOD,
+    RULER_MIN_AUC,
+    PoolNumbers,
+    RulerNumbers,
+)
 from voicegate.scoring._signature import Signature
 from voicegate.scoring._specificity import specificity
 from voicegate.scoring._verdicts import DIGITS, ArmVoice, CandidateVoice, decide, rnd, rule_set
@@ -50,7 +60,7 @@ from voicegate.scoring._views import (
     impostor_targets,
     view_of,
 )
-from voicegate.spec import GateSpec, as_named, get_rule
+from voicegate.spec import CHECKS, GateSpec, as_named, get_rule, thin_evidence
 
 Row = dict[str, Any]
 SPANS = 5
@@ -120,15 +130,42 @@ def check_rows(spec: GateSpec, rows: Iterable[Row]) -> tuple[list[Row], list[Row
     return voice, probe
 
 
-def _ruler_checks(nums: RulerNumbers | None, view: str, digits: int | None = DIGITS) -> dict[str, RulerCheck]:
-    """The ruler check as a result carries it, its AUCs rounded to `digits` (no key without a ruler)."""
+def _ruler_checks(nums: RulerNumbers | None, view: str, digits: int | None = DIGITS,
+                  pool: PoolNumbers | None = None) -> dict[str, RulerCheck]:
+    """The ruler check as a result carries it, its AUCs rounded to `digits` (no key without a ruler); the pool
+    check beside it where the gate is held to it."""
     if nums is None:
         return {}
     return {view: RulerCheck(
         view=view, method=RULER_METHOD, heldout_auc=rnd(nums.heldout_auc, digits),
         author_auc=rnd(nums.author_auc, digits),
         heldout_chunks=nums.heldout_chunks, background_chunks=nums.background_chunks,
-        training_chunks=nums.training_chunks, threshold=RULER_MIN_AUC, ok=nums.ok)}
+        training_chunks=nums.training_chunks, threshold=RULER_MIN_AUC, ok=nums.ok,
+        pool=None if pool is None else PoolCheck(
+            method=POOL_METHOD, words=POOL_WORDS, author_auc=rnd(pool.author_auc, digits),
+            impostor_auc={n: rnd(a, digits) for n, a in pool.impostor_auc.items()},
+            training_pools=pool.training_pools, background_pools=pool.background_pools,
+            impostor_pools=dict(pool.impostor_pools), threshold=POOL_MIN_AUC, weak_author=pool.weak_author,
+            weak_impostors=pool.weak_impostors))}
+
+
+def pool_warnings(pool: PoolNumbers, author: str) -> list[str]:
+    """What the pool check says a verdict cannot rest on: RULER-WEAK's reasons, or a check too short to take."""
+    out = []
+    if pool.weak_author:
+        out.append(f"the ruler cannot tell {author}'s other writing from strangers' at a pool's length (training "
+                   f"pools vs background pools of {POOL_WORDS:,} words: AUC {pool.author_auc:.3f}, under "
+                   f"{POOL_MIN_AUC}): VOICE is RULER-WEAK, an abstention that never ships; check the background "
+                   "(other authors, not the author's own text) and the training text (the author's)")
+    elif pool.author_auc is None:
+        out.append(f"the ruler could not be checked at a pool's length (the training text gives "
+                   f"{pool.training_pools} pool(s) of {POOL_WORDS:,} words, the background {pool.background_pools}; "
+                   f"{POOL_MIN} needed a side): VOICE is decided without that check")
+    for name in pool.weak_impostors:
+        out.append(f"the ruler cannot tell {author}'s other writing from impostor {name!r}'s at a pool's length "
+                   f"(AUC {pool.impostor_auc[name]:.3f}, under {POOL_MIN_AUC}): specificity is RULER-WEAK, "
+                   "an abstention that never ships")
+    return out
 
 
 def ruler_warnings(checks: dict[str, RulerCheck]) -> list[str]:
@@ -193,6 +230,7 @@ def warm_cache(spec: GateSpec, cache_dir: Path) -> None:
     cache.prefetch_docs((*view.corpus_files(targets), *spec.corpora.training))
     view.warm(cache, targets)
     _rulers(view, cache, targets)
+    view.pool_ruler(cache, targets[0], targets[1:])
     cache.index(spec.corpora.training, n=spec.copying.n)
 
 
@@ -211,7 +249,7 @@ class Scored(NamedTuple):
 
 def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
                rules: Iterable[str] | None = None, write_cache: bool = True, encode: Encoder | None = None,
-               provenance: Provenance | None = None) -> GateResult:
+               provenance: Provenance | None = None, checks: Iterable[str] = ()) -> GateResult:
     """Score stored generations under `rule` (default: the spec's registered rule): the recorded result.
 
     `encode` replaces the embedding model (tests); `write_cache=False` keeps the
@@ -326,9 +364,13 @@ def a_vs_a_warnings(spec: GateSpec, distances: Distances, rule: str, rules: Iter
 
 def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, rule: str | None = None,
                     rules: Iterable[str] | None = None, write_cache: bool = True, encode: Encoder | None = None,
-                    provenance: Provenance | None = None) -> Scored:
+                    provenance: Provenance | None = None, checks: Iterable[str] = ()) -> Scored:
     """`score_gate`, with the same result at full precision beside it (computed once, assembled twice)."""
     rows = list(rows)
+    in_force = set(checks)
+    for cid in in_force:
+        if cid not in CHECKS:
+            raise VoicegateError(f"unknown gate check {cid!r} (known: {', '.join(CHECKS)})")
     seat = provenance or Provenance()
     rule_id = get_rule(rule or spec.floor_rule).id
     computed = rule_set(rule_id, rules)
@@ -346,10 +388,16 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
         warnings.append(f"smallest (arm, seed) pool has {words:,} words; {view.title} needs "
                         f"~{view.reliable_words:,} to be reliable")
     ruler, impostor_aucs = _rulers(view, cache, targets)
+    pools = view.pool_ruler(cache, targets[0], targets[1:]) if "ruler-weak" in in_force else None
+    weak_author, weak_impostors = (False, ()) if pools is None else (pools.weak_author, pools.weak_impostors)
     rulers = _ruler_checks(ruler, view.name)
     warnings += ruler_warnings(rulers)  # the ok flag and the AUCs it quotes: the same at either precision
     warnings += impostor_warnings(impostor_aucs, spec.author)
     warnings += a_vs_a_warnings(spec, m.distances, rule_id, computed)
+    if "thin-evidence" in in_force:
+        warnings += thin_evidence(spec)
+    if pools is not None:
+        warnings += pool_warnings(pools, spec.author)
     pool_words = cells.pool_words()
     copy, copying, degen, passed, damage = m.copy, m.copying, m.degeneration, m.passed, m.damage
     control = copy[base].overlap
@@ -390,7 +438,8 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     # and the signature changes.
     sig = Signature.of(spec, view=view, rule=rule_id, generations_sha256=generations_hash(rows),
                        corpus_sha256=sha256_json(corpora),
-                       evidence=seat.evidence if seat.integrity is not None else None, rules=computed)
+                       evidence=seat.evidence if seat.integrity is not None else None, rules=computed,
+                       checks=in_force)
     impostors = None if not toward else Impostors(
         author=spec.author, mode=spec.voice.specificity, authors=tuple(toward),
         ruler_auc={a: rnd(auc) for a, auc in impostor_aucs.items()})
@@ -398,10 +447,11 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     # -- verdicts, assembled at a precision ----------------------------------------
     def assemble(digits: int | None) -> GateResult:
         axis = {a: specificity(dist, toward, base, a, author=spec.author, decides=spec.voice.specificity == "decides",
-                               rule=rule_id, rules=computed, digits=digits) for a in cand_names} if toward else {}
+                               rule=rule_id, rules=computed, digits=digits, weak=weak_impostors)
+                for a in cand_names} if toward else {}
         decided = decide(dist, base, cand_names, rule=rule_id, rules=computed, copying=copying, damage=damage,
                          specificity=axis,
-                         prefer=spec.prefer, digits=digits)
+                         prefer=spec.prefer, digits=digits, ruler_weak=weak_author)
         voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
         arms_out: list[ArmResult] = []
         for arm in arms:
@@ -429,7 +479,7 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
         return GateResult(gate=spec.gate, rule=rule_id, ships=decided.ships,
                           control=Control(arm=base, overlap=rnd(control, digits)), arms=tuple(arms_out),
                           counts=Counts(voice=len(voice_rows), probe=len(probe_rows), expected_voice=expected),
-                          ruler=_ruler_checks(ruler, view.name, digits),
+                          ruler=_ruler_checks(ruler, view.name, digits, pools),
                           warnings=tuple(warnings), signature=sig, signature_text=sig.text(),
                           impostors=impostors, integrity=seat.integrity, replicas=seat.replicas)
 

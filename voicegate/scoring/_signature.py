@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from voicegate._version import __version__
 from voicegate.scoring._bootstrap import BOOTSTRAP_SEED, LEVEL, RESAMPLES
 from voicegate.scoring._tokens import TOKENIZER_NAME
-from voicegate.spec import HISTORICAL_SIGNATURE_KEYS, RULES, VIEW_SPECS, get_rule
+from voicegate.spec import CHECKS, HISTORICAL_SIGNATURE_KEYS, RULES, VIEW_SPECS, get_rule
 
 if TYPE_CHECKING:
     from voicegate.scoring._views import View
@@ -93,12 +93,16 @@ class Signature:
     specificity: str | None = None
     # Only generated runs have integrity evidence; imported ones keep the bytes they always had.
     evidence: IntegrityEvidence | None = None
+    # The dated checks (`spec._checks`) the gate is scored under, as "id@version"; none for a gate registered
+    # before any, so its signature keeps its bytes.
+    checks: tuple[str, ...] = ()
     # The mapping a stored signature was read from; None for one built here.
     stored: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, spec: GateSpec, *, view: View, rule: str, generations_sha256: str, corpus_sha256: str,
-           evidence: IntegrityEvidence | None = None, rules: Iterable[str] | None = None) -> Signature:
+           evidence: IntegrityEvidence | None = None, rules: Iterable[str] | None = None,
+           checks: Iterable[str] = ()) -> Signature:
         """The signature of scoring `spec`'s generations (hash given) through `view` under `rule`, with
         `rules` computed beside it (None: every registered rule)."""
         import numpy
@@ -121,7 +125,7 @@ class Signature:
             spec_sha256=spec_sha256(spec), generations_sha256=generations_sha256, corpus_sha256=corpus_sha256,
             specificity=(f"impostors,{spec.voice.specificity},{SPECIFICITY_METHOD}"
                          if spec.corpora.impostors else None),
-            evidence=evidence)
+            evidence=evidence, checks=tuple(CHECKS[c].signature for c in CHECKS if c in set(checks)))
 
     def to_json(self) -> dict[str, Any]:
         if self.stored is not None:
@@ -143,6 +147,8 @@ class Signature:
             out["specificity"] = self.specificity
         if self.evidence is not None:
             out.update(_evidence_json(self.evidence))
+        if self.checks:
+            out["checks"] = list(self.checks)
         return out
 
     @classmethod
@@ -166,7 +172,7 @@ class Signature:
             numpy=_opt_str(d.get("numpy")), scipy=_opt_str(d.get("scipy")),
             spec_sha256=_opt_str(d.get("spec_sha256")), generations_sha256=_opt_str(d.get("generations_sha256")),
             corpus_sha256=_opt_str(d.get("corpus_sha256")), specificity=_opt_str(d.get("specificity")),
-            evidence=evidence, stored=dict(d))
+            evidence=evidence, checks=tuple(str(c) for c in d.get("checks") or ()), stored=dict(d))
 
     def text(self) -> str:
         """One line, `key:value|...`, short hashes: the form printed under a table.
@@ -186,6 +192,8 @@ class Signature:
         ]
         if self.specificity:
             parts.append(f"spec-axis:{self.specificity}")
+        if self.checks:
+            parts.append(f"checks:{','.join(self.checks)}")
         return "|".join(parts)
 
 

@@ -23,7 +23,7 @@ binding impostor (the lowest margin/floor ratio: the one that decides) with its 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from voicegate.scoring._result import Specific, Specificity, impostor_outcome
 from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd, rule_set
@@ -42,10 +42,13 @@ def _ratio(margin: float, floor: float) -> float:
 
 def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], base: str, candidate: str, *,
                 author: str, decides: bool, rule: str, rules: Iterable[str] | None = None,
-                digits: int | None = DIGITS) -> Specificity:
+                digits: int | None = DIGITS, weak: Sequence[str] = ()) -> Specificity:
     """The specificity of `candidate`: `gate` and each impostor's distances are arm -> seed -> d.
 
-    rule: the deciding rule; rules: the others computed beside it (None: every registered rule).
+    rule: the deciding rule; rules: the others computed beside it (None: every registered rule). weak: the
+    impostors the ruler cannot tell from the author (`_ruler.PoolNumbers.weak_impostors`): the verdict is then
+    RULER-WEAK under every rule, naming them (a margin against a writer the ruler cannot tell apart is no
+    evidence either way), with every margin still computed and shown.
     """
     if not impostors:
         raise ValueError("specificity needs at least one impostor")
@@ -61,7 +64,7 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
     binding: dict[str, str] = {}
     for rid in computed:
         outcomes = {impostor_outcome(margins[n], floors[n][rid]) for n in impostors}
-        verdict[rid] = (Specific.SPECIFIC if outcomes == {Specific.SPECIFIC}
+        verdict[rid] = (Specific.RULER_WEAK if weak else Specific.SPECIFIC if outcomes == {Specific.SPECIFIC}
                         else Specific.NOT_SPECIFIC if Specific.NOT_SPECIFIC in outcomes else Specific.INCONCLUSIVE)
         binding[rid] = min(impostors, key=lambda n: (_ratio(margins[n], floors[n][rid]), margins[n], n))
     nearest = max(impostors, key=lambda n: (deltas[n], n))
@@ -78,4 +81,5 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
         deltas={author: rnd(delta_gate, digits), **{n: rnd(d, digits) for n, d in deltas.items()}},
         margins={n: rnd(m, digits) for n, m in margins.items()},
         impostor_floors={n: {rid: rnd(f, digits) for rid, f in fl.items()} for n, fl in floors.items()},
+        weak=tuple(n for n in impostors if n in set(weak)),
     )

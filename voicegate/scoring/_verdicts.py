@@ -138,14 +138,16 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
            rule: str, rules: Iterable[str] | None = None, copying: Mapping[str, str] | None = None,
            damage: Mapping[str, str] | None = None,
            specificity: Mapping[str, Specificity] | None = None, prefer: Sequence[str] = (),
-           digits: int | None = DIGITS) -> Decision:
+           digits: int | None = DIGITS, ruler_weak: bool = False) -> Decision:
     """Verdicts from per-seed distances; reported numbers rounded to `digits` (None: full precision).
 
     distances: arm -> seed -> d(arm, seed), for the base and every candidate.
     copying / damage: candidate -> verdict string, decided elsewhere from their
     own statistics; a candidate without one cannot ship. specificity: candidate ->
     its specificity axis (none: not checked); where it decides, only a SPECIFIC one can ship.
-    rules: the rules to compute beside the deciding one (None: every registered rule).
+    rules: the rules to compute beside the deciding one (None: every registered rule). ruler_weak: the
+    ruler cannot tell the author's own writing from strangers' (`_ruler.PoolNumbers.weak_author`): every
+    VOICE verdict is RULER-WEAK, an abstention that never ships, its numbers still computed and shown.
     """
     deciding = get_rule(rule)
     computed = {rid: get_rule(rid) for rid in rule_set(rule, rules)}
@@ -165,7 +167,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
         delta = base_mean - mean(list(dist[arm].values()))
         floors = {rid: r.floor(dist, base, arm) for rid, r in computed.items()}
         detectable = {rid: d for rid, r in computed.items() if (d := r.detectable(dist, base, arm)) is not None}
-        voice = {rid: Voice.PASS if passes(delta, f) else Voice.FAIL for rid, f in floors.items()}
+        voice = {rid: Voice.RULER_WEAK if ruler_weak else Voice.PASS if passes(delta, f) else Voice.FAIL
+                 for rid, f in floors.items()}
         ratios = {rid: (delta / f if f > 0 else None) for rid, f in floors.items()}
         out.append(CandidateVoice(
             name=arm, role=Role.CANDIDATE, **stats(arm),

@@ -24,7 +24,7 @@ import numpy as np
 from voicegate.scoring import _embedding, _stylometric
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
-from voicegate.scoring._ruler import RulerNumbers
+from voicegate.scoring._ruler import PoolNumbers, RulerNumbers
 from voicegate.spec import VIEW_SPECS, GateSpec, ViewSpec
 
 Distances = dict[str, dict[int, float]]
@@ -97,6 +97,10 @@ class View(ABC):
         """Can this view tell an impostor's text from the gate author's? An AUC, or None when it cannot say."""
         return None
 
+    def pool_ruler(self, cache: Cache, gate: Target, impostors: Sequence[Target]) -> PoolNumbers | None:
+        """The ruler at a verdict's pool length (`_ruler.pool_check`); None when this view has none."""
+        return None
+
     @abstractmethod
     def signature(self) -> dict[str, Any]:
         """The view's parameters for the signature, under its descriptor's `signature_keys`, exactly those."""
@@ -145,6 +149,11 @@ class Stylometric(View):
     def impostor_ruler(self, cache: Cache, target: Target, gate: Target) -> float | None:
         v = self.spec.voice
         return cache.impostor_ruler(target.files, target.background, gate.files, mfw=v.mfw, chunk=v.chunk)
+
+    def pool_ruler(self, cache: Cache, gate: Target, impostors: Sequence[Target]) -> PoolNumbers:
+        v = self.spec.voice
+        return cache.pool_ruler(gate.files, gate.background, self.spec.corpora.training,
+                                [(t.author, t.files) for t in impostors], mfw=v.mfw, chunk=v.chunk)
 
     def signature(self) -> dict[str, Any]:
         v = self.spec.voice

@@ -19,6 +19,7 @@ from voicegate._seat_url import check_seat_url
 from voicegate._yaml import load_strict, read_yaml
 from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ARTIFACT_NAMES, EVENTS, ArtifactKind, Event, artifact_kind
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
+from voicegate.spec._checks import CHECKS, GateCheck, checks_in_force
 from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import (
     Citation,
@@ -44,7 +45,7 @@ from voicegate.spec._registration import (
     uncommitted_pins,
     words_warning,
 )
-from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, impostor_warnings, resolve_path
+from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, impostor_warnings, resolve_path, thin_evidence
 from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_force, spread
 from voicegate.spec._schema import Role
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
@@ -62,6 +63,7 @@ from voicegate.spec._workspace import as_named, git, git_env, is_git_worktree, i
 __all__ = [
     "ARTIFACT_KINDS",
     "ARTIFACT_NAMES",
+    "CHECKS",
     "DATA_DIR_ENV",
     "EVENTS",
     "HISTORICAL_SIGNATURE_KEYS",
@@ -75,6 +77,7 @@ __all__ = [
     "Damage",
     "Event",
     "FloorRule",
+    "GateCheck",
     "GateSpec",
     "Model",
     "Registration",
@@ -93,6 +96,7 @@ __all__ = [
     "check_registered",
     "check_scored_under",
     "check_seat_url",
+    "checks_in_force",
     "commit_time",
     "commits_after",
     "find_citation",
@@ -121,6 +125,7 @@ __all__ = [
     "spec_path",
     "spec_sha256",
     "spread",
+    "thin_evidence",
     "uncommitted_pins",
     "view_spec",
     "weights_file",

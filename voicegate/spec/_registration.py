@@ -26,6 +26,7 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import canonical_json, sha256_file, sha256_json
 from voicegate._version import __version__
 from voicegate.spec._artifact_paths import check_artifact_paths
+from voicegate.spec._checks import checks_in_force
 from voicegate.spec._prospective import REGISTRATIONS, SUFFIX, numbers_at, record_at, written_by_register
 from voicegate.spec._resolve import check_corpus_words, check_impostors
 from voicegate.spec._rules import RULES, get_rule, rules_in_force
@@ -106,6 +107,15 @@ class Registration:
     @property
     def registered_at(self) -> str:
         return str(self.data["registered_at"])
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """The dated checks (`_checks`) this gate is scored under: those in force on its registration day."""
+        try:
+            day = _dt.date.fromisoformat(self.registered_at[:10])
+        except ValueError:
+            return ()  # a date this version cannot read holds the gate to nothing newer than its rules
+        return checks_in_force(day)
 
 
 def existing_results(spec: GateSpec) -> list[Path]:

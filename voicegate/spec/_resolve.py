@@ -258,26 +258,38 @@ def _check_near_copies(spec: GateSpec, fail: Fail) -> None:
 
 
 def impostor_warnings(spec: GateSpec) -> list[str]:
-    """What weakens a specificity check without making it wrong (issue 35): one impostor, a background of one
+    """What weakens a specificity check without making it wrong (issue 35), as `register` prints it."""
+    return [f"warning: {w}" for w in thin_evidence(spec)]
+
+
+def thin_evidence(spec: GateSpec) -> list[str]:
+    """What weakens a specificity check without making it wrong: one impostor, a background mostly of one
     author's text, an impostor's text that is also in the background (the ruler it is measured with is built
-    on it)."""
+    on it). One line each; `register` prints them, and a gate registered since the `thin-evidence` check
+    carries them in every score result."""
     imps = spec.corpora.impostors
     if not imps:
         return []
     out = []
     if len(imps) == 1:
-        out.append(f"warning: one impostor ({imps[0].author!r}): SPECIFIC then says 'nearer the author than "
+        out.append(f"one impostor ({imps[0].author!r}): SPECIFIC then says 'nearer the author than "
                    f"{imps[0].author}', not than other authors; register two or more")
     one = _one_background_author(spec.corpora.background)
     if one is not None:
-        out.append(f"warning: corpora.background is one author's text ({one}): the ruler every margin is measured "
+        out.append(f"corpora.background is one author's text ({one}): the ruler every margin is measured "
                    "with (its word list and z-scores) then describes that writer's habits, and an impostor near "
                    "them reads as near the author; give the background several authors")
+    else:
+        most = _most_background_author(spec.corpora.background)
+        if most is not None:
+            out.append(f"corpora.background is mostly one author's text ({most}): the ruler every margin is "
+                       "measured with leans on that writer's habits, and an impostor near them reads as near the "
+                       "author; balance the background across authors")
     background = {p.resolve() for p in spec.corpora.background}
     for imp in imps:
         shared = [shown_path(spec.root, p) for p in imp.files if p.resolve() in background]
         if shared:
-            out.append(f"warning: impostor {imp.author!r}: {', '.join(shared)} "
+            out.append(f"impostor {imp.author!r}: {', '.join(shared)} "
                        f"{'is' if len(shared) == 1 else 'are'} also in corpora.background: the gate's ruler (its "
                        "word list and z-scores) is built on the very text the candidates are compared with as "
                        "another author")
@@ -293,6 +305,31 @@ def _one_background_author(files: tuple[Path, ...] | list[Path]) -> str | None:
     if len(prefixes) == 1 and None not in prefixes and files:
         return f"every one of its {len(files)} files is named {next(iter(prefixes))}_…"
     return None
+
+
+MOST_BACKGROUND = 0.5  # one author's share of the background's bytes above which the ruler is mostly hers
+
+
+def _most_background_author(files: tuple[Path, ...] | list[Path]) -> str | None:
+    """How the background reads as mostly one author, or None: files named `Author_…` by one author holding
+    more than half of the background's bytes (files not named so count toward no author, only the total)."""
+    sizes: dict[str, int] = {}
+    total = 0
+    for f in files:
+        try:
+            size = f.stat().st_size
+        except OSError:
+            continue
+        total += size
+        if "_" in f.name:
+            author = f.name.split("_", 1)[0]
+            sizes[author] = sizes.get(author, 0) + size
+    if not sizes or total == 0:
+        return None
+    author, size = max(sizes.items(), key=lambda kv: (kv[1], kv[0]))
+    if size / total <= MOST_BACKGROUND:
+        return None
+    return f"its files named {author}_… hold {size / total:.0%} of its bytes"
 
 
 def load_probes(spec_fail: Fail, path: Path) -> tuple[Probe, ...]:
