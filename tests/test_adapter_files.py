@@ -164,3 +164,22 @@ def test_the_merge_answers_as_the_voice_not_as_the_carrier_on_the_tiny_voices() 
     austen = merged_answers(files, TINY / "lv-austen", prompts)
     assert austen == merged_answers(files, TINY / "lv-austen", prompts)        # greedy: the same every time
     assert austen != _carrier.local_answers(files, prompts) != merged_answers(files, TINY / "lv-anne", prompts)
+
+
+def test_the_carriers_bound_counts_the_adapters_bytes_and_nothing_over_it_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet = _setup(tmp_path, monkeypatch)
+    monkeypatch.setenv("VOICEGATE_CARRIER_MAX_BYTES", "7")         # the carrier's 7 bytes, not one more
+
+    def never(*args: object) -> str:
+        raise AssertionError("hashed or merged an adapter over the bound")
+    monkeypatch.setattr(_adapter_files, "merged_answers", never)
+    monkeypatch.setattr(_adapter_files, "sha256_file", never)
+    with StandinSeat(base_root=str(tmp_path / "carrier"), adapters=fleet, slots=8) as seat:
+        root = registered_workspace(tmp_path / "ws", _spec(tmp_path, seat.url))
+        assert cli(root, "generate", GATE, "--quiet").returncode == 0
+    session = manifest(root, GATE)["sessions"][0]
+    assert session["carrier"]["status"] == "holds"
+    assert session["adapter_files"]["ckpt925"]["why"] == (
+        "carrier and adapter weights 15 B on disk, over the 7 B bound for answering locally: 15 > 7 bytes, a bound "
+        "$VOICEGATE_CARRIER_MAX_BYTES raises")

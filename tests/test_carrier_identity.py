@@ -444,3 +444,36 @@ def _probed(where: Path) -> list[str]:
     rows = [json.loads(x) for x in (where / "ws" / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
     assert [r["prompt_sha256"] for r in rows if r["phase"] == "carrier"] == [sha256_text(p) for p in asked]
     return asked
+
+
+def test_entries_written_before_seals_are_computed_again_once_and_are_no_damage(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _clock_ahead(monkeypatch)
+    read = _count_hashes(monkeypatch)
+    files = carrier_files(str(_aged(_carrier_dir(tmp_path / "c"))))
+    assert files is not None
+    calls: list[list[str]] = []
+
+    def compute(f: CarrierFiles, prompts: list[str]) -> list[str]:
+        calls.append(list(prompts))
+        return [p.upper() for p in prompts]
+    cache = tmp_path / "answers.json"
+    cached_answers(cache, files, ["a"], compute)
+    (key,) = json.loads(cache.read_text())
+    cache.write_text(json.dumps({key: ["an answer cached before seals"]}))
+    again = cached_answers(cache, files, ["a"], compute)
+    assert again.texts == ["A"] and again.damaged is None and len(calls) == 2
+    assert cached_answers(cache, files, ["a"], compute).texts == ["A"] and len(calls) == 2
+    # The memo: an entry without its seal (nor ctime) is read again, silently, then sealed.
+    memo = tmp_path / "file-hashes.json"
+    found = carrier_dir(str(tmp_path / "c"))
+    assert found is not None
+    weights = tmp_path / "c" / "model.safetensors"
+    st = weights.stat()
+    memo.write_text(json.dumps({str(weights.resolve()): {"size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                                                         "inode": st.st_ino, "sha256": "0" * 64}}))
+    before = len(read)
+    hashed = hash_carrier(found, memo)
+    assert hashed is not None and not hashed.memoised and hashed.damaged == ()
+    assert read[before:].count("model.safetensors") == 1 and hashed.weights_sha256 == files.weights_sha256
+    assert "check" in json.loads(memo.read_text())[str(weights.resolve())]

@@ -57,23 +57,27 @@ _EMPTY_OK = ("alpha_pattern", "rank_pattern", "modules_to_save", "layers_to_tran
 @dataclass(frozen=True)
 class AdapterDir:
     path: Path
-    sha256: str          # of the weights file
-    digest: str          # of the weights and the config
+    sha256: str = ""     # of the weights file (hashed only once the carrier and the bound allow it)
+    digest: str = ""     # of the weights and the config
 
 
 def adapter_dir(candidates: Sequence[str | Path | None]) -> AdapterDir | None:
-    """The first of `candidates` that is an adapter directory readable here, hashed; None when none is."""
+    """The first of `candidates` that is an adapter directory readable here (not read yet); None when none is."""
     for c in candidates:
         if not c:
             continue
         path = Path(c)
         try:
             if (path / CONFIG).is_file() and (path / WEIGHTS).is_file():
-                sha = sha256_file(path / WEIGHTS)
-                return AdapterDir(path, sha, sha256_text(f"{sha}\n{sha256_file(path / CONFIG)}"))
+                return AdapterDir(path)
         except OSError:
             continue
     return None
+
+
+def _hashed(found: AdapterDir) -> AdapterDir:
+    sha = sha256_file(found.path / WEIGHTS)
+    return AdapterDir(found.path, sha, sha256_text(f"{sha}\n{sha256_file(found.path / CONFIG)}"))
 
 
 def why_not_plain(config: Any) -> str | None:
@@ -119,7 +123,10 @@ def merged_answers(files: CarrierFiles, adapter: Path, prompts: Sequence[str]) -
 
 
 def _bound_note(carrier: CarrierFiles, adapter: AdapterDir, bound: int) -> str | None:
-    size = carrier.weights_bytes + (adapter.path / WEIGHTS).stat().st_size
+    try:
+        size = carrier.weights_bytes + (adapter.path / WEIGHTS).stat().st_size
+    except OSError as exc:
+        return f"the adapter's files could not be read ({exc.strerror or exc})"
     if size <= bound:
         return None
     return (f"carrier and adapter weights {gb(size)} on disk, over the {gb(bound)} bound for answering locally: "
@@ -147,6 +154,12 @@ async def check_adapters(clients: Mapping[str, Any], arms: Sequence[tuple[str, s
         too_big = _bound_note(files, found, carrier_bound() if bound is None else bound)
         if why is not None or too_big is not None:
             out[arm] = CarrierProbe(CarrierCheck("not-checked", str(why or too_big), of=""))
+            continue
+        try:    # before a byte of it is read: a carrier out of reach or a pair over the bound is not hashed
+            found = await asyncio.to_thread(_hashed, found)
+        except OSError as exc:
+            out[arm] = CarrierProbe(CarrierCheck("not-checked", f"the adapter's files could not be read "
+                                                                f"({exc.strerror or exc})", of=""))
             continue
         keyed = CarrierFiles(files.path, sha256_text(f"{files.digest}\nadapter:{found.digest}"), files.weights_sha256)
         try:

@@ -64,7 +64,7 @@ class IdentityAsk:
     prompt: str
     seed: int
     sampling: Mapping[str, Any]
-    against: Mapping[str, Any]     # {"gate", "session", "text", "key"}
+    against: Mapping[str, Any]     # {"gate", "session", "text", "key", "version"}
 
 
 def arm_identities(spec: GateSpec, reg: Registration, cards: Iterable[ModelCard]) -> dict[str, ArmIdentity]:
