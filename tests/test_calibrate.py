@@ -22,7 +22,7 @@ from conftest import SHARED
 
 SEEDS = list(range(1, 9))
 STYLE = {"base": None, "cand": 0, "mimic": 1, "aa": None}
-RULES = ("global-max-spread", "pairwise-max-spread", "welch-t")
+RULES = ("global-max-spread", "pairwise-max-spread", "welch-t", "welch-t-min-effect")
 
 
 def _pilot_spec(**arm: Any) -> dict[str, Any]:
@@ -191,7 +191,7 @@ def test_a_rule_is_decided_only_through_the_registered_rule_and_decide(pilot: Pa
     #    SPECIFIC, since a margin's floor is the same rule's), the other rules are untouched.
     calls = {"floor": 0}
 
-    def floor(dist: Any, base: str, cand: str) -> float:
+    def floor(dist: Any, base: str, cand: str, effect: Any) -> float:
         calls["floor"] += 1
         return -1.0
 
@@ -224,7 +224,7 @@ def test_a_rule_is_decided_only_through_the_registered_rule_and_decide(pilot: Pa
     monkeypatch.setattr(scoring, "specificity", counted_specificity)
     failed = run()
     # per draw and rule: one decide for the candidates, one for the A-vs-A arm; plus one per rule on every seed
-    assert seen["decide"] == 40 * 3 * 2 + 3
+    assert seen["decide"] == 40 * len(RULES) * 2 + len(RULES)
     # per draw (and once on every seed) and candidate: one call gives every rule's verdict, each decide reads its own
     assert seen["specificity"] == (40 + 1) * 2
     for cand in failed["candidates"].values():

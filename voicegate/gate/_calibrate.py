@@ -38,7 +38,7 @@ from voicegate._errors import VoicegateError
 from voicegate.gate._checks import check_cells, check_integrity, provenance
 from voicegate.gate._score import load_generations
 from voicegate.run import load_manifest
-from voicegate.spec import RULES, GateSpec, check_registered, load_spec, workspace_root
+from voicegate.spec import RULES, GateSpec, check_registered, load_spec, workspace_root, zero_floor_fails
 
 DRAWS = 1000
 CONFIDENCE = 0.95
@@ -189,7 +189,7 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
     spec = load_spec(workspace_root(root), gate)
     if not spec.candidates:  # a valid spec has one; said here too, since calibrate has nothing to do without
         raise VoicegateError(f"{spec.gate}: no candidate arm to calibrate")
-    check_registered(spec)
+    registration = check_registered(spec)
     rows = load_generations(spec)
     stored = _stored_seeds(spec, rows)
     check_request(spec, seeds, stored)
@@ -200,7 +200,7 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
 
     m = measure_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
     result = decide_draws(spec, m.distances, m.toward, copying=m.copying, damage=m.damage, seeds=seeds,
-                          draws=draws, rng_seed=rng_seed)
+                          draws=draws, rng_seed=rng_seed, zero_floor_fails=zero_floor_fails(registration.rules))
     if write:
         from voicegate._atomic import write_atomic
         from voicegate._hashing import canonical_json
@@ -213,8 +213,11 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
 
 def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                  toward: Mapping[str, Mapping[str, Mapping[int, float]]], *, copying: Mapping[str, str],
-                 damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0) -> Calibration:
-    """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too)."""
+                 damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0,
+                 zero_floor_fails: bool = True) -> Calibration:
+    """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too).
+
+    `zero_floor_fails`: whether a floor of 0 never passes (as `score` decides the gate: by its registration)."""
     import numpy as np
 
     from voicegate.scoring import Specific, Voice, decide, decided_arms, ship_pick, specificity
@@ -224,6 +227,7 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
     fresh = [a.name for a in spec.a_vs_a]
     rules = tuple(RULES)
     decides = spec.voice.specificity == "decides"
+    effect = spec.smallest_effect
     author = spec.author
     order = {arm: sorted(distances[arm]) for arm in (base, *cands, *fresh)}
     rng = np.random.default_rng(rng_seed)
@@ -246,12 +250,13 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         kept = decided_arms(spec, dist)
         others = {n: decided_arms(spec, d) for n, d in imps.items()}
         axis = {c: specificity(kept, others, base, c, author=author, decides=decides, rule=rules[0], rules=rules,
-                               digits=None)
+                               digits=None, smallest_effect=effect, zero_floor_fails=zero_floor_fails)
                 for c in cands} if others else {}
 
         def under(rid: str) -> Any:
             return decide(kept, base, cands, rule=rid, rules=(rid,), copying=copying, damage=damage,
-                          specificity=axis, prefer=spec.prefer, digits=None)
+                          specificity=axis, prefer=spec.prefer, digits=None, smallest_effect=effect,
+                          zero_floor_fails=zero_floor_fails)
         return under, axis
 
     for i in range(draws):
@@ -267,7 +272,8 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                 ship_n[c.name][rid] += ship_pick([c]) is not None
             for arm in fresh:
                 # the A-vs-A arm as one more candidate beside every arm of the run
-                aa = decide(dist, base, [arm], rule=rid, rules=(rid,), digits=None).candidates[0]
+                aa = decide(dist, base, [arm], rule=rid, rules=(rid,), digits=None, smallest_effect=effect,
+                            zero_floor_fails=zero_floor_fails).candidates[0]
                 false_n[arm][rid] += aa.voice_decides == Voice.PASS
 
     # Every stored seed, decided once per rule: what the pilot itself says.

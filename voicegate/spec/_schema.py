@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from voicegate.spec._artifact_kinds import ARTIFACT_KINDS
-from voicegate.spec._rules import RULES
+from voicegate.spec._rules import RULES, SMALLEST_EFFECT
 from voicegate.spec._types import (
     MAX_SEED,
     AuthorGlobs,
@@ -215,6 +215,10 @@ SPEC_SCHEMA = Schema((
     Key("floor", Section(), "the deciding floor rule", required=True),
     Key("floor.rule", Choice(tuple(sorted(RULES)), "unknown floor rule {value!r} (registered: {options})"),
         "the rule whose floor decides the voice verdict", required=True),
+    Key("floor.smallest_effect", Number(0.0, 100.0), "the smallest effect that matters, in standard deviations of "
+        "the base's per-seed distances toward the gate author: under a rule that states one (`welch-t-min-effect`), "
+        "VOICE PASS needs delta_cb and SPECIFIC each margin significantly above it, NOT-SPECIFIC a margin "
+        "significantly below minus it", default=SMALLEST_EFFECT),
     Key("prefer", Names("must list candidate arm names, most preferred first"), "candidate names in order of "
         "preference among those that pass (none: the largest ratio ships)", default=()),
     Key("artifacts", Section(), "where verdicts are appended", required=True),
