@@ -101,13 +101,14 @@ def test_score_json_and_junit_parse_and_give_one_case_per_candidate_and_axis(sco
     result = json.loads(done.stdout)  # the whole of stdout is one document
     assert result["gate"] == GATE and result["ships"] == "cand" and result["rule"] == "pairwise-max-spread"
     root = _junit10(report)
-    rules = ("global-max-spread", "pairwise-max-spread", "welch-t")
+    rules = ("global-max-spread", "pairwise-max-spread", "welch-t", "welch-t-min-effect")
     other = {r: {"PASS": "passed", "FAIL": "failure"}[v]
              for r, v in next(a for a in result["arms"] if a["name"] == "other")["voice"].items()}
-    assert set(other.values()) == {"passed", "failure"}  # like cand: both spreads PASS, welch-t FAILs
-    # cand: PASS under both spreads, FAIL under welch-t (two seeds: t(0.99, ~1 df) is huge); other copies
+    assert set(other.values()) == {"passed", "failure"}  # like cand: both spreads PASS, the t rules FAIL
+    # cand: PASS under both spreads, FAIL under the t rules (two seeds: t(0.99, ~1 df) is huge); other copies
     assert _cases(root) == [
-        *((f"voicegate.{GATE}.cand", f"voice under {r}", "failure" if r == "welch-t" else "passed") for r in rules),
+        *((f"voicegate.{GATE}.cand", f"voice under {r}", "failure" if r.startswith("welch-t") else "passed")
+          for r in rules),
         (f"voicegate.{GATE}.cand", "copying", "passed"), (f"voicegate.{GATE}.cand", "damage", "passed"),
         *((f"voicegate.{GATE}.other", f"voice under {r}", other[r]) for r in rules),
         (f"voicegate.{GATE}.other", "copying", "failure"), (f"voicegate.{GATE}.other", "damage", "passed")]
@@ -147,7 +148,7 @@ def test_junit_skips_inconclusive_and_fails_not_specific(scored: Path) -> None:
         ("specificity under s", "failure",
          "NOT-SPECIFIC under s: margin -0.010 vs floor 0.005 (nearest impostor Austen)"),
         ("specificity under t", "passed", "SPECIFIC under t: margin -0.010 vs floor 0.001 (nearest impostor Austen)")]
-    assert [c.name for c in cases][-6:-3] == ["voice under welch-t", "copying", "damage"]
+    assert [c.name for c in cases][-6:-3] == ["voice under welch-t-min-effect", "copying", "damage"]
 
 
 def test_verify_json_and_junit_then_a_broken_chain_is_still_one_document(scored: Path, tmp_path: Path) -> None:
