@@ -143,10 +143,10 @@ def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
     assert done.stderr.strip().splitlines() == [
         "voicegate: warning: smallest (arm, seed) pool has 720 words; Cosine Delta needs ~10,000 to be reliable",
         # the copier's two seeds give the same passage three words apart: they are not replicates
-        "voicegate: warning: other: its seeds gave near-identical pools (97% of each generation's word 8-grams "
+        ("voicegate: warning: other: its seeds gave near-identical pools (97% of each generation's word 8-grams "
         "repeat the same prompt's generation under the previous seed; independent samples share almost none): "
         "the seeds are not replicates (temperature 0, or a seat that ignores the request seed), so its spread "
-        "measures no noise and no floor built on it can be trusted; a floor of 0 never passes",
+        "measures no noise and no floor built on it can be trusted; a floor of 0 never passes"),
         f"voicegate: {GATE}: no candidate ships under pairwise-max-spread"]
     assert (root / "runs" / GATE / "scores.json").exists()  # a FAIL is a result: it is saved
 
