@@ -318,13 +318,14 @@ def test_the_sweep_reproduces_the_benchmarks_austen_gate(tmp_path: Path):
 # -- the design check at registration (issue 31, build item 5) ------------------------------------
 
 
-def _pilot_result(root: Path, k: int, share: float, *, carrier: str = "base") -> None:
+def _pilot_result(root: Path, k: int, share: float, *, carrier: str = "base", author: str = "Test Author",
+                  gate: str = "lv-pilot") -> None:
     rates = {"voice_pass": {"share": share}, "would_ship": {"share": share},
              "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
     wrong = {**rates, "would_ship": {"share": 0.0}, "all_seeds": {"voice": "FAIL"}}
-    data = {"gate": "lv-pilot", "carrier": carrier, "seeds_per_arm": k,
+    data = {"gate": gate, "author": author, "carrier": carrier, "seeds_per_arm": k,
             "candidates": {"right": {"rules": {"welch-t": rates}}, "wrong": {"rules": {"welch-t": wrong}}}}
-    path = root / "runs" / "lv-pilot" / f"calibration-K{k}.json"
+    path = root / "runs" / gate / f"calibration-K{k}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
 
@@ -338,7 +339,7 @@ def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_
     assert code == 0, err
     assert "design: 3 seeds per arm, ~720 words per (arm, seed) pool (6 prompts x ~120 words), deciding rule welch-t" \
         in out
-    assert "no calibrate result on file for carrier base" in out
+    assert "design: power unknown: no calibrate result on file for Test Author on carrier base" in out
 
     from voicegate.gate import design_lines
     from voicegate.spec import load_spec
@@ -347,9 +348,11 @@ def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_
     _pilot_result(root, 8, 0.89)
     _pilot_result(root, 5, 0.99, carrier="another-carrier")  # another carrier's pilot says nothing here
     (root / "runs" / "lv-pilot" / "calibration-K5.json").rename(root / "runs" / "lv-pilot" / "calibration-K6.json")
+    # another author's pilot on the same carrier, the newest file of its K, is never quoted
+    _pilot_result(root, 3, 0.48, author="Anne Bronte", gate="lv-anne-pilot")
     lines = design_lines(load_spec(root, GATE))
-    assert lines[1] == ("design: welch-t ships a real voice of carrier base in 3 seeds 0.22; 8 seeds 0.89 of draws "
-                        "(calibrate on file: lv-pilot)")
+    assert lines[1] == ("design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 0.22; 8 seeds "
+                        "0.89 of draws (calibrate on file: lv-pilot)")
     assert lines[2] == "design: expected power at the registered 3 seeds: 0.22"
     assert lines[3] == ("warning: 3 seeds are fewer than welch-t needs for power 0.8 on this carrier "
                         "(8 seeds reach 0.89)")

@@ -309,9 +309,10 @@ POWER_GOAL = 0.8
 
 def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
     """K -> (power, voices, pilot gate) of the spec's deciding rule, from calibrate results on file for the same
-    carrier (`<data dir>/*/calibration-K*.json`, the gate itself excluded): the mean would-ship share of the
-    pilot's real voices (those that ship under the rule on every stored seed: VOICE PASS, and SPECIFIC where
-    checked). The newest file of a K wins when several pilots have one."""
+    author on the same carrier (`<data dir>/*/calibration-K*.json`, the gate itself excluded): the mean would-ship
+    share of the pilot's real voices (those that ship under the rule on every stored seed: VOICE PASS, and SPECIFIC
+    where checked). Another author's pilot says nothing about this one's power (a Dickens gate was quoted Anne
+    Brontë's 0.48 where its own gave 0.035). The newest file of a K wins when several pilots have one."""
     import json
 
     rule = spec.floor_rule
@@ -321,7 +322,7 @@ def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("carrier") != spec.seat.base_model:
+            if data.get("carrier") != spec.seat.base_model or data.get("author") != spec.author:
                 continue
             on_file = [c["rules"][rule] for c in data["candidates"].values() if rule in c["rules"]]
             real = [r for r in on_file if r["all_seeds"].get("voice") == "PASS"  # not-a-result: calibration JSON
@@ -344,13 +345,14 @@ def design_lines(spec: GateSpec) -> list[str]:
               f"({len(spec.prompts)} prompts x ~{spec.expected_words} words), deciding rule {rule}")]
     power = pilot_power(spec)
     if not power:
-        lines.append(f"design: no calibrate result on file for carrier {spec.seat.base_model} (run `voicegate "
-                     "calibrate PILOT --seeds K` on a many-seed pilot to know this design's power)")
+        lines.append(f"design: power unknown: no calibrate result on file for {spec.author} on carrier "
+                     f"{spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K` on a many-seed pilot of "
+                     "this author to know this design's power)")
         return lines
     shown = "; ".join(f"{k} seeds {p:.2f}" for k, (p, _, _) in power.items())
     pilots = ", ".join(sorted({g for _, _, g in power.values()}))
-    lines.append(f"design: {rule} ships a real voice of carrier {spec.seat.base_model} in {shown} of draws "
-                 f"(calibrate on file: {pilots})")
+    lines.append(f"design: {rule} ships a real voice of {spec.author} on carrier {spec.seat.base_model} in {shown} "
+                 f"of draws (calibrate on file: {pilots})")
     at = power.get(seeds)
     enough = [k for k, (p, _, _) in power.items() if p >= POWER_GOAL]
     if at is not None:

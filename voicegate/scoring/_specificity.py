@@ -13,8 +13,11 @@ exceed the floor of r_I under the rule, for EVERY impostor, for SPECIFIC. Every 
 computes is shown; `disagree` flags where they differ.
 
 Three outcomes, because a margin within noise is no evidence either way: SPECIFIC (every margin
-above its floor), NOT-SPECIFIC only where some margin lies below minus its floor (the voice is
-shown to be nearer that author than the gate's), INCONCLUSIVE otherwise (add seeds or longer pools).
+above its floor), NOT-SPECIFIC only where some margin lies below minus its "nearer" floor (the voice
+is shown to be nearer that author than the gate's), INCONCLUSIVE otherwise (add seeds or longer pools).
+The "nearer" floor is the floor, except under a rule that corrects that claim for the impostors it is
+one of (welch-t-min-effect: each at α/m). Under a rule with a smallest effect, ε is counted in SDs of
+the base's distances toward the gate author: a margin is relevant by the same measure as delta_cb.
 
 Reported per candidate: the margin (delta_cb − the largest delta toward any impostor, the
 issue's definition), the nearest impostor (the one it moved toward most), and per rule the
