@@ -238,7 +238,7 @@ WELCH_T_MIN_EFFECT = FloorRule(
     version=1,
     registered=REPLICATES_REQUIRED,
     summary=f"floor = ε + t(1-{WELCH_ALPHA}, Welch df) × SE, ε = floor.smallest_effect base-seed SDs: a one-sided "
-            "Welch test that the effect exceeds the smallest one that matters; \"nearer X\" at α/(impostors)",
+            "Welch test that the effect exceeds the smallest that matters; nearer X tested at α/impostors",
     _floor=_welch_min_effect,
     _detectable=_welch_min_effect_detectable,
     _nearer=_welch_min_effect_nearer,
