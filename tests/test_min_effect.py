@@ -111,6 +111,8 @@ def test_the_smallest_effect_is_registered_in_the_spec(tmp_path: Path) -> None:
     base = list(arm(result, "base")["distances"].values())
     cand = arm(result, "cand")
     assert result["rule"] == MIN
+    # on the record: the signature names the smallest effect the rule was given
+    assert result["signature"]["smallest_effect"] == 0.5 and "|effect:0.5sd|" in result["signature_text"]
     assert abs(cand["floors"][MIN] - cand["floors"][WELCH] - 0.5 * statistics.stdev(base)) < 1e-9
     # a negative smallest effect is refused like any bad value: exit 2, one line
     spec = root / "preregistrations" / f"{GATE}.yaml"
