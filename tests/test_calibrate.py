@@ -110,6 +110,10 @@ def test_json_shape_distances_per_arm_and_target_and_the_file_it_writes(pilot: P
     assert (data["gate"], data["seeds_per_arm"], data["draws"], data["rng_seed"]) == (GATE, 3, 50, 0)
     assert data["rules"] == list(RULES) and data["interval"] == "wilson" and data["confidence"] == 0.95
     assert data["stored_seeds"] == {"base": 8, "cand": 8, "mimic": 8, "aa": 8}
+    # 8 seeds drawn 3 at a time: the draws overlap too much to stand for independent gates, and it says so
+    assert data["warnings"] == ["the pilot holds 8 seeds per arm, fewer than 4 x 3: draws of 3 share most of their "
+                                "seeds, so the shares say little more than the pilot's own seeds do; the intervals "
+                                "cover the draws, not how another pilot would have come out"]
     assert data["impostors"] == ["Impostor One"] and data["specificity"] == "decides"
     assert set(data["candidates"]) == {"cand", "mimic"}  # the A-vs-A arm is never a candidate
     for cand in data["candidates"].values():
@@ -141,6 +145,9 @@ def test_calibrate_appends_nothing_to_any_artifact(pilot: Path):
     code, out, err = run_cli("calibrate", GATE, "--seeds", "4", "--draws", "20", "-C", pilot)
     assert code == 0, err
     assert "A-vs-A arm aa, false pass (VOICE PASS)" in out and "would ship" in out
+    assert "would ship = the power for a real voice of the author, the false-pass rate for any other" in out
+    assert "Wilson intervals (of the draws, not of the pilot's own sampling)" in out
+    assert "  warning: the pilot holds 8 seeds per arm, fewer than 4 x 4" in out
     assert {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")} == before
     assert not (pilot / "runs" / GATE / "scores.json").exists()
 

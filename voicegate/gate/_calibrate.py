@@ -42,6 +42,9 @@ from voicegate.spec import RULES, GateSpec, check_registered, load_spec, workspa
 
 DRAWS = 1000
 CONFIDENCE = 0.95
+PILOT_PER_K = 4
+"""A pilot with fewer than this many seeds per arm per drawn seed is warned about: its draws overlap too much
+to stand for independent gates."""
 DRAW_SCHEME = ("per arm, independently: each draw takes K of each arm's stored seeds without replacement "
                "(numpy default_rng(seed); one permutation per arm and draw)")
 SHIP_POLICY = ("would ship under a rule = decide() with that rule deciding, then ship_pick() on the candidate "
@@ -131,14 +134,27 @@ class Calibration:
             "a_vs_a": {arm: {rid: {"false_pass": s.to_json()} for rid, s in rates.items()}
                        for arm, rates in self.a_vs_a.items()},
             "distances": self.distances,
+            "warnings": self.warnings,
         }
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the shares cannot say: a pilot too small for the K it is drawn at."""
+        n = min(self.stored_seeds.values())
+        if n >= PILOT_PER_K * self.seeds:
+            return []
+        return [f"the pilot holds {n} seeds per arm, fewer than {PILOT_PER_K} x {self.seeds}: draws of {self.seeds} "
+                "share most of their seeds, so the shares say little more than the pilot's own seeds do; the "
+                "intervals cover the draws, not how another pilot would have come out"]
 
     def text(self) -> str:
         """The result as the terminal shows it."""
-        short = {rid: rid.replace("-max-spread", "") for rid in self.rules}
+        short = {rid: rid.replace("-max-spread", "").removeprefix("welch-t-") for rid in self.rules}
         n = min(self.stored_seeds.values())
         lines = [(f"{self.gate}: {self.draws} draws of {self.seeds} seeds per arm (of {n}+ stored), drawn per arm "
-                  f"independently; shares of draws with {CONFIDENCE:.0%} Wilson intervals")]
+                  f"independently; shares of draws with {CONFIDENCE:.0%} Wilson intervals (of the draws, not of "
+                  "the pilot's own sampling); would ship = the power for a real voice of the author, the false-pass "
+                  "rate for any other")]
         head = f"  {'candidate':22s} {'rule':10s} {'VOICE PASS':22s} "
         head += f"{'SPECIFIC':22s} " if self.impostors else ""
         lines.append(head + "would ship")
@@ -153,6 +169,7 @@ class Calibration:
                          + "; ".join(f"{short[rid]} {s.text()}" for rid, s in rates.items()))
         if not self.a_vs_a:
             lines.append("  no A-vs-A arm registered (role: a-vs-a): the false-pass rate is not measured")
+        lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
