@@ -111,9 +111,9 @@ def test_json_shape_distances_per_arm_and_target_and_the_file_it_writes(pilot: P
     assert data["rules"] == list(RULES) and data["interval"] == "wilson" and data["confidence"] == 0.95
     assert data["stored_seeds"] == {"base": 8, "cand": 8, "mimic": 8, "aa": 8}
     # 8 seeds drawn 3 at a time: the draws overlap too much to stand for independent gates, and it says so
-    assert data["warnings"] == ["the pilot holds 8 seeds per arm, fewer than 4 x 3: draws of 3 share most of their "
+    assert data["warnings"] == [("the pilot holds 8 seeds per arm, fewer than 4 x 3: draws of 3 share most of their "
                                 "seeds, so the shares say little more than the pilot's own seeds do; the intervals "
-                                "cover the draws, not how another pilot would have come out"]
+                                "cover the draws, not how another pilot would have come out")]
     assert data["impostors"] == ["Impostor One"] and data["specificity"] == "decides"
     assert set(data["candidates"]) == {"cand", "mimic"}  # the A-vs-A arm is never a candidate
     for cand in data["candidates"].values():

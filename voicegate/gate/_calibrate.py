@@ -143,9 +143,9 @@ class Calibration:
         n = min(self.stored_seeds.values())
         if n >= PILOT_PER_K * self.seeds:
             return []
-        return [f"the pilot holds {n} seeds per arm, fewer than {PILOT_PER_K} x {self.seeds}: draws of {self.seeds} "
+        return [(f"the pilot holds {n} seeds per arm, fewer than {PILOT_PER_K} x {self.seeds}: draws of {self.seeds} "
                 "share most of their seeds, so the shares say little more than the pilot's own seeds do; the "
-                "intervals cover the draws, not how another pilot would have come out"]
+                "intervals cover the draws, not how another pilot would have come out")]
 
     def text(self) -> str:
         """The result as the terminal shows it."""
