@@ -287,6 +287,7 @@ FLOOR_STYLE = {
     "global-max-spread": ("G", "6 3"),
     "pairwise-max-spread": ("P", None),
     "welch-t": ("W", "8 3 2 3"),
+    "welch-t-min-effect": ("M", "2 2"),
 }
 
 
