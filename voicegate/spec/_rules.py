@@ -34,7 +34,7 @@ SMALLEST_EFFECT = 0.2
 """The default smallest effect that matters (`floor.smallest_effect`), in standard deviations of the base's
 per-seed distances toward the gate author. Chosen on the tiny voices' sweep (docs/validity.md): four times the
 margin of a wrong author's voice that grew with seeds on held-back authors (≈ 0.05), a fifth of the weakest
-right voice's (≈ 1); it costs the right voices 0.02–0.05 of their ship rate at 3–8 seeds."""
+right voice's (≈ 1); it costs the right voices 0.01–0.05 of their ship rate at 3–8 seeds."""
 
 REPLICATES_REQUIRED = _dt.date(2026, 12, 7)
 """From this date a floor of exactly 0 never passes, under any rule (`zero_floor_fails`): it means the seeds
