@@ -176,9 +176,10 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
         detectable = {rid: d for rid, r in computed.items()
                       if (d := r.detectable(dist, base, arm, effect)) is not None}
         voice = {rid: Voice.PASS if passes(delta, f, zero_fails=strict) else Voice.FAIL for rid, f in floors.items()}
-        # Under the replicates provision a floor that is not a finite positive number gives no ratio: "0.0x"
-        # beside no floor, or a bare ratio of a floor of 0, would read as a measurement.
-        ratios = {rid: (delta / f if f > 0 and (math.isfinite(f) or not strict) else None)
+        # Under the replicates provision a floor that is not a finite positive number (as verdicts compare it,
+        # to 12 decimals) gives no ratio: "0.0x" beside no floor, or a bare ratio of a floor of 0, would read
+        # as a measurement.
+        ratios = {rid: (delta / f if (0 < round(f, 12) < math.inf if strict else f > 0) else None)
                   for rid, f in floors.items()}
         out.append(CandidateVoice(
             name=arm, role=Role.CANDIDATE, **stats(arm),
