@@ -115,6 +115,7 @@ def test_json_shape_distances_per_arm_and_target_and_the_file_it_writes(pilot: P
                                 "seeds, so the shares say little more than the pilot's own seeds do; the intervals "
                                 "cover the draws, not how another pilot would have come out")]
     assert data["impostors"] == ["Impostor One"] and data["specificity"] == "decides"
+    assert "voice_of" not in data["candidates"]["cand"]  # the spec does not say whose voice it is
     assert set(data["candidates"]) == {"cand", "mimic"}  # the A-vs-A arm is never a candidate
     for cand in data["candidates"].values():
         assert (cand["copying"], cand["damage"]) == ("NOT-COPIED", "NO-DAMAGE")
@@ -335,6 +336,29 @@ def _pilot_result(root: Path, k: int, share: float, *, carrier: str = "base", au
     path = root / "runs" / gate / f"calibration-K{k}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_pilot_that_says_whose_voice_each_arm_is_counts_only_the_gate_authors(tmp_path: Path):
+    from voicegate.gate import design_lines
+    from voicegate.spec import load_spec
+
+    spec = _pilot_spec()
+    spec["seeds"], spec["floor"] = [1, 2, 3], {"rule": "welch-t"}
+    spec["arms"][1]["voice_of"] = "Test Author"  # the spec key reaches the calibrate result
+    root = impostor_workspace(tmp_path / "ws", spec)
+    assert load_spec(root, GATE).arm("cand").voice_of == "Test Author"
+    # another author's voice that shipped on every stored seed of the pilot (0.02 of draws) beside the author's
+    # (1.00): counted as real it made the quote 0.51; named, it is left out
+    real = {"would_ship": {"share": 1.0}, "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
+    other = {"would_ship": {"share": 0.02}, "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
+    data = {"gate": "lv-pilot", "author": "Test Author", "carrier": "base", "seeds_per_arm": 3,
+            "candidates": {"mine": {"voice_of": "Test Author", "rules": {"welch-t": real}},
+                           "theirs": {"voice_of": "Rudyard Kipling", "rules": {"welch-t": other}}}}
+    (root / "runs" / "lv-pilot").mkdir(parents=True)
+    (root / "runs" / "lv-pilot" / "calibration-K3.json").write_text(json.dumps(data), encoding="utf-8")
+    assert design_lines(load_spec(root, GATE))[1] == (
+        "design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 1.00 of draws (calibrate on "
+        "file: lv-pilot)")
 
 
 def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_path: Path):

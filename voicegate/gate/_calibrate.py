@@ -91,9 +91,12 @@ class CandidateRates:
     copying: str | None
     damage: str | None
     all_seeds: dict[str, dict[str, str]]  # rule -> {"voice": ..., "specific": ...}
+    voice_of: str | None = None           # whose voice the arm was trained as (`arms[].voice_of`), if said
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"copying": self.copying, "damage": self.damage, "rules": {}}
+        if self.voice_of is not None:
+            out["voice_of"] = self.voice_of
         for rid in self.voice_pass:
             rates = {"voice_pass": self.voice_pass[rid].to_json()}
             if self.specific is not None:
@@ -309,7 +312,8 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         voice_pass={rid: Share.of(voice_n[c][rid], draws) for rid in rules},
         specific={rid: Share.of(specific_n[c][rid], draws) for rid in rules} if toward else None,
         would_ship={rid: Share.of(ship_n[c][rid], draws) for rid in rules},
-        copying=copying.get(c), damage=damage.get(c), all_seeds=all_seeds[c]) for c in cands)
+        copying=copying.get(c), damage=damage.get(c), all_seeds=all_seeds[c],
+        voice_of=spec.arm(c).voice_of) for c in cands)
     targets = {author: distances, **toward}
     return Calibration(
         gate=spec.gate, author=author, carrier=spec.seat.base_model, seeds=seeds, draws=draws, rng_seed=rng_seed,
@@ -327,9 +331,11 @@ POWER_GOAL = 0.8
 def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
     """K -> (power, voices, pilot gate) of the spec's deciding rule, from calibrate results on file for the same
     author on the same carrier (`<data dir>/*/calibration-K*.json`, the gate itself excluded): the mean would-ship
-    share of the pilot's real voices (those that ship under the rule on every stored seed: VOICE PASS, and SPECIFIC
-    where checked). Another author's pilot says nothing about this one's power (a Dickens gate was quoted Anne
-    Brontë's 0.48 where its own gave 0.035). The newest file of a K wins when several pilots have one."""
+    share of the pilot's real voices: its arms of this author where the pilot says whose voice each arm is
+    (`arms[].voice_of`), else those that ship under the rule on every stored seed (VOICE PASS, and SPECIFIC where
+    checked), which can take in another author's voice. Another author's pilot says nothing about this one's power
+    (a Dickens gate was quoted Anne Brontë's 0.48 where its own gave 0.035). The newest file of a K wins when several
+    pilots have one."""
     import json
 
     rule = spec.floor_rule
@@ -341,9 +347,14 @@ def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("carrier") != spec.seat.base_model or data.get("author") != spec.author:
                 continue
-            on_file = [c["rules"][rule] for c in data["candidates"].values() if rule in c["rules"]]
-            real = [r for r in on_file if r["all_seeds"].get("voice") == "PASS"  # not-a-result: calibration JSON
-                    and r["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
+            arms = [c for c in data["candidates"].values() if rule in c["rules"]]
+            if any("voice_of" in c for c in arms):
+                # the pilot says whose voice each arm is: the gate author's are the real ones, whatever they did
+                real = [c["rules"][rule] for c in arms if c.get("voice_of") == spec.author]
+            else:
+                real = [r for r in (c["rules"][rule] for c in arms)
+                        if r["all_seeds"].get("voice") == "PASS"  # not-a-result: calibration JSON
+                        and r["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
             shares = [r["would_ship"]["share"] for r in real]
             k = int(data["seeds_per_arm"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):

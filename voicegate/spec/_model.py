@@ -27,6 +27,7 @@ class Arm:
     model: str
     role: Role
     adapter_path: str | None = None
+    voice_of: str | None = None  # whose voice a candidate was trained as (a pilot's arms say it)
 
     @property
     def is_base(self) -> bool:

@@ -173,6 +173,9 @@ SPEC_SCHEMA = Schema((
         "model under fresh request seeds (never ships; `calibrate` measures the gate's false-pass rate on it)",
         required=True),
     Key("arms[].adapter_path", Line("path"), "where the seat can load the adapter from, if it does not serve it"),
+    Key("arms[].voice_of", Line("author"), "whose voice a candidate was trained as (an author, spelt as `author` is "
+        "where it is that gate's): `calibrate` records it, and `register` quotes power only from a pilot's arms of "
+        "the gate's own author"),
     Key("prompts", Prompts(), "a `.txt` file (one prompt a line; ids are 0-based indices of non-empty lines), "
         "a `.jsonl` file with `id` and `text`, or an inline list", required=True),
     Key("seeds", IntList(0, MAX_SEED, "seeds"), "the seeds every (arm, prompt) is generated under", required=True),
