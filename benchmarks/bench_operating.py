@@ -19,7 +19,12 @@ background and training as ``tests/_authors.author_spec`` (the README's check), 
 "ships" is calibrate's would-ship: VOICE PASS under the rule, SPECIFIC under the rule (the gates'
 ``voice.specificity`` is ``decides``), copying and damage as decided on all 48 seeds.
 
-    python benchmarks/bench_operating.py [--draws 1000] [--seed 0] [--per-gate] [--keep DIR]
+``--splits`` (docs/validity.md's tables): the same draws (``gate.decide_draws``, what ``calibrate`` runs) on
+both splits of the base's 96 pools — base 1-48 / A-vs-A 49-96, and the other way round — averaged, per gate
+too; and how often the A-vs-A arm, as a candidate of specificity, is NOT-SPECIFIC ("nearer X") under the t
+rules.
+
+    python benchmarks/bench_operating.py [--draws 1000] [--seed 0] [--per-gate] [--splits] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -163,12 +168,84 @@ def table(results: dict[tuple[str, int], Any], per_gate: bool = False) -> str:
     return "\n".join(lines)
 
 
+def swapped(distances: dict[str, Any]) -> dict[str, Any]:
+    """The other split of the base's pools: the A-vs-A arm's as the base's, the base's as the A-vs-A arm's."""
+    return {**distances, "base": distances[A_VS_A], A_VS_A: distances["base"]}
+
+
+def splits(root: Path, gates: dict[str, str], draws: int, seed: int, log: Any = print) -> str:
+    """Both splits' draws decided, averaged: the table of docs/validity.md, per gate, and the A-vs-A NOT-SPECIFIC
+    share under the t rules."""
+    import numpy as np
+
+    from voicegate.gate import load_generations
+    from voicegate.gate._calibrate import decide_draws
+    from voicegate.scoring import measure_gate, specificity
+    from voicegate.spec import load_spec
+
+    ship: dict[tuple[str, int, str, str], list[float]] = {}
+    aa: dict[tuple[str, int, str], list[float]] = {}
+    nearer: dict[tuple[int, str], list[float]] = {}
+    t_rules = ("welch-t", "welch-t-min-effect")
+    for author, gate in gates.items():
+        spec = load_spec(root, gate)
+        m = measure_gate(spec, load_generations(spec), cache_dir=spec.run.cache, write_cache=False)
+        rng = np.random.default_rng(seed)
+        both = ((m.distances, m.toward), (swapped(m.distances), {n: swapped(t) for n, t in m.toward.items()}))
+        for dist, toward in both:
+            for k in KS:
+                start = time.perf_counter()
+                cal = decide_draws(spec, dist, toward, copying=m.copying, damage=m.damage, seeds=k, draws=draws,
+                                   rng_seed=seed)
+                for c in cal.candidates:
+                    for rid in cal.rules:
+                        ship.setdefault((author, k, c.name, rid), []).append(c.would_ship[rid].share)
+                for rates in cal.a_vs_a.values():
+                    for rid in cal.rules:
+                        aa.setdefault((author, k, rid), []).append(rates[rid].share)
+                said = dict.fromkeys(t_rules, 0)
+                for _ in range(draws):
+                    pick = {arm: [int(s) for s in rng.permutation(sorted(dist[arm]))[:k]] for arm in ("base", A_VS_A)}
+                    sub = {t: {arm: {s: d[arm][s] for s in pick[arm]} for arm in pick} for t, d in
+                           (("gate", dist), *toward.items())}
+                    axis = specificity(sub["gate"], {n: sub[n] for n in toward}, "base", A_VS_A, author=author,
+                                       decides=True, rule=t_rules[0], rules=t_rules, digits=None,
+                                       smallest_effect=spec.smallest_effect)
+                    for rid in t_rules:
+                        said[rid] += axis.under(rid) == "NOT-SPECIFIC"
+                for rid in t_rules:
+                    nearer.setdefault((k, rid), []).append(said[rid] / draws)
+                log(f"  {gate} K={k}: {time.perf_counter() - start:.1f} s")
+    from voicegate.spec import RULES
+
+    rules = [r for r in RULES if any(key[3] == r for key in ship)]
+    lines = [("| rule, seeds per arm | right voice ships (mean of 7; weakest gate) | another author's voice ships "
+              "(mean; worst pair) | A-vs-A VOICE PASS (mean; worst gate and split) |"), "|---|---|---|---|"]
+    for rid in rules:
+        for k in KS:
+            right = [statistics.mean(ship[(a, k, RIGHT[a], rid)]) for a in gates]
+            wrong = [s for (a, kk, c, r), v in ship.items() if kk == k and r == rid and c != RIGHT[a] for s in v]
+            fp = [s for (a, kk, r), v in aa.items() if kk == k and r == rid for s in v]
+            lines.append(f"| {rid}, {k} | {statistics.mean(right):.3f}; {min(right):.3f} | "
+                         f"{statistics.mean(wrong):.3f}; {max(wrong):.3f} | {statistics.mean(fp):.3f}; {max(fp):.3f} |")
+    lines += ["", "right voice ships, per gate, K = " + " / ".join(map(str, KS)) + " (mean of both splits):"]
+    for author, gate in gates.items():
+        lines.append(f"  {gate:14s} " + "; ".join(
+            f"{rid} " + " / ".join(f"{statistics.mean(ship[(author, k, RIGHT[author], rid)]):.3f}" for k in KS)
+            for rid in rules))
+    lines += ["", "A-vs-A NOT-SPECIFIC (mean of 7 gates x 2 splits; worst): " + "; ".join(
+        f"{rid} K={k} {statistics.mean(nearer[(k, rid)]):.4f} ({max(nearer[(k, rid)]):.3f})"
+        for rid in t_rules for k in KS)]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="calibrate's --seed")
     parser.add_argument("--per-gate", action="store_true", help="also print each gate's right-voice rates")
     parser.add_argument("--keep", type=Path, default=None, help="build (or reuse) the workspace here and keep it")
+    parser.add_argument("--splits", action="store_true", help="both splits of the base's pools, averaged (validity.md)")
     args = parser.parse_args()
     if not CORPUS.is_dir() or not SWEEP.is_file():
         raise SystemExit(f"skipped: needs {CORPUS} and {SWEEP}")
@@ -178,6 +255,9 @@ def main() -> None:
         start = time.perf_counter()
         gates = ({a: s["gate"] for a, s in gate_specs().items()} if reuse else build(root))
         print(f"workspace {'reused' if reuse else 'built'} in {time.perf_counter() - start:.0f} s: {root}")
+        if args.splits:
+            print(splits(root, gates, args.draws, args.seed))
+            return
         results, seconds = measure(root, gates, args.draws, args.seed)
         print()
         print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate and K (calibrate --seed "

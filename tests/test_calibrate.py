@@ -22,7 +22,7 @@ from conftest import SHARED
 
 SEEDS = list(range(1, 9))
 STYLE = {"base": None, "cand": 0, "mimic": 1, "aa": None}
-RULES = ("global-max-spread", "pairwise-max-spread", "welch-t")
+RULES = ("global-max-spread", "pairwise-max-spread", "welch-t", "welch-t-min-effect")
 
 
 def _pilot_spec(**arm: Any) -> dict[str, Any]:
@@ -110,7 +110,12 @@ def test_json_shape_distances_per_arm_and_target_and_the_file_it_writes(pilot: P
     assert (data["gate"], data["seeds_per_arm"], data["draws"], data["rng_seed"]) == (GATE, 3, 50, 0)
     assert data["rules"] == list(RULES) and data["interval"] == "wilson" and data["confidence"] == 0.95
     assert data["stored_seeds"] == {"base": 8, "cand": 8, "mimic": 8, "aa": 8}
+    # 8 seeds drawn 3 at a time: the draws overlap too much to stand for independent gates, and it says so
+    assert data["warnings"] == [("the pilot holds 8 seeds per arm, fewer than 4 x 3: draws of 3 share most of their "
+                                "seeds, so the shares say little more than the pilot's own seeds do; the intervals "
+                                "cover the draws, not how another pilot would have come out")]
     assert data["impostors"] == ["Impostor One"] and data["specificity"] == "decides"
+    assert "voice_of" not in data["candidates"]["cand"]  # the spec does not say whose voice it is
     assert set(data["candidates"]) == {"cand", "mimic"}  # the A-vs-A arm is never a candidate
     for cand in data["candidates"].values():
         assert (cand["copying"], cand["damage"]) == ("NOT-COPIED", "NO-DAMAGE")
@@ -141,6 +146,9 @@ def test_calibrate_appends_nothing_to_any_artifact(pilot: Path):
     code, out, err = run_cli("calibrate", GATE, "--seeds", "4", "--draws", "20", "-C", pilot)
     assert code == 0, err
     assert "A-vs-A arm aa, false pass (VOICE PASS)" in out and "would ship" in out
+    assert "would ship = the power for a real voice of the author, the false-pass rate for any other" in out
+    assert "Wilson intervals (of the draws, not of the pilot's own sampling)" in out
+    assert "  warning: the pilot holds 8 seeds per arm, fewer than 4 x 4" in out
     assert {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")} == before
     assert not (pilot / "runs" / GATE / "scores.json").exists()
 
@@ -191,7 +199,7 @@ def test_a_rule_is_decided_only_through_the_registered_rule_and_decide(pilot: Pa
     #    SPECIFIC, since a margin's floor is the same rule's), the other rules are untouched.
     calls = {"floor": 0}
 
-    def floor(dist: Any, base: str, cand: str) -> float:
+    def floor(dist: Any, base: str, cand: str, effect: Any) -> float:
         calls["floor"] += 1
         return -1.0
 
@@ -224,7 +232,7 @@ def test_a_rule_is_decided_only_through_the_registered_rule_and_decide(pilot: Pa
     monkeypatch.setattr(scoring, "specificity", counted_specificity)
     failed = run()
     # per draw and rule: one decide for the candidates, one for the A-vs-A arm; plus one per rule on every seed
-    assert seen["decide"] == 40 * 3 * 2 + 3
+    assert seen["decide"] == 40 * len(RULES) * 2 + len(RULES)
     # per draw (and once on every seed) and candidate: one call gives every rule's verdict, each decide reads its own
     assert seen["specificity"] == (40 + 1) * 2
     for cand in failed["candidates"].values():
@@ -318,15 +326,39 @@ def test_the_sweep_reproduces_the_benchmarks_austen_gate(tmp_path: Path):
 # -- the design check at registration (issue 31, build item 5) ------------------------------------
 
 
-def _pilot_result(root: Path, k: int, share: float, *, carrier: str = "base") -> None:
+def _pilot_result(root: Path, k: int, share: float, *, carrier: str = "base", author: str = "Test Author",
+                  gate: str = "lv-pilot") -> None:
     rates = {"voice_pass": {"share": share}, "would_ship": {"share": share},
              "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
     wrong = {**rates, "would_ship": {"share": 0.0}, "all_seeds": {"voice": "FAIL"}}
-    data = {"gate": "lv-pilot", "carrier": carrier, "seeds_per_arm": k,
+    data = {"gate": gate, "author": author, "carrier": carrier, "seeds_per_arm": k,
             "candidates": {"right": {"rules": {"welch-t": rates}}, "wrong": {"rules": {"welch-t": wrong}}}}
-    path = root / "runs" / "lv-pilot" / f"calibration-K{k}.json"
+    path = root / "runs" / gate / f"calibration-K{k}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_pilot_that_says_whose_voice_each_arm_is_counts_only_the_gate_authors(tmp_path: Path):
+    from voicegate.gate import design_lines
+    from voicegate.spec import load_spec
+
+    spec = _pilot_spec()
+    spec["seeds"], spec["floor"] = [1, 2, 3], {"rule": "welch-t"}
+    spec["arms"][1]["voice_of"] = "Test Author"  # the spec key reaches the calibrate result
+    root = impostor_workspace(tmp_path / "ws", spec)
+    assert load_spec(root, GATE).arm("cand").voice_of == "Test Author"
+    # another author's voice that shipped on every stored seed of the pilot (0.02 of draws) beside the author's
+    # (1.00): counted as real it made the quote 0.51; named, it is left out
+    real = {"would_ship": {"share": 1.0}, "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
+    other = {"would_ship": {"share": 0.02}, "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
+    data = {"gate": "lv-pilot", "author": "Test Author", "carrier": "base", "seeds_per_arm": 3,
+            "candidates": {"mine": {"voice_of": "Test Author", "rules": {"welch-t": real}},
+                           "theirs": {"voice_of": "Rudyard Kipling", "rules": {"welch-t": other}}}}
+    (root / "runs" / "lv-pilot").mkdir(parents=True)
+    (root / "runs" / "lv-pilot" / "calibration-K3.json").write_text(json.dumps(data), encoding="utf-8")
+    assert design_lines(load_spec(root, GATE))[1] == (
+        "design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 1.00 of draws (calibrate on "
+        "file: lv-pilot)")
 
 
 def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_path: Path):
@@ -338,7 +370,7 @@ def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_
     assert code == 0, err
     assert "design: 3 seeds per arm, ~720 words per (arm, seed) pool (6 prompts x ~120 words), deciding rule welch-t" \
         in out
-    assert "no calibrate result on file for carrier base" in out
+    assert "design: power unknown: no calibrate result on file for Test Author on carrier base" in out
 
     from voicegate.gate import design_lines
     from voicegate.spec import load_spec
@@ -347,9 +379,11 @@ def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_
     _pilot_result(root, 8, 0.89)
     _pilot_result(root, 5, 0.99, carrier="another-carrier")  # another carrier's pilot says nothing here
     (root / "runs" / "lv-pilot" / "calibration-K5.json").rename(root / "runs" / "lv-pilot" / "calibration-K6.json")
+    # another author's pilot on the same carrier, the newest file of its K, is never quoted
+    _pilot_result(root, 3, 0.48, author="Anne Bronte", gate="lv-anne-pilot")
     lines = design_lines(load_spec(root, GATE))
-    assert lines[1] == ("design: welch-t ships a real voice of carrier base in 3 seeds 0.22; 8 seeds 0.89 of draws "
-                        "(calibrate on file: lv-pilot)")
+    assert lines[1] == ("design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 0.22; 8 seeds "
+                        "0.89 of draws (calibrate on file: lv-pilot)")
     assert lines[2] == "design: expected power at the registered 3 seeds: 0.22"
     assert lines[3] == ("warning: 3 seeds are fewer than welch-t needs for power 0.8 on this carrier "
                         "(8 seeds reach 0.89)")

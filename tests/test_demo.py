@@ -101,10 +101,12 @@ def test_demo_runs_a_whole_gate_offline(tmp_path: Path) -> None:
     scores = json.loads((ws / "runs" / "lv-marlowe" / "scores.json").read_text())
     arms = {a["name"]: a for a in scores["arms"]}
     assert scores["rule"] == "global-max-spread"
-    # registered today, so welch-t is computed beside the seeds' two rules
-    assert arms["ckpt475"]["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS", "welch-t": "PASS"}
+    # registered today, so the t rules are computed beside the seeds' two rules
+    assert arms["ckpt475"]["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS", "welch-t": "PASS",
+                                        "welch-t-min-effect": "PASS"}
     assert arms["ckpt475"]["disagree"] is True
-    assert arms["ckpt925"]["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "FAIL", "welch-t": "FAIL"}
+    assert arms["ckpt925"]["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "FAIL", "welch-t": "FAIL",
+                                        "welch-t-min-effect": "FAIL"}
     assert arms["ckpt1400"]["copying"] == "COPIED"
     assert arms["ckpt1850"]["damage"] == "DAMAGE"
     # the global floor is ckpt925's outlier spread, for every candidate

@@ -30,7 +30,8 @@ def test_register_commits_spec_and_record(tmp_path: Path) -> None:
     assert record["spec_sha256"] == sha256_json(yaml.safe_load(path.read_text()))
     assert record["deciding_rule"] == "pairwise-max-spread"
     # registered today: every rule registered on or before today is in force, and each is computed
-    assert set(record["rules_in_force"]) == {"global-max-spread", "pairwise-max-spread", "welch-t"}
+    assert set(record["rules_in_force"]) == {"global-max-spread", "pairwise-max-spread", "welch-t",
+                                             "welch-t-min-effect"}
     assert record["files"]["corpora/held/held.txt"]
     assert record["files"]["prompts/beats.txt"]
     # committed, clean, and the message names the hash

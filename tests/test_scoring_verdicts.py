@@ -106,8 +106,8 @@ def test_welch_t_floor_is_the_one_sided_critical_difference_and_its_detectable_d
     assert (a475.floors["welch-t"], a475.voice["welch-t"], ratio_text(a475.ratios["welch-t"])) == \
         (0.129492, "PASS", "1.5x")
     assert a925.voice["welch-t"] == "FAIL" and a475.disagree and a925.disagree is False
-    # The max-spread rules state no power: only the rule with a sampling model carries a detectable delta.
-    assert set(a475.detectable) == {"welch-t"}
+    # The max-spread rules state no power: only the rules with a sampling model carry a detectable delta.
+    assert set(a475.detectable) == {"welch-t", "welch-t-min-effect"}
     assert "detectable" not in json.loads(result_json(_result("pairwise-max-spread")))["arms"][1]
 
 
@@ -126,8 +126,14 @@ def test_welch_t_gains_power_with_seeds_where_a_range_loses_it():
 def test_welch_t_with_one_seed_or_no_variance():
     one = decide({"base": {1: 0.9}, "a": {1: 0.1}}, "base", ["a"], rule="welch-t").arms[1]
     assert one.voice["welch-t"] == "FAIL" and one.floors["welch-t"] is None  # one seed: no variance, nothing passes
-    flat = decide({"base": {1: 0.9, 2: 0.9}, "a": {1: 0.5, 2: 0.5}}, "base", ["a"], rule="welch-t").arms[1]
-    assert flat.voice["welch-t"] == "PASS" and flat.floors["welch-t"] == 0.0 and flat.ratio is None
+    flat = {"base": {1: 0.9, 2: 0.9}, "a": {1: 0.5, 2: 0.5}}
+    # a gate registered before the replicates provision (its rules all older) keeps the verdict it had ...
+    before = decide(flat, "base", ["a"], rule="welch-t", rules=("welch-t",)).arms[1]
+    assert before.voice["welch-t"] == "PASS" and before.floors["welch-t"] == 0.0 and before.ratio is None
+    # ... one registered since never passes on a floor of 0: seeds that gave one value measured no noise
+    since = decide(flat, "base", ["a"], rule="welch-t").arms[1]
+    assert since.voice == {rid: "FAIL" for rid in RULES} and since.floors["welch-t"] == 0.0 and since.ratio is None
+    assert since.floors["welch-t-min-effect"] is None  # infinite: nothing to test a smallest effect against
 
 
 def test_table_and_json_show_both_floors(capsys):
@@ -149,9 +155,12 @@ def test_ship_needs_all_three_axes_and_follows_preference():
     dist = {"base": {1: 0.9, 2: 0.9}, "a": {1: 0.5, 2: 0.5}, "b": {1: 0.6, 2: 0.6}}
     both_ok = {"a": "NOT-COPIED", "b": "NOT-COPIED"}
     clean = {"a": "NO-DAMAGE", "b": "NO-DAMAGE"}
-    # zero floors: ratio is undefined (None), PASS is still delta > 0
-    r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean)
+    # zero floors: ratio is undefined (None); before the replicates provision PASS was still delta > 0 ...
+    r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", rules=HISTORY, copying=both_ok, damage=clean)
     assert r.arms[1].ratio is None and r.ships == "a"
+    # ... since, a floor of 0 never passes, so nothing ships
+    r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean)
+    assert r.arms[1].ratio is None and r.arms[1].voice_decides == "FAIL" and r.ships is None
     dist = {"base": {1: 0.9, 2: 0.95}, "a": {1: 0.5, 2: 0.52}, "b": {1: 0.6, 2: 0.61}}
     r = decide(dist, "base", ["a", "b"], rule="pairwise-max-spread", copying=both_ok, damage=clean)
     assert r.arms[1].ratio == 8.3 and r.arms[2].ratio == 6.4

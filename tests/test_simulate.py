@@ -31,7 +31,7 @@ def test_simulate_counts_without_writing(tmp_path: Path) -> None:
     assert "runtime-loaded" in done.stdout
     # the design it would register, as `register` states it (issue 31): seeds, words per pool, power if known
     assert "design: 2 seeds per arm, ~" in done.stdout and "words per (arm, seed) pool" in done.stdout
-    assert "no calibrate result on file for carrier" in done.stdout
+    assert "design: power unknown: no calibrate result on file for Test Author on carrier" in done.stdout
     assert tree_snapshot(tmp_path) == before
     assert not (tmp_path / "preregistrations" / "lv-test.registration.json").exists()
 

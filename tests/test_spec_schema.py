@@ -121,7 +121,7 @@ def test_check_spec_reads_no_file_and_no_environment(tmp_path: Path, monkeypatch
     assert values["data_dir"] == "runs"
     assert values["damage.truncation_decides"] is False
     assert values["arms"][1] == {"name": "ckpt475", "model": "lv-test-ckpt475", "role": "candidate",
-                                 "adapter_path": "/adapters/x/ckpt475"}
+                                 "adapter_path": "/adapters/x/ckpt475", "voice_of": None}
 
 
 def test_defaults_on_the_spec_come_from_the_declarations(tmp_path: Path) -> None:

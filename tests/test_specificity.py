@@ -28,6 +28,7 @@ from voicegate.spec._registration import register
 from voicegate.spec._spec import load_spec
 
 PAIRWISE, GLOBAL, WELCH = "pairwise-max-spread", "global-max-spread", "welch-t"
+MIN_EFFECT = "welch-t-min-effect"
 TWO = (PAIRWISE, GLOBAL)  # the seeds' two rules: the constructed cases below are worked under them
 
 
@@ -80,7 +81,7 @@ def test_both_rules_are_computed_and_disagree_is_flagged():
     assert axis.floors == {PAIRWISE: 0.1, GLOBAL: 0.3}
     assert axis.verdict == {PAIRWISE: Specific.SPECIFIC, GLOBAL: Specific.INCONCLUSIVE} and axis.disagree
     every = specificity(gate, {"A": toward}, "base", "cand", author="Gate", decides=True, rule=PAIRWISE)
-    assert set(every.verdict) == {PAIRWISE, GLOBAL, WELCH}  # None: every registered rule
+    assert set(every.verdict) == {PAIRWISE, GLOBAL, WELCH, MIN_EFFECT}  # None: every registered rule
 
 
 def test_where_specificity_decides_a_not_specific_candidate_cannot_ship():
@@ -132,8 +133,9 @@ def test_scored_end_to_end_the_mimic_is_not_specific_and_never_ships(scored: Pat
     assert code == 0, err
     result = json.loads(out)
     cand, mimic = _arm(result, "cand")["specificity"], _arm(result, "mimic")["specificity"]
-    # registered today: all three rules are in force; at 3 seeds the t floor cannot tell the margin from noise
-    assert cand["verdict"] == {GLOBAL: "SPECIFIC", PAIRWISE: "SPECIFIC", WELCH: "INCONCLUSIVE"} and cand["margin"] > 0
+    # registered today: every rule is in force; at 3 seeds the t floors cannot tell the margin from noise
+    assert cand["verdict"] == {GLOBAL: "SPECIFIC", PAIRWISE: "SPECIFIC", WELCH: "INCONCLUSIVE",
+                               MIN_EFFECT: "INCONCLUSIVE"} and cand["margin"] > 0
     assert mimic["verdict"][PAIRWISE] == "NOT-SPECIFIC" and mimic["nearest"] == "Impostor One"
     assert mimic["deltas"]["Impostor One"] > mimic["deltas"]["Test Author"]
     assert result["ships"] != "mimic"

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.corpus
 
 ALL_VOICES = tuple(v for a in AUTHORS for v in voices_of(a))
 PAIRWISE, GLOBAL, WELCH = "pairwise-max-spread", "global-max-spread", "welch-t"
-RULES = (PAIRWISE, GLOBAL, WELCH)
+MIN_EFFECT = "welch-t-min-effect"
+RULES = (PAIRWISE, GLOBAL, WELCH, MIN_EFFECT)
 
 
 def _write(root: Path, rel: str, text: str) -> Path:
@@ -73,16 +74,22 @@ def _axis(result: dict[str, Any], name: str) -> dict[str, Any]:
     assert axis["disagree"] == (len(set(axis["verdict"].values())) > 1)
     for rule in RULES:  # each verdict is what its numbers say, per impostor
         margins, floors = axis["margins"], {i: f[rule] for i, f in axis["impostor_floors"].items()}
-        below = [i for i in margins if margins[i] < -floors[i]]
+        below = [i for i in margins if margins[i] < -_nearer_floor(axis, i, rule)]
         above = all(margins[i] > floors[i] for i in margins)
         expected = "SPECIFIC" if above else "NOT-SPECIFIC" if below else "INCONCLUSIVE"
         assert axis["verdict"][rule] == expected, (name, rule, margins, floors)
     return axis
 
 
+def _nearer_floor(axis: dict[str, Any], impostor: str, rule: str) -> float:
+    """The floor a margin must lie below minus for "nearer": the rule's own where it corrects for the impostors."""
+    own = axis.get("nearer_floors", {}).get(impostor, {})
+    return own[rule] if rule in own else axis["impostor_floors"][impostor][rule]
+
+
 def _nearer(axis: dict[str, Any], rule: str) -> list[str]:
     """The impostors a voice is shown nearer to than the gate author under `rule` (margin below minus its floor)."""
-    return [i for i, m in axis["margins"].items() if m < -axis["impostor_floors"][i][rule]]
+    return [i for i, m in axis["margins"].items() if m < -_nearer_floor(axis, i, rule)]
 
 
 def test_charlotte_gate_the_sister_and_austen_are_not_specific(gates):

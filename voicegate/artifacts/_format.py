@@ -181,8 +181,16 @@ def _nearest(axis: Specificity, rule_id: str) -> str:
     toward most, with its margin, which says nothing about which author it sounds like."""
     nearer = axis.nearer(rule_id)
     if nearer:
-        return f"nearer {', '.join(nearer)} ({signed(axis.margins.get(nearer[0]))})"
+        return f"nearer {', '.join(nearer)} ({signed(axis.margins.get(nearer[0]))}{_family(axis, rule_id)})"
     return f"nearest impostor {axis.nearest} ({signed(axis.margin)})"
+
+
+def _family(axis: Specificity, rule_id: str) -> str:
+    """'; each of the 4 impostors at α 0.01/4 ...': the family a "nearer X" claim was corrected over, where the
+    rule corrects it (nothing for the rules that do not, so their lines read as they always did)."""
+    rule = RULES.get(rule_id)
+    note = rule.family_note(len(axis.margins)) if rule is not None else None
+    return f"; {note}" if note else ""
 
 
 def axes_line(arm: CandidateResult, deciding: str) -> str:
@@ -213,7 +221,7 @@ def _why(axis: Specificity, rule_id: str) -> str:
         return ""
     nearer = axis.nearer(rule_id)
     if nearer:
-        return f" (nearer {', '.join(nearer)})"
+        return f" (nearer {', '.join(nearer)}{_family(axis, rule_id)})"
     return f" ({_margin_vs_floor(axis, rule_id)}: within noise, add seeds)"
 
 

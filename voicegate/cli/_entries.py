@@ -17,7 +17,10 @@ RULES_HELP = ("The floor rule to re-score under, one registered before the amend
               "global-max-spread (v1, registered 2026-09-16: floor = the largest seed spread of ANY arm in the "
               "run); pairwise-max-spread (v1, registered 2026-09-17: floor = max(spread(candidate), "
               "spread(base))); welch-t (v1, registered 2026-12-06: floor = t(1-0.01, Welch df) × SE of "
-              "mean(base) − mean(candidate) over seeds: a one-sided Welch t test whose power grows with seeds).")
+              "mean(base) − mean(candidate) over seeds: a one-sided Welch t test whose power grows with seeds); "
+              "welch-t-min-effect (v1, registered 2026-12-07: floor = ε + t(1-0.01, Welch df) × SE, ε = "
+              "floor.smallest_effect base-seed SDs: a one-sided Welch test that the effect exceeds the smallest that "
+              "matters; nearer X tested at α/impostors).")
 Reason = Annotated[str, typer.Option(
     "--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.  [required]")]
 

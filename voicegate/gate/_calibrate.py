@@ -38,10 +38,13 @@ from voicegate._errors import VoicegateError
 from voicegate.gate._checks import check_cells, check_integrity, provenance
 from voicegate.gate._score import load_generations
 from voicegate.run import load_manifest
-from voicegate.spec import RULES, GateSpec, Registration, check_registered, load_spec, workspace_root
+from voicegate.spec import RULES, GateSpec, Registration, check_registered, load_spec, workspace_root, zero_floor_fails
 
 DRAWS = 1000
 CONFIDENCE = 0.95
+PILOT_PER_K = 4
+"""A pilot with fewer than this many seeds per arm per drawn seed is warned about: its draws overlap too much
+to stand for independent gates."""
 DRAW_SCHEME = ("per arm, independently: each draw takes K of each arm's stored seeds without replacement "
                "(numpy default_rng(seed); one permutation per arm and draw)")
 SHIP_POLICY = ("would ship under a rule = decide() with that rule deciding, then ship_pick() on the candidate "
@@ -102,9 +105,12 @@ class CandidateRates:
     copying: str | None
     damage: str | None
     all_seeds: dict[str, dict[str, str]]  # rule -> {"voice": ..., "specific": ...}
+    voice_of: str | None = None           # whose voice the arm was trained as (`arms[].voice_of`), if said
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"copying": self.copying, "damage": self.damage, "rules": {}}
+        if self.voice_of is not None:
+            out["voice_of"] = self.voice_of
         for rid in self.voice_pass:
             rates = {"voice_pass": self.voice_pass[rid].to_json()}
             if self.specific is not None:
@@ -145,14 +151,27 @@ class Calibration:
             "a_vs_a": {arm: {rid: {"false_pass": s.to_json()} for rid, s in rates.items()}
                        for arm, rates in self.a_vs_a.items()},
             "distances": self.distances,
+            "warnings": self.warnings,
         }
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the shares cannot say: a pilot too small for the K it is drawn at."""
+        n = min(self.stored_seeds.values())
+        if n >= PILOT_PER_K * self.seeds:
+            return []
+        return [(f"the pilot holds {n} seeds per arm, fewer than {PILOT_PER_K} x {self.seeds}: draws of {self.seeds} "
+                "share most of their seeds, so the shares say little more than the pilot's own seeds do; the "
+                "intervals cover the draws, not how another pilot would have come out")]
 
     def text(self) -> str:
         """The result as the terminal shows it."""
-        short = {rid: rid.replace("-max-spread", "") for rid in self.rules}
+        short = {rid: rid.replace("-max-spread", "").removeprefix("welch-t-") for rid in self.rules}
         n = min(self.stored_seeds.values())
         lines = [(f"{self.gate}: {self.draws} draws of {self.seeds} seeds per arm (of {n}+ stored), drawn per arm "
-                  f"independently; shares of draws with {CONFIDENCE:.0%} Wilson intervals")]
+                  f"independently; shares of draws with {CONFIDENCE:.0%} Wilson intervals (of the draws, not of "
+                  "the pilot's own sampling); would ship = the power for a real voice of the author, the false-pass "
+                  "rate for any other")]
         head = f"  {'candidate':22s} {'rule':10s} {'VOICE PASS':22s} "
         head += f"{'SPECIFIC':22s} " if self.impostors else ""
         lines.append(head + "would ship")
@@ -167,6 +186,7 @@ class Calibration:
                          + "; ".join(f"{short[rid]} {s.text()}" for rid, s in rates.items()))
         if not self.a_vs_a:
             lines.append("  no A-vs-A arm registered (role: a-vs-a): the false-pass rate is not measured")
+        lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
@@ -218,7 +238,8 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
     pools = m.view.pool_ruler(m.cache, m.targets[0], m.targets[1:]) if "ruler-weak" in registration.checks else None
     result = decide_draws(spec, m.distances, m.toward, copying=m.copying, damage=m.damage, seeds=seeds,
                           draws=draws, rng_seed=rng_seed, ruler_weak=pools is not None and pools.weak_author,
-                          weak=() if pools is None else pools.weak_impostors)
+                          weak=() if pools is None else pools.weak_impostors,
+                          zero_floor_fails=zero_floor_fails(registration.rules))
     _anchor(spec, rows, registration)
     if write:
         from voicegate._atomic import write_atomic
@@ -233,9 +254,11 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
 def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                  toward: Mapping[str, Mapping[str, Mapping[int, float]]], *, copying: Mapping[str, str],
                  damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0, ruler_weak: bool = False,
-                 weak: Sequence[str] = ()) -> Calibration:
+                 weak: Sequence[str] = (), zero_floor_fails: bool = True) -> Calibration:
     """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too).
-    `ruler_weak` / `weak`: the pool check's abstentions (`scoring._ruler`), as `score` decides them."""
+
+    `ruler_weak` / `weak`: the pool check's abstentions (`scoring._ruler`), as `score` decides them.
+    `zero_floor_fails`: whether a floor of 0 never passes (as `score` decides the gate: by its registration)."""
     import numpy as np
 
     from voicegate.scoring import Specific, Voice, decide, decided_arms, ship_pick, specificity
@@ -245,6 +268,7 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
     fresh = [a.name for a in spec.a_vs_a]
     rules = tuple(RULES)
     decides = spec.voice.specificity == "decides"
+    effect = spec.smallest_effect
     author = spec.author
     order = {arm: sorted(distances[arm]) for arm in (base, *cands, *fresh)}
     rng = np.random.default_rng(rng_seed)
@@ -267,12 +291,13 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         kept = decided_arms(spec, dist)
         others = {n: decided_arms(spec, d) for n, d in imps.items()}
         axis = {c: specificity(kept, others, base, c, author=author, decides=decides, rule=rules[0], rules=rules,
-                               digits=None, weak=weak)
+                               digits=None, weak=weak, smallest_effect=effect, zero_floor_fails=zero_floor_fails)
                 for c in cands} if others else {}
 
         def under(rid: str) -> Any:
             return decide(kept, base, cands, rule=rid, rules=(rid,), copying=copying, damage=damage,
-                          specificity=axis, prefer=spec.prefer, digits=None, ruler_weak=ruler_weak)
+                          specificity=axis, prefer=spec.prefer, digits=None, ruler_weak=ruler_weak,
+                          smallest_effect=effect, zero_floor_fails=zero_floor_fails)
         return under, axis
 
     for i in range(draws):
@@ -288,7 +313,8 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                 ship_n[c.name][rid] += ship_pick([c]) is not None
             for arm in fresh:
                 # the A-vs-A arm as one more candidate beside every arm of the run
-                aa = decide(dist, base, [arm], rule=rid, rules=(rid,), digits=None).candidates[0]
+                aa = decide(dist, base, [arm], rule=rid, rules=(rid,), digits=None, smallest_effect=effect,
+                            zero_floor_fails=zero_floor_fails).candidates[0]
                 false_n[arm][rid] += aa.voice_decides == Voice.PASS
 
     # Every stored seed, decided once per rule: what the pilot itself says.
@@ -307,7 +333,8 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
         voice_pass={rid: Share.of(voice_n[c][rid], draws) for rid in rules},
         specific={rid: Share.of(specific_n[c][rid], draws) for rid in rules} if toward else None,
         would_ship={rid: Share.of(ship_n[c][rid], draws) for rid in rules},
-        copying=copying.get(c), damage=damage.get(c), all_seeds=all_seeds[c]) for c in cands)
+        copying=copying.get(c), damage=damage.get(c), all_seeds=all_seeds[c],
+        voice_of=spec.arm(c).voice_of) for c in cands)
     targets = {author: distances, **toward}
     return Calibration(
         gate=spec.gate, author=author, carrier=spec.seat.base_model, seeds=seeds, draws=draws, rng_seed=rng_seed,
@@ -324,9 +351,12 @@ POWER_GOAL = 0.8
 
 def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
     """K -> (power, voices, pilot gate) of the spec's deciding rule, from calibrate results on file for the same
-    carrier (`<data dir>/*/calibration-K*.json`, the gate itself excluded): the mean would-ship share of the
-    pilot's real voices (those that ship under the rule on every stored seed: VOICE PASS, and SPECIFIC where
-    checked). The newest file of a K wins when several pilots have one."""
+    author on the same carrier (`<data dir>/*/calibration-K*.json`, the gate itself excluded): the mean would-ship
+    share of the pilot's real voices: its arms of this author where the pilot says whose voice each arm is
+    (`arms[].voice_of`), else those that ship under the rule on every stored seed (VOICE PASS, and SPECIFIC where
+    checked), which can take in another author's voice. Another author's pilot says nothing about this one's power
+    (a Dickens gate was quoted Anne Brontë's 0.48 where its own gave 0.035). The newest file of a K wins when several
+    pilots have one."""
     import json
 
     rule = spec.floor_rule
@@ -336,11 +366,16 @@ def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("carrier") != spec.seat.base_model:
+            if data.get("carrier") != spec.seat.base_model or data.get("author") != spec.author:
                 continue
-            on_file = [c["rules"][rule] for c in data["candidates"].values() if rule in c["rules"]]
-            real = [r for r in on_file if r["all_seeds"].get("voice") == "PASS"  # not-a-result: calibration JSON
-                    and r["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
+            arms = [c for c in data["candidates"].values() if rule in c["rules"]]
+            if any("voice_of" in c for c in arms):
+                # the pilot says whose voice each arm is: the gate author's are the real ones, whatever they did
+                real = [c["rules"][rule] for c in arms if c.get("voice_of") == spec.author]
+            else:
+                real = [r for r in (c["rules"][rule] for c in arms)
+                        if r["all_seeds"].get("voice") == "PASS"  # not-a-result: calibration JSON
+                        and r["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
             shares = [r["would_ship"]["share"] for r in real]
             k = int(data["seeds_per_arm"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -359,13 +394,14 @@ def design_lines(spec: GateSpec) -> list[str]:
               f"({len(spec.prompts)} prompts x ~{spec.expected_words} words), deciding rule {rule}")]
     power = pilot_power(spec)
     if not power:
-        lines.append(f"design: no calibrate result on file for carrier {spec.seat.base_model} (run `voicegate "
-                     "calibrate PILOT --seeds K` on a many-seed pilot to know this design's power)")
+        lines.append(f"design: power unknown: no calibrate result on file for {spec.author} on carrier "
+                     f"{spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K` on a many-seed pilot of "
+                     "this author to know this design's power)")
         return lines
     shown = "; ".join(f"{k} seeds {p:.2f}" for k, (p, _, _) in power.items())
     pilots = ", ".join(sorted({g for _, _, g in power.values()}))
-    lines.append(f"design: {rule} ships a real voice of carrier {spec.seat.base_model} in {shown} of draws "
-                 f"(calibrate on file: {pilots})")
+    lines.append(f"design: {rule} ships a real voice of {spec.author} on carrier {spec.seat.base_model} in {shown} "
+                 f"of draws (calibrate on file: {pilots})")
     at = power.get(seeds)
     enough = [k for k, (p, _, _) in power.items() if p >= POWER_GOAL]
     if at is not None:

@@ -64,12 +64,22 @@ def _quoted(name: str) -> str:
     return shlex.quote(name)
 
 
+def check_replicates(spec: GateSpec) -> None:
+    """Refuse a design whose seeds cannot be replicates: under greedy sampling every seed gives the same text, so
+    every spread and every floor is 0 and the seeds measure no noise at all."""
+    if spec.sampling.temperature == 0 and len(spec.seeds) > 1:
+        raise VoicegateError(f"refusing to register {spec.gate}: sampling.temperature is 0 with {len(spec.seeds)} "
+                             "seeds, and greedy sampling gives every seed the same text, so the seeds are not "
+                             "replicates and no floor can measure noise; register a temperature above 0 (e.g. 0.8)")
+
+
 def register(root: Path | str | None, gate: str, *, supersede: bool = False) -> Registered:
     from voicegate.scoring import warm_cache
     from voicegate.spec import load_spec, words_warning, workspace_root
     from voicegate.spec import register as register_spec
 
     spec = load_spec(workspace_root(root), gate, for_register=True)
+    check_replicates(spec)
     registration = register_spec(spec, supersede=supersede)
     note = None
     try:

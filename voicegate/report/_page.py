@@ -265,9 +265,11 @@ def _margin_rows(arm: CandidateResult, impostors: Sequence[str], rules: Sequence
     for k, name in enumerate(names):
         floors = {r: _finite(axis.floor_against(name, r)) for r in rules}
         margin = _finite(axis.margins.get(name))
+        outcomes = {r: _svg.impostor_outcome(margin, floors[r], _finite(axis.nearer_floor_against(name, r)))
+                    for r in rules}
         rows.append(_svg.MarginRow(
             candidate=arm.name, impostor=name, first=k == 0, delta=_finite(axis.deltas.get(name)), margin=margin,
-            floors=floors, outcomes={r: _svg.impostor_outcome(margin, floors[r]) for r in rules},
+            floors=floors, outcomes=outcomes,
             binding=tuple(r for r in rules if axis.binding.get(r) == name), verdict=axis.under(deciding)))
     return rows
 
@@ -285,8 +287,8 @@ def specificity_note(arm: CandidateResult, rule: str) -> str:
     against = f"margin {signed(margin)} over {who or '—'} vs floor {f3(floor)}"
     nearer = axis.nearer(rule)
     if nearer:
-        shown = ", ".join(f"{n} (margin {signed(axis.margins.get(n))} vs floor {f3(axis.floor_against(n, rule))})"
-                          for n in nearer)
+        shown = ", ".join(f"{n} (margin {signed(axis.margins.get(n))} vs floor "
+                          f"{f3(axis.nearer_floor_against(n, rule))})" for n in nearer)
         text = f"nearer {shown}: below minus its floor"
     elif verdict == Specific.INCONCLUSIVE:
         text = f"{against}: within noise, add seeds or longer pools"

@@ -287,6 +287,7 @@ FLOOR_STYLE = {
     "global-max-spread": ("G", "6 3"),
     "pairwise-max-spread": ("P", None),
     "welch-t": ("W", "8 3 2 3"),
+    "welch-t-min-effect": ("M", "2 2"),
 }
 
 
@@ -435,12 +436,12 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
 SPECIFIC, NOT_SPECIFIC, INCONCLUSIVE = "SPECIFIC", "NOT-SPECIFIC", "INCONCLUSIVE"
 
 
-def impostor_outcome(margin: float | None, floor: float | None) -> str | None:
-    """What one margin says against its floor (`scoring.impostor_outcome`, the comparison the verdict is
-    made with); None where a number is missing."""
+def impostor_outcome(margin: float | None, floor: float | None, nearer: float | None = None) -> str | None:
+    """What one margin says against its floor and its "nearer" floor (`scoring.impostor_outcome`, the comparison
+    the verdict is made with); None where a number is missing."""
     if margin is None or floor is None or not (math.isfinite(margin) and math.isfinite(floor)):
         return None
-    return str(scoring_outcome(margin, floor))
+    return str(scoring_outcome(margin, floor, nearer if nearer is not None and math.isfinite(nearer) else None))
 
 
 @dataclass(frozen=True, kw_only=True)

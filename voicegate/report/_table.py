@@ -33,7 +33,7 @@ def _verdict(v: str | None) -> Text:
 
 
 def _short(rule_id: str) -> str:
-    return rule_id.removesuffix("-max-spread")
+    return rule_id.removesuffix("-max-spread").removeprefix("welch-t-")
 
 
 def _voice_title(result: GateResult) -> str:

@@ -56,11 +56,18 @@ class Specific(StrEnum):
 E = TypeVar("E", bound=StrEnum)
 
 
-def impostor_outcome(margin: float, floor: float) -> Specific:
+def impostor_outcome(margin: float, floor: float, nearer: float | None = None, *,
+                     zero_fails: bool = False) -> Specific:
     """What one margin over an impostor says against its floor, compared to 12 decimals as every verdict is:
-    SPECIFIC above it, NOT-SPECIFIC below minus it (shown nearer that impostor), INCONCLUSIVE between."""
+    SPECIFIC above it, NOT-SPECIFIC below minus `nearer` (its floor where None: shown nearer that impostor),
+    INCONCLUSIVE between. `zero_fails`: a floor of 0 says neither (seeds that gave one value)."""
     m, f = round(float(margin), 12), round(float(floor), 12)
-    return Specific.SPECIFIC if m > f else Specific.NOT_SPECIFIC if -m > f else Specific.INCONCLUSIVE
+    n = f if nearer is None else round(float(nearer), 12)
+    if m > f and not (zero_fails and f == 0):
+        return Specific.SPECIFIC
+    if -m > n and not (zero_fails and n == 0):
+        return Specific.NOT_SPECIFIC
+    return Specific.INCONCLUSIVE
 
 
 def _enum(kind: type[E], value: Any) -> E | str | None:
@@ -183,6 +190,9 @@ class Specificity:
     impostor_floors: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
     # The impostors the ruler cannot tell from the author at a pool's length: the verdict is RULER-WEAK.
     weak: tuple[str, ...] = ()
+    # impostor -> rule id -> the floor a margin must lie below minus for "nearer that impostor", only for the
+    # rules where it is not the floor (a rule that corrects that claim for the number of impostors)
+    nearer_floors: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
 
     def under(self, rule: str) -> Specific | str | None:
         return self.verdict.get(rule)
@@ -199,13 +209,21 @@ class Specificity:
                 "deltas": dict(self.deltas), "margins": dict(self.margins),
                 **({"impostor_floors": {k: dict(v) for k, v in self.impostor_floors.items()}}
                    if self.impostor_floors else {}),
-                **({"ruler_weak": list(self.weak)} if self.weak else {})}
+                **({"ruler_weak": list(self.weak)} if self.weak else {}),
+                **({"nearer_floors": {k: dict(v) for k, v in self.nearer_floors.items()}}
+                   if self.nearer_floors else {})}
 
     def floor_against(self, impostor: str, rule: str) -> float | None:
         """The floor of the margin against `impostor` under `rule` (older results: only the binding one's)."""
         if impostor in self.impostor_floors:
             return self.impostor_floors[impostor].get(rule)
         return self.floors.get(rule) if self.binding.get(rule) == impostor else None
+
+    def nearer_floor_against(self, impostor: str, rule: str) -> float | None:
+        """The floor a margin against `impostor` must lie below minus for "nearer" under `rule`: its own where the
+        rule corrects that claim for the impostors (None there: infinite), else the floor."""
+        own = self.nearer_floors.get(impostor, {})
+        return own.get(rule) if rule in own else self.floor_against(impostor, rule)
 
     def nearer(self, rule: str) -> list[str]:
         """The impostors this candidate is shown to be nearer to than to the gate author, under `rule`:
@@ -214,9 +232,18 @@ class Specificity:
             return []
         out = []
         for name, m in self.margins.items():
+            if m is None:
+                continue
+            corrected = self.nearer_floors.get(name, {})
+            if rule in corrected:
+                # the rule's own "nearer" floor; none recorded is an infinite one, which nothing lies beyond
+                n = corrected[rule]
+                if n is not None and impostor_outcome(m, n) == Specific.NOT_SPECIFIC:
+                    out.append(name)
+                continue
             f = self.floor_against(name, rule)
             # an older result holds only the binding impostor's floor: any other negative margin is named
-            if m is not None and (impostor_outcome(m, f) == Specific.NOT_SPECIFIC if f is not None else m < 0):
+            if impostor_outcome(m, f) == Specific.NOT_SPECIFIC if f is not None else m < 0:
                 out.append(name)
         return out
 
@@ -233,7 +260,8 @@ class Specificity:
                    floors=_mapping(d.get("floors")), ratios=_mapping(d.get("ratios")),
                    deltas=_mapping(d.get("deltas")), margins=_mapping(d.get("margins")),
                    impostor_floors={str(k): _mapping(v) for k, v in _mapping(d.get("impostor_floors")).items()},
-                   weak=tuple(str(w) for w in d.get("ruler_weak") or ()))
+                   weak=tuple(str(w) for w in d.get("ruler_weak") or ()),
+                   nearer_floors={str(k): _mapping(v) for k, v in _mapping(d.get("nearer_floors")).items()})
 
 
 @dataclass(frozen=True, kw_only=True)

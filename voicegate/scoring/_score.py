@@ -23,6 +23,7 @@ from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
 from voicegate.scoring._harness import identical_to_base
+from voicegate.scoring._replicates import repeated_shares, replicate_warnings
 from voicegate.scoring._result import (
     ArmResult,
     Bootstrap,
@@ -60,7 +61,7 @@ from voicegate.scoring._views import (
     impostor_targets,
     view_of,
 )
-from voicegate.spec import CHECKS, GateSpec, as_named, get_rule, thin_evidence
+from voicegate.spec import CHECKS, GateSpec, as_named, get_rule, thin_evidence, zero_floor_fails
 
 Row = dict[str, Any]
 SPANS = 5
@@ -348,7 +349,8 @@ def a_vs_a_warnings(spec: GateSpec, distances: Distances, rule: str, rules: Iter
     out = []
     computed = tuple(rules)
     for arm in spec.a_vs_a:
-        c = decide(distances, spec.base.name, [arm.name], rule=rule, rules=computed, digits=None).candidates[0]
+        c = decide(distances, spec.base.name, [arm.name], rule=rule, rules=computed, digits=None,
+                   smallest_effect=spec.smallest_effect).candidates[0]
         passing = [r for r in computed if c.voice[r] == "PASS"]
         if not passing:
             out.append(f"A-vs-A arm {arm.name}: VOICE FAIL under every rule (a PASS would be a false pass)")
@@ -398,6 +400,9 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
         warnings += thin_evidence(spec)
     if pools is not None:
         warnings += pool_warnings(pools, spec.author)
+    strict = zero_floor_fails(computed)
+    if strict:  # said from the date a floor of 0 stopped passing: an older gate's record keeps its warnings
+        warnings += replicate_warnings(repeated_shares(cells, (a.name for a in spec.arms), spec.seeds))
     pool_words = cells.pool_words()
     copy, copying, degen, passed, damage = m.copy, m.copying, m.degeneration, m.passed, m.damage
     control = copy[base].overlap
@@ -447,11 +452,12 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     # -- verdicts, assembled at a precision ----------------------------------------
     def assemble(digits: int | None) -> GateResult:
         axis = {a: specificity(dist, toward, base, a, author=spec.author, decides=spec.voice.specificity == "decides",
-                               rule=rule_id, rules=computed, digits=digits, weak=weak_impostors)
+                               rule=rule_id, rules=computed, digits=digits, weak=weak_impostors,
+                               smallest_effect=spec.smallest_effect, zero_floor_fails=strict)
                 for a in cand_names} if toward else {}
         decided = decide(dist, base, cand_names, rule=rule_id, rules=computed, copying=copying, damage=damage,
-                         specificity=axis,
-                         prefer=spec.prefer, digits=digits, ruler_weak=weak_author)
+                         specificity=axis, prefer=spec.prefer, digits=digits, ruler_weak=weak_author,
+                         smallest_effect=spec.smallest_effect, zero_floor_fails=strict)
         voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
         arms_out: list[ArmResult] = []
         for arm in arms:

@@ -91,6 +91,9 @@ class Signature:
     # "impostors,<voice.specificity>,<method>" when the spec registers impostors; else no key at all,
     # so a result without impostors keeps the bytes it always had.
     specificity: str | None = None
+    # `floor.smallest_effect` (base-seed SDs) when a computed rule reads it; else no key, so a result without
+    # such a rule keeps the bytes it always had.
+    smallest_effect: float | None = None
     # Only generated runs have integrity evidence; imported ones keep the bytes they always had.
     evidence: IntegrityEvidence | None = None
     # The dated checks (`spec._checks`) the gate is scored under, as "id@version"; none for a gate registered
@@ -125,6 +128,8 @@ class Signature:
             spec_sha256=spec_sha256(spec), generations_sha256=generations_sha256, corpus_sha256=corpus_sha256,
             specificity=(f"impostors,{spec.voice.specificity},{SPECIFICITY_METHOD}"
                          if spec.corpora.impostors else None),
+            smallest_effect=(spec.smallest_effect if any(r.smallest_effect for rid, r in RULES.items()
+                                                         if rules is None or rid in rules) else None),
             evidence=evidence, checks=tuple(CHECKS[c].signature for c in CHECKS if c in set(checks)))
 
     def to_json(self) -> dict[str, Any]:
@@ -145,6 +150,8 @@ class Signature:
         }
         if self.specificity is not None:
             out["specificity"] = self.specificity
+        if self.smallest_effect is not None:
+            out["smallest_effect"] = self.smallest_effect
         if self.evidence is not None:
             out.update(_evidence_json(self.evidence))
         if self.checks:
@@ -172,7 +179,8 @@ class Signature:
             numpy=_opt_str(d.get("numpy")), scipy=_opt_str(d.get("scipy")),
             spec_sha256=_opt_str(d.get("spec_sha256")), generations_sha256=_opt_str(d.get("generations_sha256")),
             corpus_sha256=_opt_str(d.get("corpus_sha256")), specificity=_opt_str(d.get("specificity")),
-            evidence=evidence, checks=tuple(str(c) for c in d.get("checks") or ()), stored=dict(d))
+            smallest_effect=d.get("smallest_effect"), evidence=evidence,
+            checks=tuple(str(c) for c in d.get("checks") or ()), stored=dict(d))
 
     def text(self) -> str:
         """One line, `key:value|...`, short hashes: the form printed under a table.
@@ -186,6 +194,7 @@ class Signature:
             f"n:{self.n}", f"tol:{self.copying_tolerance}", f"maxrun:{self.max_run}",
             f"dmg:{self.damage_tolerance}{'+trunc' if self.truncation_decides else ''}",
             f"tok:{self.tokenizer}", f"rule:{self.rule}", f"rules:{','.join(self.rules.values())}",
+            *([f"effect:{self.smallest_effect:g}sd"] if self.smallest_effect is not None else []),
             f"boot:{self.bootstrap}", f"version:{self.voicegate}", f"numpy:{self.numpy}", f"scipy:{self.scipy}",
             f"spec:{_short(self.spec_sha256)}", f"gens:{_short(self.generations_sha256)}",
             f"corpus:{_short(self.corpus_sha256)}",

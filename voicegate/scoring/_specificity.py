@@ -13,8 +13,11 @@ exceed the floor of r_I under the rule, for EVERY impostor, for SPECIFIC. Every 
 computes is shown; `disagree` flags where they differ.
 
 Three outcomes, because a margin within noise is no evidence either way: SPECIFIC (every margin
-above its floor), NOT-SPECIFIC only where some margin lies below minus its floor (the voice is
-shown to be nearer that author than the gate's), INCONCLUSIVE otherwise (add seeds or longer pools).
+above its floor), NOT-SPECIFIC only where some margin lies below minus its "nearer" floor (the voice
+is shown to be nearer that author than the gate's), INCONCLUSIVE otherwise (add seeds or longer pools).
+The "nearer" floor is the floor, except under a rule that corrects that claim for the impostors it is
+one of (welch-t-min-effect: each at α/m). Under a rule with a smallest effect, ε is counted in SDs of
+the base's distances toward the gate author: a margin is relevant by the same measure as delta_cb.
 
 Reported per candidate: the margin (delta_cb − the largest delta toward any impostor, the
 issue's definition), the nearest impostor (the one it moved toward most), and per rule the
@@ -27,7 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from voicegate.scoring._result import Specific, Specificity, impostor_outcome
 from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd, rule_set
-from voicegate.spec import get_rule
+from voicegate.spec import SMALLEST_EFFECT, Effect, get_rule, smallest_in_units
+from voicegate.spec import zero_floor_fails as zero_floor_fails_under
 
 SeedDistances = Mapping[str, Mapping[int, float]]
 
@@ -42,28 +46,39 @@ def _ratio(margin: float, floor: float) -> float:
 
 def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], base: str, candidate: str, *,
                 author: str, decides: bool, rule: str, rules: Iterable[str] | None = None,
-                digits: int | None = DIGITS, weak: Sequence[str] = ()) -> Specificity:
+                digits: int | None = DIGITS, weak: Sequence[str] = (), smallest_effect: float = SMALLEST_EFFECT,
+                zero_floor_fails: bool | None = None) -> Specificity:
     """The specificity of `candidate`: `gate` and each impostor's distances are arm -> seed -> d.
 
     rule: the deciding rule; rules: the others computed beside it (None: every registered rule). weak: the
     impostors the ruler cannot tell from the author (`_ruler.PoolNumbers.weak_impostors`): the verdict is then
     RULER-WEAK under every rule, naming them (a margin against a writer the ruler cannot tell apart is no
     evidence either way), with every margin still computed and shown.
+    smallest_effect: in SDs of the base's per-seed distances toward the gate author — the unit of delta_cb,
+    so a margin is relevant by the same measure as the delta it is taken from (a rule that states one reads it).
+    zero_floor_fails: whether a floor of 0 says nothing (None: as the computed rules' dates say).
     """
     if not impostors:
         raise ValueError("specificity needs at least one impostor")
     computed = rule_set(rule, rules)
+    strict = zero_floor_fails_under(computed) if zero_floor_fails is None else zero_floor_fails
+    effect = Effect(smallest=smallest_in_units(smallest_effect, gate[base].values()), family=len(impostors)) if any(
+        get_rule(rid).smallest_effect for rid in computed) else Effect(family=len(impostors))
     delta_gate = _delta(gate, base, candidate)
     deltas = {name: _delta(d, base, candidate) for name, d in impostors.items()}
     margins = {name: delta_gate - d for name, d in deltas.items()}
     floors: dict[str, dict[str, float]] = {}
+    nearer: dict[str, dict[str, float]] = {}   # only the rules whose "nearer" floor is not their floor
     for name, dist in impostors.items():
         relative = {arm: {s: gate[arm][s] - dist[arm][s] for s in gate[arm]} for arm in gate}
-        floors[name] = {rid: get_rule(rid).floor(relative, base, candidate) for rid in computed}
+        floors[name] = {rid: get_rule(rid).floor(relative, base, candidate, effect) for rid in computed}
+        nearer[name] = {rid: get_rule(rid).nearer_floor(relative, base, candidate, effect) for rid in computed
+                        if get_rule(rid).corrects_nearer}
     verdict: dict[str, Specific] = {}
     binding: dict[str, str] = {}
     for rid in computed:
-        outcomes = {impostor_outcome(margins[n], floors[n][rid]) for n in impostors}
+        outcomes = {impostor_outcome(margins[n], floors[n][rid], nearer[n].get(rid), zero_fails=strict)
+                    for n in impostors}
         verdict[rid] = (Specific.RULER_WEAK if weak else Specific.SPECIFIC if outcomes == {Specific.SPECIFIC}
                         else Specific.NOT_SPECIFIC if Specific.NOT_SPECIFIC in outcomes else Specific.INCONCLUSIVE)
         binding[rid] = min(impostors, key=lambda n: (_ratio(margins[n], floors[n][rid]), margins[n], n))
@@ -82,4 +97,5 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
         margins={n: rnd(m, digits) for n, m in margins.items()},
         impostor_floors={n: {rid: rnd(f, digits) for rid, f in fl.items()} for n, fl in floors.items()},
         weak=tuple(n for n in impostors if n in set(weak)),
+        nearer_floors={n: {rid: rnd(f, digits) for rid, f in fl.items()} for n, fl in nearer.items() if fl},
     )

@@ -30,7 +30,8 @@ from voicegate.scoring._result import (
     Specificity,
     Voice,
 )
-from voicegate.spec import RULES, Role, get_rule, spread
+from voicegate.spec import RULES, SMALLEST_EFFECT, Effect, Role, get_rule, smallest_in_units, spread
+from voicegate.spec import zero_floor_fails as zero_floor_fails_under
 
 DIGITS = 6
 V = TypeVar("V", bound=StrEnum)
@@ -50,8 +51,10 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
-def passes(delta: float, floor: float) -> bool:
-    return round(delta, 12) > round(floor, 12)
+def passes(delta: float, floor: float, *, zero_fails: bool = False) -> bool:
+    """delta above floor; `zero_fails`: a floor of 0 never passes (the gate decides under REPLICATES_REQUIRED)."""
+    f = round(floor, 12)
+    return round(delta, 12) > f and not (zero_fails and f == 0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,7 +141,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
            rule: str, rules: Iterable[str] | None = None, copying: Mapping[str, str] | None = None,
            damage: Mapping[str, str] | None = None,
            specificity: Mapping[str, Specificity] | None = None, prefer: Sequence[str] = (),
-           digits: int | None = DIGITS, ruler_weak: bool = False) -> Decision:
+           digits: int | None = DIGITS, ruler_weak: bool = False, smallest_effect: float = SMALLEST_EFFECT,
+           zero_floor_fails: bool | None = None) -> Decision:
     """Verdicts from per-seed distances; reported numbers rounded to `digits` (None: full precision).
 
     distances: arm -> seed -> d(arm, seed), for the base and every candidate.
@@ -148,14 +152,19 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     rules: the rules to compute beside the deciding one (None: every registered rule). ruler_weak: the
     ruler cannot tell the author's own writing from strangers' (`_ruler.PoolNumbers.weak_author`): every
     VOICE verdict is RULER-WEAK, an abstention that never ships, its numbers still computed and shown.
+    smallest_effect: `floor.smallest_effect`, in base-seed SDs (read only by a rule that states one).
+    zero_floor_fails: whether a floor of 0 never passes (None: as the computed rules' dates say).
     """
     deciding = get_rule(rule)
     computed = {rid: get_rule(rid) for rid in rule_set(rule, rules)}
+    strict = zero_floor_fails_under(computed) if zero_floor_fails is None else zero_floor_fails
     dist = {arm: dict(per_seed) for arm, per_seed in distances.items()}
     for arm in (base, *candidates):
         if not dist.get(arm):
             raise ValueError(f"no distances for arm {arm!r}")
     base_mean = mean(list(dist[base].values()))
+    effect = Effect(smallest=smallest_in_units(smallest_effect, dist[base].values())) if any(
+        r.smallest_effect for r in computed.values()) else Effect()
 
     def stats(arm: str) -> dict[str, Any]:
         per_seed = dist[arm]
@@ -165,11 +174,16 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     out: list[CandidateVoice] = []
     for arm in candidates:
         delta = base_mean - mean(list(dist[arm].values()))
-        floors = {rid: r.floor(dist, base, arm) for rid, r in computed.items()}
-        detectable = {rid: d for rid, r in computed.items() if (d := r.detectable(dist, base, arm)) is not None}
-        voice = {rid: Voice.RULER_WEAK if ruler_weak else Voice.PASS if passes(delta, f) else Voice.FAIL
-                 for rid, f in floors.items()}
-        ratios = {rid: (delta / f if f > 0 else None) for rid, f in floors.items()}
+        floors = {rid: r.floor(dist, base, arm, effect) for rid, r in computed.items()}
+        detectable = {rid: d for rid, r in computed.items()
+                      if (d := r.detectable(dist, base, arm, effect)) is not None}
+        voice = {rid: Voice.RULER_WEAK if ruler_weak else Voice.PASS if passes(delta, f, zero_fails=strict)
+                 else Voice.FAIL for rid, f in floors.items()}
+        # Under the replicates provision a floor that is not a finite positive number (as verdicts compare it,
+        # to 12 decimals) gives no ratio: "0.0x" beside no floor, or a bare ratio of a floor of 0, would read
+        # as a measurement.
+        ratios = {rid: (delta / f if (0 < round(f, 12) < math.inf if strict else f > 0) else None)
+                  for rid, f in floors.items()}
         out.append(CandidateVoice(
             name=arm, role=Role.CANDIDATE, **stats(arm),
             delta_cb=rnd(delta, digits), floors={rid: rnd(f, digits) for rid, f in floors.items()}, voice=voice,

@@ -46,7 +46,19 @@ from voicegate.spec._registration import (
     words_warning,
 )
 from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, impostor_warnings, resolve_path, thin_evidence
-from voicegate.spec._rules import RULES, FloorRule, RuleId, get_rule, rules_in_force, spread
+from voicegate.spec._rules import (
+    REPLICATES_REQUIRED,
+    RULES,
+    SMALLEST_EFFECT,
+    Effect,
+    FloorRule,
+    RuleId,
+    get_rule,
+    rules_in_force,
+    smallest_in_units,
+    spread,
+    zero_floor_fails,
+)
 from voicegate.spec._schema import Role
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
 from voicegate.spec._views import (
@@ -68,13 +80,16 @@ __all__ = [
     "EVENTS",
     "HISTORICAL_SIGNATURE_KEYS",
     "MIN_WORDS_PER_ARM_SEED",
+    "REPLICATES_REQUIRED",
     "RULES",
+    "SMALLEST_EFFECT",
     "VIEW_SPECS",
     "WEIGHTS_FILE",
     "ArtifactKind",
     "Citation",
     "Copying",
     "Damage",
+    "Effect",
     "Event",
     "FloorRule",
     "GateCheck",
@@ -122,6 +137,7 @@ __all__ = [
     "rules_in_force",
     "scored_under",
     "shown_path",
+    "smallest_in_units",
     "spec_path",
     "spec_sha256",
     "spread",
@@ -131,4 +147,5 @@ __all__ = [
     "weights_file",
     "words_warning",
     "workspace_root",
+    "zero_floor_fails",
 ]

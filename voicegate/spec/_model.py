@@ -14,7 +14,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.run import RunDir
 from voicegate.spec._artifact_kinds import ARTIFACT_KINDS
-from voicegate.spec._rules import RuleId
+from voicegate.spec._rules import SMALLEST_EFFECT, RuleId
 from voicegate.spec._schema import SPEC_SCHEMA, Role
 from voicegate.spec._views import ViewSpec, view_spec
 
@@ -27,6 +27,7 @@ class Arm:
     model: str
     role: Role
     adapter_path: str | None = None
+    voice_of: str | None = None  # whose voice a candidate was trained as (a pilot's arms say it)
 
     @property
     def is_base(self) -> bool:
@@ -229,3 +230,8 @@ class GateSpec:
 
     def words_per_arm_seed(self) -> int:
         return len(self.prompts) * self.expected_words
+
+    @property
+    def smallest_effect(self) -> float:
+        """`floor.smallest_effect`: the smallest effect that matters, in base-seed standard deviations."""
+        return float(self.values.get("floor.smallest_effect", SMALLEST_EFFECT))

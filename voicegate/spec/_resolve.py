@@ -464,7 +464,8 @@ def resolve(values: Mapping[str, Any], raw: dict[str, Any], path: Path, root: Pa
         seat=Seat(url=v["seat.url"], base_model=v["seat.base_model"], api_key_env=v["seat.api_key_env"],
                   concurrency=v["seat.concurrency"], timeout=v["seat.timeout"],
                   replicas=v["seat.replicas"] or ()),
-        arms=tuple(Arm(a["name"], a["model"], Role(a["role"]), a["adapter_path"]) for a in v["arms"]),
+        arms=tuple(Arm(a["name"], a["model"], Role(a["role"]), a["adapter_path"], a.get("voice_of"))
+                   for a in v["arms"]),
         prompts=prompts, prompts_path=prompts_path, seeds=v["seeds"],
         sampling=Sampling(v["sampling.temperature"], v["sampling.top_p"], v["sampling.max_tokens"]),
         corpora=corpora, voice=voice,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -18,7 +18,7 @@ from typing import Literal
 Distances = Mapping[str, Mapping[int, float]]
 """arm name -> seed -> d(arm, seed)."""
 
-RuleId = Literal["global-max-spread", "pairwise-max-spread", "welch-t"]
+RuleId = Literal["global-max-spread", "pairwise-max-spread", "welch-t", "welch-t-min-effect"]
 """The id of a registered rule: a misspelt id in code is a mypy error. Kept equal to `RULES`'s keys (tested)."""
 
 
@@ -30,36 +30,82 @@ def spread(per_seed: Mapping[int, float]) -> float:
     return max(values) - min(values)
 
 
+SMALLEST_EFFECT = 0.2
+"""The default smallest effect that matters (`floor.smallest_effect`), in standard deviations of the base's
+per-seed distances toward the gate author. Chosen on the tiny voices' sweep (docs/validity.md): four times the
+margin of a wrong author's voice that grew with seeds on held-back authors (≈ 0.05), a fifth of the weakest
+right voice's (≈ 1); it costs the right voices 0.01–0.05 of their ship rate at 3–8 seeds."""
+
+REPLICATES_REQUIRED = _dt.date(2026, 12, 7)
+"""From this date a floor of exactly 0 never passes, under any rule (`zero_floor_fails`): it means the seeds
+gave one value, not that there is no noise (greedy sampling, a seat that ignores the request seed). A gate
+registered before keeps the verdicts it had."""
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a rule with a smallest effect and a multiplicity correction is told beside the distances."""
+
+    smallest: float = 0.0  # the smallest effect that matters, in the distances' own units (inf: it cannot be told)
+    family: int = 1        # how many claims a "nearer X" claim is one of (the impostors)
+
+
+NO_EFFECT = Effect()
+Floor = Callable[[Distances, str, str, Effect], float]
+
+
 @dataclass(frozen=True)
 class FloorRule:
     id: RuleId
     version: int
     registered: _dt.date
     summary: str
-    _floor: Callable[[Distances, str, str], float]
+    _floor: Floor
 
     # The smallest true delta the design would see with 80% power (None: the rule states none). Only a
     # rule with a sampling model has one; a range floor (max-spread) has no power to speak of.
-    _detectable: Callable[[Distances, str, str], float] | None = None
+    _detectable: Floor | None = None
+    # The floor a margin must lie below minus for NOT-SPECIFIC ("nearer X"), where it differs from the floor:
+    # a rule that corrects that claim for the number of impostors it is one of.
+    _nearer: Floor | None = None
+    # Whether the rule reads `floor.smallest_effect` (the others never see it: their records stay as they were).
+    smallest_effect: bool = False
 
-    def floor(self, distances: Distances, base: str, candidate: str) -> float:
+    def floor(self, distances: Distances, base: str, candidate: str, effect: Effect = NO_EFFECT) -> float:
         """The floor candidate's delta_cb must exceed to PASS the voice axis."""
-        return self._floor(distances, base, candidate)
+        return self._floor(distances, base, candidate, effect)
 
-    def detectable(self, distances: Distances, base: str, candidate: str) -> float | None:
+    def nearer_floor(self, distances: Distances, base: str, candidate: str, effect: Effect = NO_EFFECT) -> float:
+        """The floor a margin must lie below minus of for "nearer that impostor" (`effect.family` impostors)."""
+        return (self._floor if self._nearer is None else self._nearer)(distances, base, candidate, effect)
+
+    def detectable(self, distances: Distances, base: str, candidate: str,
+                   effect: Effect = NO_EFFECT) -> float | None:
         """The minimum detectable delta of this design at 80% power, or None where the rule has no power model."""
-        return None if self._detectable is None else self._detectable(distances, base, candidate)
+        return None if self._detectable is None else self._detectable(distances, base, candidate, effect)
+
+    @property
+    def corrects_nearer(self) -> bool:
+        """Whether "nearer X" has a floor of its own under this rule (corrected for the impostors it is one of)."""
+        return self._nearer is not None
+
+    def family_note(self, family: int) -> str | None:
+        """How a "nearer X" claim under this rule is corrected for the `family` impostors it is one of (None: not)."""
+        if self._nearer is None:
+            return None
+        return (f"each of the {family} impostors at α {WELCH_ALPHA}/{family} (Bonferroni; the verdict is Holm's)"
+                if family > 1 else f"the one impostor at α {WELCH_ALPHA}")
 
     @property
     def signature(self) -> str:
         return f"{self.id}@{self.version}"
 
 
-def _global_max_spread(distances: Distances, base: str, candidate: str) -> float:
+def _global_max_spread(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
     return max(spread(per_seed) for per_seed in distances.values())
 
 
-def _pairwise_max_spread(distances: Distances, base: str, candidate: str) -> float:
+def _pairwise_max_spread(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
     # The variability of a difference A-B depends on A and B only: a third arm
     # (one nobody ships) must not be able to fail the one that ships.
     return max(spread(distances[candidate]), spread(distances[base]))
@@ -105,16 +151,62 @@ def _t(q: float, df: float) -> float:
     return float(stdtrit(df, q))
 
 
-def _welch_t(distances: Distances, base: str, candidate: str) -> float:
+def _welch_t(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
     # delta > t(1-α, df)·SE  ⇔  Welch's one-sided t statistic > its critical value: the test as a floor,
     # so the table's ratio is t / t_crit. Its SE shrinks as seeds are added, where a range only grows.
     se, df = _welch(distances, base, candidate)
     return se if se in (0.0, math.inf) else _t(1 - WELCH_ALPHA, df) * se
 
 
-def _welch_detectable(distances: Distances, base: str, candidate: str) -> float:
+def _welch_detectable(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
     se, df = _welch(distances, base, candidate)
     return se if se in (0.0, math.inf) else (_t(1 - WELCH_ALPHA, df) + _t(WELCH_POWER, df)) * se
+
+
+def _beyond(effect: Effect, se: float, quantile: float, df: float) -> float:
+    # Seeds that gave one value have no noise to test against, and a smallest effect that cannot be told
+    # (a base without spread) nothing to be relevant to: neither can pass, so the floor is infinite.
+    if se in (0.0, math.inf) or not math.isfinite(effect.smallest):
+        return math.inf
+    return effect.smallest + _t(quantile, df) * se
+
+
+def _welch_min_effect(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
+    # delta > ε + t(1-α, df)·SE  ⇔  a one-sided Welch test rejects "delta ≤ ε" (a minimum-effect test): a
+    # delta that is real but smaller than ε never passes, however many seeds shrink SE.
+    se, df = _welch(distances, base, candidate)
+    return _beyond(effect, se, 1 - WELCH_ALPHA, df)
+
+
+def _welch_min_effect_nearer(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
+    # "Nearer X" is a claim about one of `family` impostors: any one of them below minus its floor says it, so
+    # each is tested at α/family (the verdict, NOT-SPECIFIC when the first of Holm's steps rejects, is Holm's).
+    se, df = _welch(distances, base, candidate)
+    return _beyond(effect, se, 1 - WELCH_ALPHA / max(1, effect.family), df)
+
+
+def _welch_min_effect_detectable(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
+    se, df = _welch(distances, base, candidate)
+    if se in (0.0, math.inf) or not math.isfinite(effect.smallest):
+        return math.inf
+    return effect.smallest + (_t(1 - WELCH_ALPHA, df) + _t(WELCH_POWER, df)) * se
+
+
+def smallest_in_units(sds: float, base_values: Iterable[float]) -> float:
+    """`sds` base-seed standard deviations in the distances' own units: 0 for 0; inf when the base's seeds
+    gave one value (or one seed), where a relevant effect has no unit to be told in."""
+    if sds == 0:
+        return 0.0
+    values = tuple(base_values)
+    sd = math.sqrt(_variance(values)) if len(values) > 1 else 0.0
+    return sds * sd if sd > 0 else math.inf
+
+
+def zero_floor_fails(rules: Iterable[str]) -> bool:
+    """Whether a gate computing `rules` (those in force when it was registered, and its deciding one) decides
+    under `REPLICATES_REQUIRED`: it does when one of them was registered on or after that date, which a gate
+    registered that day or later always computes."""
+    return any(get_rule(r).registered >= REPLICATES_REQUIRED for r in rules)
 
 
 GLOBAL_MAX_SPREAD = FloorRule(
@@ -143,7 +235,19 @@ WELCH_T = FloorRule(
     _detectable=_welch_detectable,
 )
 
-RULES: dict[str, FloorRule] = {r.id: r for r in (GLOBAL_MAX_SPREAD, PAIRWISE_MAX_SPREAD, WELCH_T)}
+WELCH_T_MIN_EFFECT = FloorRule(
+    id="welch-t-min-effect",
+    version=1,
+    registered=REPLICATES_REQUIRED,
+    summary=f"floor = ε + t(1-{WELCH_ALPHA}, Welch df) × SE, ε = floor.smallest_effect base-seed SDs: a one-sided "
+            "Welch test that the effect exceeds the smallest that matters; nearer X tested at α/impostors",
+    _floor=_welch_min_effect,
+    _detectable=_welch_min_effect_detectable,
+    _nearer=_welch_min_effect_nearer,
+    smallest_effect=True,
+)
+
+RULES: dict[str, FloorRule] = {r.id: r for r in (GLOBAL_MAX_SPREAD, PAIRWISE_MAX_SPREAD, WELCH_T, WELCH_T_MIN_EFFECT)}
 
 
 def rules_in_force(on: _dt.date) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from voicegate.spec._artifact_kinds import ARTIFACT_KINDS
-from voicegate.spec._rules import RULES
+from voicegate.spec._rules import RULES, SMALLEST_EFFECT
 from voicegate.spec._types import (
     MAX_SEED,
     AuthorGlobs,
@@ -173,6 +173,9 @@ SPEC_SCHEMA = Schema((
         "model under fresh request seeds (never ships; `calibrate` measures the gate's false-pass rate on it)",
         required=True),
     Key("arms[].adapter_path", Line("path"), "where the seat can load the adapter from, if it does not serve it"),
+    Key("arms[].voice_of", Line("author"), "whose voice a candidate was trained as (an author, spelt as `author` is "
+        "where it is that gate's): `calibrate` records it, and `register` quotes power only from a pilot's arms of "
+        "the gate's own author"),
     Key("prompts", Prompts(), "a `.txt` file (one prompt a line; ids are 0-based indices of non-empty lines), "
         "a `.jsonl` file with `id` and `text`, or an inline list", required=True),
     Key("seeds", IntList(0, MAX_SEED, "seeds"), "the seeds every (arm, prompt) is generated under", required=True),
@@ -215,6 +218,10 @@ SPEC_SCHEMA = Schema((
     Key("floor", Section(), "the deciding floor rule", required=True),
     Key("floor.rule", Choice(tuple(sorted(RULES)), "unknown floor rule {value!r} (registered: {options})"),
         "the rule whose floor decides the voice verdict", required=True),
+    Key("floor.smallest_effect", Number(0.0, 100.0), "the smallest effect that matters, in standard deviations of "
+        "the base's per-seed distances toward the gate author: under a rule that states one (`welch-t-min-effect`), "
+        "VOICE PASS needs delta_cb and SPECIFIC each margin significantly above it, NOT-SPECIFIC a margin "
+        "significantly below minus it", default=SMALLEST_EFFECT),
     Key("prefer", Names("must list candidate arm names, most preferred first"), "candidate names in order of "
         "preference among those that pass (none: the largest ratio ships)", default=()),
     Key("artifacts", Section(), "where verdicts are appended", required=True),
