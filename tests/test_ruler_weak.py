@@ -23,6 +23,7 @@ from _workspace import N_PROMPTS as PROMPTS
 from voicegate.scoring._result import Specific, Voice
 from voicegate.scoring._specificity import specificity
 from voicegate.scoring._verdicts import decide
+from voicegate.spec import RULES
 
 PAIRWISE, GLOBAL, WELCH = "pairwise-max-spread", "global-max-spread", "welch-t"
 BEFORE = "1796169600"   # 2026-12-02
@@ -42,7 +43,7 @@ def test_a_weak_ruler_turns_every_voice_verdict_into_ruler_weak_which_never_ship
     assert seen.candidates[0].voice_decides == Voice.PASS and seen.ships == "cand"
     blind = decide(GATE_D, "base", ["cand"], rule=PAIRWISE, copying=OK[0], damage=OK[1], ruler_weak=True)
     c = blind.candidates[0]
-    assert c.voice == {GLOBAL: Voice.RULER_WEAK, PAIRWISE: Voice.RULER_WEAK, WELCH: Voice.RULER_WEAK}
+    assert c.voice == dict.fromkeys(RULES, Voice.RULER_WEAK)  # every registered rule abstains
     assert blind.ships is None and not c.disagree
     assert (c.delta_cb, c.floors, c.ratios) == (seen.candidates[0].delta_cb, seen.candidates[0].floors,
                                                 seen.candidates[0].ratios)   # the numbers are still shown
