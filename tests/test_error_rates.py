@@ -103,9 +103,10 @@ def test_the_dickens_case_is_inconclusive_with_its_floor_and_nearer_nowhere(caps
     summary = specificity_summary(result)
     assert phrase is not None and summary is not None
     assert phrase.startswith("INCONCLUSIVE, deciding (pairwise-max-spread: margin +0.026 over George Eliot vs "
-                             "floor 0.113, 0.2x: within noise, add seeds or longer pools")
-    assert summary.endswith("lv-dickens INCONCLUSIVE (margin +0.026 over George Eliot vs floor 0.113: within noise, "
-                            "add seeds)")
+                             "floor 0.113, 0.2x: within noise (more seeds or longer pools are a new registration, "
+                             "recorded as a follow-up design)")
+    assert summary.endswith("lv-dickens INCONCLUSIVE (margin +0.026 over George Eliot vs floor 0.113: within noise; "
+                            "more seeds are a new registration)")
     print_score(result, make_console())
     table = capsys.readouterr().out
     for shown in (phrase, summary, verdict_line(cand, "pairwise-max-spread"), table):

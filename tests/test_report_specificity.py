@@ -119,8 +119,8 @@ def test_dickens_page_is_inconclusive_names_the_floor_and_never_says_nearer(dick
     card = _card(dickens, "dickens")
     assert "INCONCLUSIVE" in _words(card)
     note = _words(card.find("span", cls="spec-note"))
-    assert note == (f"margin +0.026 over {ELIOT} vs floor 0.113: within noise, add seeds or longer pools; "
-                    "deciding")
+    assert note == (f"margin +0.026 over {ELIOT} vs floor 0.113: within noise (more seeds or longer pools are a new "
+                    "registration, recorded as a follow-up design); deciding")
     # the table of what decided: the Eliot row carries 0.113 under pairwise and says INCONCLUSIVE
     table = dickens.find("table", cls="specificity")
     row = next(r for r in table.find_all("tr") if r.attrs.get("data-impostor") == ELIOT)
@@ -163,7 +163,7 @@ def test_detectable_delta_is_shown_per_candidate(dickens: Node):
     assert card.startswith(f"{c.detectable[WELCH]:.3f} at 80% power under welch-t")
     # the voice FAILs under welch-t with a positive delta_cb below what the design can see: the card says so
     assert c.voice[WELCH] == "FAIL" and 0 < (c.delta_cb or 0) < c.detectable[WELCH]
-    assert "under what this design can see, add seeds" in card
+    assert "under what this design can see (more seeds are a new registration, recorded as a follow-up design)" in card
 
 
 # -- "nearer X" only where the voice is shown nearer X ---------------------------------------------
@@ -287,8 +287,9 @@ def test_standing_orders_the_axes_voice_specificity_copying_damage():
 def test_an_older_specificity_names_the_binding_impostors_floor():
     """A result stored before issue 31 carries only the binding impostor's floor: the note still gives it."""
     c = _cand(spec="INCONCLUSIVE")
-    assert specificity_note(c, PAIRWISE) == (f"margin +0.026 over {ELIOT} vs floor 0.113: within noise, "
-                                             "add seeds or longer pools; deciding")
+    assert specificity_note(c, PAIRWISE) == (f"margin +0.026 over {ELIOT} vs floor 0.113: within noise (more "
+                                             "seeds or longer pools are a new registration, recorded as a follow-up "
+                                             "design); deciding")
     # an older NOT-SPECIFIC with no evidence of nearer (a margin within its floor) is not written "nearer"
     assert "nearer" not in specificity_note(_cand(spec="NOT-SPECIFIC"), PAIRWISE)
 

@@ -140,7 +140,8 @@ def voice_phrase(arm: CandidateResult, deciding: str) -> str:
 def detectable_phrase(arm: CandidateResult, rule_id: str) -> str:
     """'detectable 0.045 at 80% power under welch-t': what a FAIL could have seen (a rule with a power model)."""
     return (f"detectable {num(arm.detectable.get(rule_id))} at 80% power under {rule_id}"
-            + (": under what this design can see, add seeds" if arm.unseen(rule_id) else ""))
+            + (": under what this design can see (more seeds are a new registration, recorded as a follow-up "
+               "design)" if arm.unseen(rule_id) else ""))
 
 
 # A score entry with an author-specificity section is format 2 (it says so in that section); an entry
@@ -160,7 +161,8 @@ def specificity_phrase(arm: CandidateResult, deciding: str) -> str | None:
         return f"{_margin_vs_floor(axis, rid)}, {ratio_text(axis.ratios.get(rid))}"
 
     parts = [f"{deciding}: {against(deciding)}"
-             + (": within noise, add seeds or longer pools" if verdict == "INCONCLUSIVE" else "")]
+             + (": within noise (more seeds or longer pools are a new registration, recorded as a follow-up "
+                "design)" if verdict == "INCONCLUSIVE" else "")]
     for other in sorted(set(axis.verdict) - {deciding}):
         v = axis.under(other)
         tail = ": DISAGREE" if v != verdict else ""
@@ -222,7 +224,7 @@ def _why(axis: Specificity, rule_id: str) -> str:
     nearer = axis.nearer(rule_id)
     if nearer:
         return f" (nearer {', '.join(nearer)}{_family(axis, rule_id)})"
-    return f" ({_margin_vs_floor(axis, rule_id)}: within noise, add seeds)"
+    return f" ({_margin_vs_floor(axis, rule_id)}: within noise; more seeds are a new registration)"
 
 
 def candidates(result: GateResult, featured: str | None = None) -> list[CandidateResult]:

@@ -291,7 +291,8 @@ def specificity_note(arm: CandidateResult, rule: str) -> str:
                           f"{f3(axis.nearer_floor_against(n, rule))})" for n in nearer)
         text = f"nearer {shown}: below minus its floor"
     elif verdict == Specific.INCONCLUSIVE:
-        text = f"{against}: within noise, add seeds or longer pools"
+        text = (f"{against}: within noise (more seeds or longer pools are a new registration, recorded as a "
+                "follow-up design)")
     elif verdict == Specific.SPECIFIC:
         text = f"smallest {against} ({ratio(axis.ratios.get(rule))})"
     else:

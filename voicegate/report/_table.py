@@ -161,7 +161,8 @@ def specificity_table(result: GateResult) -> Table | None:
               caption="margin over an impostor = delta_cb minus the delta toward that impostor; its floor is the "
                       "rule's floor of (distance to the author minus distance to the impostor) by seed. SPECIFIC: "
                       "every margin above its floor; NOT-SPECIFIC: a margin below minus its floor (nearer that "
-                      "author); INCONCLUSIVE otherwise (add seeds or longer pools); shown, the impostor that decides",
+                      "author); INCONCLUSIVE otherwise (within noise: more seeds or longer pools are a new "
+                      "registration); shown, the impostor that decides",
               caption_justify="left")
     rules = result.rules
     t.add_column("arm", no_wrap=True)

@@ -14,7 +14,8 @@ computes is shown; `disagree` flags where they differ.
 
 Three outcomes, because a margin within noise is no evidence either way: SPECIFIC (every margin
 above its floor), NOT-SPECIFIC only where some margin lies below minus its "nearer" floor (the voice
-is shown to be nearer that author than the gate's), INCONCLUSIVE otherwise (add seeds or longer pools).
+is shown to be nearer that author than the gate's), INCONCLUSIVE otherwise (more seeds or longer pools: a new
+registration).
 The "nearer" floor is the floor, except under a rule that corrects that claim for the impostors it is
 one of (welch-t-min-effect: each at α/m). Under a rule with a smallest effect, ε is counted in SDs of
 the base's distances toward the gate author: a margin is relevant by the same measure as delta_cb.
