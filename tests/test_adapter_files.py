@@ -123,7 +123,10 @@ def test_its_own_files_decide_what_a_version_change_left_undecided(
     shutil.rmtree(root / "runs" / GATE)
 
     def upgraded(model: str, seed: int, prompt: str, n: int):
-        return default_text(model if n == MAX_TOKENS else f"{model}@0.33", seed, prompt, n)
+        # Greedy probes (their own seed) answer as before; every seeded request answers anew, a shorter check
+        # still the prefix of its reference. Told apart by the seed, never by the length: a check's shorter
+        # max_tokens is drawn at random and can equal the probes' own.
+        return default_text(model if seed == PROBE_SEED else f"{model}@0.33", seed, prompt, n)
     models = ["voices-base", SERVED, RUNTIME]
     with StandinSeat(base_root=str(tmp_path / "carrier"), adapters=fleet, slots=8, version="0.33.0+standin",
                      generators=dict.fromkeys(models, upgraded)) as seat:
