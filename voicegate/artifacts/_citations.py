@@ -41,8 +41,6 @@ _CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\
                     r"spec sha256 `([0-9a-f]{64})`", re.MULTILINE)
 
 
-_REASON = re.compile(r"^Reason, as given: “(.*)”$", re.MULTILINE)
-
 
 @dataclass(frozen=True)
 class CitedEntry:
@@ -56,7 +54,7 @@ class CitedEntry:
 
 def amendment_citations(data: bytes) -> list[CitedEntry]:
     """Every amendment entry of a gate record, with the citation it carries (None: it carries none)."""
-    from voicegate.artifacts._recorded import entry_bodies
+    from voicegate.artifacts._recorded import REASON, entry_bodies
 
     out: list[CitedEntry] = []
     for number, text in entry_bodies(data):
@@ -71,7 +69,7 @@ def amendment_citations(data: bytes) -> list[CitedEntry]:
         citation = None if cited is None else Citation(rule=cited.group(2), gate=cited.group(3),
                                                        commit=cited.group(4), committed=cited.group(5),
                                                        spec_sha256=cited.group(6))
-        reason = _REASON.search(text)
+        reason = REASON.search(text)
         out.append(CitedEntry(number, when, citation,
                               post_hoc=cited is not None and cited.group(1) == "Post-hoc correction",
                               malformed=cited is None and _CITES.search(text) is not None,

@@ -21,7 +21,7 @@ from voicegate.run import RunDir, read_rows
 _HEADING = re.compile(r"^## (Score|Numbers first shown|Shipping decision|Note|Amendment) — (\S+)(?: — (.*))?$",
                       re.MULTILINE)
 _NOTE = re.compile(r"^Written into the record by a person, as given: “(.*)”$", re.MULTILINE)
-_REASON = re.compile(r"^Reason, as given: “(.*)”$", re.MULTILINE)
+REASON = re.compile(r"^Reason, as given: “(.*)”$", re.MULTILINE)  # a decision's or an amendment's
 _SHIPPED = re.compile(r"^A person decided to ship \*\*(.+?)\*\* ", re.MULTILINE)
 _RULES = re.compile(r"^floor rule (\S+) → (\S+)$")
 _CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\* .*?registered in commit "
@@ -77,11 +77,11 @@ def record_entries(data: bytes) -> list[Entry]:
             found = _NOTE.search(body)
             out.append(Entry(number, kind, time, text=md_unescape(found.group(1)) if found else None))
         elif kind == "ship":
-            shipped, reason = _SHIPPED.search(body), _REASON.search(body)
+            shipped, reason = _SHIPPED.search(body), REASON.search(body)
             out.append(Entry(number, kind, time, arm=md_unescape(shipped.group(1)) if shipped else None,
                              text=md_unescape(reason.group(1)) if reason else None))
         elif kind == "amend":
-            rules, reason, cited = _RULES.match(rest), _REASON.search(body), _CITED.search(body)
+            rules, reason, cited = _RULES.match(rest), REASON.search(body), _CITED.search(body)
             out.append(Entry(number, kind, time, text=md_unescape(reason.group(1)) if reason else None,
                              rule_from=_rule_id(rules.group(1)) if rules else None,
                              rule_to=_rule_id(rules.group(2)) if rules else None,

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,22 +152,19 @@ def _record_text(spec: GateSpec) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
 
-def _rel(spec: GateSpec, path: Path) -> str:
-    return Path(os.path.relpath(Path(path).resolve(), spec.root.resolve())).as_posix()
+def _register_commits(root: Path, gate: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(commit, record) of every registration `register` committed for `gate`, newest first, in HEAD's history.
 
-
-def _register_commits(root: Path, gate: str) -> list[tuple[str, dict[str, Any]]]:
-    """(commit, record) of every registration `register` committed for `gate`, newest first, in HEAD's history."""
-    out = []
+    Lazy: each commit costs several git calls to check, and most callers need only the newest.
+    """
     for commit in git(root, "log", "--format=%H", "--no-renames", "--", f"{REGISTRATIONS}/{gate}{SUFFIX}",
                       check=False).split():
         record = record_at(root, commit, gate)
         if record is not None and written_by_register(root, commit, gate, record) is None:
-            out.append((commit, record))
-    return out
+            yield commit, record
 
 
-def _chain_of(registrations: list[tuple[str, dict[str, Any]]], start: str) -> list[str]:
+def _chain_of(registrations: Iterable[tuple[str, dict[str, Any]]], start: str) -> list[str]:
     """The registration commits reached from `start` by each record's `supersedes`, newest first."""
     by_commit = dict(registrations)
     chain: list[str] = []
@@ -194,19 +192,20 @@ def registered(spec: GateSpec) -> Registration:
     working = load_registration(spec)
     if working is None:
         raise VoicegateError(f"{spec.gate} is not registered: run `voicegate register {spec.gate}` first")
-    rel, spec_rel = _rel(spec, working.path), _rel(spec, spec.path)
+    rel, spec_rel = _display(spec, working.path), _display(spec, spec.path)
     committed = _register_commits(root, spec.gate)
-    if not committed:
+    newest = next(committed, None)
+    if newest is None:
         raise VoicegateError(f"{rel}: no commit made by `voicegate register {spec.gate}` holds it; a registration is "
                              f"only what register commits (run `voicegate register {spec.gate}`)")
-    commit, record = committed[0]
+    commit, record = newest
     if record != working.data:
         raise VoicegateError(
             f"{rel} is not the record `voicegate register` committed at {commit[:12]}: the registered design is the "
             f"one git holds there (restore it: `git checkout {commit[:12]} -- {rel} {spec_rel}`), and a changed "
             f"design is a new registration (`voicegate register {spec.gate} --supersede`)")
     first = next(iter(scored_under(_record_text(spec))), None)
-    if first is not None and first.commit not in _chain_of(committed, commit):
+    if first is not None and first.commit != commit and first.commit not in _chain_of([newest, *committed], commit):
         raise VoicegateError(
             f"{spec.gate}'s numbers were recorded under its registration at commit {first.commit[:12]} (the gate "
             f"record's first score entry), and the registration at {commit[:12]} does not supersede it: a design "
@@ -226,12 +225,13 @@ def check_scored_under(root: Path, gate: str, record_text: str) -> tuple[list[st
     if not entries or not is_git_worktree(root):
         return [], []
     problems: list[str] = []
-    history = _register_commits(root, gate)
+    history = list(_register_commits(root, gate))
+    checked = dict(history)  # register's commits in HEAD's history, each checked once already
     records: dict[str, dict[str, Any]] = {}
     for n, e in enumerate(entries, 1):
-        record = record_at(root, e.commit, gate)
+        record = checked.get(e.commit) or record_at(root, e.commit, gate)
         why = (f"commit {e.commit[:12]} holds no registration record of {gate}" if record is None
-               else written_by_register(root, e.commit, gate, record))
+               else None if e.commit in checked else written_by_register(root, e.commit, gate, record))
         if why is None and record is not None and record["spec_sha256"] != e.spec_sha256:
             why = (f"the registration at commit {e.commit[:12]} has spec sha256 {record['spec_sha256'][:12]}..., "
                    f"not the entry's {e.spec_sha256[:12]}...")
@@ -312,9 +312,9 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
                              "use --supersede to replace it while no results exist")
     if previous is not None and is_git_worktree(root):
         # The registration superseded is the one git holds (a record edited in the working tree speaks for nothing).
-        held = _register_commits(root, spec.gate)
-        if held:
-            previous = Registration(previous.path, held[0][1], held[0][0])
+        held = next(_register_commits(root, spec.gate), None)
+        if held is not None:
+            previous = Registration(previous.path, held[1], held[0])
     follows = follow_ups(spec, previous)
     now = now or now_utc()
     deciding = get_rule(spec.floor_rule)
@@ -391,10 +391,11 @@ def follow_ups(spec: GateSpec, previous: Registration | None) -> list[dict[str, 
     """
     out: list[dict[str, Any]] = []
     text = _record_text(spec)
-    if scored_under(text):
+    own = scored_under(text)
+    if own:
         out.append({"gate": spec.gate, "why": "re-registered after its numbers were recorded",
                     "registration_commit": previous.commit if previous else None,
-                    "spec_sha256": previous.spec_sha256 if previous else scored_under(text)[-1].spec_sha256,
+                    "spec_sha256": previous.spec_sha256 if previous else own[-1].spec_sha256,
                     "numbers_at": numbers_at(text), "verdict": recorded_verdict(text)})
     mine = {w["sha256"]: arm for arm, w in adapter_weights(spec).items()}
     if not mine:
@@ -411,11 +412,11 @@ def follow_ups(spec: GateSpec, previous: Registration | None) -> list[dict[str, 
         same = sorted({mine[w["sha256"]] for w in (pinned or {}).values()
                        if isinstance(w, dict) and w.get("sha256") in mine})
         record = _other_record(spec.root, other, gate)
-        if not same or not scored_under(record):
+        theirs = scored_under(record) if same else []
+        if not theirs:
             continue
         out.append({"gate": gate, "why": f"{', '.join(same)}'s weights were gated there (same sha256)",
-                    "registration_commit": scored_under(record)[-1].commit,
-                    "spec_sha256": scored_under(record)[-1].spec_sha256,
+                    "registration_commit": theirs[-1].commit, "spec_sha256": theirs[-1].spec_sha256,
                     "numbers_at": numbers_at(record), "verdict": recorded_verdict(record)})
     return out
 
