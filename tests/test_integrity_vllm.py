@@ -19,6 +19,7 @@ minute of CPU on a quiet machine (server start ~40 s; ~2,000 generated tokens).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -193,20 +194,24 @@ class _BaseAs:
         self.server.server_close()
 
 
-def test_a_voice_served_as_the_base_from_the_first_request_fails_on_the_carriers_files(voices_seat, tmp_path):
-    """Every base request answered by lv-bronte-ckpt475 from the start: the seat agrees with itself (references,
-    checks and re-asks all reproduce), the arms stay apart (base vs lv-austen); only the carrier's files tell."""
-    proxy = _BaseAs(voices_seat.url, voices_seat.base, SERVED)
+def _generate_behind(proxy: _BaseAs, tmp_path: Path, gate: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A one-seed base + lv-austen gate generated, isolated, through `proxy` (closed after): (workspace, run)."""
     try:
         prompts = [ln.strip() for ln in (VOICES / "prompts.txt").read_text(encoding="utf-8").splitlines()
                    if ln.strip()][:PROMPTS]
-        spec = gate_spec("lv-stale", url=proxy.url, seeds=[1], concurrency=4, timeout=600.0, max_tokens=24,
+        spec = gate_spec(gate, url=proxy.url, seeds=[1], concurrency=4, timeout=600.0, max_tokens=24,
                          candidates=[{"name": "austen", "model": RUNTIME, "role": "candidate",
                                       "adapter_path": str(VOICES / RUNTIME)}])
         root = registered_workspace(tmp_path / "ws", spec, prompts=prompts)
-        done = voicegate(root, "generate", "lv-stale", "--quiet", "--isolate-arms", timeout=900)
+        return root, voicegate(root, "generate", gate, "--quiet", "--isolate-arms", timeout=900)
     finally:
         proxy.close()
+
+
+def test_a_voice_served_as_the_base_from_the_first_request_fails_on_the_carriers_files(voices_seat, tmp_path):
+    """Every base request answered by lv-bronte-ckpt475 from the start: the seat agrees with itself (references,
+    checks and re-asks all reproduce), the arms stay apart (base vs lv-austen); only the carrier's files tell."""
+    root, done = _generate_behind(_BaseAs(voices_seat.url, voices_seat.base, SERVED), tmp_path, "lv-stale")
     assert done.returncode == 4, done.stdout + done.stderr
     session = manifest(root, "lv-stale")["sessions"][0]
     sys.stderr.write(f"\nvllm base served as {SERVED}: carrier agreements {session['carrier']['agreements']}\n")
@@ -219,17 +224,7 @@ def test_a_voice_served_as_the_base_from_the_first_request_fails_on_the_carriers
 def test_a_voice_served_under_another_voices_name_fails_on_its_own_files(voices_seat, tmp_path):
     """Every lv-austen request answered by lv-bronte-ckpt475 from the start, in a fresh data dir: no earlier answer
     to be held to, and the seat agrees with itself; only lv-austen's own files (merged onto the carrier) tell."""
-    proxy = _BaseAs(voices_seat.url, RUNTIME, SERVED)
-    try:
-        prompts = [ln.strip() for ln in (VOICES / "prompts.txt").read_text(encoding="utf-8").splitlines()
-                   if ln.strip()][:PROMPTS]
-        spec = gate_spec("lv-stale-voice", url=proxy.url, seeds=[1], concurrency=4, timeout=600.0, max_tokens=24,
-                         candidates=[{"name": "austen", "model": RUNTIME, "role": "candidate",
-                                      "adapter_path": str(VOICES / RUNTIME)}])
-        root = registered_workspace(tmp_path / "ws", spec, prompts=prompts)
-        done = voicegate(root, "generate", "lv-stale-voice", "--quiet", "--isolate-arms", timeout=900)
-    finally:
-        proxy.close()
+    root, done = _generate_behind(_BaseAs(voices_seat.url, RUNTIME, SERVED), tmp_path, "lv-stale-voice")
     assert done.returncode == 4, done.stdout + done.stderr
     session = manifest(root, "lv-stale-voice")["sessions"][0]
     sys.stderr.write(f"\nvllm {RUNTIME} served as {SERVED}: {session['adapter_files']} in "
