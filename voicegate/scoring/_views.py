@@ -211,7 +211,7 @@ class Embedding(View):
 
 
 # The implementations, by their descriptor's name: every name in `spec`'s VIEW_SPECS has one here
-# (tests/test_view_descriptor.py), and a test adds a toy one to both with monkeypatch.setitem.
+# (tests/spec/test_view_descriptor.py), and a test adds a toy one to both with monkeypatch.setitem.
 VIEWS: dict[str, type[View]] = {v.name: v for v in (Stylometric, Embedding)}
 
 

@@ -11,7 +11,7 @@ keys in the score's signature.
 `scoring/_views.py`'s `View` classes point at theirs (`View.descriptor`). Validation (`_check`),
 resolution (`_resolve`), registration and the artifact-path guard ask the spec's descriptor
 (`GateSpec.view`), and never a view's name: a view registered in `VIEW_SPECS` gets every one of
-those checks without a line of `spec/` changing (`tests/test_view_descriptor.py`).
+those checks without a line of `spec/` changing (`tests/spec/test_view_descriptor.py`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""What the tests share: workspaces, the reference case, the fixtures folder, the seats."""
