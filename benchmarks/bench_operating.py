@@ -24,7 +24,11 @@ both splits of the base's 96 pools — base 1-48 / A-vs-A 49-96, and the other w
 too; and how often the A-vs-A arm, as a candidate of specificity, is NOT-SPECIFIC ("nearer X") under the t
 rules.
 
+``--voice KEY=VALUE``: every gate's ``voice`` keys set so (a candidate ruler, e.g. ``mfw=2000``), the sweep measured
+under it.
+
     python benchmarks/bench_operating.py [--draws 1000] [--seed 0] [--per-gate] [--splits] [--keep DIR]
+                                         [--voice KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -57,14 +61,16 @@ KS = (3, 5, 8)
 A_VS_A = "aa"
 
 
-def gate_specs() -> dict[str, dict[str, Any]]:
-    """author -> the pilot gate's spec: 48 seeds, the set's voices as candidates, the A-vs-A arm."""
+def gate_specs(voice: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """author -> the pilot gate's spec: 48 seeds, the set's voices as candidates, the A-vs-A arm; `voice`: keys
+    set under `voice` (a candidate ruler, e.g. {"mfw": 2000})."""
     out = {}
     for group in (FIVE, SISTERS):
         voices = tuple(RIGHT[a] for a in group)
         for author in group:
             spec = author_spec(author, voices, impostors=tuple(a for a in group if a != author), seeds=SEEDS)
             spec["arms"].append({"name": A_VS_A, "model": "base", "role": "a-vs-a"})
+            spec["voice"].update(voice or {})
             out[author] = spec
     return out
 
@@ -85,7 +91,7 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
 
 
-def build(root: Path, log: Any = print) -> dict[str, str]:
+def build(root: Path, log: Any = print, voice: dict[str, Any] | None = None) -> dict[str, str]:
     """The workspace with the seven pilot gates registered and imported; author -> gate name."""
     from voicegate.gate import register
     from voicegate.generate import import_file
@@ -98,7 +104,7 @@ def build(root: Path, log: Any = print) -> dict[str, str]:
     (root / "prompts" / "tiny-voices.txt").write_text((VOICES / "prompts.txt").read_text(encoding="utf-8"),
                                                       encoding="utf-8")
     (root / ".gitignore").write_text("runs/\nrows-*.jsonl\n", encoding="utf-8")
-    specs = gate_specs()
+    specs = gate_specs(voice)
     for spec in specs.values():
         (root / "preregistrations" / f"{spec['gate']}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False),
                                                                          encoding="utf-8")
@@ -246,14 +252,17 @@ def main() -> None:
     parser.add_argument("--per-gate", action="store_true", help="also print each gate's right-voice rates")
     parser.add_argument("--keep", type=Path, default=None, help="build (or reuse) the workspace here and keep it")
     parser.add_argument("--splits", action="store_true", help="both splits of the base's pools, averaged (validity.md)")
+    parser.add_argument("--voice", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="voice keys of every gate (a candidate ruler: mfw=2000); values read as YAML")
     args = parser.parse_args()
+    voice = {k: yaml.safe_load(v) for k, v in (kv.split("=", 1) for kv in args.voice)}
     if not CORPUS.is_dir() or not SWEEP.is_file():
         raise SystemExit(f"skipped: needs {CORPUS} and {SWEEP}")
     root = args.keep or Path(tempfile.mkdtemp(prefix="vg-bench-operating-"))
     try:
         reuse = (root / "preregistrations").is_dir()
         start = time.perf_counter()
-        gates = ({a: s["gate"] for a, s in gate_specs().items()} if reuse else build(root))
+        gates = ({a: s["gate"] for a, s in gate_specs(voice).items()} if reuse else build(root, voice=voice))
         print(f"workspace {'reused' if reuse else 'built'} in {time.perf_counter() - start:.0f} s: {root}")
         if args.splits:
             print(splits(root, gates, args.draws, args.seed))

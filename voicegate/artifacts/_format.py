@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from voicegate._figures import ratio_text
-from voicegate.scoring import CandidateResult, GateResult, Specificity
+from voicegate.scoring import CandidateResult, GateResult, Specific, Specificity
 from voicegate.spec import RULES
 
 if TYPE_CHECKING:
@@ -160,8 +160,9 @@ def specificity_phrase(arm: CandidateResult, deciding: str) -> str | None:
     def against(rid: str) -> str:
         return f"{_margin_vs_floor(axis, rid)}, {ratio_text(axis.ratios.get(rid))}"
 
-    parts = [f"{deciding}: {against(deciding)}"
-             + (": within noise (more seeds or longer pools are a new registration, recorded as a follow-up "
+    parts = [axis.weak_said()] if verdict == Specific.RULER_WEAK and axis.weak else []
+    parts += [f"{deciding}: {against(deciding)}"
+              + (": within noise (more seeds or longer pools are a new registration, recorded as a follow-up "
                 "design)" if verdict == "INCONCLUSIVE" else "")]
     for other in sorted(set(axis.verdict) - {deciding}):
         v = axis.under(other)
@@ -221,6 +222,8 @@ def _why(axis: Specificity, rule_id: str) -> str:
     verdict = axis.under(rule_id)
     if verdict == "SPECIFIC":
         return ""
+    if verdict == Specific.RULER_WEAK and axis.weak:
+        return f" ({axis.weak_said()})"
     nearer = axis.nearer(rule_id)
     if nearer:
         return f" (nearer {', '.join(nearer)}{_family(axis, rule_id)})"

@@ -217,8 +217,9 @@ def _specific_said(axis: Any, rule: str) -> str:
     who = axis.binding.get(rule)
     if who is None:
         return f"{axis.under(rule)} under {rule}: no impostor decided (margin n/a)"
+    weak = f"; {axis.weak_said()}" if axis.weak else ""
     return (f"{axis.under(rule)} under {rule}: margin {_num(axis.margins.get(who), '+.3f')} over {who} vs floor "
-            f"{_num(axis.floor_against(who, rule), '.3f')}")
+            f"{_num(axis.floor_against(who, rule), '.3f')}{weak}")
 
 
 def score_cases(state: GateState) -> list[Case]:

@@ -162,7 +162,9 @@ def specificity_table(result: GateResult) -> Table | None:
                       "rule's floor of (distance to the author minus distance to the impostor) by seed. SPECIFIC: "
                       "every margin above its floor; NOT-SPECIFIC: a margin below minus its floor (nearer that "
                       "author); INCONCLUSIVE otherwise (within noise: more seeds or longer pools are a new "
-                      "registration); shown, the impostor that decides",
+                      "registration); shown, the impostor that decides"
+                      + "".join(f"\n{a.name} RULER-WEAK: {a.specificity.weak_said()}" for a in result.candidates
+                                if a.specificity is not None and a.specificity.weak),
               caption_justify="left")
     rules = result.rules
     t.add_column("arm", no_wrap=True)
@@ -193,6 +195,8 @@ def specificity_rows(result: GateResult) -> Text:
             continue
         out.append(f"  {arm.name}: nearest impostor {_nearest_cell(axis, rule)}"
                    f"{'  DISAGREE' if axis.disagree else ''}\n")
+        if axis.weak:
+            out.append(f"    RULER-WEAK: {axis.weak_said()}\n")
         for rid in result.rules:
             out.append(f"    {_rule_label(rid, rule)}: ")
             out.append(_verdict(axis.under(rid)))

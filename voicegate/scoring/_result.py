@@ -197,6 +197,10 @@ class Specificity:
     def under(self, rule: str) -> Specific | str | None:
         return self.verdict.get(rule)
 
+    def weak_said(self) -> str:
+        """Why a RULER-WEAK verdict abstains, naming the impostors (every surface says it in these words)."""
+        return f"the ruler cannot tell {', '.join(self.weak)} from the author at a pool's length"
+
     @property
     def largest_delta(self) -> float | None:
         """The largest delta toward any author, the gate author's included: what the matrices mark."""
