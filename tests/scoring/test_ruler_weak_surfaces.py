@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import _workspace as workspace
-from _workspace import GATE, SEEDS, impostor_spec, text
-from _workspace import N_PROMPTS as PROMPTS
+from helpers import workspace
+from helpers.workspace import GATE, SEEDS, impostor_spec, text
+from helpers.workspace import N_PROMPTS as PROMPTS
 
 SINCE = "1796601600"    # 2026-12-07: ruler-weak@1 in force
 WORDS = 40_000

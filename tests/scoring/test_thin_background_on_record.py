@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import _workspace as workspace
-from _workspace import GATE, SEEDS, impostor_spec, impostor_workspace, text
-from _workspace import N_PROMPTS as PROMPTS
+from helpers import workspace
+from helpers.workspace import GATE, SEEDS, impostor_spec, impostor_workspace, text
+from helpers.workspace import N_PROMPTS as PROMPTS
 
 BEFORE = "1796169600"   # 2026-12-02
 SINCE = "1796601600"    # 2026-12-07
