@@ -8,7 +8,7 @@ the base) imported as the seven author gates of the fixture README, each a pilot
 - Charlotte Brontë (held out *Villette*) and Anne Brontë (*Agnes Grey*): candidates lv-bronte-ckpt475 and
   lv-anne, impostor the other sister;
 
-background and training as ``tests/_authors.author_spec`` (the README's check), and one A-vs-A arm ``aa``
+background and training as ``tests/helpers/authors.author_spec`` (the README's check), and one A-vs-A arm ``aa``
 (``role: a-vs-a``): the base's pools 49-96 as its seeds 1-48, the base keeping pools 1-48. Then
 ``calibrate`` at K = 3, 5, 8 (``--draws``, default 1000) and the table, per rule and K:
 
@@ -50,7 +50,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _authors import AUTHORS, CORPUS, VOICES, author_spec
+from helpers.authors import AUTHORS, CORPUS, VOICES, author_spec
 
 SWEEP = VOICES / "sweep" / "sweep48.json.xz"
 FIVE = ("Jane Austen", "Charles Dickens", "George Eliot", "William Makepeace Thackeray", "Anthony Trollope")

@@ -7,7 +7,7 @@ for import, a line that is not strict JSON, not an object, a field of the wrong 
 arm/seed/prompt the gate does not have, a duplicate. Each must give exit 2, exactly one line
 on stderr, and a workspace in which every file (`.git` included) hashes as before.
 
-The CLI runs in-process (tests/_cli.py); each test builds its workspace once, so the
+The CLI runs in-process (helpers.workspace.run_cli); each test builds its workspace once, so the
 examples cost milliseconds and the whole file runs in seconds.
 """
 

@@ -113,7 +113,7 @@ def registered_gen(dest: Path) -> Path:
 
 def unregistered(tmp_path: Path, spec: dict[str, Any] | None = None,
                  files: dict[str, str] | None = None) -> Path:
-    """A committed workspace (tests/_ws.py) whose spec is not registered yet; `files` overwrite its files.
+    """A committed workspace (helpers.workspace) whose spec is not registered yet; `files` overwrite its files.
 
     Copied from a git-initialised `make_workspace` of `base_spec`, then written again for `spec`."""
     root = _copy("git-init", lambda root: make_workspace(root, base_spec(GATE)), tmp_path / "ws")

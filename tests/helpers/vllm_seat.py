@@ -171,7 +171,7 @@ def own_vllm_servers(ancestor: int) -> dict[int, str]:
             continue
     found = {}
     for pid, line in cmd.items():
-        if _SERVER_MARK not in line or b"_vllm_stub.py" in line or pid in SHARED_PIDS:
+        if _SERVER_MARK not in line or b"helpers/vllm_stub.py" in line or pid in SHARED_PIDS:
             continue
         up, seen = parent.get(pid), 0
         while up and up != ancestor and seen < 64:

@@ -111,7 +111,7 @@ def test_a_carrier_of_your_own_comes_up_and_stops_on_sigterm(tmp_path: Path) -> 
         served = [ln.split()[:2] for ln in out.splitlines() if ln.startswith("  ")]
         assert served == [["voices-base", "base"], ["lv-austen", "adapter"]], out
         assert seat.vllm and all(alive(p) for p in seat.vllm)
-        assert any(b"_vllm_stub.py" in Path(f"/proc/{p}/cmdline").read_bytes() for p in seat.vllm)   # the stub
+        assert any(b"helpers/vllm_stub.py" in Path(f"/proc/{p}/cmdline").read_bytes() for p in seat.vllm)   # the stub
         code, tail = seat.stop(signal.SIGTERM)
         assert code == 0, tail
         assert tail.rstrip().splitlines()[-1].startswith("stopped in "), tail
