@@ -392,6 +392,36 @@ def impostor_workspace(root: Path, spec: dict[str, Any]) -> Path:
     return root
 
 
+def ruler_scored(root: Path, *, training_style: int, impostors: dict[str, list[str]] | None, day: str,
+                 background: tuple[int, ...] = (2,), seeds: list[int] | None = None,
+                 words: int = 40_000) -> tuple[dict[str, Any], str]:
+    """A gate on constructed corpora, registered, imported and scored on `day` (SOURCE_DATE_EPOCH): the author
+    writes style 0, the impostor 'imp' style 1, 'twin' style 0 (the author's own: the ruler cannot tell them),
+    the background `background`'s styles, the training text `training_style`. Returns (scores.json, its text)."""
+    seeds = SEEDS if seeds is None else seeds
+    spec = impostor_spec(impostors)
+    spec["seeds"] = seeds
+    corpora = {"corpora/held/held.txt": text(3000, "held", 0),
+               "corpora/train/train.txt": text(words, "train", training_style),
+               **{f"corpora/bg/bg{i}.txt": text(words, f"bg{i}", style) for i, style in enumerate(background, 1)},
+               "corpora/imp/imp.txt": text(words, "imp", 1),
+               "corpora/twin/twin.txt": text(words, "twin", 0),
+               "deploy/compose.yaml": IMPOSTOR_COMPOSE}
+    make_workspace(root, spec, corpora=corpora)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "workspace")
+    style = {"base": None, "cand": 0, "mimic": 1}
+    rows = [{"arm": arm, "seed": s, "prompt_id": str(p), "text": text(160, f"{arm}/{s}/{p}", st)}
+            for arm, st in style.items() for s in seeds for p in range(N_PROMPTS)]
+    source = root / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for args in (("register", GATE), ("import", GATE, str(source)), ("score", GATE)):
+        done = run_cli(*args, "-C", root, env={"SOURCE_DATE_EPOCH": day})
+        assert done.code == 0, done.stderr
+    scores = (root / "runs" / GATE / "scores.json").read_text(encoding="utf-8")
+    return json.loads(scores), scores
+
+
 def warm_workspace(tmp_path: Path, gate: str) -> Path:
     """A registered stylometric gate (`register` through the CLI) with imported generations."""
     from voicegate.spec._spec import load_spec

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import workspace
-from helpers.workspace import GATE, SEEDS, impostor_spec, text
-from helpers.workspace import N_PROMPTS as PROMPTS
+from helpers.workspace import GATE
 
 from voicegate.scoring._result import Specific, Voice
 from voicegate.scoring._specificity import specificity
@@ -64,33 +63,8 @@ def test_an_impostor_the_ruler_cannot_tell_from_the_author_is_named_and_blocks_s
 # -- end to end --------------------------------------------------------------------------------
 
 
-def _rows(seeds: list[int]) -> list[dict[str, Any]]:
-    style = {"base": None, "cand": 0, "mimic": 1}
-    return [{"arm": arm, "seed": s, "prompt_id": str(p), "text": text(160, f"{arm}/{s}/{p}", st)}
-            for arm, st in style.items() for s in seeds for p in range(PROMPTS)]
-
-
-def _scored(root: Path, *, training_style: int, impostors: dict[str, list[str]] | None, day: str,
-            background: tuple[int, ...] = (2,), seeds: list[int] = SEEDS) -> tuple[dict[str, Any], str]:
-    spec = impostor_spec(impostors)
-    spec["seeds"] = seeds
-    corpora = {"corpora/held/held.txt": text(3000, "held", 0),
-               "corpora/train/train.txt": text(WORDS, "train", training_style),
-               **{f"corpora/bg/bg{i}.txt": text(WORDS, f"bg{i}", style) for i, style in enumerate(background, 1)},
-               "corpora/imp/imp.txt": text(WORDS, "imp", 1),
-               "corpora/twin/twin.txt": text(WORDS, "twin", 0),
-               "deploy/compose.yaml": workspace.IMPOSTOR_COMPOSE}
-    workspace.make_workspace(root, spec, corpora=corpora)
-    workspace.git(root, "add", "-A")
-    workspace.git(root, "commit", "-q", "-m", "workspace")
-    source = root / "rows.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in _rows(seeds)), encoding="utf-8")
-    env = {"SOURCE_DATE_EPOCH": day}
-    for args in (("register", GATE), ("import", GATE, str(source)), ("score", GATE)):
-        done = workspace.run_cli(*args, "-C", root, env=env)
-        assert done.code == 0, done.stderr
-    scores = (root / "runs" / GATE / "scores.json").read_text(encoding="utf-8")
-    return json.loads(scores), scores
+def _scored(root: Path, **kw: Any) -> tuple[dict[str, Any], str]:
+    return workspace.ruler_scored(root, **kw)
 
 
 def _arm(result: dict[str, Any], name: str) -> dict[str, Any]:

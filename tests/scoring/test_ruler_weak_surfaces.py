@@ -14,35 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from helpers import workspace
-from helpers.workspace import GATE, SEEDS, impostor_spec, text
-from helpers.workspace import N_PROMPTS as PROMPTS
+from helpers.workspace import GATE
 
 SINCE = "1796601600"    # 2026-12-07: ruler-weak@1 in force
 WORDS = 40_000
 WEAK = "the ruler cannot tell Twin from the author at a pool's length"
 
 
-def _workspace_scored(root: Path, *, training_style: int, impostors: dict[str, list[str]] | None,
-                      background: tuple[int, ...] = (2,)) -> dict[str, Any]:
-    spec = impostor_spec(impostors)
-    corpora = {"corpora/held/held.txt": text(3000, "held", 0),
-               "corpora/train/train.txt": text(WORDS, "train", training_style),
-               **{f"corpora/bg/bg{i}.txt": text(WORDS, f"bg{i}", style) for i, style in enumerate(background, 1)},
-               "corpora/imp/imp.txt": text(WORDS, "imp", 1),
-               "corpora/twin/twin.txt": text(WORDS, "twin", 0),
-               "deploy/compose.yaml": workspace.IMPOSTOR_COMPOSE}
-    workspace.make_workspace(root, spec, corpora=corpora)
-    workspace.git(root, "add", "-A")
-    workspace.git(root, "commit", "-q", "-m", "workspace")
-    style = {"base": None, "cand": 0, "mimic": 1}
-    rows = [{"arm": arm, "seed": s, "prompt_id": str(p), "text": text(160, f"{arm}/{s}/{p}", st)}
-            for arm, st in style.items() for s in SEEDS for p in range(PROMPTS)]
-    source = root / "rows.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    for args in (("register", GATE), ("import", GATE, str(source)), ("score", GATE)):
-        done = workspace.run_cli(*args, "-C", root, env={"SOURCE_DATE_EPOCH": SINCE})
-        assert done.code == 0, done.stderr
-    return json.loads((root / "runs" / GATE / "scores.json").read_text(encoding="utf-8"))
+def _workspace_scored(root: Path, **kw: Any) -> dict[str, Any]:
+    return workspace.ruler_scored(root, day=SINCE, **kw)[0]
 
 
 def _surfaces(root: Path, tmp_path: Path) -> dict[str, str]:
