@@ -108,27 +108,32 @@ def test_json_shape_distances_per_arm_and_target_and_the_file_it_writes(pilot: P
     assert f"wrote {written}" in err
     assert json.loads(written.read_text(encoding="utf-8")) == data
     assert (data["gate"], data["seeds_per_arm"], data["draws"], data["rng_seed"]) == (GATE, 3, 50, 0)
-    assert data["rules"] == list(RULES) and data["interval"] == "wilson" and data["confidence"] == 0.95
+    assert data["rules"] == list(RULES) and data["confidence"] == 0.95 and data["resamples"] == 50
+    assert data["interval"].startswith("wilson at the effective number of independent draws: the draws' own binomial "
+                                       "variance plus the pilot's sampling variance")
     assert data["stored_seeds"] == {"base": 8, "cand": 8, "mimic": 8, "aa": 8}
     # 8 seeds drawn 3 at a time: the draws overlap too much to stand for independent gates, and it says so
     assert data["warnings"] == [("the pilot holds 8 seeds per arm, fewer than 4 x 3: draws of 3 share most of their "
-                                "seeds, so the shares say little more than the pilot's own seeds do; the intervals "
-                                "cover the draws, not how another pilot would have come out")]
+                                "seeds, so the shares say little more than the pilot's own seeds do, and its resamples "
+                                "repeat them: the intervals understate how far another pilot would have come out")]
     assert data["impostors"] == ["Impostor One"] and data["specificity"] == "decides"
     assert "voice_of" not in data["candidates"]["cand"]  # the spec does not say whose voice it is
+    assert data["candidates"]["cand"]["would_ship_is"] == "power or false-pass rate"
     assert set(data["candidates"]) == {"cand", "mimic"}  # the A-vs-A arm is never a candidate
     for cand in data["candidates"].values():
         assert (cand["copying"], cand["damage"]) == ("NOT-COPIED", "NO-DAMAGE")
         assert set(cand["rules"]) == set(RULES)
         for rates in cand["rules"].values():
-            assert set(rates) == {"voice_pass", "specific", "would_ship", "all_seeds"}
-            for what in ("voice_pass", "specific", "would_ship"):
+            assert set(rates) == {"voice_pass", "specific", "not_specific", "inconclusive", "would_ship", "all_seeds"}
+            assert sum(rates[w]["count"] for w in ("specific", "not_specific", "inconclusive")) == 50
+            for what in ("voice_pass", "specific", "not_specific", "inconclusive", "would_ship"):
                 r = rates[what]
-                assert set(r) == {"share", "count", "low", "high"}
+                assert set(r) == {"share", "count", "low", "high", "effective_draws"}
+                assert 8 // 3 <= r["effective_draws"] <= 50
                 assert r["low"] <= r["share"] <= r["high"] and r["share"] == r["count"] / 50
             assert rates["would_ship"]["count"] <= min(rates["voice_pass"]["count"], rates["specific"]["count"])
     assert set(data["a_vs_a"]) == {"aa"} and set(data["a_vs_a"]["aa"]) == set(RULES)
-    assert set(data["a_vs_a"]["aa"]["welch-t"]["false_pass"]) == {"share", "count", "low", "high"}
+    assert set(data["a_vs_a"]["aa"]["welch-t"]["false_pass"]) == {"share", "count", "low", "high", "effective_draws"}
     # per arm, per target (the gate author and each impostor): the per-seed distances used
     assert set(data["distances"]) == {"base", "cand", "mimic", "aa"}
     for per_target in data["distances"].values():
@@ -145,9 +150,12 @@ def test_calibrate_appends_nothing_to_any_artifact(pilot: Path):
     before = {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")}
     code, out, err = run_cli("calibrate", GATE, "--seeds", "4", "--draws", "20", "-C", pilot)
     assert code == 0, err
-    assert "A-vs-A arm aa, false pass (VOICE PASS)" in out and "would ship" in out
-    assert "would ship = the power for a real voice of the author, the false-pass rate for any other" in out
-    assert "Wilson intervals (of the draws, not of the pilot's own sampling)" in out
+    assert "A-vs-A arm aa, false-pass rate (VOICE PASS)" in out and "would ship" in out
+    assert "would ship = the power for a real voice of Test Author, the false-pass rate for any other voice" in out
+    assert "drawn per arm independently from 20 resamples of the pilot; shares of draws with 95% intervals that " \
+        "include the pilot's own sampling" in out
+    assert "  cand: would ship is the power or false-pass rate\n" in out
+    assert "VOICE PASS             SPECIFIC               NOT-SPECIFIC           INCONCLUSIVE           would ship" in out
     assert "  warning: the pilot holds 8 seeds per arm, fewer than 4 x 4" in out
     assert {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")} == before
     assert not (pilot / "runs" / GATE / "scores.json").exists()
