@@ -5,8 +5,10 @@ register (the tiny voices' sweep imports as one: 48 pools per voice). Per-seed d
 measured ONCE (`scoring.measure_gate`: toward the gate author and toward each impostor, for every
 arm), then `draws` random K-seed subsets are re-decided under every registered floor rule through
 `scoring.decide` and `scoring.specificity` — the very functions `score` decides with, so no rule
-has a second implementation here. Nothing is appended to any artifact (a pilot is not a
-verdict); the result is written to `runs/<gate>/calibration-K<k>.json`.
+has a second implementation here. No verdict is recorded (a pilot is not one): the pilot's record takes
+one calibration entry (`artifacts.record_calibration`), the error rates it states, which a later gate's
+`register` quotes and cites; the full result, with the per-seed distances, is written to
+`runs/<gate>/calibration-K<k>.json` (a cache: nothing reads it back).
 
 Decisions, stated where they are made:
 
@@ -62,9 +64,9 @@ DRAW_SCHEME = ("per arm, independently: the draws fall into equal blocks, one pe
                "(each arm's stored seeds drawn with replacement, as many as it stores); each draw takes K distinct "
                "positions of its block's resample (numpy default_rng(seed))")
 INTERVAL = ("wilson at the effective number of independent draws: the draws' own binomial variance plus the pilot's "
-            "sampling variance (the bootstrap blocks' scatter, their own finite draws' included), no more than the draws and "
-            f"no fewer than the pilot's disjoint K-seed gates (those too where fewer than {MIN_COUNT} draws fall on "
-            "the rarer side)")
+            "sampling variance (the bootstrap blocks' scatter, their own finite draws' included), no more than the "
+            "draws and no fewer than the pilot's disjoint K-seed gates (those too where fewer than "
+            f"{MIN_COUNT} draws fall on the rarer side)")
 SHIP_POLICY = ("would ship under a rule = decide() with that rule deciding, then ship_pick() on the candidate "
                "alone: VOICE PASS under the rule, copying and damage as decided on every stored row, and "
                "SPECIFIC under the rule where voice.specificity is 'decides' and impostors are registered")
@@ -223,6 +225,20 @@ class Calibration:
     distances: dict[str, dict[str, dict[str, float]]] = field(repr=False)  # arm -> target author -> seed -> d
     path: Path | None = None                # where the result was written
     resamples: int = RESAMPLES              # bootstrap blocks of the pilot the draws fall into
+    said: tuple[str, ...] = ()              # what was appended to the pilot's record
+
+    def summary(self) -> dict[str, Any]:
+        """What the record's calibration entry states for a later gate to quote (no per-seed distances)."""
+        return {
+            "gate": self.gate, "author": self.author, "carrier": self.carrier, "seeds_per_arm": self.seeds,
+            "draws": self.draws, "rng_seed": self.rng_seed, "resamples": self.resamples,
+            "stored_seeds": min(self.stored_seeds.values()), "confidence": CONFIDENCE, "warnings": self.warnings,
+            "candidates": {c.name: {"voice_of": c.voice_of, "would_ship_is": c.measures,
+                                    "rules": {rid: {"would_ship": c.would_ship[rid].to_json(),
+                                                    "all_seeds": c.all_seeds[rid]} for rid in self.rules}}
+                           for c in self.candidates},
+            "a_vs_a": {arm: {rid: s.to_json() for rid, s in rates.items()} for arm, rates in self.a_vs_a.items()},
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -304,7 +320,8 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
     """Re-decide `draws` random `seeds`-seed subsets of `gate`'s stored generations under every registered rule.
 
     Records no verdict: the first numbers it shows are anchored in the gate record (`record_anchor`), as a dry
-    run's are; writes `runs/<gate>/calibration-K<seeds>.json` unless `write` is False.
+    run's are; unless `write` is False, the rates are chained into the record as a calibration entry and the
+    full result is written to `runs/<gate>/calibration-K<seeds>.json`.
     """
     if seeds < 2:
         raise VoicegateError(f"--seeds {seeds}: a draw needs at least 2 seeds per arm (a spread, a variance)")
@@ -331,6 +348,11 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
                           zero_floor_fails=zero_floor_fails(registration.rules))
     _anchor(spec, rows, registration)
     if write:
+        from voicegate.artifacts import record_calibration
+        from voicegate.run import generations_hash
+
+        said = record_calibration(spec, result, generations_hash(rows))
+        result = Calibration(**{**result.__dict__, "said": tuple(said)})
         from voicegate._atomic import write_atomic
         from voicegate._hashing import canonical_json
 
@@ -459,65 +481,96 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
 POWER_GOAL = 0.8
 
 
-def pilot_power(spec: GateSpec) -> dict[int, tuple[float, int, str]]:
-    """K -> (power, voices, pilot gate) of the spec's deciding rule, from calibrate results on file for the same
-    author on the same carrier (`<data dir>/*/calibration-K*.json`, the gate itself excluded): the mean would-ship
-    share of the pilot's real voices: its arms of this author where the pilot says whose voice each arm is
-    (`arms[].voice_of`), else those that ship under the rule on every stored seed (VOICE PASS, and SPECIFIC where
-    checked), which can take in another author's voice. Another author's pilot says nothing about this one's power
-    (a Dickens gate was quoted Anne Brontë's 0.48 where its own gave 0.035). The newest file of a K wins when several
-    pilots have one."""
-    import json
+@dataclass(frozen=True)
+class PilotPower:
+    """The deciding rule's power at K seeds, as a pilot's chained calibration entry states it."""
+
+    power: float            # the mean would-ship share of the pilot's real voices of the author
+    low: float              # the mean of their 95% intervals' ends (the pilot's sampling included)
+    high: float
+    voices: int
+    pilot: str              # the pilot gate
+    record: str             # its record, as the workspace names it
+    entry: int              # the calibration entry's number in that record
+    time: str
+
+    def text(self) -> str:
+        return f"{self.power:.2f} [{self.low:.2f}, {self.high:.2f}]"
+
+
+def pilot_power(spec: GateSpec) -> dict[int, PilotPower]:
+    """K -> the spec's deciding rule's power from the calibration entries chained in other gates' records for
+    the same author on the same carrier: the mean would-ship share of the pilot's real voices — its arms of this
+    author where the pilot says whose voice each arm is (`arms[].voice_of`), else those that ship under the rule
+    on every stored seed (VOICE PASS, and SPECIFIC where checked), which can take in another author's voice.
+    Another author's pilot says nothing about this one's power (a Dickens gate was quoted Anne Brontë's 0.48
+    where its own gave 0.035). A calibration file in a run directory is never read: a quoted power rests on an
+    entry the chain and git vouch for. The newest entry of a K wins when several pilots have one."""
+    from voicegate.artifacts import gate_records, recorded_entries
+    from voicegate.spec import shown_path
 
     rule = spec.floor_rule
-    found: dict[int, tuple[float, int, str, float]] = {}
-    for path in sorted(spec.data_dir.glob("*/calibration-K*.json")):
-        if path.parent.name == spec.gate:
+    found: dict[int, PilotPower] = {}
+    for gate, record in gate_records(spec.root).items():
+        if gate == spec.gate:
             continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("carrier") != spec.seat.base_model or data.get("author") != spec.author:
+        for e in recorded_entries(record):
+            data = e.summary
+            if e.kind != "calibration" or data is None:
                 continue
-            arms = [c for c in data["candidates"].values() if rule in c["rules"]]
-            if any("voice_of" in c for c in arms):
-                # the pilot says whose voice each arm is: the gate author's are the real ones, whatever they did
-                real = [c["rules"][rule] for c in arms if c.get("voice_of") == spec.author]
-            else:
-                real = [r for r in (c["rules"][rule] for c in arms)
-                        if r["all_seeds"].get("voice") == "PASS"  # not-a-result: calibration JSON
-                        and r["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
-            shares = [r["would_ship"]["share"] for r in real]
-            k = int(data["seeds_per_arm"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            continue  # not a calibrate result this version can read: no design check from it
-        if shares and (k not in found or path.stat().st_mtime > found[k][3]):
-            found[k] = (sum(shares) / len(shares), len(shares), str(data.get("gate")), path.stat().st_mtime)
-    return {k: v[:3] for k, v in sorted(found.items())}
+            try:
+                if data.get("carrier") != spec.seat.base_model or data.get("author") != spec.author:
+                    continue
+                arms = [c for c in data["candidates"].values() if rule in c["rules"]]
+                if any(c.get("voice_of") is not None for c in arms):
+                    # the pilot says whose voice each arm is: the gate author's are the real ones, whatever they did
+                    real = [c["rules"][rule] for c in arms if c.get("voice_of") == spec.author]
+                else:
+                    real = [r for r in (c["rules"][rule] for c in arms)
+                            if r["all_seeds"].get("voice") == "PASS"  # not-a-result: a calibration's summary
+                            and r["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
+                ships = [r["would_ship"] for r in real]
+                k = int(data["seeds_per_arm"])
+                quoted = PilotPower(
+                    power=sum(float(x["share"]) for x in ships) / len(ships) if ships else 0.0,
+                    low=sum(float(x["low"]) for x in ships) / len(ships) if ships else 0.0,
+                    high=sum(float(x["high"]) for x in ships) / len(ships) if ships else 0.0,
+                    voices=len(ships), pilot=gate, record=shown_path(spec.root, record), entry=e.number, time=e.time)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # a summary this version cannot read: no design check from it
+            if ships and (k not in found or e.time >= found[k].time):
+                found[k] = quoted
+    return dict(sorted(found.items()))
 
 
 def design_lines(spec: GateSpec) -> list[str]:
-    """What `register` says about the gate's design: seeds and words per pool, and where a calibrate result of
-    the same carrier is on file, the deciding rule's expected power at the registered seeds (a warning line,
-    starting "warning:", when fewer seeds than the rule needs for power 0.8)."""
+    """What `register` says about the gate's design: seeds and words per pool, and where another gate's record
+    chains a calibration of the same author on the same carrier, the deciding rule's expected power at the
+    registered seeds, with its interval and the entry it cites (a warning line, starting "warning:", when fewer
+    seeds than the rule needs for power 0.8)."""
     seeds, rule = len(spec.seeds), spec.floor_rule
     lines = [(f"design: {seeds} seeds per arm, ~{spec.words_per_arm_seed():,} words per (arm, seed) pool "
               f"({len(spec.prompts)} prompts x ~{spec.expected_words} words), deciding rule {rule}")]
     power = pilot_power(spec)
     if not power:
         lines.append(f"design: power unknown: no calibrate result on file for {spec.author} on carrier "
-                     f"{spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K` on a many-seed pilot of "
-                     "this author to know this design's power)")
+                     f"{spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K` on a many-seed pilot of this "
+                     "author to know this design's power)")
         return lines
-    shown = "; ".join(f"{k} seeds {p:.2f}" for k, (p, _, _) in power.items())
-    pilots = ", ".join(sorted({g for _, _, g in power.values()}))
+    shown = "; ".join(f"{k} seeds {p.text()}" for k, p in power.items())
+    cited: dict[tuple[str, str], list[int]] = {}
+    for p in power.values():
+        cited.setdefault((p.pilot, p.record), []).append(p.entry)
+    pilots = "; ".join(f"{g}, {'entry' if len(n) == 1 else 'entries'} {', '.join(map(str, sorted(n)))} of {r}"
+                       for (g, r), n in sorted(cited.items()))
     lines.append(f"design: {rule} ships a real voice of {spec.author} on carrier {spec.seat.base_model} in {shown} "
-                 f"of draws (calibrate on file: {pilots})")
+                 f"of draws (95% intervals include the pilot's sampling; calibration recorded in {pilots})")
     at = power.get(seeds)
-    enough = [k for k, (p, _, _) in power.items() if p >= POWER_GOAL]
+    enough = [k for k, p in power.items() if p.power >= POWER_GOAL]
     if at is not None:
-        lines.append(f"design: expected power at the registered {seeds} seeds: {at[0]:.2f}")
-    if (at is not None and at[0] < POWER_GOAL) or (at is None and enough and seeds < min(enough)):
-        need = (f"{min(enough)} seeds reach {power[min(enough)][0]:.2f}" if enough and min(enough) > seeds
+        lines.append(f"design: expected power at the registered {seeds} seeds: {at.text()}")
+    if (at is not None and at.power < POWER_GOAL) or (at is None and enough and seeds < min(enough)):
+        need = (f"{min(enough)} seeds reach {power[min(enough)].power:.2f}" if enough and min(enough) > seeds
                 else f"no K on file reaches {POWER_GOAL}")
         lines.append(f"warning: {seeds} seeds are fewer than {rule} needs for power {POWER_GOAL} on this carrier "
                      f"({need})")
