@@ -67,9 +67,9 @@ def gate_records(root: Path) -> dict[str, Path]:
 
 
 def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
-                 *, scores: str | None = None) -> list[str]:
+                 *, scores: str | None = None, error_rates: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
-    return _record_score(spec, registration, result, run, scores=scores)
+    return _record_score(spec, registration, result, run, scores=scores, error_rates=error_rates)
 
 
 __all__ = [

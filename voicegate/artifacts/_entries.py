@@ -319,10 +319,12 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 
 
 def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
-                 *, now: _dt.datetime | None = None, scores: str | None = None) -> list[str]:
+                 *, now: _dt.datetime | None = None, scores: str | None = None,
+                 error_rates: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
 
-    `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock.
+    `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock. `error_rates`: the
+    statement's lines (`gate._error_rates`), on the record's entry (None: not stated, an older gate).
     """
     when = now or now_utc()
     digest = result_sha256(result)
@@ -343,7 +345,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
         ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec),
-                   numbers_shown=_anchored_before_score(spec))
+                   numbers_shown=_anchored_before_score(spec), error_rates=error_rates)
         entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 
