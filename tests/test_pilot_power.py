@@ -81,6 +81,18 @@ def test_register_quotes_the_same_authors_pilot_naming_its_chained_entry(pilot: 
                         f"include the pilot's sampling; calibration recorded in {GATE}, entry {entry} of "
                         f"gates/{GATE}.md)")
     assert lines[2].startswith("design: expected power at the registered 3 seeds: ")
+    # the later gate's score entry states the same power, citing the same entry
+    source = root.parent / "next.jsonl"
+    source.write_text("".join(json.dumps({"arm": a, "seed": s, "prompt_id": str(p),
+                                          "text": text(160, f"next/{a}/{s}/{p}", STYLE[a])}) + "\n"
+                              for a in ("base", "cand") for s in (1, 2, 3) for p in range(N_PROMPTS)), encoding="utf-8")
+    for args in (("import", "lv-next", str(source)), ("score", "lv-next")):
+        code, out, err = run_cli(*args, "-C", root)
+        assert code == 0, err
+    scored = (root / "gates" / "lv-next.md").read_text(encoding="utf-8").replace("\\[", "[").replace("\\]", "]")
+    assert (f"- power: {share['share']:.2f} [{share['low']:.2f}, {share['high']:.2f}] at 3 seeds (95% interval "
+            "including the pilot's sampling), mean of 1 real voice(s) of Test Author on carrier base in pilot "
+            f"{GATE}, entry {entry} of gates/{GATE}.md\n") in scored
     code, out, err = run_cli("verify", "-C", root)
     assert code == 0, (out, err)
 
