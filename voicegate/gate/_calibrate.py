@@ -29,8 +29,9 @@ Decisions, stated where they are made:
 - **Each draw comes from a resampled pilot.** The draws fall into `RESAMPLES` blocks; each block first
   resamples every arm's stored seeds with replacement (a bootstrap of the pilot), and each of its draws takes K
   distinct positions of that resample. A share is then the mean over blocks, and how far the blocks' shares
-  scatter (less what their own finite draws explain) is how far another pilot of the same voices would have
-  moved it: a pilot is one sample of each voice's seeds, and its rates are only as sure as that sample.
+  scatter (their own finite draws' part left in: conservative) stands for how far another pilot of the same
+  voices would have moved it: a pilot is one sample of each voice's seeds, and its rates are only as sure as
+  that sample.
 
 Every share has a 95% interval that includes the pilot's own sampling (`pilot_interval`): Wilson's, at the
 number of independent draws the blocks' scatter is worth (never more than the draws, never fewer than the
