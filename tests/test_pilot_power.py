@@ -90,7 +90,7 @@ def test_register_quotes_the_same_authors_pilot_naming_its_chained_entry(pilot: 
         code, out, err = run_cli(*args, "-C", root)
         assert code == 0, err
     scored = (root / "gates" / "lv-next.md").read_text(encoding="utf-8").replace("\\[", "[").replace("\\]", "]")
-    assert (f"- power: {share['share']:.2f} [{share['low']:.2f}, {share['high']:.2f}] at 3 seeds (95% interval "
+    assert (f"- power {share['share']:.2f} [{share['low']:.2f}, {share['high']:.2f}] at 3 seeds (95% interval "
             "including the pilot's sampling), mean of 1 real voice(s) of Test Author on carrier base in pilot "
             f"{GATE}, entry {entry} of gates/{GATE}.md\n") in scored
     code, out, err = run_cli("verify", "-C", root)

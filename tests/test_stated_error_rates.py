@@ -54,7 +54,7 @@ def test_a_t_rule_states_alpha_unknown_power_and_a_detectable_delta_from_two_to_
     assert lines[:2] == [
         (f"false-pass rate of {MIN} by design: α 0.01 (one-sided Welch t test of the voice delta against the "
          "smallest effect that matters)"),
-        "power: unknown: no calibration of Test Author on carrier base at 3 seeds is recorded in another gate's record"]
+        "power unknown: no calibration of Test Author on carrier base at 3 seeds is recorded in another gate's record"]
     stated = result["error_rates"]
     assert (stated["rule"], stated["seeds"], stated["false_pass"], stated["power"]) == (MIN, 3, 0.01, None)
     cand = next(c for c in stated["candidates"] if c["arm"] == "cand")

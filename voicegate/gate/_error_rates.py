@@ -93,7 +93,7 @@ class ErrorRates:
     candidates: tuple[CandidateRates, ...] = ()
 
     def lines(self) -> list[str]:
-        return [f"false-pass rate of {self.rule} by design: {self.false_pass_text}", f"power: {self.power_text}",
+        return [f"false-pass rate of {self.rule} by design: {self.false_pass_text}", self.power_text,
                 *(line for c in self.candidates for line in c.lines())]
 
     def to_json(self) -> dict[str, Any]:
@@ -123,11 +123,11 @@ def _power(spec: GateSpec, rule: str) -> tuple[float | None, str]:
     where = f"{spec.author} on carrier {spec.seat.base_model}"
     if seeds not in power:
         known = f" (a pilot is on record at {', '.join(str(k) for k in power)} seeds)" if power else ""
-        return None, (f"unknown: no calibration of {where} at {seeds} seeds is recorded in another gate's "
+        return None, (f"power unknown: no calibration of {where} at {seeds} seeds is recorded in another gate's "
                       f"record{known}")
     p = power[seeds]
-    return p.power, (f"{p.text()} at {seeds} seeds ({LEVEL:.0%} interval including the pilot's sampling), mean of "
-                     f"{p.voices} real voice(s) of {where} in pilot {p.pilot}, entry {p.entry} of {p.record}")
+    return p.power, (f"power {p.text()} at {seeds} seeds ({LEVEL:.0%} interval including the pilot's sampling), "
+                     f"mean of {p.voices} real voice(s) of {where} in pilot {p.pilot}, entry {p.entry} of {p.record}")
 
 
 def _chi2_scale(df: float) -> tuple[float, float]:
