@@ -190,6 +190,7 @@ def splits(root: Path, gates: dict[str, str], draws: int, seed: int, log: Any = 
     from voicegate.spec import load_spec
 
     ship: dict[tuple[str, int, str, str], list[float]] = {}
+    width: dict[tuple[str, int, str], list[tuple[float, float]]] = {}  # the right voice's 95% interval, per split
     aa: dict[tuple[str, int, str], list[float]] = {}
     nearer: dict[tuple[int, str], list[float]] = {}
     t_rules = ("welch-t", "welch-t-min-effect")
@@ -206,6 +207,9 @@ def splits(root: Path, gates: dict[str, str], draws: int, seed: int, log: Any = 
                 for c in cal.candidates:
                     for rid in cal.rules:
                         ship.setdefault((author, k, c.name, rid), []).append(c.would_ship[rid].share)
+                        if c.name == RIGHT[author]:
+                            s = c.would_ship[rid]
+                            width.setdefault((author, k, rid), []).append((s.low, s.high))
                 for rates in cal.a_vs_a.values():
                     for rid in cal.rules:
                         aa.setdefault((author, k, rid), []).append(rates[rid].share)
@@ -239,6 +243,17 @@ def splits(root: Path, gates: dict[str, str], draws: int, seed: int, log: Any = 
         lines.append(f"  {gate:14s} " + "; ".join(
             f"{rid} " + " / ".join(f"{statistics.mean(ship[(author, k, RIGHT[author], rid)]):.3f}" for k in KS)
             for rid in rules))
+    lines += ["", ("right voice ships, calibrate's 95% interval (the pilot's sampling included), mean low - high "
+                   "over the 7 gates and both splits, and how many of the 14 hold the other split's share:")]
+    for rid in rules:
+        cells = []
+        for k in KS:
+            pairs = [(width[(a, k, rid)], ship[(a, k, RIGHT[a], rid)]) for a in gates]
+            lows = [lo for w, _ in pairs for lo, _ in w]
+            highs = [hi for w, _ in pairs for _, hi in w]
+            held = sum(w[i][0] <= s[1 - i] <= w[i][1] for w, s in pairs for i in (0, 1))
+            cells.append(f"K={k} {statistics.mean(lows):.3f} - {statistics.mean(highs):.3f} ({held}/14)")
+        lines.append(f"  {rid}: " + "; ".join(cells))
     lines += ["", "A-vs-A NOT-SPECIFIC (mean of 7 gates x 2 splits; worst): " + "; ".join(
         f"{rid} K={k} {statistics.mean(nearer[(k, rid)]):.4f} ({max(nearer[(k, rid)]):.3f})"
         for rid in t_rules for k in KS)]

@@ -108,27 +108,32 @@ def test_json_shape_distances_per_arm_and_target_and_the_file_it_writes(pilot: P
     assert f"wrote {written}" in err
     assert json.loads(written.read_text(encoding="utf-8")) == data
     assert (data["gate"], data["seeds_per_arm"], data["draws"], data["rng_seed"]) == (GATE, 3, 50, 0)
-    assert data["rules"] == list(RULES) and data["interval"] == "wilson" and data["confidence"] == 0.95
+    assert data["rules"] == list(RULES) and data["confidence"] == 0.95 and data["resamples"] == 50
+    assert data["interval"].startswith("wilson at the effective number of independent draws: the draws' own binomial "
+                                       "variance plus the pilot's sampling variance")
     assert data["stored_seeds"] == {"base": 8, "cand": 8, "mimic": 8, "aa": 8}
     # 8 seeds drawn 3 at a time: the draws overlap too much to stand for independent gates, and it says so
     assert data["warnings"] == [("the pilot holds 8 seeds per arm, fewer than 4 x 3: draws of 3 share most of their "
-                                "seeds, so the shares say little more than the pilot's own seeds do; the intervals "
-                                "cover the draws, not how another pilot would have come out")]
+                                "seeds, so the shares say little more than the pilot's own seeds do, and its resamples "
+                                "repeat them: the intervals understate how far another pilot would have come out")]
     assert data["impostors"] == ["Impostor One"] and data["specificity"] == "decides"
     assert "voice_of" not in data["candidates"]["cand"]  # the spec does not say whose voice it is
+    assert data["candidates"]["cand"]["would_ship_is"] == "power or false-pass rate"
     assert set(data["candidates"]) == {"cand", "mimic"}  # the A-vs-A arm is never a candidate
     for cand in data["candidates"].values():
         assert (cand["copying"], cand["damage"]) == ("NOT-COPIED", "NO-DAMAGE")
         assert set(cand["rules"]) == set(RULES)
         for rates in cand["rules"].values():
-            assert set(rates) == {"voice_pass", "specific", "would_ship", "all_seeds"}
-            for what in ("voice_pass", "specific", "would_ship"):
+            assert set(rates) == {"voice_pass", "specific", "not_specific", "inconclusive", "would_ship", "all_seeds"}
+            assert sum(rates[w]["count"] for w in ("specific", "not_specific", "inconclusive")) == 50
+            for what in ("voice_pass", "specific", "not_specific", "inconclusive", "would_ship"):
                 r = rates[what]
-                assert set(r) == {"share", "count", "low", "high"}
+                assert set(r) == {"share", "count", "low", "high", "effective_draws"}
+                assert 8 // 3 <= r["effective_draws"] <= 50
                 assert r["low"] <= r["share"] <= r["high"] and r["share"] == r["count"] / 50
             assert rates["would_ship"]["count"] <= min(rates["voice_pass"]["count"], rates["specific"]["count"])
     assert set(data["a_vs_a"]) == {"aa"} and set(data["a_vs_a"]["aa"]) == set(RULES)
-    assert set(data["a_vs_a"]["aa"]["welch-t"]["false_pass"]) == {"share", "count", "low", "high"}
+    assert set(data["a_vs_a"]["aa"]["welch-t"]["false_pass"]) == {"share", "count", "low", "high", "effective_draws"}
     # per arm, per target (the gate author and each impostor): the per-seed distances used
     assert set(data["distances"]) == {"base", "cand", "mimic", "aa"}
     for per_target in data["distances"].values():
@@ -141,15 +146,29 @@ def test_json_shape_distances_per_arm_and_target_and_the_file_it_writes(pilot: P
     assert data["a_vs_a"]["aa"]["welch-t"]["false_pass"]["share"] <= 0.1
 
 
-def test_calibrate_appends_nothing_to_any_artifact(pilot: Path):
+def test_calibrate_appends_only_its_calibration_to_the_record(pilot: Path):
+    run_cli("calibrate", GATE, "--seeds", "5", "--draws", "10", "-C", pilot)  # the numbers first shown: anchored
     before = {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")}
     code, out, err = run_cli("calibrate", GATE, "--seeds", "4", "--draws", "20", "-C", pilot)
     assert code == 0, err
-    assert "A-vs-A arm aa, false pass (VOICE PASS)" in out and "would ship" in out
-    assert "would ship = the power for a real voice of the author, the false-pass rate for any other" in out
-    assert "Wilson intervals (of the draws, not of the pilot's own sampling)" in out
+    assert "A-vs-A arm aa, false-pass rate (VOICE PASS)" in out and "would ship" in out
+    assert "would ship = the power for a real voice of Test Author, the false-pass rate for any other voice" in out
+    assert "drawn per arm independently from 20 resamples of the pilot; shares of draws with 95% intervals that " \
+        "include the pilot's own sampling" in out
+    assert "  cand: would ship is the power or false-pass rate\n" in out
+    heads = ("VOICE PASS", "SPECIFIC", "NOT-SPECIFIC", "INCONCLUSIVE")
+    assert " ".join(f"{h:22s}" for h in heads) + " would ship" in out
     assert "  warning: the pilot holds 8 seeds per arm, fewer than 4 x 4" in out
-    assert {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")} == before
+    after = {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")}
+    record = f"gates/{GATE}.md"
+    assert {p for p in after if after[p] != before.get(p)} == {record}  # no README, no compose comment
+    added = after[record][len(before[record]):].decode("utf-8")
+    assert added.startswith("\n## Calibration — ") and "— 4 seeds per arm\n" in added
+    assert f"{record}: appended entry " in out and "(calibration)" in out
+    # the same draws again: the record already says so
+    code, again, _ = run_cli("calibrate", GATE, "--seeds", "4", "--draws", "20", "-C", pilot)
+    assert code == 0 and "this calibration (4 seeds per arm, same rates) is already recorded" in again
+    assert {p: b for p, b in tree_snapshot(pilot).items() if not p.startswith("runs/")} == after
     assert not (pilot / "runs" / GATE / "scores.json").exists()
 
 
@@ -327,15 +346,31 @@ def test_the_sweep_reproduces_the_benchmarks_austen_gate(tmp_path: Path):
 
 
 def _pilot_result(root: Path, k: int, share: float, *, carrier: str = "base", author: str = "Test Author",
-                  gate: str = "lv-pilot") -> None:
-    rates = {"voice_pass": {"share": share}, "would_ship": {"share": share},
-             "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
-    wrong = {**rates, "would_ship": {"share": 0.0}, "all_seeds": {"voice": "FAIL"}}
-    data = {"gate": gate, "author": author, "carrier": carrier, "seeds_per_arm": k,
-            "candidates": {"right": {"rules": {"welch-t": rates}}, "wrong": {"rules": {"welch-t": wrong}}}}
-    path = root / "runs" / gate / f"calibration-K{k}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
+                  gate: str = "lv-pilot", voice_of: dict[str, str] | None = None, other: float = 0.0) -> None:
+    """A calibration of pilot `gate` chained into its record: its voice "right" ships in `share` of the draws and
+    passes on every stored seed, "wrong" ships in `other` (`voice_of`: whose voice each arm is, if said)."""
+    from voicegate.artifacts import record_calibration
+    from voicegate.gate._calibrate import Calibration, CandidateRates, Share
+    from voicegate.spec import load_spec
+
+    spec_path = root / "preregistrations" / f"{gate}.yaml"
+    if not spec_path.exists():
+        raw = yaml.safe_load((root / "preregistrations" / f"{GATE}.yaml").read_text(encoding="utf-8"))
+        raw.update(gate=gate, artifacts={"record": f"gates/{gate}.md"})
+        spec_path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+
+    def rates(name: str, x: float, seeds: str) -> CandidateRates:
+        s = Share(round(x * 1000), 1000, max(0.0, x - 0.1), min(1.0, x + 0.1), 30.0)
+        return CandidateRates(name=name, voice_pass={"welch-t": s}, specific={"welch-t": s}, would_ship={"welch-t": s},
+                              copying="NOT-COPIED", damage="NO-DAMAGE", author=author,
+                              voice_of=(voice_of or {}).get(name),
+                              all_seeds={"welch-t": {"voice": seeds, "specific": "SPECIFIC"}})
+
+    cal = Calibration(gate=gate, author=author, carrier=carrier, seeds=k, draws=1000, rng_seed=0, rules=("welch-t",),
+                      stored_seeds={"base": 48}, impostors=(), specificity_decides=True,
+                      candidates=(rates("right", share, "PASS"), rates("wrong", other, "PASS" if other else "FAIL")),
+                      a_vs_a={}, distances={})
+    assert record_calibration(load_spec(root, gate), cal, "0" * 64)
 
 
 def test_a_pilot_that_says_whose_voice_each_arm_is_counts_only_the_gate_authors(tmp_path: Path):
@@ -349,16 +384,10 @@ def test_a_pilot_that_says_whose_voice_each_arm_is_counts_only_the_gate_authors(
     assert load_spec(root, GATE).arm("cand").voice_of == "Test Author"
     # another author's voice that shipped on every stored seed of the pilot (0.02 of draws) beside the author's
     # (1.00): counted as real it made the quote 0.51; named, it is left out
-    real = {"would_ship": {"share": 1.0}, "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
-    other = {"would_ship": {"share": 0.02}, "all_seeds": {"voice": "PASS", "specific": "SPECIFIC"}}
-    data = {"gate": "lv-pilot", "author": "Test Author", "carrier": "base", "seeds_per_arm": 3,
-            "candidates": {"mine": {"voice_of": "Test Author", "rules": {"welch-t": real}},
-                           "theirs": {"voice_of": "Rudyard Kipling", "rules": {"welch-t": other}}}}
-    (root / "runs" / "lv-pilot").mkdir(parents=True)
-    (root / "runs" / "lv-pilot" / "calibration-K3.json").write_text(json.dumps(data), encoding="utf-8")
+    _pilot_result(root, 3, 1.0, other=0.02, voice_of={"right": "Test Author", "wrong": "Rudyard Kipling"})
     assert design_lines(load_spec(root, GATE))[1] == (
-        "design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 1.00 of draws (calibrate on "
-        "file: lv-pilot)")
+        "design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 1.00 [0.90, 1.00] of draws (95% "
+        "intervals include the pilot's sampling; calibration recorded in lv-pilot, entry 1 of gates/lv-pilot.md)")
 
 
 def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_path: Path):
@@ -377,13 +406,13 @@ def test_register_states_the_design_and_a_pilots_power_for_the_same_carrier(tmp_
 
     _pilot_result(root, 3, 0.22)
     _pilot_result(root, 8, 0.89)
-    _pilot_result(root, 5, 0.99, carrier="another-carrier")  # another carrier's pilot says nothing here
-    (root / "runs" / "lv-pilot" / "calibration-K5.json").rename(root / "runs" / "lv-pilot" / "calibration-K6.json")
-    # another author's pilot on the same carrier, the newest file of its K, is never quoted
+    _pilot_result(root, 6, 0.99, carrier="another-carrier")  # another carrier's pilot says nothing here
+    # another author's pilot on the same carrier, the newest entry of its K, is never quoted
     _pilot_result(root, 3, 0.48, author="Anne Bronte", gate="lv-anne-pilot")
     lines = design_lines(load_spec(root, GATE))
-    assert lines[1] == ("design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 0.22; 8 seeds "
-                        "0.89 of draws (calibrate on file: lv-pilot)")
-    assert lines[2] == "design: expected power at the registered 3 seeds: 0.22"
+    assert lines[1] == ("design: welch-t ships a real voice of Test Author on carrier base in 3 seeds 0.22 [0.12, "
+                        "0.32]; 8 seeds 0.89 [0.79, 0.99] of draws (95% intervals include the pilot's sampling; "
+                        "calibration recorded in lv-pilot, entries 1, 2 of gates/lv-pilot.md)")
+    assert lines[2] == "design: expected power at the registered 3 seeds: 0.22 [0.12, 0.32]"
     assert lines[3] == ("warning: 3 seeds are fewer than welch-t needs for power 0.8 on this carrier "
                         "(8 seeds reach 0.89)")

@@ -29,6 +29,7 @@ from voicegate.artifacts._entries import (
     notes,
     record_amendment,
     record_anchor,
+    record_calibration,
     record_note,
     record_ship,
     result_sha256,
@@ -50,10 +51,25 @@ def entry_count(path: Path) -> int:
     return len(md_markers(path.read_bytes())) if path.is_file() else 0
 
 
+def gate_records(root: Path) -> dict[str, Path]:
+    """Every gate of the workspace and the record its spec names (a spec that names none, or cannot be read for
+    it, is left out: it has no record to read)."""
+    from voicegate._errors import VoicegateError
+    from voicegate.artifacts._verify import all_gates, artifact_paths
+
+    out = {}
+    for gate in all_gates(root):
+        try:
+            out[gate] = artifact_paths(root, gate)["record"]
+        except (VoicegateError, KeyError):
+            continue
+    return out
+
+
 def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
-                 *, scores: str | None = None) -> list[str]:
+                 *, scores: str | None = None, error_rates: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
-    return _record_score(spec, registration, result, run, scores=scores)
+    return _record_score(spec, registration, result, run, scores=scores, error_rates=error_rates)
 
 
 __all__ = [
@@ -64,6 +80,7 @@ __all__ = [
     "decisions",
     "describe",
     "entry_count",
+    "gate_records",
     "has_module",
     "in_force",
     "load_state",
@@ -72,6 +89,7 @@ __all__ = [
     "ratio_of",
     "record_amendment",
     "record_anchor",
+    "record_calibration",
     "record_note",
     "record_score",
     "record_ship",

@@ -259,11 +259,13 @@ def _render_all(spec: Any, event: Event, ctx: dict[str, Any]) -> _Entry:
 
 
 def _commit(spec: Any, kind: str, when: _dt.datetime, entry: _Entry, state_writes: list[Write],
-            result: GateResult) -> list[str]:
-    """The artifacts, the run's state and the ledger line, as one transaction."""
+            result: GateResult | str) -> list[str]:
+    """The artifacts, the run's state and the ledger line, as one transaction (`result`: the entry's result, or
+    the sha256 of what it states when it states no result)."""
     before = read_or_none(spec.run.ledger)
+    digest = result if isinstance(result, str) else result_sha256(result)
     ledger = Write(spec.run.ledger, before, _ledger.appended(before, {
-        "kind": kind, "time": stamp(when), "gate": spec.gate, "result_sha256": result_sha256(result),
+        "kind": kind, "time": stamp(when), "gate": spec.gate, "result_sha256": digest,
         "entries": entry.ledger}))  # chained: verify sees a ledger line deleted, swapped or dropped
     _transaction.commit(spec.run, kind, stamp(when), entry.writes + state_writes + [ledger])
     return entry.said
@@ -317,10 +319,12 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 
 
 def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
-                 *, now: _dt.datetime | None = None, scores: str | None = None) -> list[str]:
+                 *, now: _dt.datetime | None = None, scores: str | None = None,
+                 error_rates: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
 
-    `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock.
+    `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock. `error_rates`: the
+    statement's lines (`gate._error_rates`), on the record's entry (None: not stated, an older gate).
     """
     when = now or now_utc()
     digest = result_sha256(result)
@@ -341,7 +345,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
         ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec),
-                   numbers_shown=_anchored_before_score(spec))
+                   numbers_shown=_anchored_before_score(spec), error_rates=error_rates)
         entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 
@@ -374,6 +378,36 @@ def record_anchor(spec: Any, result: GateResult, command: str, registration_comm
         header = render(kind.header, **ctx) if kind.header else ""
         _md_write(spec, kind.name, record, render("record_anchor.md.j2", **ctx), "numbers first shown", entry, header)
         return said + _commit(spec, "anchor", when, entry, [], result)
+
+
+def record_calibration(spec: Any, calibration: Any, generations_sha256: str, *,
+                       now: _dt.datetime | None = None) -> list[str]:
+    """A pilot's error rates at K seeds, chained into its record: what a later gate's `register` quotes.
+
+    A calibration file in the run directory is a cache anyone can edit or delete; the power a registration
+    states must rest on bytes a chain and git vouch for. Only the record takes it (a README or compose reader
+    deploys no pilot); nothing is appended when the newest calibration entry of this K says the same.
+    """
+    when = now or now_utc()
+    summary = calibration.summary()  # `gate.Calibration`'s: what a later registration reads back
+    digest = sha256_json(summary)
+    with verdict_lock(spec, "calibrate") as said:
+        record = spec.artifacts.record
+        from voicegate.artifacts._recorded import recorded_entries
+
+        same_k = [e for e in recorded_entries(record) if e.kind == "calibration"
+                  and (e.summary or {}).get("seeds_per_arm") == summary.get("seeds_per_arm")]
+        if same_k and same_k[-1].summary_sha256 == digest:
+            return said + [(f"{_display(spec, record)}: this calibration ({summary.get('seeds_per_arm')} seeds per "
+                            f"arm, same rates) is already recorded at {same_k[-1].time}; nothing appended")]
+        kind = artifact_kind("record")
+        ctx = {"gate": spec.gate, "author": spec.author, "spec_path": _display(spec, spec.path), "when": stamp(when),
+               "cal": calibration, "generations_sha256": generations_sha256, "summary_sha256": digest,
+               "summary": json.dumps(summary, sort_keys=True, ensure_ascii=False, separators=(",", ":"))}
+        entry = _Entry([], [], [])
+        header = render(kind.header, **ctx) if kind.header else ""
+        _md_write(spec, kind.name, record, render("record_calibration.md.j2", **ctx), "calibration", entry, header)
+        return said + _commit(spec, "calibration", when, entry, [], digest)
 
 
 def _numbers_at(spec: Any) -> str | None:

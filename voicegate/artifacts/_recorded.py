@@ -18,8 +18,8 @@ from typing import Any
 from voicegate.artifacts import _chain
 from voicegate.run import RunDir, read_rows
 
-_HEADING = re.compile(r"^## (Score|Numbers first shown|Shipping decision|Note|Amendment) — (\S+)(?: — (.*))?$",
-                      re.MULTILINE)
+_HEADING = re.compile(r"^## (Score|Numbers first shown|Shipping decision|Note|Amendment|Calibration) — (\S+)"
+                      r"(?: — (.*))?$", re.MULTILINE)
 _NOTE = re.compile(r"^Written into the record by a person, as given: “(.*)”$", re.MULTILINE)
 REASON = re.compile(r"^Reason, as given: “(.*)”$", re.MULTILINE)  # a decision's or an amendment's
 _SHIPPED = re.compile(r"^A person decided to ship \*\*(.+?)\*\* ", re.MULTILINE)
@@ -30,7 +30,8 @@ _UNESCAPE = re.compile(r"\\(.)|&(lt|gt|amp);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&"}
 
 KINDS = {"Score": "score", "Numbers first shown": "anchor", "Shipping decision": "ship", "Note": "note",
-         "Amendment": "amend"}
+         "Amendment": "amend", "Calibration": "calibration"}
+_SUMMARY = re.compile(r"^Summary, as `voicegate register` reads it \(sha256 `([0-9a-f]{64})`\): (.*)$", re.MULTILINE)
 
 
 def md_unescape(text: str) -> str:
@@ -43,7 +44,7 @@ class Entry:
     """One chained entry of a gate record, as far as later entries and surfaces rely on it."""
 
     number: int
-    kind: str          # score, anchor, ship, note, amend
+    kind: str          # score, anchor, ship, note, amend, calibration
     time: str
     text: str | None = None     # a note's text, a decision's or an amendment's reason (unescaped)
     arm: str | None = None      # the shipped arm
@@ -51,6 +52,8 @@ class Entry:
     rule_to: str | None = None
     post_hoc: bool | None = None    # an amendment: cited as a post-hoc correction
     cited_commit: str | None = None
+    summary: dict[str, Any] | None = None   # a calibration: what it states (None: unreadable, or not its sha256)
+    summary_sha256: str | None = None
 
 
 def _rule_id(sig: str) -> str:
@@ -87,12 +90,33 @@ def record_entries(data: bytes) -> list[Entry]:
                              rule_to=_rule_id(rules.group(2)) if rules else None,
                              post_hoc=None if cited is None else cited.group(1) == "Post-hoc correction",
                              cited_commit=cited.group(2) if cited else None))
+        elif kind == "calibration":
+            out.append(Entry(number, kind, time, **_summary(body)))
         elif kind == "score":
             out.append(Entry(number, kind, time, rule_to=_rule_id(rest[len("rule "):]) if rest.startswith("rule ")
                              else None))
         else:
             out.append(Entry(number, kind, time))
     return out
+
+
+def _summary(body: str) -> dict[str, Any]:
+    """A calibration entry's summary, held to the sha256 it states beside it (a summary edited without it is
+    none: what a registration quotes must be what was written)."""
+    import json
+
+    from voicegate._hashing import sha256_json
+
+    found = _SUMMARY.search(body)
+    if found is None:
+        return {}
+    try:
+        summary = json.loads(md_unescape(found.group(2)))
+    except ValueError:
+        return {}
+    if not isinstance(summary, dict) or sha256_json(summary) != found.group(1):
+        return {}
+    return {"summary": summary, "summary_sha256": found.group(1)}
 
 
 def recorded_entries(path: Path) -> list[Entry]:

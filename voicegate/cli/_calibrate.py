@@ -32,5 +32,8 @@ def calibrate_cmd(
         emit(result.to_json())
     else:
         typer.echo(result.text())
+    out = sys.stderr if as_json else sys.stdout
+    for line in result.said:
+        out.write(line + "\n")
     if result.path is not None:
-        (sys.stderr if as_json else sys.stdout).write(f"wrote {result.path}\n")
+        out.write(f"wrote {result.path}\n")

@@ -18,6 +18,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.artifacts import InForce
 from voicegate.gate._checks import check_cells, check_integrity, integrity_note, provenance
+from voicegate.gate._error_rates import error_rates
 from voicegate.gate._state import GateState, gate_state
 from voicegate.run import load_manifest, read_generations
 from voicegate.scoring import GateResult, result_text
@@ -103,16 +104,20 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         full_amended = score_gate_both(spec, rows, cache_dir=spec.run.cache, rule=amended.result.rule,
                                        rules=amended.result.rules, write_cache=False, provenance=seat,
                                        checks=registration.checks).full
+    state = gate_state(spec, result, full, amended, full_amended)
+    stated = error_rates(spec, result)  # the registered rule's, as its score entry records it
+    state = replace(state, error_rates=stated if amended is None else error_rates(spec, state.result))
     scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amended, full=full,
                           notes=() if seat.integrity is not None else (integrity_note(manifest, None),),
-                          state=gate_state(spec, result, full, amended, full_amended))
+                          state=state)
     if on_scored is not None:
         on_scored(scored)
     if dry_run:
         check_integrity(spec.gate, seat.integrity)  # the numbers, then the refusal
         return scored
     try:
-        recorded = record_score(spec, registration, result, manifest, scores=result_text(result))
+        recorded = record_score(spec, registration, result, manifest, scores=result_text(result),
+                                error_rates=None if stated is None else stated.lines())
     except VoicegateError:
         record_anchor(spec, result, "score", registration.commit)  # shown, not recorded: still ordered
         raise

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.artifacts import InForce, amendments
+from voicegate.gate._error_rates import ErrorRates
 from voicegate.scoring import GateResult
 
 
@@ -64,6 +65,8 @@ class GateState:
     amendment: Amendment | None = None
     # `result` with every number at full precision: what `score --json` prints.
     full: GateResult | None = None
+    # The statement of the decision's error rates (`gate._error_rates`); None: not stated (an older gate).
+    error_rates: ErrorRates | None = None
 
     @property
     def gate(self) -> str:
@@ -123,6 +126,8 @@ class GateState:
         head = {"gate": data.pop("gate"), "rule": data.pop("rule"), "ships": data.pop("ships"),
                 "registered_rule": self.registered_rule, "registered_ships": self.registered.ships,
                 "amendment": None if self.amendment is None else self.amendment.to_json()}
+        if self.error_rates is not None:
+            head["error_rates"] = self.error_rates.to_json()
         return {**head, **data}
 
 

@@ -23,7 +23,7 @@ from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
 from voicegate.scoring._harness import identical_to_base
-from voicegate.scoring._replicates import repeated_shares, replicate_warnings
+from voicegate.scoring._replicates import NEAR, repeated_shares, replicate_warnings
 from voicegate.scoring._result import (
     ArmResult,
     Bootstrap,
@@ -401,8 +401,12 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     if pools is not None:
         warnings += pool_warnings(pools, spec.author)
     strict = zero_floor_fails(computed)
+    unreplicated: set[str] = set()
     if strict:  # said from the date a floor of 0 stopped passing: an older gate's record keeps its warnings
-        warnings += replicate_warnings(repeated_shares(cells, (a.name for a in spec.arms), spec.seeds))
+        repeats = repeated_shares(cells, (a.name for a in spec.arms), spec.seeds)
+        warnings += replicate_warnings(repeats)
+        # a floor built on seeds that are not replicates measures no noise: a ratio to it ("6.4x") means nothing
+        unreplicated = {arm for arm, share in repeats.items() if share >= NEAR}
     pool_words = cells.pool_words()
     copy, copying, degen, passed, damage = m.copy, m.copying, m.degeneration, m.passed, m.damage
     control = copy[base].overlap
@@ -474,8 +478,10 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
                 arms_out.append(ArmResult(**common))
                 continue
             boot = boots[arm.name]
+            bare = arm.name in unreplicated
             arms_out.append(CandidateResult(
-                **common, delta_cb=v.delta_cb, floors=v.floors, voice=v.voice, ratios=v.ratios, ratio=v.ratio,
+                **common, delta_cb=v.delta_cb, floors=v.floors, voice=v.voice,
+                ratios=dict.fromkeys(v.ratios) if bare else v.ratios, ratio=None if bare else v.ratio,
                 disagree=v.disagree, copying=v.copying, damage=v.damage, identical_to_base=identical[arm.name],
                 detectable=v.detectable,
                 specificity=axis.get(arm.name),

@@ -85,6 +85,11 @@ class FloorRule:
         return None if self._detectable is None else self._detectable(distances, base, candidate, effect)
 
     @property
+    def has_power_model(self) -> bool:
+        """Whether the rule is a test with a stated α and a power model (the t rules); a range floor is neither."""
+        return self._detectable is not None
+
+    @property
     def corrects_nearer(self) -> bool:
         """Whether "nearer X" has a floor of its own under this rule (corrected for the impostors it is one of)."""
         return self._nearer is not None
@@ -124,6 +129,17 @@ def _variance(values: tuple[float, ...]) -> float:
 def _welch(distances: Distances, base: str, candidate: str) -> tuple[float, float]:
     """(standard error of mean(base) − mean(candidate), Welch–Satterthwaite degrees of freedom)."""
     return _welch_of(tuple(distances[candidate].values()), tuple(distances[base].values()))
+
+
+def welch(distances: Distances, base: str, candidate: str) -> tuple[float, float]:
+    """(SE, Welch df) of mean(base) − mean(candidate) over seeds: what the t rules' floors are built on, for a
+    statement of how sure a number built on them is (the floors themselves are the rules')."""
+    return _welch(distances, base, candidate)
+
+
+def t_quantile(q: float, df: float) -> float:
+    """Student's t quantile, as the t rules compute it."""
+    return _t(q, df)
 
 
 # The floor and the detectable delta of one candidate ask for the same statistics and the same t quantile,
