@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 def main() -> None:
     import numpy as np
-    from _workspace import constructed_spec, make_workspace
+    from helpers.workspace import constructed_spec, make_workspace
 
     from voicegate.gate._calibrate import Share, decide_draws
     from voicegate.spec import load_spec
