@@ -4,8 +4,11 @@
 - `_generate`  drive the seat (one or several replicas): resumable, nothing lost, nothing duplicated
 - `_plan`      what the seat serves against the spec: the refusals before any request
 - `_session`   one generate session on every replica: ask, load, record, run, unload
-- `_runner`    requests in flight per replica, canary checks among them, the one writer
-- `_runlog`    what run.json records about a generate run and its sessions
+- `_runner`    the scheduler: requests in flight per replica, cells claimed, the canary checks placed
+- `_replica`   one replica in a session: its client, adapters, cells, tally (and `Mode`, how it sends)
+- `_seat_checks` the integrity checks a session sends: references, calibration, checks, re-asks, identity
+- `_writer`    the one writer: every finished row stored, in order, before it is counted
+- `_runlog`    `RunLog`: run.json of a generate run and its sessions, built through one object
 - `_progress`  the progress bars and the lines a stopped run prints
 - `_result`    what a generate did (`GenerateResult`) and its summary
 - `_cells`     cells (one (seed, prompt) with every arm) and where an unfinished one may continue
