@@ -171,8 +171,8 @@ async def check_adapters(clients: Mapping[str, Any], arms: Sequence[tuple[str, s
                                f"({type(exc).__name__}: {str(exc)[:120]})", of=""))
             continue
         verdicts, rows = [], []
-        for url, client in clients.items():
-            seat = await probe_seat(client, model, asked)
+        answers = await asyncio.gather(*(probe_seat(client, model, asked) for client in clients.values()))
+        for url, seat in zip(clients, answers, strict=True):
             check = judge_carrier(seat, got.texts, files.weights_sha256, MAX_TOKENS, found.sha256)
             if check.status != "holds" and len(clients) > 1:
                 check = CarrierCheck(check.status, f"{check.why} (replica {url})", check.agreements, check.of)

@@ -63,6 +63,7 @@ class Replica:
         self.budget = 0                       # isolated: the checks each arm is owed on this replica
         self.checked: dict[str, int] = {}     # arm -> checks sent on this replica (counted as each goes out)
         self.closed: set[str] = set()         # arms whose closing check is placed
+        self.spent = False                    # arms mixed: its planned checks all sent, with no job left to send
         self.rng = random.Random()
         self.seq = 0
         self.sent = 0

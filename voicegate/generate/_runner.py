@@ -366,20 +366,28 @@ class Runner:
     async def _next(self, r: Replica) -> Job | CanaryCheck | None:
         """What one of `r`'s workers sends next: a check when one is due, else its claimed cells' next job.
 
-        None when nothing is left for `r`. While a replica still holds cells it waits instead: a cell
-        may yet come back from one that is lost.
+        With no job to send or claim, the checks left (the plan assumed more jobs) go at once, beside the
+        last requests in flight here and on the other replicas, not after every replica has finished. None
+        when nothing is left for `r`. While any replica still holds cells it waits instead: a cell may yet
+        come back from one that is lost, and one that does gets a closing check per arm after its jobs.
         """
         while r.alive:
             self.stop.check()
             if not r.local and (cell := self._claim(r)) is not None:
                 r.local.extend(cell.jobs)
+                if r.spent:
+                    r.checks.extend((r.sent + len(cell.jobs), self.checks.new_check(r, j.arm, j.model, "closing"))
+                                    for j in cell.jobs)
             if r.local:
                 if r.checks and r.checks[0][0] <= r.sent:
                     return r.checks.popleft()[1]
                 r.sent += 1
                 return r.local.popleft()
+            if r.checks:
+                r.spent = True
+                return r.checks.popleft()[1]
             if not self._others_busy():
-                return r.checks.popleft()[1] if r.checks else None   # checks left: the plan assumed more jobs
+                return None
             await self._wait()
         return None
 

@@ -7,6 +7,7 @@ judges every stored check again through the very same functions (`_integrity.ver
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -112,7 +113,10 @@ def detection_floor(checks: int, confidence: float = 0.95) -> float | None:
 # -- comparison -----------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)
 def _grams(text: str, n: int) -> Counter[str]:
+    """A text's n-gram multiset, counted once: a session compares each reference with every check and every
+    replica's references, and judging them is time every replica waits for (callers never change it)."""
     norm = " ".join(text.casefold().split())
     if len(norm) < n:
         return Counter([norm]) if norm else Counter()
