@@ -25,7 +25,6 @@ from voicegate.artifacts._entries import (
     amendments,
     current_state,
     decisions,
-    load_state,
     notes,
     record_amendment,
     record_anchor,
@@ -38,7 +37,7 @@ from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._format import one_line, ratio_of
 from voicegate.artifacts._in_force import InForce, in_force
 from voicegate.artifacts._recorded import recorded_entries
-from voicegate.artifacts._verify import describe, run_dir, verify_gates
+from voicegate.artifacts._verify import FileCheck, describe, verify_gates
 from voicegate.run import RunManifest
 from voicegate.scoring import GateResult
 
@@ -58,6 +57,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
 
 __all__ = [
     "AmendmentChange",
+    "FileCheck",
     "InForce",
     "amendments",
     "current_state",
@@ -66,7 +66,6 @@ __all__ = [
     "entry_count",
     "has_module",
     "in_force",
-    "load_state",
     "notes",
     "one_line",
     "ratio_of",
@@ -77,7 +76,6 @@ __all__ = [
     "record_ship",
     "recorded_entries",
     "result_sha256",
-    "run_dir",
     "verdict_lock",
     "verify_gates",
 ]

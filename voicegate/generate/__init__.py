@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from voicegate.generate._generate import generate
 from voicegate.generate._import import import_file
+from voicegate.generate._result import GenerateResult
 from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.generate._simulate import simulate
 
 __all__ = [
+    "GenerateResult",
     "build_schedule",
     "generate",
     "import_file",

@@ -31,17 +31,14 @@ from voicegate.scoring._copying import (
     copy_stats,
     copying_verdict,
     ngram_hashes,
-    token_hashes,
     vocab_hashes,
 )
 from voicegate.scoring._damage import (
     check_probe,
-    damage_verdict,
     degeneration,
     is_runaway,
 )
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
-from voicegate.scoring._embedding import MISSING, available
 from voicegate.scoring._integrity import (
     Part,
     Tally,
@@ -57,7 +54,6 @@ from voicegate.scoring._integrity import (
 from voicegate.scoring._result import (
     ArmResult,
     CandidateResult,
-    Confusion,
     Copying,
     Damage,
     GateResult,
@@ -75,8 +71,6 @@ from voicegate.scoring._result import (
     result_text,
 )
 from voicegate.scoring._score import (
-    Measures,
-    check_rows,
     decided_arms,
     measure_gate,
     score_gate,
@@ -94,44 +88,36 @@ from voicegate.scoring._similarity import (
     canary_cell,
     detection_floor,
     identity_outcome,
-    identity_problem,
     is_prefix,
     replica_differs,
     similarity,
 )
 from voicegate.scoring._specificity import specificity
 from voicegate.scoring._stylometric import (
-    Reference,
     build_reference,
     cosine_delta,
-    count_matrix,
     word_counts,
 )
-from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
+from voicegate.scoring._tokens import tokenize
 from voicegate.scoring._verdicts import decide, ship_pick
 
 __all__ = [
     "METHOD",
     "METHOD_ID",
-    "MISSING",
-    "TOKENIZER_NAME",
     "ArmResult",
     "Cache",
     "Calibration",
     "CanaryParams",
     "CandidateResult",
     "CarrierCheck",
-    "Confusion",
     "Copying",
     "Damage",
     "GateResult",
     "Integrity",
     "IntegrityEvidence",
-    "Measures",
     "NgramIndex",
     "Part",
     "Provenance",
-    "Reference",
     "ReplicaShare",
     "Span",
     "Specific",
@@ -141,18 +127,14 @@ __all__ = [
     "Verdicts",
     "Voice",
     "attribute",
-    "available",
     "build_index",
     "build_reference",
     "calibrate",
     "canary_cell",
     "check_probe",
-    "check_rows",
     "copy_stats",
     "copying_verdict",
     "cosine_delta",
-    "count_matrix",
-    "damage_verdict",
     "decide",
     "decided_arms",
     "degeneration",
@@ -163,7 +145,6 @@ __all__ = [
     "doc_from_tokens",
     "failed_parts",
     "identity_outcome",
-    "identity_problem",
     "impostor_outcome",
     "is_prefix",
     "is_result",
@@ -181,7 +162,6 @@ __all__ = [
     "ship_pick",
     "similarity",
     "specificity",
-    "token_hashes",
     "tokenize",
     "unchecked_parts",
     "undecided_parts",
