@@ -15,7 +15,7 @@
 - `_canaries`  seat-integrity canaries: which cells, how many checks, where they go (the method, the
                comparison and the verdict are `scoring`'s: `_similarity`, `_integrity`)
 - `_identity`  each arm's weights held to what the same weights answered before (the data dir's store)
-- `_carrier`   the base held to the carrier's own files; `_adapter_files` each adapter to its own
+- `_carrier_files` the base held to the carrier's own files; `_adapter_files` each adapter to its own
 - `_stores`    the seal every line or entry of a local store carries (local damage is never the seat's)
 - `_quarantine` rows that may not be scored, moved aside, never deleted
 - `_import`    bring in generations made outside voicegate

@@ -43,7 +43,7 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate._locks import gate_lock
-from voicegate.generate._carrier import carrier_bound
+from voicegate.generate._carrier_files import carrier_bound
 from voicegate.generate._plan import resolve_seat_urls
 from voicegate.generate._progress import Say, resume_hint, saved
 from voicegate.generate._replica import Mode

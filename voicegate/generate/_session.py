@@ -22,7 +22,7 @@ from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate.generate._adapter_files import adapter_dir, check_adapters, files_identity, spec_path
 from voicegate.generate._canaries import Canary, choose_canaries
-from voicegate.generate._carrier import base_identity, check_carrier
+from voicegate.generate._carrier_files import base_identity, check_carrier
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
 from voicegate.generate._identity import Reuse, arm_identities, earlier_asks, read_ledger, reusable, seat_fingerprint
 from voicegate.generate._plan import Load, seat_plan

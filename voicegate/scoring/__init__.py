@@ -6,6 +6,10 @@ details two implementations must agree on; each module's docstring says which
 part it implements:
 
 - `_tokens`        word tokens (NFKC, casefold, letters with inner apostrophes)
+- `_docs`          a tokenized text as two arrays: its distinct tokens and the token ids in order
+- `_cells`         voice rows grouped by (arm, seed), tokenized once over one shared vocabulary
+- `_cache`         the content-addressed on-disk cache of corpus-side work (the only file I/O here)
+- `_views`         voice views: how d(a, s) of an (arm, seed) pool toward one author's text is measured
 - `_stylometric`   Cosine Delta against the registered reference (MFW, z-scores)
 - `_embedding`     centroid cosine distance under a pinned sentence-transformers model
 - `_copying`       hashed word n-gram index, overlap, longest verbatim runs
@@ -13,9 +17,12 @@ part it implements:
 - `_harness`       candidate generations identical to the base's (a seat that skipped the adapter)
 - `_ruler`         the ruler check: can the stylometric reference tell this author (corpora only)
 - `_verdicts`      delta_cb, both floors, verdicts, DISAGREE, the ship pick (`decide`)
+- `_specificity`   does a candidate move toward this author, or toward any writer of the kind (impostors)
+- `_replicates`    seeds that are not replicates: an arm whose seeds gave the same texts
 - `_bootstrap`     the informational prompt-clustered interval
 - `_signature`     what shaped the numbers
 - `_similarity`    the seat-integrity canary method: its parameters, the comparison, calibration, attribution
+- `_carrier_agreement` the base's (or an adapter's) greedy answers judged against its own files' answers
 - `_integrity`     the seat's integrity judged again from the stored checks (`verdict`), the replicas behind
                    the rows (`generate` and `gate` both use it, so `gate` needs no `generate`)
 - `_score`         `measure_gate` (per-seed distances toward every target, copying, damage: once) and
@@ -24,7 +31,7 @@ part it implements:
 """
 
 from voicegate.scoring._cache import Cache
-from voicegate.scoring._carrier import CarrierCheck, judge_carrier
+from voicegate.scoring._carrier_agreement import CarrierCheck, judge_carrier
 from voicegate.scoring._copying import (
     NgramIndex,
     build_index,

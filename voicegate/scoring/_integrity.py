@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.run import CellKey, RunManifest, cell_key
-from voicegate.scoring._carrier import carrier_judged
+from voicegate.scoring._carrier_agreement import carrier_judged
 from voicegate.scoring._result import Confusion, Integrity
 from voicegate.scoring._similarity import (
     FOREIGN,
@@ -232,7 +232,7 @@ def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params:
     gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
                    default=None)
     # Each arm's greedy answers against its own files (the base: the carrier's; an adapter: the carrier's with
-    # the adapter merged), where they were at hand (`generate._carrier`, `generate._adapter_files`).
+    # the adapter merged), where they were at hand (`generate._carrier_files`, `generate._adapter_files`).
     probes = [r for r in canary_rows if r.get("phase") == "carrier"]
     by_files: set[str] = set()
     for arm in sorted({str(r.get("arm")) for r in probes}):

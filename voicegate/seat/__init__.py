@@ -1,7 +1,7 @@
 """Talking to a vLLM seat: the async client, its errors, and an in-process stand-in seat."""
 
 from voicegate.seat._adapters import AdapterTrack, RuntimeAdapters, tracked
-from voicegate.seat._carrier import check_carrier, parse_bytes, render_carrier
+from voicegate.seat._carrier_fit import check_carrier, parse_bytes, render_carrier
 from voicegate.seat._client import (
     Completion,
     ModelCard,
