@@ -17,7 +17,6 @@ The discipline itself (markers, atomic writes, locks) lives in `_chain`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from voicegate.artifacts._compose import has_module
 from voicegate.artifacts._entries import (
@@ -40,6 +39,7 @@ from voicegate.artifacts._recorded import recorded_entries
 from voicegate.artifacts._verify import FileCheck, describe, verify_gates
 from voicegate.run import RunManifest
 from voicegate.scoring import GateResult
+from voicegate.spec import GateSpec, Registration
 
 
 def entry_count(path: Path) -> int:
@@ -49,7 +49,7 @@ def entry_count(path: Path) -> int:
     return len(md_markers(path.read_bytes())) if path.is_file() else 0
 
 
-def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
+def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, scores: str | None = None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
     return _record_score(spec, registration, result, run, scores=scores)

@@ -14,6 +14,7 @@ from typing import Any
 
 from voicegate.artifacts import InForce, amendments
 from voicegate.scoring import GateResult
+from voicegate.spec import GateSpec
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class GateState:
         return {**head, **data}
 
 
-def gate_state(spec: Any, registered: GateResult, full: GateResult | None, in_force: InForce | None,
+def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, in_force: InForce | None,
                full_in_force: GateResult | None = None) -> GateState:
     """The state in force for a score whose registered-rule result is `registered` (`full`: at full precision)."""
     if in_force is None:
