@@ -457,7 +457,7 @@ def record_note(spec: GateSpec, text: str, *, now: _dt.datetime | None = None) -
     """A person's note, appended to every artifact at this point of the history; it changes no verdict.
 
     Where a defect is found and deliberately left alone, the record says so before any correction: a later
-    post-hoc amendment is then read against a note that predates it (DESIGN.md §6b, lv-bronte's story).
+    post-hoc amendment is then read against a note that predates it (docs/design.md §6b, lv-bronte's story).
     """
     text = one_line(text or "")
     if not text or not re.search(r"[^\W\d_]{2,}", text):

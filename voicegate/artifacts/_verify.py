@@ -282,7 +282,7 @@ def _check_pending(root: Path, gate: str, run: RunDir, checks: dict[Path, FileCh
 
 
 def _text_after(fc: FileCheck) -> None:
-    """Bytes after a sealed chain's newest marker (markdown) were not voicegate's: broken (issue 25, finding 8)."""
+    """Bytes after a sealed chain's newest marker (markdown) were not voicegate's: broken."""
     if not _chain.chain_of(fc.kind).sealed or fc.report is None or not fc.report.ok:
         return
     tail = _chain.md_tail(fc.path.read_bytes())

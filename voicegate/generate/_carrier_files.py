@@ -1,4 +1,4 @@
-"""The base's answers held to the carrier's own files, where they are at hand (issue 35, build item 2).
+"""The base's answers held to the carrier's own files, where they are at hand.
 
 Every other identity check compares the seat with the seat: its references now with its answers
 before. An adapter arm has a file to pin (`adapter_model.safetensors`); the base has the carrier,

@@ -98,7 +98,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
     progress: ProgressBars | None = None
     runner: Runner | None = None
 
-    # Retries print under --quiet too: it silences progress, not the reason a run is waiting (issue 33).
+    # Retries print under --quiet too: it silences progress, not the reason a run is waiting.
     def retry_note(line: str) -> None:
         if progress is not None and not quiet:
             progress.say(f"voicegate: retrying {line}")  # printed as is, beside the bars

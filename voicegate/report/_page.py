@@ -670,7 +670,7 @@ def _run_view(run: RunManifest | None) -> list[tuple[str, str]]:
 
 
 def _integrity_text(run: RunManifest | None, current: GateResult) -> str:
-    """Did the seat serve every arm its own weights (issue 16)? Imported generations carry no canaries."""
+    """Did the seat serve every arm its own weights? Imported generations carry no canaries."""
     integrity = current.integrity
     if integrity is not None:
         return (f"{integrity.line()}; method {integrity.method}" +

@@ -1,7 +1,7 @@
 """Scoring: stored generations in, voice distances, verdicts and the ship pick out.
 
 Everything here is pure (arrays and texts in, numbers out) except the
-content-addressed cache in `_cache`. DESIGN.md §3 defines the numbers, §6b the
+content-addressed cache in `_cache`. docs/design.md §3 defines the numbers, §6b the
 details two implementations must agree on; each module's docstring says which
 part it implements:
 

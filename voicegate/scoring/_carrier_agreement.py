@@ -1,4 +1,4 @@
-"""Judging the base's greedy answers against the carrier's own (issue 35): pure, so `score` re-judges them.
+"""Judging the base's greedy answers against the carrier's own: pure, so `score` re-judges them.
 
 `generate._carrier_files` computes the carrier's answers from its files and asks the seat; the pairs are
 kept in canaries.jsonl (phase ``carrier``) and judged here, by generate and again by score.

@@ -1,4 +1,4 @@
-"""Seat integrity: canaries that tell whether the seat served each arm its own weights (issues 16, 25).
+"""Seat integrity: canaries that tell whether the seat served each arm its own weights.
 
 The gate's premise is that a difference between arms is the adapter's. A seat can
 break it silently: vLLM on CPU, base and adapters batched together, has answered
@@ -456,7 +456,7 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
 
 
 def _identity_lines(manifest: RunManifest | None, sessions: Sequence[int]) -> tuple[str, ...]:
-    """Per arm, what the identity of its weights rested on in the sessions behind the rows (issue 35)."""
+    """Per arm, what the identity of its weights rested on in the sessions behind the rows."""
     said: dict[str, str] = {}
     for index in sessions:
         s = _session(manifest, index)

@@ -1,7 +1,7 @@
 """The verdict layer: per-seed distances in, delta_cb, floors, verdicts and the ship pick out.
 
 Pure and small on purpose: it is the seam the lv-bronte reference case drives
-with constructed distances (DESIGN.md §3). Every registered floor rule is
+with constructed distances (docs/design.md §3). Every registered floor rule is
 applied to every candidate, always; the deciding rule decides and the others
 are shown, with `disagree` set wherever two rules give different verdicts.
 

@@ -9,7 +9,7 @@
 - `check_seat_url` the one seat-URL check is the root's `_seat_url.py` (spec, `generate --seat`, `seat --seat`)
 - `_artifact_kinds` the artifact kinds (record, README, compose): names, chain format, templates, requirements
 - `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
-- `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
+- `_rules`         the floor rules, named, versioned and dated (docs/design.md §3, §6b)
 - `_registration`  freezing a spec: hashes, the git commit, the registration record
 - `_weights`       an adapter's identity outside the seat: its weights file's sha256 (pinned at register)
 - `_workspace`     where a workspace is and how its paths are shown (strict YAML is the root's `_yaml.py`)

@@ -280,7 +280,7 @@ class AuthorGlobs(Kind):
 
 def author_key(name: str) -> str:
     """An author's name compared as people write it: case, accents, punctuation and spacing aside, and letters
-    that only look Latin (a Cyrillic С, a Greek Ο) read as the Latin letter they pass for (issue 35)."""
+    that only look Latin (a Cyrillic С, a Greek Ο) read as the Latin letter they pass for."""
     import unicodedata
 
     plain = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
