@@ -20,6 +20,9 @@ each rule. Re-scoring the same generations under the same rule gives the same
 result bytes (scoring is pure), so `record_score` sees the same sha256 and
 appends nothing: the record is current. Decisions and amendments are also kept
 structurally (`decisions.jsonl`, `amendments.jsonl`) for the report.
+
+Over 400 lines because every event (score, ship, note, amendment, anchor) goes through one
+transaction (preflight, render, commit) whose steps are private to it.
 """
 
 from __future__ import annotations

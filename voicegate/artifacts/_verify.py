@@ -24,6 +24,9 @@ Three witnesses, each covering what the one before cannot see:
 A markdown artifact ends with its newest marker line: any byte after it was not
 written by voicegate (a forged "Shipping decision", junk) and is broken, and the
 next entry refuses to seal it in (`_entries`).
+
+Over 400 lines because its three witnesses (the chains, the run's ledger, git) judge one set of
+files together, each reading what the one before found.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ when none is left).
 A crash at any point loses at most the generations in flight; the next run skips every
 stored key and cuts a torn last line.
 
-This module is over 400 lines because its claiming of cells, its arms-mixed workers and its
+Over 400 lines because its claiming of cells, its arms-mixed workers and its
 isolated turns share one state (each replica's queue, its due checks and the free cells) and one
 wake-up: split, each part would reach into the others' bookkeeping.
 """

@@ -73,6 +73,9 @@ this module the tallies and the verdict (and the replica facts `score` checks be
 reading the typed `RunManifest`; `generate/_canaries.py` plans the canaries and the checks.
 Both `generate` and `gate` use this module through `voicegate.scoring`: `gate` never imports
 `generate`.
+
+Over 400 lines because the tallies, the verdict and the replicas behind the rows read the same
+stored checks under one method; `generate` and `gate` call it whole.
 """
 
 from __future__ import annotations

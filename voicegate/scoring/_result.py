@@ -14,6 +14,10 @@ emitted for it.
 `from_json()` also reads results written by hand or by older versions (the
 report renders whatever is on disk): a missing field is None or empty, never an
 error, and an unknown verdict string is kept as a plain str.
+
+Over 400 lines because it is the one module that knows a result's JSON keys
+(tests/test_architecture.py holds every other module to attributes): every type of the result and
+its one JSON form, written and read back, stay together.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ timestamp and every float is rounded (6 decimals), so the same generations give
 the same bytes every time (docs/design.md §6 for the keys). `score_gate_both` also
 returns the same result with the numbers unrounded (`score --json`); both come
 from one computation, so they carry the same verdicts and the same pick.
+
+Over 400 lines because measuring a gate (distances toward every target, copying, damage) and scoring
+it share one pass over the rows and the cache.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ null, ``usage`` whole token counts. An answer that fails is a seat fault like a
 that trickles in a byte at a time is cut off when it runs out, not per read.
 
 The API key is only ever held in memory and sent as a Bearer header.
+
+Over 400 lines because retries, streaming, the whole-request deadline and the error mapping all act
+on one request's life and share its state.
 """
 
 from __future__ import annotations

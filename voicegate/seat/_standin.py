@@ -49,6 +49,9 @@ finish_reason)``). The completion's token count is its whitespace word count.
 Timing: a request waits ``request_overhead`` + its model's prefill time, then each token
 takes its model's time per token; a streamed answer sends each token when it is done, so
 a client sees the time to first token and the time per output token apart.
+
+Over 400 lines because it imitates one server: the HTTP handler, vLLM's streaming, the adapter
+endpoints and every fault knob share one lock and one state.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Everything that depends on something outside the spec text happens here, after
 `_check` has passed the text itself, so a validation error never depends on which
 machine the spec is read on.
+
+Over 400 lines because every check that needs the world (files, globs, the environment) runs here,
+after validation: `spec` has one boundary with I/O.
 """
 
 from __future__ import annotations
