@@ -62,13 +62,6 @@ def judge_carrier(seat: Sequence[str], local: Sequence[str], weights_sha256: str
     return CarrierCheck("unclear", told + ": not decided (another dtype can part answers at a near-tie)", shares, of)
 
 
-def carrier_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """A session's (one replica's) carrier probes of one arm judged again from canaries.jsonl: the problem, if
-    they failed."""
-    check = carrier_judged(rows)
-    return None if check is None else check.problem(str(rows[0].get("arm")))
-
-
 def carrier_judged(rows: Sequence[Mapping[str, Any]]) -> CarrierCheck | None:
     """One arm's kept probes judged again (None: there were none)."""
     if not rows:

@@ -256,12 +256,6 @@ def attribute(answer: str, arm: str, refs: Mapping[str, Sequence[str]], cal: Cal
     return Attribution("foreign", None, sims)
 
 
-def identity_problem(arm: str, text: str, against: Mapping[str, Any], cal: Calibration,
-                     params: CanaryParams) -> str | None:
-    """An answer that does not reproduce what the same weights answered in another session."""
-    return identity_outcome(arm, text, against, cal, params)[0]
-
-
 def identity_outcome(arm: str, text: str, against: Mapping[str, Any], cal: Calibration, params: CanaryParams,
                      version: Any = None) -> tuple[str | None, str | None]:
     """(the problem, or why it is not decided) of an answer held to what the same weights answered before.

@@ -106,10 +106,6 @@ def port_holder(port: int, host: str = "127.0.0.1") -> str | None:
         return None
 
 
-def port_free(port: int) -> bool:
-    return port_holder(port) is None
-
-
 @dataclass
 class VllmServer:
     """A running vLLM server: its OpenAI base URL and the process group to end."""
