@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
@@ -28,6 +29,14 @@ def _readme_block() -> str:
 def test_the_root_package_exports_the_use_cases() -> None:
     for name in ("register", "generate", "score", "amend", "ship", "note", "calibrate", "verify"):
         assert name in voicegate.__all__ and callable(getattr(voicegate, name)), name
+
+
+def test_generate_stays_the_use_case_once_its_subpackage_is_imported() -> None:
+    # Importing `voicegate.generate` binds the root's `generate` to the subpackage: it must be the use case.
+    import voicegate.generate as package
+
+    assert voicegate.generate is package and callable(voicegate.generate)
+    assert list(inspect.signature(voicegate.generate).parameters)[:2] == ["root", "gate"]
 
 
 def test_the_readme_block_runs_a_gate_end_to_end(tmp_path) -> None:

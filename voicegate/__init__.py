@@ -18,9 +18,9 @@ from voicegate._errors import GateFailed, SeatUnreachable, VoicegateError
 from voicegate._version import __version__
 
 if TYPE_CHECKING:
+    from voicegate import generate
     from voicegate.artifacts import FileCheck
     from voicegate.gate import amend, calibrate, note, register, score, ship
-    from voicegate.generate import GenerateResult
     from voicegate.spec import RULES, FloorRule, GateSpec, get_rule, load_spec
 
 # The use cases, one function each, as the commands of the same names run them (README, "From Python"); then
@@ -34,18 +34,6 @@ _LAZY = {"RULES": "voicegate.spec", "FloorRule": "voicegate.spec", "get_rule": "
          **{name: "voicegate.gate" for name in ("amend", "calibrate", "note", "register", "score", "ship")}}
 
 
-def generate(root: str | PathLike[str] | None, gate: str, **options: Any) -> "GenerateResult":
-    """Make every registered generation of `gate` not yet stored, as `voicegate generate` does.
-
-    `root` None means $VOICEGATE_WORKSPACE or the current directory. `options` are
-    `voicegate.generate.generate`'s: seat_url, concurrency, quiet, isolate_arms, canaries, wave_size, say.
-    """
-    from voicegate.generate import generate as run
-    from voicegate.spec import load_spec, workspace_root
-
-    return run(load_spec(workspace_root(root), gate), **options)
-
-
 def verify(root: str | PathLike[str] | None = None, gate: str | None = None) -> "list[FileCheck]":
     """Every artifact's append-only chain checked (one gate's, or every registered gate's), as `voicegate verify`
     does: each `FileCheck` says `.ok` and, when not, `.problem`."""
@@ -56,8 +44,12 @@ def verify(root: str | PathLike[str] | None = None, gate: str | None = None) -> 
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name == "generate":
+        # The subpackage itself, callable as the use case (`voicegate.generate(root, gate)`): once it is
+        # imported, Python binds this very name to it, so a function of the same name here would not last.
+        return importlib.import_module("voicegate.generate")
+    if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'voicegate' has no attribute {name!r}")

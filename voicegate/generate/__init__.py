@@ -25,14 +25,39 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import types
+from typing import Any
+
 from voicegate.generate._generate import generate
 from voicegate.generate._import import import_file
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._schedule import build_schedule, request_seed
 from voicegate.generate._simulate import simulate
 
+
+class _Package(types.ModuleType):
+    """This package, callable as the root package's use case: `voicegate.generate(root, gate, **options)`.
+
+    `voicegate.generate` names the package once it is imported (Python binds a subpackage to its parent's
+    attribute), so the use case is the package called, not a function beside it.
+    """
+
+    def __call__(self, root: str | os.PathLike[str] | None, gate: str, **options: Any) -> GenerateResult:
+        """Make every registered generation of `gate` not yet stored, as `voicegate generate` does.
+
+        `root` None means $VOICEGATE_WORKSPACE or the current directory; `options` are `generate`'s:
+        seat_url, concurrency, quiet, isolate_arms, canaries, wave_size, say.
+        """
+        from voicegate.spec import load_spec, workspace_root
+
+        return generate(load_spec(workspace_root(root), gate), **options)
+
+
+sys.modules[__name__].__class__ = _Package
+
 __all__ = [
-    "GenerateResult",
     "build_schedule",
     "generate",
     "import_file",
