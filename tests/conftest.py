@@ -40,7 +40,7 @@ def _scratch(variable: str, prefix: str) -> str:
 
 
 # Machine-wide state (the seats' adapter leases, `seat._leases`) and caches (the carriers' own answers,
-# `generate._carrier`) never go to the real home: fixtures built before a test's own (module- or
+# `generate._carrier_files`) never go to the real home: fixtures built before a test's own (module- or
 # session-scoped: a workspace generated once, a forking crash driver) use these; every test gets a fresh
 # state directory of its own and this process's cache again (`_clean_environment`).
 _SESSION_STATE = _scratch("VOICEGATE_STATE_DIR", "voicegate-test-state-")
@@ -66,7 +66,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest
         if (name.startswith("VOICEGATE_") and name not in _SUITE_SETTINGS) or name in _KEYS:
             monkeypatch.delenv(name)
     monkeypatch.setenv("VOICEGATE_STATE_DIR", str(tmp_path_factory.mktemp("state")))
-    # Derived answers of a carrier's own files (generate._carrier): one cache per test process, not the user's.
+    # Derived answers of a carrier's own files (generate._carrier_files): one cache per test process, not the user's.
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", _SUITE_CACHE)
     # The score tables fit the terminal; tests read the wide layout unless they ask for a narrow one.
     monkeypatch.setenv("COLUMNS", "130")

@@ -1,4 +1,4 @@
-"""The ways a command can end badly, each with its exit code (DESIGN.md §6, and 4 for `generate`)."""
+"""The ways a command can end badly, each with its exit code (docs/design.md §6, and 4 for `generate`)."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ import pytest
 from helpers.shared import VOICES
 from helpers.workspace import cli, gate_spec, manifest, registered_workspace, run_cli
 
-from voicegate.generate import _adapter_files, _carrier
+from voicegate.generate import _adapter_files, _carrier_files
 from voicegate.generate._adapter_files import merged_answers, why_not_plain
-from voicegate.generate._carrier import MAX_TOKENS, PROBE_SEED, PROBES, CarrierFiles, carrier_dir, hash_carrier
+from voicegate.generate._carrier_files import MAX_TOKENS, PROBE_SEED, PROBES, CarrierFiles, carrier_dir, hash_carrier
 from voicegate.seat import StandinSeat
 from voicegate.seat._standin import default_text
 
@@ -49,8 +49,8 @@ def _setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, fleet_readable: b
     """A readable carrier and adapter directories; each one's 'own' greedy answers are what the stand-in
     answers for its model when it serves it honestly. Returns the fleet's adapters for the stand-in."""
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(_carrier, "why_no_local", lambda: None)
-    monkeypatch.setattr(_carrier, "local_answers", _as_served("voices-base"))
+    monkeypatch.setattr(_carrier_files, "why_no_local", lambda: None)
+    monkeypatch.setattr(_carrier_files, "local_answers", _as_served("voices-base"))
     owner = {str(tmp_path / "adapters" / "ckpt475"): SERVED, str(tmp_path / "adapters" / "ckpt925"): RUNTIME}
 
     def merged(files: CarrierFiles, adapter: Path, prompts: list[str]) -> list[str]:
@@ -167,7 +167,7 @@ def test_the_merge_answers_as_the_voice_not_as_the_carrier_on_the_tiny_voices() 
     prompts = [ln.strip() for ln in (TINY / "prompts.txt").read_text().splitlines() if ln.strip()][:2]
     austen = merged_answers(files, TINY / "lv-austen", prompts)
     assert austen == merged_answers(files, TINY / "lv-austen", prompts)        # greedy: the same every time
-    assert austen != _carrier.local_answers(files, prompts) != merged_answers(files, TINY / "lv-anne", prompts)
+    assert austen != _carrier_files.local_answers(files, prompts) != merged_answers(files, TINY / "lv-anne", prompts)
 
 
 def test_the_carriers_bound_counts_the_adapters_bytes_and_nothing_over_it_is_read(

@@ -19,8 +19,8 @@ from helpers.workspace import cli, gate_spec, manifest, registered_workspace, ru
 
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_file
-from voicegate.generate import _carrier
-from voicegate.generate._carrier import (
+from voicegate.generate import _carrier_files
+from voicegate.generate._carrier_files import (
     MAX_BYTES,
     MEMOISED,
     PROBES,
@@ -33,7 +33,7 @@ from voicegate.generate._carrier import (
     over_bound,
 )
 from voicegate.generate._generate import generate
-from voicegate.scoring._carrier import agreement, judge_carrier
+from voicegate.scoring._carrier_agreement import agreement, judge_carrier
 from voicegate.seat import StandinSeat
 from voicegate.seat._standin import default_text
 from voicegate.spec._spec import load_spec
@@ -125,7 +125,7 @@ def test_local_answers_are_computed_once_per_carrier_and_prompts(tmp_path: Path)
 def _seat_answers(model: str):
     """The carrier's 'own' greedy answers for the stand-in: what the stand-in answers as `model`."""
     def local(files: CarrierFiles, prompts: list[str]) -> list[str]:
-        return [default_text(model, _carrier.PROBE_SEED, p, _carrier.MAX_TOKENS)[0] for p in prompts]
+        return [default_text(model, _carrier_files.PROBE_SEED, p, _carrier_files.MAX_TOKENS)[0] for p in prompts]
     return local
 
 
@@ -133,8 +133,8 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, serves_as_base: str
     carrier = tmp_path / "carrier"
     if not carrier.exists():    # a test may have made (and hashed) it first
         _carrier_dir(carrier)
-    monkeypatch.setattr(_carrier, "local_answers", local or _seat_answers("voices-base"))
-    monkeypatch.setattr(_carrier, "why_no_local", lambda: None)
+    monkeypatch.setattr(_carrier_files, "local_answers", local or _seat_answers("voices-base"))
+    monkeypatch.setattr(_carrier_files, "why_no_local", lambda: None)
     generators = {}
     if serves_as_base is not None:   # another model's weights answer every base request
         generators["voices-base"] = lambda model, seed, prompt, n: default_text(serves_as_base, seed, prompt, n)
@@ -199,7 +199,7 @@ def test_transformers_answers_from_the_tiny_carrier_are_deterministic_and_cached
     cache = tmp_path / "answers.json"
     first = cached_answers(cache, files, prompts).texts
     assert len(first) == 2 and all(len(a.split()) >= 3 for a in first)
-    assert _carrier.local_answers(files, prompts) == first      # greedy: the same tokens every time
+    assert _carrier_files.local_answers(files, prompts) == first      # greedy: the same tokens every time
     assert [e["answers"] for e in json.loads(cache.read_text()).values()] == [first]
 
 
@@ -224,12 +224,12 @@ def test_score_judges_the_kept_probes_again(tmp_path: Path, monkeypatch: pytest.
 
 def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     read: list[str] = []
-    real = _carrier.sha256_file
+    real = _carrier_files.sha256_file
 
     def counting(path: Path) -> str:
         read.append(Path(path).name)
         return real(path)
-    monkeypatch.setattr(_carrier, "sha256_file", counting)
+    monkeypatch.setattr(_carrier_files, "sha256_file", counting)
     return read
 
 
@@ -243,7 +243,7 @@ def _aged(d: Path, seconds: float = 60) -> Path:
 
 def _clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float = 60) -> None:
     """The memo's clock a minute on: a file's ctime (which no utime sets back) is then not 'just now' either."""
-    monkeypatch.setattr(_carrier, "time_ns", lambda: time.time_ns() + int(seconds * 1e9))
+    monkeypatch.setattr(_carrier_files, "time_ns", lambda: time.time_ns() + int(seconds * 1e9))
 
 
 def _never(*args: object) -> str:
@@ -274,7 +274,7 @@ def test_a_carrier_over_the_bound_is_neither_hashed_nor_loaded_and_the_record_sa
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("VOICEGATE_CARRIER_MAX_BYTES", "6")    # the weights are b"weights": 7 bytes
-    monkeypatch.setattr(_carrier, "sha256_file", _never)
+    monkeypatch.setattr(_carrier_files, "sha256_file", _never)
     _carrier_dir(tmp_path / "carrier")
     root, result = _run(tmp_path, monkeypatch, local=_never)
     assert not result.canaries.failed
@@ -374,7 +374,7 @@ def test_a_corrupt_memo_is_ignored_and_rewritten(tmp_path: Path, monkeypatch: py
 
 
 def test_the_memo_keeps_the_last_files_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_carrier, "MEMO_KEEP", 2)
+    monkeypatch.setattr(_carrier_files, "MEMO_KEEP", 2)
     _clock_ahead(monkeypatch)
     memo = tmp_path / "file-hashes.json"
     dirs = [carrier_dir(str(_aged(_carrier_dir(tmp_path / f"c{i}", f"weights {i}".encode())))) for i in range(3)]
@@ -390,7 +390,7 @@ def test_a_memo_hit_is_said_in_the_base_identity_and_the_record(
     monkeypatch.setenv("VOICEGATE_CACHE_DIR", str(tmp_path / "cache"))
     _clock_ahead(monkeypatch)
     carrier = _aged(_carrier_dir(tmp_path / "carrier"))
-    assert carrier_files(str(carrier), _carrier.hash_memo()) is not None     # an earlier session hashed it
+    assert carrier_files(str(carrier), _carrier_files.hash_memo()) is not None     # an earlier session hashed it
     read = _count_hashes(monkeypatch)
     root, result = _run(tmp_path, monkeypatch)
     assert not result.canaries.failed and "model.safetensors" not in read
@@ -440,7 +440,7 @@ def _probed(where: Path) -> list[str]:
     from voicegate._hashing import sha256_text
 
     prompts = [ln for ln in (where / "ws" / "prompts" / "beats.txt").read_text().splitlines() if ln.strip()]
-    asked = (prompts + [p for p in _carrier.PAD_PROMPTS if p not in prompts])[:PROBES]
+    asked = (prompts + [p for p in _carrier_files.PAD_PROMPTS if p not in prompts])[:PROBES]
     rows = [json.loads(x) for x in (where / "ws" / "runs" / GATE / "canaries.jsonl").read_text().splitlines()]
     assert [r["prompt_sha256"] for r in rows if r["phase"] == "carrier"] == [sha256_text(p) for p in asked]
     return asked

@@ -11,7 +11,7 @@ finish before it exits (what made `seat up`'s stop take 30 s with a request in f
 
 Its text is the stand-in's pseudo-prose, not the carrier's: a root naming the carrier's directory would be a
 seat claiming weights it does not serve, which `generate` checks (the base's greedy answers against the
-carrier's own files, `generate._carrier`) and fails. So the root says what it is.
+carrier's own files, `generate._carrier_files`) and fails. So the root says what it is.
 """
 
 from __future__ import annotations

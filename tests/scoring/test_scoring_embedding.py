@@ -147,9 +147,10 @@ def test_without_the_embedding_extra_the_view_is_refused_in_one_line(tmp_path, m
     from voicegate.spec._spec import spec_path
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # what an uninstalled package looks like
-    from voicegate.scoring._embedding import MISSING, available, loader
+    from voicegate.scoring._embedding import MISSING, loader
+    from voicegate.spec._views import VIEW_SPECS
 
-    assert not available()
+    assert VIEW_SPECS["embedding"].unavailable() == MISSING
     with pytest.raises(VoicegateError, match=r"pip install 'voicegate\[embedding\]'") as refused:
         loader("m", None, str(tmp_path))(["a text"])
     assert str(refused.value) == MISSING and "\n" not in MISSING

@@ -15,7 +15,8 @@ from voicegate._figures import ratio_text
 from voicegate.report._table import make_console, print_score
 from voicegate.scoring import GateResult, decide
 from voicegate.scoring import result_text as result_json
-from voicegate.scoring._verdicts import decision_result
+from voicegate.scoring._result import ArmResult, CandidateResult, Control
+from voicegate.scoring._verdicts import ArmVoice, Decision
 from voicegate.spec._rules import RULES
 
 # Constructed per-seed distances for lv-bronte (DESIGN.md §3): base and ckpt475
@@ -29,6 +30,21 @@ CKPT475 = {s: d + (0.830 - 0.193 - sum(CKPT475.values()) / 3) for s, d in CKPT47
 DIST = {"base": BASE, "ckpt475": CKPT475, "ckpt925": CKPT925}
 OK = {"ckpt475": "NOT-COPIED", "ckpt925": "NOT-COPIED"}
 CLEAN = {"ckpt475": "NO-DAMAGE", "ckpt925": "NO-DAMAGE"}
+
+
+def decision_result(decision: Decision, gate: str) -> GateResult:
+    """A decision alone as a GateResult (no copying or damage statistics): the verdict seam, printable."""
+    def stats(a: ArmVoice) -> dict[str, Any]:
+        return {"name": a.name, "role": a.role, "model": a.name, "distances": a.distances,
+                "mean_distance": a.mean_distance, "spread": a.spread}
+
+    arms: list[ArmResult] = [ArmResult(**stats(decision.base))]
+    arms += [CandidateResult(**stats(c), delta_cb=c.delta_cb, floors=c.floors, voice=c.voice, ratios=c.ratios,
+                             ratio=c.ratio, disagree=c.disagree, copying=c.copying, damage=c.damage,
+                             detectable=c.detectable)
+             for c in decision.candidates]
+    return GateResult(gate=gate, rule=decision.rule, ships=decision.ships,
+                      control=Control(arm=decision.base.name, overlap=None), arms=tuple(arms))
 
 
 # The rules in force when lv-bronte was gated and amended: its history is told under these two.

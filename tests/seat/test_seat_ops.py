@@ -9,7 +9,7 @@ import pytest
 
 from voicegate._errors import VoicegateError
 from voicegate.seat import StandinSeat
-from voicegate.seat._carrier import gb, memory_table, parse_bytes
+from voicegate.seat._carrier_fit import gb, memory_table, parse_bytes
 from voicegate.seat._client import BadAnswer, parse_chat_stream
 from voicegate.seat._cost import ARMS, CostResult, Run, schedule
 from voicegate.seat._drift import compare

@@ -178,7 +178,8 @@ def test_the_estimate_is_measured_on_the_seat_it_reaches_or_names_its_constant(t
     assert done.code == 0, done.stderr
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("  on a real seat: "))
     assert re.fullmatch(r"  on a real seat: ~[\d,]+ completion tokens, roughly \d+ s at 108\.2 tok/s per sequence in "
-                        r"flight, a constant, the fleet GPU seat's LoRA decode speed \(DESIGN\.md §5\): the seat at "
+                        r"flight, a constant, the fleet GPU seat's LoRA decode speed \(docs/design\.md §5\): "
+                        r"the seat at "
                         + re.escape(closed) + r" did not answer a probe \(.*connection refused.*\)", line), line
     # 0.02 s per token: a 32-token answer takes ~0.64 s, about 50 tok/s
     spec = base_spec()

@@ -23,7 +23,7 @@ from voicegate.scoring import _views as scoring_views
 from voicegate.scoring._signature import Signature
 from voicegate.spec import VIEW_SPECS, Model, ViewSpec, load_spec
 
-TOY = ViewSpec("toy", keys=("voice.model", "voice.revision"), signature_keys=("toy_model",),
+TOY = ViewSpec("toy", signature_keys=("toy_model",),
                model=Model("the toy model"))
 
 
@@ -144,7 +144,7 @@ def test_no_artifact_inside_the_model_directory(tmp_path: Path, view: str) -> No
 
 def test_a_module_the_view_needs_is_looked_up_before_anything_is_committed(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    needy = ViewSpec("toy", keys=TOY.keys, signature_keys=TOY.signature_keys, model=TOY.model,
+    needy = ViewSpec("toy", signature_keys=TOY.signature_keys, model=TOY.model,
                      requires=("voicegate_no_such_module",), missing="the toy view needs voicegate_no_such_module")
     monkeypatch.setitem(VIEW_SPECS, "toy", needy)
     monkeypatch.setattr(Toy, "descriptor", needy)

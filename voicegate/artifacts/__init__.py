@@ -17,7 +17,6 @@ The discipline itself (markers, atomic writes, locks) lives in `_chain`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from voicegate.artifacts._compose import has_module
 from voicegate.artifacts._entries import (
@@ -25,7 +24,6 @@ from voicegate.artifacts._entries import (
     amendments,
     current_state,
     decisions,
-    load_state,
     notes,
     record_amendment,
     record_anchor,
@@ -39,9 +37,10 @@ from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._format import one_line, ratio_of
 from voicegate.artifacts._in_force import InForce, in_force
 from voicegate.artifacts._recorded import recorded_entries
-from voicegate.artifacts._verify import describe, run_dir, verify_gates
+from voicegate.artifacts._verify import FileCheck, describe, verify_gates
 from voicegate.run import RunManifest
 from voicegate.scoring import GateResult
+from voicegate.spec import GateSpec, Registration
 
 
 def entry_count(path: Path) -> int:
@@ -66,7 +65,7 @@ def gate_records(root: Path) -> dict[str, Path]:
     return out
 
 
-def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
+def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, scores: str | None = None, error_rates: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
     return _record_score(spec, registration, result, run, scores=scores, error_rates=error_rates)
@@ -74,6 +73,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
 
 __all__ = [
     "AmendmentChange",
+    "FileCheck",
     "InForce",
     "amendments",
     "current_state",
@@ -83,7 +83,6 @@ __all__ = [
     "gate_records",
     "has_module",
     "in_force",
-    "load_state",
     "notes",
     "one_line",
     "ratio_of",
@@ -95,7 +94,6 @@ __all__ = [
     "record_ship",
     "recorded_entries",
     "result_sha256",
-    "run_dir",
     "verdict_lock",
     "verify_gates",
 ]

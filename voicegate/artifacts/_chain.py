@@ -24,7 +24,7 @@ calls it broken and the next entry refuses to seal it in (`md_tail`).
 
 **compose.yaml**. Entries are comment blocks inserted mid-file, directly above
 the adapter's ``--lora-modules`` item, so a prefix hash cannot work. As
-DESIGN.md §4 says, each entry's marker records the hash of the WHOLE file as it
+docs/design.md §4 says, each entry's marker records the hash of the WHOLE file as it
 was before the entry went in::
 
     # voicegate:entry N lines=K body=<B> sha256=<H>
@@ -327,7 +327,7 @@ def compose_verify(path: Path) -> Report:
         if start < 0 or body_hash(lines[start:m.index]) != m.body or not all(map(is_comment, lines[start:m.index])):
             report.problem = f"entry {m.number} was edited: its {m.lines - 1} comment lines are not what was written"
             return report
-    # Then the walk back from the newest entry (DESIGN.md §4).
+    # Then the walk back from the newest entry (docs/design.md §4).
     current = list(lines)
     failures: list[int] = []
     for n in range(count, 0, -1):

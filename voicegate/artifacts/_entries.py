@@ -20,6 +20,9 @@ each rule. Re-scoring the same generations under the same rule gives the same
 result bytes (scoring is pure), so `record_score` sees the same sha256 and
 appends nothing: the record is current. Decisions and amendments are also kept
 structurally (`decisions.jsonl`, `amendments.jsonl`) for the report.
+
+Over 400 lines because every event (score, ship, note, amendment, anchor) goes through one
+transaction (preflight, render, commit) whose steps are private to it.
 """
 
 from __future__ import annotations
@@ -46,16 +49,16 @@ from voicegate.artifacts._format import candidates, one_line, render, stamp
 from voicegate.artifacts._transaction import Write, read_or_none
 from voicegate.run import RunManifest, read_generations, read_rows
 from voicegate.scoring import GateResult, is_result
-from voicegate.spec import ArtifactKind, Event, artifact_kind, check_artifact_paths, shown_path
+from voicegate.spec import ArtifactKind, Event, GateSpec, Registration, artifact_kind, check_artifact_paths, shown_path
 
 # -- state ---------------------------------------------------------------------------
 
 
-def _display(spec: Any, path: Path) -> str:
+def _display(spec: GateSpec, path: Path) -> str:
     return shown_path(spec.root, path)
 
 
-def load_state(spec: Any) -> dict[str, Any] | None:
+def load_state(spec: GateSpec) -> dict[str, Any] | None:
     """recorded.json, checked to be what `_current` writes; a damaged one is refused, naming it."""
     path = spec.run.recorded
     if not path.exists():
@@ -83,7 +86,7 @@ def load_state(spec: Any) -> dict[str, Any] | None:
     return state
 
 
-def _state_write(spec: Any, state: dict[str, Any]) -> Write:
+def _state_write(spec: GateSpec, state: dict[str, Any]) -> Write:
     path = spec.run.recorded
     data = (json.dumps(state, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
     return Write(path, read_or_none(path), data)
@@ -102,15 +105,15 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return read_rows(path)
 
 
-def decisions(spec: Any) -> list[dict[str, Any]]:
+def decisions(spec: GateSpec) -> list[dict[str, Any]]:
     return _jsonl(spec.run.decisions)
 
 
-def amendments(spec: Any) -> list[dict[str, Any]]:
+def amendments(spec: GateSpec) -> list[dict[str, Any]]:
     return _jsonl(spec.run.amendments)
 
 
-def notes(spec: Any) -> list[dict[str, Any]]:
+def notes(spec: GateSpec) -> list[dict[str, Any]]:
     return _jsonl(spec.run.notes)
 
 
@@ -118,17 +121,17 @@ def result_sha256(result: GateResult) -> str:
     return sha256_json(result.to_json())
 
 
-def _artifact_paths(spec: Any) -> list[Path]:
+def _artifact_paths(spec: GateSpec) -> list[Path]:
     return list(spec.artifacts.named().values())
 
 
-def _kinds(spec: Any) -> list[tuple[ArtifactKind, Path]]:
+def _kinds(spec: GateSpec) -> list[tuple[ArtifactKind, Path]]:
     """The artifacts the spec names, with their kinds, in `ARTIFACT_KINDS`'s order (the record first)."""
     return [(artifact_kind(name), path) for name, path in spec.artifacts.named().items()]
 
 
 @contextmanager
-def verdict_lock(spec: Any, command: str) -> Iterator[list[str]]:
+def verdict_lock(spec: GateSpec, command: str) -> Iterator[list[str]]:
     """The gate's lock and every artifact's, all taken before anything is read or written.
 
     An unfinished entry left by a killed command is completed first; the lines
@@ -149,14 +152,14 @@ def verdict_lock(spec: Any, command: str) -> Iterator[list[str]]:
 # -- writing all three ---------------------------------------------------------------
 
 
-def _featured(spec: Any, result: GateResult) -> tuple[str | None, str]:
+def _featured(spec: GateSpec, result: GateResult) -> tuple[str | None, str]:
     shipped = decisions(spec)
     if shipped:
         return shipped[-1]["arm"], "shipped"
     return result.ships, "recommended"
 
 
-def _preflight(spec: Any, event: str, bodies: dict[str, str]) -> dict[str, str]:
+def _preflight(spec: GateSpec, event: str, bodies: dict[str, str]) -> dict[str, str]:
     """Refuse before any byte is written; returns why an artifact gets no entry, by kind (none: all do)."""
     for kind, path in _kinds(spec):
         if kind.folder and not path.parent.is_dir():
@@ -190,11 +193,11 @@ class _Entry:
     said: list[str]
 
 
-def _md_check(spec: Any, path: Path, body: str) -> None:
+def _md_check(spec: GateSpec, path: Path, body: str) -> None:
     """Nothing to check before a markdown append beyond what `_md_write` refuses itself."""
 
 
-def _md_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry: _Entry, header: str = "") -> None:
+def _md_write(spec: GateSpec, artifact: str, path: Path, body: str, kind: str, entry: _Entry, header: str = "") -> None:
     before = read_or_none(path)
     if before and (tail := _chain.md_tail(before)):
         # Sealing them into the next entry's hash would make `verify` vouch for bytes voicegate never wrote.
@@ -206,13 +209,13 @@ def _md_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry:
     entry.said.append(f"{_display(spec, path)}: appended entry {number} ({kind})")
 
 
-def _compose_check(spec: Any, path: Path, body: str) -> None:
+def _compose_check(spec: GateSpec, path: Path, body: str) -> None:
     if not path.is_file():
         raise VoicegateError(f"{path}: compose file not found")
     _compose.plan(path, path.read_bytes(), spec.gate, _lines(body))
 
 
-def _compose_write(spec: Any, artifact: str, path: Path, body: str, kind: str, entry: _Entry,
+def _compose_write(spec: GateSpec, artifact: str, path: Path, body: str, kind: str, entry: _Entry,
                    header: str = "") -> None:
     lines = _lines(body)
     before = path.read_bytes()
@@ -240,7 +243,7 @@ class _Writer:
 _WRITERS = {"markdown": _Writer(_md_check, _md_write), "compose": _Writer(_compose_check, _compose_write)}
 
 
-def _render_all(spec: Any, event: Event, ctx: dict[str, Any]) -> _Entry:
+def _render_all(spec: GateSpec, event: Event, ctx: dict[str, Any]) -> _Entry:
     """Every artifact's new bytes, rendered and checked in memory (the caller holds `verdict_lock`)."""
     kinds = _kinds(spec)
     bodies = {kind.name: render(kind.template_for(event), **ctx) for kind, _ in kinds}
@@ -258,7 +261,7 @@ def _render_all(spec: Any, event: Event, ctx: dict[str, Any]) -> _Entry:
     return entry
 
 
-def _commit(spec: Any, kind: str, when: _dt.datetime, entry: _Entry, state_writes: list[Write],
+def _commit(spec: GateSpec, kind: str, when: _dt.datetime, entry: _Entry, state_writes: list[Write],
             result: GateResult | str) -> list[str]:
     """The artifacts, the run's state and the ledger line, as one transaction (`result`: the entry's result, or
     the sha256 of what it states when it states no result)."""
@@ -271,7 +274,7 @@ def _commit(spec: Any, kind: str, when: _dt.datetime, entry: _Entry, state_write
     return entry.said
 
 
-def _base_ctx(spec: Any, result: GateResult, when: _dt.datetime) -> dict[str, Any]:
+def _base_ctx(spec: GateSpec, result: GateResult, when: _dt.datetime) -> dict[str, Any]:
     featured, featured_as = _featured(spec, result)
     return {
         "gate": spec.gate, "author": spec.author, "spec_path": _display(spec, spec.path),
@@ -283,7 +286,7 @@ def _base_ctx(spec: Any, result: GateResult, when: _dt.datetime) -> dict[str, An
     }
 
 
-def _run_ctx(spec: Any, run: RunManifest | None) -> dict[str, Any]:
+def _run_ctx(spec: GateSpec, run: RunManifest | None) -> dict[str, Any]:
     """What the record says about the run, whichever command wrote run.json."""
     rows = read_generations(spec.generations_path)
     run = run or RunManifest.from_json({})
@@ -318,7 +321,7 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 # -- score ---------------------------------------------------------------------------
 
 
-def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
+def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, now: _dt.datetime | None = None, scores: str | None = None,
                  error_rates: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
@@ -336,11 +339,11 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
             return said + [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
                             f"same rule {result.rule}); nothing appended")]
         ctx = _base_ctx(spec, result, when)
-        reg = getattr(registration, "data", registration) or {}
+        reg = registration.data
         ctx["reg"] = {"spec_path": reg.get("spec_path", ctx["spec_path"]), "spec_sha256": reg.get("spec_sha256", "?"),
                       "spec_file_sha256": reg.get("spec_file_sha256"),
                       "registered_at": reg.get("registered_at", "?"),
-                      "commit": getattr(registration, "commit", None) or reg.get("commit"),
+                      "commit": registration.commit or reg.get("commit"),
                       "follows": reg.get("follows") or []}
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
@@ -350,7 +353,7 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 
 
-def record_anchor(spec: Any, result: GateResult, command: str, registration_commit: str | None = None, *,
+def record_anchor(spec: GateSpec, result: GateResult, command: str, registration_commit: str | None = None, *,
                   now: _dt.datetime | None = None) -> list[str]:
     """Numbers about to be shown before any verdict is recorded: anchor them at HEAD in the record's chain first.
 
@@ -380,7 +383,7 @@ def record_anchor(spec: Any, result: GateResult, command: str, registration_comm
         return said + _commit(spec, "anchor", when, entry, [], result)
 
 
-def record_calibration(spec: Any, calibration: Any, generations_sha256: str, *,
+def record_calibration(spec: GateSpec, calibration: Any, generations_sha256: str, *,
                        now: _dt.datetime | None = None) -> list[str]:
     """A pilot's error rates at K seeds, chained into its record: what a later gate's `register` quotes.
 
@@ -410,7 +413,7 @@ def record_calibration(spec: Any, calibration: Any, generations_sha256: str, *,
         return said + _commit(spec, "calibration", when, entry, [], digest)
 
 
-def _numbers_at(spec: Any) -> str | None:
+def _numbers_at(spec: GateSpec) -> str | None:
     """Where this gate's numbers sit in git's history: the first score entry's commit if the record has one,
     else HEAD now (this is the first). None outside git: the record then states no order."""
     from voicegate.spec import head, recorded_numbers_at
@@ -418,7 +421,7 @@ def _numbers_at(spec: Any) -> str | None:
     return recorded_numbers_at(spec.artifacts.record) or head(spec.root)
 
 
-def _anchored_before_score(spec: Any) -> bool:
+def _anchored_before_score(spec: GateSpec) -> bool:
     """Whether the record anchors its numbers in an entry that came before any score (`record_anchor`)."""
     from voicegate.spec import scored_under
 
@@ -427,7 +430,7 @@ def _anchored_before_score(spec: Any) -> bool:
     return "## Numbers first shown — " in text and not scored_under(text)
 
 
-def _current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> Write:
+def _current(spec: GateSpec, state: dict[str, Any], result: GateResult, kind: str, when: _dt.datetime) -> Write:
     """recorded.json with `result` as the one now in force."""
     state["results"][result.rule] = result_sha256(result)
     state.update(current=result.to_json(), current_kind=kind, time=stamp(when))
@@ -437,7 +440,7 @@ def _current(spec: Any, state: dict[str, Any], result: GateResult, kind: str, wh
 # -- ship ----------------------------------------------------------------------------
 
 
-def current_state(spec: Any, what: str) -> tuple[dict[str, Any], GateResult]:
+def current_state(spec: GateSpec, what: str) -> tuple[dict[str, Any], GateResult]:
     """The recorded state and the result now in force; refuses when nothing was scored yet."""
     state = load_state(spec)
     if not state or "current" not in state:
@@ -446,7 +449,7 @@ def current_state(spec: Any, what: str) -> tuple[dict[str, Any], GateResult]:
     return state, GateResult.from_json(state["current"])
 
 
-def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:
+def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:
     """A person's decision, appended beside the verdicts; never changes one."""
     reason = one_line(reason or "")
     if not reason or not re.search(r"[^\W\d_]{2,}", reason):
@@ -487,11 +490,11 @@ def record_ship(spec: Any, arm: str, reason: str, *, now: _dt.datetime | None = 
                                        result)
 
 
-def record_note(spec: Any, text: str, *, now: _dt.datetime | None = None) -> list[str]:
+def record_note(spec: GateSpec, text: str, *, now: _dt.datetime | None = None) -> list[str]:
     """A person's note, appended to every artifact at this point of the history; it changes no verdict.
 
     Where a defect is found and deliberately left alone, the record says so before any correction: a later
-    post-hoc amendment is then read against a note that predates it (DESIGN.md §6b, lv-bronte's story).
+    post-hoc amendment is then read against a note that predates it (docs/design.md §6b, lv-bronte's story).
     """
     text = one_line(text or "")
     if not text or not re.search(r"[^\W\d_]{2,}", text):
@@ -514,7 +517,7 @@ def record_note(spec: Any, text: str, *, now: _dt.datetime | None = None) -> lis
 # -- amend ---------------------------------------------------------------------------
 
 
-def _recorded_notes(spec: Any) -> list[dict[str, Any]]:
+def _recorded_notes(spec: GateSpec) -> list[dict[str, Any]]:
     """The notes the record's chained entries hold (notes.jsonl is a cache a user can edit or delete)."""
     from voicegate.artifacts._recorded import recorded_entries
 
@@ -547,7 +550,7 @@ class AmendmentChange:
         return out
 
 
-def record_amendment(spec: Any, old: GateResult, new: GateResult, changes: list[AmendmentChange], *,
+def record_amendment(spec: GateSpec, old: GateResult, new: GateResult, changes: list[AmendmentChange], *,
                      reason: str, rule_registered: str, generations_sha256: str, state: dict[str, Any],
                      when: _dt.datetime, citation: Any) -> list[str]:
     """Render an amendment already allowed by `gate._amend` and append it everywhere.

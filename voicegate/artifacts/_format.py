@@ -3,7 +3,7 @@
 The same phrases ("VOICE FAIL (global-max-spread: +0.193 vs floor 0.251, 0.8x;
 pairwise-max-spread would PASS 2.1x: DISAGREE)") appear in the record, the
 README and the compose comment, so they are built here once. Both floors are
-always printed beside each other (DESIGN.md §3): neither can be quoted alone.
+always printed beside each other (docs/design.md §3): neither can be quoted alone.
 
 **Nothing from outside reaches an artifact raw.** Every value a template prints
 (`{{ ... }}`) passes through the environment's `finalize`, so no template can

@@ -13,6 +13,7 @@ from typing import Any
 
 from voicegate.artifacts._entries import amendments, load_state, result_sha256
 from voicegate.scoring import GateResult
+from voicegate.spec import GateSpec
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class InForce:
                 f"the decision in force is under {self.result.rule}")
 
 
-def in_force(spec: Any, result: GateResult) -> InForce | None:
+def in_force(spec: GateSpec, result: GateResult) -> InForce | None:
     """The recorded amendment that supersedes `result` (same generations, another rule), if any."""
     state = load_state(spec) or {}
     if state.get("current_kind") != "amend" or not isinstance(state.get("current"), dict):

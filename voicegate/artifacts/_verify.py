@@ -24,6 +24,9 @@ Three witnesses, each covering what the one before cannot see:
 A markdown artifact ends with its newest marker line: any byte after it was not
 written by voicegate (a forged "Shipping decision", junk) and is broken, and the
 next entry refuses to seal it in (`_entries`).
+
+Over 400 lines because its three witnesses (the chains, the run's ledger, git) judge one set of
+files together, each reading what the one before found.
 """
 
 from __future__ import annotations
@@ -282,7 +285,7 @@ def _check_pending(root: Path, gate: str, run: RunDir, checks: dict[Path, FileCh
 
 
 def _text_after(fc: FileCheck) -> None:
-    """Bytes after a sealed chain's newest marker (markdown) were not voicegate's: broken (issue 25, finding 8)."""
+    """Bytes after a sealed chain's newest marker (markdown) were not voicegate's: broken."""
     if not _chain.chain_of(fc.kind).sealed or fc.report is None or not fc.report.ok:
         return
     tail = _chain.md_tail(fc.path.read_bytes())

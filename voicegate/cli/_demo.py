@@ -78,6 +78,6 @@ def simulate_cmd(
         check_registered(spec)   # a registered gate whose files changed: refused here as `generate` would refuse it
     for line in simulate(root, gate, token_time=token_time, seat_url=seat).lines():
         typer.echo(line)
-    # The design it would register (issue 31): seeds, words per pool, a pilot's power where one is on file.
+    # The design it would register: seeds, words per pool, a pilot's power where one is on file.
     for line in design_lines(spec):
         typer.echo(line, err=line.startswith("warning:"))

@@ -6,6 +6,9 @@ are resolved there (``seat._commands``: --seat, $VOICEGATE_SEAT_URL, the workspa
 table (or JSON with ``--json``),
 and maps the outcome to an exit code: 0 in step / safe, 1 drift / holders remain /
 unsupported, 2 bad input or a refusal, 3 the seat or proxy unreachable.
+
+Over 400 lines because it declares the `seat` subcommands' typer signatures and printing, each thin;
+their logic is `voicegate.seat`'s.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ SHIP_ANY = ("a person ships ckpt475 whatever its verdict: the decision is record
 
 
 def steps(seat_url: str, gate: str = GATE, amend_reason: str = AMEND_REASON, *, known: bool = True) -> list[Step]:
-    """The seeds' story in the seeds' order (DESIGN.md §3, the lv-bronte reference case).
+    """The seeds' story in the seeds' order (docs/design.md §3, the lv-bronte reference case).
 
     `known`: the stand-in's verdicts are known ahead (ckpt475 FAILs under global), so the steps say
     so; a real seat's are not, and the same steps say only what each command does.

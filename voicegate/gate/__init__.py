@@ -12,20 +12,16 @@
 Each returns what was said about the artifacts it touched; the CLI prints it.
 """
 
-from voicegate.artifacts import InForce
 from voicegate.gate._amend import amend, amend_spec
-from voicegate.gate._calibrate import Calibration, calibrate, design_lines
+from voicegate.gate._calibrate import calibrate, design_lines
 from voicegate.gate._init import init_workspace
-from voicegate.gate._register import Registered, register
+from voicegate.gate._register import register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import note, ship
 from voicegate.gate._state import GateState
 
 __all__ = [
-    "Calibration",
     "GateState",
-    "InForce",
-    "Registered",
     "ScoreOutcome",
     "amend",
     "amend_spec",

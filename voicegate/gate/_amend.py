@@ -1,7 +1,7 @@
 """`amend`: re-score the SAME stored generations under another registered rule.
 
 The amendment policy lives here, not in the artifact writer, because it is what
-makes an amendment honest (DESIGN.md §3, §6b):
+makes an amendment honest (docs/design.md §3, §6b):
 
 - the rule must have been registered before the amendment (a rule invented
   after seeing the numbers is not a correction);

@@ -15,6 +15,7 @@ from typing import Any
 from voicegate.artifacts import InForce, amendments
 from voicegate.gate._error_rates import ErrorRates
 from voicegate.scoring import GateResult
+from voicegate.spec import GateSpec
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class GateState:
         return {**head, **data}
 
 
-def gate_state(spec: Any, registered: GateResult, full: GateResult | None, in_force: InForce | None,
+def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, in_force: InForce | None,
                full_in_force: GateResult | None = None) -> GateState:
     """The state in force for a score whose registered-rule result is `registered` (`full`: at full precision)."""
     if in_force is None:

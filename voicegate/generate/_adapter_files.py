@@ -2,12 +2,12 @@
 
 An answer the same weights gave earlier (`_identity`) holds nothing in a fresh data directory, and
 nothing across a vLLM upgrade. What the seat does not control is the adapter's own files: where the
-carrier's directory was read for the base (`_carrier`) and an adapter arm's directory is readable
+carrier's directory was read for the base (`_carrier_files`) and an adapter arm's directory is readable
 here too (its ``adapter_config.json`` and ``adapter_model.safetensors``: the spec's ``adapter_path``,
 else the root the seat lists), its greedy answers to the same probes are computed locally — the
 carrier's weights with the adapter's LoRA merged in (``W + alpha/r · B·A``, float32, CPU, no library
 beyond transformers) — and the seat is asked the same, one arm at a time, before the run. They are
-judged as the base's are (`scoring._carrier`): at most one of six agreeing fails the session, all but
+judged as the base's are (`scoring._carrier_agreement`): at most one of six agreeing fails the session, all but
 one holds (and then decides an identity a version change left undecided), in between is not decided.
 
 Only a plain LoRA is merged (no DoRA, no per-module rank or alpha, no extra trained modules): any
@@ -27,7 +27,7 @@ from typing import Any
 
 from voicegate._figures import gb
 from voicegate._hashing import sha256_file, sha256_text
-from voicegate.generate._carrier import (
+from voicegate.generate._carrier_files import (
     BOUND_ENV,
     MAX_TOKENS,
     PAD_PROMPTS,
@@ -171,8 +171,8 @@ async def check_adapters(clients: Mapping[str, Any], arms: Sequence[tuple[str, s
                                f"({type(exc).__name__}: {str(exc)[:120]})", of=""))
             continue
         verdicts, rows = [], []
-        for url, client in clients.items():
-            seat = await probe_seat(client, model, asked)
+        answers = await asyncio.gather(*(probe_seat(client, model, asked) for client in clients.values()))
+        for url, seat in zip(clients, answers, strict=True):
             check = judge_carrier(seat, got.texts, files.weights_sha256, MAX_TOKENS, found.sha256)
             if check.status != "holds" and len(clients) > 1:
                 check = CarrierCheck(check.status, f"{check.why} (replica {url})", check.agreements, check.of)

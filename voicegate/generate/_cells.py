@@ -1,4 +1,4 @@
-"""Cells: the unit a gate is spread over replicas by (issue 13).
+"""Cells: the unit a gate is spread over replicas by.
 
 A cell is one (kind, seed, prompt) with every arm. Arms are compared cell by cell
 (the same prompt under the same request seed), so every arm of a cell must come

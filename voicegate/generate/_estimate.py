@@ -1,6 +1,6 @@
 """How long a gate's generation would take on a real seat: measured on the seat `seat simulate` can reach.
 
-A constant speed misled (issue 33): the fleet GPU seat's 108.2 tok/s said "1 min" for a gate the CPU
+A constant speed misled: the fleet GPU seat's 108.2 tok/s said "1 min" for a gate the CPU
 seat took 111-165 s over. So the estimate asks the seat the run would use (`--seat`,
 `$VOICEGATE_SEAT_URL`, else the spec's) for one short answer each of the base and up to two served
 candidates, in turn as a run sends them, timed end to end (queueing, prefill, decode, adapter
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from voicegate._errors import VoicegateError
 from voicegate.spec import GateSpec
 
-# Decode speed the fleet's seat measured (DESIGN.md §5), the LoRA one (the slower of the two), per
+# Decode speed the fleet's seat measured (docs/design.md §5), the LoRA one (the slower of the two), per
 # sequence in flight: the estimate's speed when no seat answers the probe.
 SEAT_LORA_TOK_S = 108.2
 PROBE_MAX_TOKENS = 64      # one short answer: 0.5-1.5 s on the 2-core CPU seat, a blink on a GPU
@@ -34,13 +34,14 @@ class Speed:
 
 
 def constant(why: str) -> Speed:
-    return Speed(SEAT_LORA_TOK_S, False, f"a constant, the fleet GPU seat's LoRA decode speed (DESIGN.md §5): {why}")
+    return Speed(SEAT_LORA_TOK_S, False,
+                 f"a constant, the fleet GPU seat's LoRA decode speed (docs/design.md §5): {why}")
 
 
 def probe_models(spec: GateSpec) -> list[str]:
     """What the probe asks, one answer each, in turn: the base, then up to two candidates the seat serves
     already (one loaded at run time is not loaded for a probe). Taking turns between adapters is what a
-    run does, and on a small seat it costs: the base alone answered 3x faster than a run went (issue 33)."""
+    run does, and on a small seat it costs: the base alone answered 3x faster than a run went."""
     served = [a.model for a in spec.candidates if not a.adapter_path]
     return [spec.base.model, *served[:PROBE_CANDIDATES]]
 

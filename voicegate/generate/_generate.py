@@ -14,11 +14,11 @@ The order of events is the guarantee:
 5. every arm answers each integrity canary twice alone on the seat (its
    reference and the session's calibration); with replicas, every replica's
    references must reproduce the first replica's, or the run is refused before
-   any cell (`generate._runner`);
+   any cell (`generate._seat_checks`);
 6. up to N requests are kept in flight in schedule order, the canary checks
    at unpredictable places among them; each finished generation is appended
    whole and fsync'd before the next is counted; ``--isolate-arms`` sends waves
-   of one arm (`generate._runner`);
+   of one arm (`generate._runner`; the one writer, `generate._writer`);
 7. whatever voicegate loaded is unloaded, and nothing else — also on SIGTERM
    (`generate._sigterm`); the session's integrity verdict goes into run.json
    (and `voicegate generate` exits 4 when it failed).
@@ -43,12 +43,12 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate._locks import gate_lock
-from voicegate.generate._carrier import carrier_bound
+from voicegate.generate._carrier_files import carrier_bound
 from voicegate.generate._plan import resolve_seat_urls
 from voicegate.generate._progress import Say, resume_hint, saved
+from voicegate.generate._replica import Mode
 from voicegate.generate._result import GenerateResult
-from voicegate.generate._runlog import manifest_path, quarantine_parts, read_manifest
-from voicegate.generate._runner import Mode
+from voicegate.generate._runlog import RunLog
 from voicegate.generate._schedule import Job, build_schedule
 from voicegate.generate._session import run_session
 from voicegate.generate._sigterm import Stop, Terminated
@@ -109,9 +109,9 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
                      resume: str, stop: Stop | None = None) -> GenerateResult:
     """Under the gate's lock: the stored rows checked and set aside as needed, then one session for the rest."""
     stop = stop or Stop()
-    manifest = read_manifest(spec)
-    if manifest is not None and manifest.get("source") != "generated":
-        raise VoicegateError(f"{spec.gate}: its generations were imported ({manifest_path(spec)}); "
+    log = RunLog(spec)
+    if log.data is not None and log.data.get("source") != "generated":
+        raise VoicegateError(f"{spec.gate}: its generations were imported ({log.path}); "
                              "generate will not mix a seat's generations into an imported set")
     created = [d for d in (spec.run_dir, *spec.run_dir.parents) if not d.exists()]
     spec.run_dir.mkdir(parents=True, exist_ok=True)
@@ -120,7 +120,7 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
     rows = read_generations(path)
     if any(r.get("imported") for r in rows):
         raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
-    rows, quarantined = _set_aside(spec, manifest, rows, mode, say)
+    rows, quarantined = _set_aside(spec, log, rows, mode, say)
     done = {row_key(r) for r in rows}
     wanted = {j.key for j in jobs}
     pending = [j for j in jobs if j.key not in done]
@@ -131,7 +131,7 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
         return result
     try:
         try:
-            ran = asyncio.run(run_session(spec, reg, urls, api_key, conc, jobs, rows, manifest, result,
+            ran = asyncio.run(run_session(spec, reg, urls, api_key, conc, jobs, rows, log, result,
                                           quiet, retry, say, stop, mode))
         finally:
             stop.rearm()  # the closed loop left SIGTERM at its default
@@ -144,13 +144,13 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
         unloaded = f"; unloaded {', '.join(result.unloaded)}" if result.unloaded else ""
         raise Terminated(f"terminated (SIGTERM); {saved(result)}{unloaded}; {resume_hint(result)}") from None
     except VoicegateError:
-        if created and not path.exists() and not manifest_path(spec).exists():
+        if created and not path.exists() and not log.path.exists():
             # A refusal on a first run writes nothing: take back the directories it made.
             _remove_quietly(created)
         raise
 
 
-def _set_aside(spec: GateSpec, manifest: dict[str, Any] | None, rows: list[dict[str, Any]], mode: Mode,
+def _set_aside(spec: GateSpec, log: RunLog, rows: list[dict[str, Any]], mode: Mode,
                say: Say) -> tuple[list[dict[str, Any]], int]:
     """The stored rows this run may continue from, and how many went to the quarantine file instead.
 
@@ -159,19 +159,20 @@ def _set_aside(spec: GateSpec, manifest: dict[str, Any] | None, rows: list[dict[
     them with arms isolated; without it the run is refused.
     """
     canary_rows = read_rows(spec.run.canaries)
+    manifest = log.data
     typed = None if manifest is None else RunManifest.from_json(manifest)
     failed: set[Part] = failed_parts(canary_rows, typed) & {p for r in rows if (p := part_of(r)) is not None}
     quarantined = 0
     unchecked = unchecked_parts(rows, canary_rows) - set(failed)
     if unchecked and manifest is not None:
         before = len(rows)
-        rows = quarantine_parts(spec, manifest, rows, unchecked, say, unchecked=True)
+        rows = log.quarantine_parts(rows, unchecked, say, unchecked=True)
         quarantined += before - len(rows)
     # A session whose weights' identity was not decided cannot hold: its rows are made again, by any generate.
     undecided = undecided_parts(canary_rows, typed) & {p for r in rows if (p := part_of(r)) is not None}
     if undecided and manifest is not None:
         before = len(rows)
-        rows = quarantine_parts(spec, manifest, rows, set(undecided), say, undecided=True)
+        rows = log.quarantine_parts(rows, set(undecided), say, undecided=True)
         quarantined += before - len(rows)
     if failed and manifest is not None:
         if not mode.isolate:
@@ -181,7 +182,7 @@ def _set_aside(spec: GateSpec, manifest: dict[str, Any] | None, rows: list[dict[
                 f"({suspect} generations suspect); not continuing with arms mixed: run "
                 f"`voicegate generate {spec.gate} --isolate-arms` (the suspect rows are kept in quarantine)")
         before = len(rows)
-        rows = quarantine_parts(spec, manifest, rows, set(failed), say)
+        rows = log.quarantine_parts(rows, set(failed), say)
         quarantined += before - len(rows)
     return rows, quarantined
 

@@ -1,4 +1,4 @@
-"""Each arm's weights held to what the same weights answered before (issue 35, build item 2).
+"""Each arm's weights held to what the same weights answered before.
 
 Reproduction inside a session cannot see a seat that serves an arm the same wrong weights from
 the start: the references are wrong too, and every check "reproduces". What the seat does not
@@ -250,7 +250,7 @@ def append_ledger(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         append_rows(path, rows)
 
 
-# -- references reused across sessions of one gate (issue 35, build item 4) -------------------------------
+# -- references reused across sessions of one gate ---------------------------------------------------------
 
 
 def seat_fingerprint(identities: Mapping[str, ArmIdentity], cards: Iterable[ModelCard], version: str | None,

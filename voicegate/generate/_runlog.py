@@ -42,20 +42,73 @@ from voicegate.seat import ModelCard, SeatState
 from voicegate.spec import GateSpec, Registration
 
 
-def manifest_path(spec: GateSpec) -> Path:
-    return run_manifest_path(spec.run_dir)
-
-
-def read_manifest(spec: GateSpec) -> dict[str, Any] | None:
-    return run_read_manifest(spec.run_dir)
-
-
 def now() -> str:
     """UTC, to the microsecond: the time run.json, the rows and the canary rows record."""
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def build_manifest(spec: GateSpec, reg: Registration, states: list[SeatState], jobs: list[Job],
+class RunLog:
+    """run.json of one gate's generate run, built through this one object.
+
+    `data` is the manifest as it stands (None before a first session builds it), `session` this
+    session's entry: what the session learns goes into it (`note`), and it is written at the
+    session's open and close; the quarantine counts are written as rows are moved.
+    """
+
+    def __init__(self, spec: GateSpec) -> None:
+        self.spec = spec
+        self.data: dict[str, Any] | None = run_read_manifest(spec.run_dir)
+        self.session: dict[str, Any] = {}
+
+    @property
+    def path(self) -> Path:
+        return run_manifest_path(self.spec.run_dir)
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """The manifest once built (or read): what a session's parts record into."""
+        assert self.data is not None, "run.json is built before the session's parts use it"
+        return self.data
+
+    def start(self, urls: list[str], conc: int, isolate: bool, wave_size: int) -> None:
+        self.session = _new_session(urls, conc, isolate, wave_size)
+
+    def note(self, **fields: Any) -> None:
+        """What this session learned about the seat, recorded in its entry."""
+        self.session.update(fields)
+
+    @property
+    def status(self) -> str | None:
+        return self.session.get("status")
+
+    @status.setter
+    def status(self, value: str) -> None:
+        self.session["status"] = value
+
+    def run_id(self) -> str:
+        """This session's name among every run's: the gate, its index in run.json, when it started."""
+        return f"{self.spec.gate}#{len(self.manifest['sessions'])}#{self.session['started']}"
+
+    def build(self, reg: Registration, states: list[SeatState], jobs: list[Job], ours: set[str], conc: int,
+              stored: int) -> None:
+        self.data = _build_manifest(self.spec, reg, states, jobs, self.data, ours, conc, stored)
+
+    def open(self, cards: Iterable[ModelCard], params: CanaryParams) -> int:
+        return _open_session(self.spec, self.manifest, self.session, cards, params)
+
+    def close(self, result: GenerateResult, canaries: dict[str, Any] | None, left: set[str], gone: set[str]) -> None:
+        _close_session(self.spec, self.manifest, self.session, result, canaries, left, gone)
+
+    def quarantine_parts(self, rows: list[dict[str, Any]], failed: set[Part | None], say: Say, *,
+                         unchecked: bool = False, undecided: bool = False) -> list[dict[str, Any]]:
+        return _quarantine_parts(self.spec, self.manifest, rows, failed, say, unchecked=unchecked,
+                                undecided=undecided)
+
+    def quarantine_orphans(self, orphans: Iterable[Mapping[str, Any]], why: str) -> int:
+        return _quarantine_orphans(self.spec, self.manifest, orphans, why)
+
+
+def _build_manifest(spec: GateSpec, reg: Registration, states: list[SeatState], jobs: list[Job],
                    previous: dict[str, Any] | None, ours: set[str], conc: int, stored: int) -> dict[str, Any]:
     """run.json as this session finds the run: the seat, arms, rules and schedule, and the sessions so far."""
     per_arm: dict[str, int] = {}
@@ -105,7 +158,7 @@ def build_manifest(spec: GateSpec, reg: Registration, states: list[SeatState], j
     return data
 
 
-def new_session(urls: list[str], conc: int, isolate: bool, wave_size: int) -> dict[str, Any]:
+def _new_session(urls: list[str], conc: int, isolate: bool, wave_size: int) -> dict[str, Any]:
     """This session's entry, as it starts: where (the replicas' redacted URLs) and how it sends."""
     session: dict[str, Any] = {"started": now(), "seat_url": urls[0], "concurrency": conc,
                                "voicegate_version": __version__, "isolate_arms": isolate}
@@ -116,7 +169,7 @@ def new_session(urls: list[str], conc: int, isolate: bool, wave_size: int) -> di
     return session
 
 
-def open_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, Any], cards: Iterable[ModelCard],
+def _open_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, Any], cards: Iterable[ModelCard],
                  params: CanaryParams) -> int:
     """Write run.json with this session in it, before its first request; the session's index."""
     session["models"] = [c.as_dict() for c in cards]
@@ -127,7 +180,7 @@ def open_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, An
     return len(manifest["sessions"]) - 1
 
 
-def close_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, Any], result: GenerateResult,
+def _close_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, Any], result: GenerateResult,
                   canaries: dict[str, Any] | None, left: set[str], gone: set[str]) -> None:
     """Write run.json as the session ends, however it ended.
 
@@ -153,8 +206,9 @@ def close_session(spec: GateSpec, manifest: dict[str, Any], session: dict[str, A
     write_manifest(spec.run_dir, manifest)
 
 
-def quarantine_parts(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]], failed: set[Part | None],
-                     say: Say, *, unchecked: bool = False, undecided: bool = False) -> list[dict[str, Any]]:
+def _quarantine_parts(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[str, Any]],
+                      failed: set[Part | None], say: Say, *, unchecked: bool = False,
+                      undecided: bool = False) -> list[dict[str, Any]]:
     """Move every row of a failed (or unchecked, or undecided) (session, replica) to the quarantine file (appended
     first)."""
     why = ("left an arm's weights not decided" if undecided else
@@ -187,7 +241,8 @@ def quarantine_parts(spec: GateSpec, manifest: dict[str, Any], rows: list[dict[s
     return [r for r in rows if part_of(r) not in failed]
 
 
-def quarantine_orphans(spec: GateSpec, manifest: dict[str, Any], orphans: Iterable[Mapping[str, Any]], why: str) -> int:
+def _quarantine_orphans(spec: GateSpec, manifest: dict[str, Any], orphans: Iterable[Mapping[str, Any]],
+                        why: str) -> int:
     """Stored arms of cells that will be re-run whole elsewhere: to the quarantine file, never deleted."""
     ids = {row_identity(r) for r in orphans}
     moved = move_to_quarantine(

@@ -1,149 +1,58 @@
-"""The runner: every replica kept at its concurrency, canary checks among the requests, one writer.
+"""The scheduler of a generate session: every replica kept at its concurrency, one writer.
 
-Before any check, every arm answers the integrity canaries alone on each replica (the first
-twice, the others once: its references and the session's calibration, `scoring._similarity`),
-the canary cells' own real rows being answers where the replica holds those cells; with replicas,
-every replica's references must reproduce the first replica's, or the run is refused
-before any check. Then up to N requests per replica are kept in flight in schedule
-order, the canary checks at unpredictable places among them; each finished generation
-is appended whole and fsync'd before the next is counted. Under ``--isolate-arms`` the
-same requests go in waves of one arm; consecutive waves of one arm are one turn, kept at
-the concurrency as slots free, and only an arm switch waits for the seat to empty and
-opens with a check (issue 35: one arm on the seat is the invariant, not an empty seat).
+Each replica first sends its reference waves (each arm alone on it, its free slots taking that
+arm's own real requests) and the session is calibrated (`generate._seat_checks`); then up to N
+requests per replica are kept in flight in schedule order, the canary checks at unpredictable
+places among them; each finished generation is appended whole and fsync'd before the next is
+counted (`generate._writer`). Under ``--isolate-arms`` the same requests go in waves of one arm;
+consecutive waves of one arm are one turn, kept at the concurrency as slots free, and only an
+arm switch waits for the seat to empty and opens with a check (one arm on the seat is the
+invariant, not an empty seat).
 
-**Replicas** (issue 13). A cell — one (seed, prompt) with every arm — runs whole on one
-replica (`generate._cells`), recorded on each row as ``replica``; a replica that stays
-unreachable has its unfinished cells moved whole to the others and the run ends on the
-survivors (exit 3 only when none is left).
+**Replicas.** A cell — one (seed, prompt) with every arm — runs whole on one replica
+(`generate._cells`), recorded on each row as ``replica``; a replica that stays unreachable has
+its unfinished cells moved whole to the others and the run ends on the survivors (exit 3 only
+when none is left).
 
 A crash at any point loses at most the generations in flight; the next run skips every
 stored key and cuts a torn last line.
+
+Over 400 lines because its claiming of cells, its arms-mixed workers and its
+isolated turns share one state (each replica's queue, its due checks and the free cells) and one
+wake-up: split, each part would reach into the others' bookkeeping.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import itertools
 import math
-import random
 import time
 from collections import Counter, deque
-from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Coroutine
+from typing import Any
 
-from voicegate._errors import SeatUnreachable, VoicegateError
+from voicegate._errors import SeatUnreachable
 from voicegate._hashing import sha256_text
 from voicegate.generate._canaries import (
     Canary,
     CanaryCheck,
     CanaryReference,
     after_references,
-    checks_per_arm,
-    own_asks,
     place_in_wave,
-    plan_checks,
-    positions,
-    reference_asks,
     reference_order,
 )
-from voicegate.generate._cells import Cell, CellKey, cell_key, replica_of
-from voicegate.generate._identity import ArmIdentity, IdentityAsk, Reuse, record_references
+from voicegate.generate._cells import Cell, CellKey, cell_key
+from voicegate.generate._identity import ArmIdentity, IdentityAsk, Reuse
 from voicegate.generate._progress import ProgressBars, Say
+from voicegate.generate._replica import Mode, Replica, together, wave_jobs
 from voicegate.generate._result import GenerateResult
-from voicegate.generate._runlog import now, quarantine_orphans
+from voicegate.generate._runlog import RunLog, now
 from voicegate.generate._schedule import Job, isolate_waves
+from voicegate.generate._seat_checks import SeatChecks
 from voicegate.generate._sigterm import POLL_S, Stop
-from voicegate.run import append_rows, read_rows
-from voicegate.scoring import (
-    Calibration,
-    CanaryParams,
-    Tally,
-    attribute,
-    calibrate,
-    canary_cell,
-    identity_outcome,
-    is_prefix,
-    replica_differs,
-)
-from voicegate.seat import Completion, ModelNotFound, RuntimeAdapters, SeatClient, SeatError
+from voicegate.generate._writer import Writer
 from voicegate.spec import GateSpec
-
-
-@dataclass(frozen=True)
-class Mode:
-    """How this session sends its requests, and how it checks the seat."""
-
-    isolate: bool
-    wave_size: int
-    params: CanaryParams
-
-
-def wave_jobs(wave_size: int) -> int:
-    """An isolated wave's real requests: its size less the check that opens it (issue 35). A wave of 4 x the
-    concurrency then fills 4 rounds exactly; with the opening check on top it took a fifth, mostly idle."""
-    return max(1, wave_size - 1)
-
-
-class Replica:
-    """One replica in this run: its client, its adapters, the cells it holds and what it has done."""
-
-    def __init__(self, index: int, url: str, client: SeatClient, adapters: RuntimeAdapters) -> None:
-        self.index = index
-        self.url = url
-        self.client = client
-        self.adapters = adapters
-        self.alive = True
-        self.status = "ok"
-        self.pinned: deque[Cell] = deque()          # partly stored cells that must finish here
-        self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
-        self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
-        self.references: dict[str, dict[str, list[str]]] = {}   # canary -> arm -> its asks alone on this replica
-        self.doubling: dict[tuple[str, str, int, str], tuple[Canary, int]] = {}  # a real row that is a reference ask
-        # this session's answered rows on this replica, by cell (what a re-ask check compares with), and the
-        # cells a re-ask has already asked (a fresh cell per check while any is left)
-        self.answered: dict[CellKey, dict[str, tuple[Job, str]]] = {}
-        self.reasked: set[CellKey] = set()
-        self.identity: list[tuple[IdentityAsk, str]] = []   # earlier answers of the same weights, asked again
-        self.calibration: Calibration | None = None
-        self.checks: deque[tuple[int, CanaryCheck]] = deque()   # (due before the n-th job, check)
-        self.budget = 0                       # isolated: the checks each arm is owed on this replica
-        self.checked: dict[str, int] = {}     # arm -> checks sent on this replica (counted as each goes out)
-        self.closed: set[str] = set()         # arms whose closing check is placed
-        self.rng = random.Random()
-        self.seq = 0
-        self.sent = 0
-        self.tally = Tally()
-        self.cells_done = 0
-        self.rows = 0
-        self.tokens = 0
-        self.first: float | None = None
-        self.last: float | None = None
-
-    def stats(self) -> dict[str, Any]:
-        busy = (self.last - self.first) if self.first is not None and self.last is not None else 0.0
-        return {"url": self.url, "status": self.status, "cells": self.cells_done, "rows": self.rows,
-                "tokens": self.tokens, "busy_s": round(busy, 3),
-                "tokens_per_s": round(self.tokens / busy, 1) if busy > 0 else None,
-                "canaries": self.tally.as_dict()}
-
-
-async def together(coros: Iterable[Coroutine[Any, Any, None]]) -> None:
-    """Run `coros` as tasks; the first to raise cancels the others, and its exception is raised."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    if not tasks:
-        return
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for t in tasks:
-            if t in done and not t.cancelled() and t.exception() is not None:
-                raise cast(BaseException, t.exception())
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class Runner:
@@ -158,7 +67,7 @@ class Runner:
 
     def __init__(self, spec: GateSpec, replicas: list[Replica], all_cells: list[Cell], free: list[Cell],
                  result: GenerateResult, progress: ProgressBars, session: int, mode: Mode, conc: int, say: Say,
-                 manifest: dict[str, Any], canaries: list[Canary], nonce: str, stop: Stop | None = None,
+                 log: RunLog, canaries: list[Canary], nonce: str, stop: Stop | None = None,
                  identities: dict[str, ArmIdentity] | None = None, identity_asks: dict[str, IdentityAsk] | None = None,
                  run_id: str = "", reuse: Reuse | None = None, version: str | None = None,
                  decided_by_files: set[str] | None = None):
@@ -168,63 +77,32 @@ class Runner:
         self.whole = {c.key: c for c in all_cells}
         self.free: deque[Cell] = deque(free)
         self.result = result
-        self.progress = progress
         self.session = session
         self.mode = mode
         self.conc = conc
         self.say = say
-        self.manifest = manifest
+        self.reuse = reuse
         self.arms = [(a.name, a.model) for a in spec.arms]
         self._changed = asyncio.Condition()
-        self._finished: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
-        self.canaries = canaries
-        self.nonce = nonce
-        self.identities = identities or {}
-        self.identity_asks = identity_asks or {}
-        self.run_id = run_id
-        self.reuse = reuse
-        self.version = version
-        self.decided_by_files = decided_by_files or set()   # arms whose own files reproduced the seat's answers
-        self.planned: dict[str, int] = {}
+        self.writer = Writer(spec, result, progress, log)
+        self.checks = SeatChecks(spec, mode, result, self.writer, say, session, canaries, nonce, identities or {},
+                                 identity_asks or {}, run_id, reuse, version, decided_by_files or set())
         live = [r for r in replicas if r.alive]
         work = sum(len(c.jobs) for c in free) + sum(len(c.jobs) for r in live for c in r.pinned)
-        share = max(1, math.ceil(work / max(1, len(live))))
-        self.share = share
-        params = mode.params
-        # What a replica sends besides its checks: each arm's own reference asks (none when borrowed) and
-        # its identity re-ask; the checks fill the rest of the budget.
-        extra = (0 if reuse is not None else len(self.arms) * own_asks(params)) + len(self.identity_asks)
-        # The canary cells are the canary checks' own: a re-ask goes to a cell no check asks (their rows, sent
-        # with the references, are whole from the start and would otherwise be the first re-asks' likeliest pick).
-        canary_cells: set[CellKey] = {("voice", c.registered_seed, c.prompt_id) for c in canaries
-                                      if c.registered_seed is not None}
-        for r in live:
-            r.rng = random.Random(f"{nonce}:{r.index}")
-            r.reasked |= canary_cells
-            per_arm = checks_per_arm(params, len(self.arms), share, extra)
-            r.budget = per_arm
-            if mode.isolate:
-                # Every turn (an arm switch) opens with a check and each arm's last wave holds one more: only the
-                # rest are random. R rounds of A arms make R(A-1)+1 turns (`isolate_waves`), ~1/A of them each arm's.
-                rounds = math.ceil(share / max(1, len(self.arms)) / wave_jobs(mode.wave_size))
-                turns_per_arm = math.ceil((rounds * (len(self.arms) - 1) + 1) / max(1, len(self.arms)))
-                checks = plan_checks(params, self.arms, max(0, per_arm - turns_per_arm - 1), canaries, r.rng,
-                                     closing=False)
-            else:
-                checks = plan_checks(params, self.arms, per_arm, canaries, r.rng)
-            r.seq = len(checks)
-            r.checks = deque(positions(checks, share, params, r.rng))
-            self.planned[r.url] = len(checks)
+        self.share = max(1, math.ceil(work / max(1, len(live))))
+        self.checks.plan(live, self.share)
 
     def canary_record(self) -> dict[str, Any]:
-        """The session's canaries as run.json records them: the nonce they were drawn from, them, the checks planned."""
-        return {"nonce": self.nonce, "canaries": [c.as_dict() for c in self.canaries],
-                "planned_per_replica": self.planned}
+        return self.checks.record()
+
+    def _writer_failed(self) -> None:
+        for r in self.replicas:
+            r.alive = False
 
     # -- the whole run ------------------------------------------------------------
 
     async def run(self) -> None:
-        writer = asyncio.create_task(self._writer())
+        writer = asyncio.create_task(self.writer.run(self._writer_failed))
         work = asyncio.create_task(self._all())
         try:
             await asyncio.wait({writer, work}, return_when=asyncio.FIRST_COMPLETED)
@@ -234,7 +112,7 @@ class Runner:
             await asyncio.gather(work, return_exceptions=True)
             # Whatever happened, every finished generation is on disk before we return or raise.
             if not writer.done():
-                await self._finished.put(None)
+                await self.writer.close()
             await writer
         work.result()
 
@@ -246,41 +124,23 @@ class Runner:
         mixed) or as a wave of its own (isolated), and fails the session if it does not reproduce.
         """
         if self.reuse is not None:
-            await self._borrow(self.reuse)
-            self._calibrate()
+            await self.checks.borrow(self.replicas, self.reuse)
+            self.checks.calibrate(self.replicas)
             await together(self._replica(r, first=self._identity_round(r)) for r in self.replicas if r.alive)
             return
         await together(self._references(r) for r in self.replicas if r.alive)
-        self._calibrate()
+        self.checks.calibrate(self.replicas)
         await together(self._replica(r) for r in self.replicas if r.alive)
-
-    async def _borrow(self, reuse: Reuse) -> None:
-        """The earlier session's reference rows, copied into this session (the verdict holds copies to originals)."""
-        copies = []
-        for r in self.replicas:
-            if not r.alive:
-                continue
-            for row in sorted(reuse.rows.get(r.url, []), key=lambda x: (str(x.get("canary")), str(x.get("arm")),
-                                                                            int(x.get("ask") or 0))):
-                r.references.setdefault(str(row["canary"]), {}).setdefault(str(row["arm"]), []).append(
-                    str(row.get("text", "")))
-                # a borrowed copy names the session that asked it (a lender may itself have borrowed it)
-                copies.append({**row, "session": self.session, "reused_from": row.get("reused_from", reuse.session),
-                               "time": now()})
-                r.tally.references += 1
-                self.result.canaries.references += 1
-        for row in copies:
-            await self._finished.put(("canary", row))
 
     def _identity_round(self, r: Replica) -> Coroutine[Any, Any, None]:
         async def send() -> None:
-            asks = [a for _, a in sorted(self.identity_asks.items())]
+            asks = [a for _, a in sorted(self.checks.identity_asks.items())]
             if self.mode.isolate:
                 for ask in asks:
                     # Each arm's re-ask is a wave of that arm, filled with its own requests (as a reference wave is).
                     await self._drain(r, [ask, *self._own_jobs(r, ask.arm, self.conc - 1)])
             else:
-                await together(self._identity(r, a) for a in asks)
+                await together(self.checks.identity(r, a) for a in asks)
         return send()
 
     async def _references(self, r: Replica) -> None:
@@ -289,67 +149,15 @@ class Runner:
                 # The canary cells' own rows of this arm are answers to the canaries (the very same request):
                 # sent here, alone with the arm, they are references that cost no request of their own.
                 real = self._canary_rows(r, arm)
-                ask = self.identity_asks.get(arm)
-                items: list[Any] = [*reference_asks(self.mode.params, arm, model, self.canaries, real),
-                                    *real.values(), *([ask] if ask is not None else [])]
+                items = self.checks.reference_items(arm, model, real)
                 # One arm on the seat is the invariant, not an empty seat: the wave's free slots take that
-                # arm's own real requests (issue 35), arms mixed or isolated, so a replica's references cost
+                # arm's own real requests, arms mixed or isolated, so a replica's references cost
                 # ~nothing extra. Isolated, the rest of those cells goes first in the replica's first turns.
                 items += self._own_jobs(r, arm, self.conc - len(items))
                 await self._drain(r, items)
             r.checks = deque(after_references(r.checks, r.sent, self.share))
         except SeatUnreachable as exc:
             await self._lost(r, exc)
-
-    def _calibrate(self) -> None:
-        """Each replica's threshold from its own references; a replica whose references differ is refused.
-
-        The refusal comes before any warning: a run that is refused says so in its one line.
-        """
-        params = self.mode.params
-        live = [r for r in self.replicas if r.alive]
-        names = [a for a, _ in self.arms]
-        for r in live:
-            r.calibration = calibrate(r.references, names, params, dict(self.arms))
-        if len(live) >= 2:
-            first = live[0]
-            cal = first.calibration or Calibration(None, None, None)
-            for r in live[1:]:
-                differs = replica_differs(first.references, r.references, cal, params)
-                if differs is not None:
-                    arm, sim = differs
-                    model = dict(self.arms)[arm]
-                    # The reference waves carry real rows (the canary cells' own, and under arms mixed the
-                    # waves' free slots): no check has met them, so the next generate quarantines and redoes them.
-                    sent = sum(x.rows for x in live)
-                    kept = (f"no check was sent: the {sent} rows sent with the references carry none, and the next "
-                            "generate moves them to quarantine and makes them again"
-                            ) if sent else "no cell was generated"
-                    raise VoicegateError(
-                        f"refusing replica {r.url}: its answers for arm {arm} ({model!r}) do not reproduce those of "
-                        f"{first.url} (canary similarity {sim:.3f}, threshold {cal.threshold or 1.0:.3f}): "
-                        f"it serves other weights under the same name; {kept}")
-        for r in live:
-            cal = r.calibration or Calibration(None, None, None, "no references")
-            problems = [cal.problem] if cal.problem is not None else []
-            problems += [i.problem for i in self.identities.values() if i.problem and r is live[0]]
-            where = f" (replica {r.url})" if len(self.replicas) > 1 else ""
-            for ask, text in r.identity:
-                self._judge_identity(r, ask, text, cal, where, problems)
-            for problem in problems:
-                r.tally.problems.append(problem)
-                self.result.canaries.problems.append(problem)
-                self.say(f"warning: seat integrity cannot hold for this session{where}: {problem}")
-        # A session whose identity is not decided records nothing: its answers would stand for weights unproven.
-        if (live and not live[0].tally.problems and not live[0].tally.undecided and self.identities
-                and self.reuse is None):
-            sampling = self.spec.sampling.as_dict()
-            refs = live[0].references
-            record_references(self.spec.run.identity, self.identities, self.spec.gate, self.session, self.run_id,
-                              [(arm, c.prompt, c.seed, sampling, refs[c.id][arm][0])
-                               for c in self.canaries for arm in refs.get(c.id, {})], now(), self.version)
-        if len(live) < 2:
-            self.result.canaries.calibration = live[0].calibration if live else None
 
     async def _replica(self, r: Replica, first: Coroutine[Any, Any, None] | None = None) -> None:
         try:
@@ -375,11 +183,6 @@ class Runner:
     async def _worker(self, r: Replica) -> None:
         while (item := await self._next(r)) is not None:
             await self._send(r, item)
-
-    def _new_check(self, r: Replica, arm: str, model: str, role: str) -> CanaryCheck:
-        check = CanaryCheck(r.seq, arm, model, r.rng.choice(self.canaries), role)
-        r.seq += 1
-        return check
 
     async def _isolated(self, r: Replica) -> None:
         """Batches of cells, each sent as waves of one arm on this replica; a turn of one arm is never drained.
@@ -407,7 +210,7 @@ class Runner:
             arm, model, items = pending.popleft()
             queue: deque[Any] = deque(items)
             if arm != on_seat:
-                queue.appendleft(self._new_check(r, arm, model, "opening"))
+                queue.appendleft(self.checks.new_check(r, arm, model, "opening"))
             await self._turn(r, arm, queue, pending, rounds)
             on_seat = arm
         left = [c for _, c in r.checks]
@@ -420,7 +223,7 @@ class Runner:
                 # The plan counted on turns that did not come (a small run's jobs all went with the reference
                 # waves, or a resume's few): the arm's budget is met at the end, one check closing its run.
                 short = r.budget - r.checked.get(arm, 0) - len(mine)
-                mine += [self._new_check(r, arm, model, "closing")
+                mine += [self.checks.new_check(r, arm, model, "closing")
                          for _ in range(max(short, 0 if arm in r.closed else 1))]
             await self._drain(r, mine)
 
@@ -459,8 +262,9 @@ class Runner:
             for arm, slots in mine.items():
                 r.closed.add(arm)
                 short = r.budget - r.checked.get(arm, 0) - len(due.get(arm, [])) - openers[arm] - 1
-                extra.setdefault(slots[-1], []).extend(
-                    self._new_check(r, arm, waves[slots[-1]][0].model, "closing") for _ in range(1 + max(0, short)))
+                model = waves[slots[-1]][0].model
+                extra.setdefault(slots[-1], []).extend(self.checks.new_check(r, arm, model, "closing")
+                                                       for _ in range(1 + max(0, short)))
         for i, wave in enumerate(waves):
             pending.append((wave[0].arm, wave[0].model, place_in_wave(wave, None, extra.get(i, []), r.rng)))
 
@@ -508,7 +312,7 @@ class Runner:
         """
         out: dict[str, Job] = {}
         params = self.mode.params
-        for i, c in enumerate(self.canaries):
+        for i, c in enumerate(self.checks.canaries):
             if c.registered_seed is None:
                 continue
             key: CellKey = ("voice", c.registered_seed, c.prompt_id)
@@ -562,20 +366,28 @@ class Runner:
     async def _next(self, r: Replica) -> Job | CanaryCheck | None:
         """What one of `r`'s workers sends next: a check when one is due, else its claimed cells' next job.
 
-        None when nothing is left for `r`. While a replica still holds cells it waits instead: a cell
-        may yet come back from one that is lost.
+        With no job to send or claim, the checks left (the plan assumed more jobs) go at once, beside the
+        last requests in flight here and on the other replicas, not after every replica has finished. None
+        when nothing is left for `r`. While any replica still holds cells it waits instead: a cell may yet
+        come back from one that is lost, and one that does gets a closing check per arm after its jobs.
         """
         while r.alive:
             self.stop.check()
             if not r.local and (cell := self._claim(r)) is not None:
                 r.local.extend(cell.jobs)
+                if r.spent:
+                    r.checks.extend((r.sent + len(cell.jobs), self.checks.new_check(r, j.arm, j.model, "closing"))
+                                    for j in cell.jobs)
             if r.local:
                 if r.checks and r.checks[0][0] <= r.sent:
                     return r.checks.popleft()[1]
                 r.sent += 1
                 return r.local.popleft()
+            if r.checks:
+                r.spent = True
+                return r.checks.popleft()[1]
             if not self._others_busy():
-                return r.checks.popleft()[1] if r.checks else None   # checks left: the plan assumed more jobs
+                return None
             await self._wait()
         return None
 
@@ -623,7 +435,7 @@ class Runner:
         r.local.clear()
         r.checks.clear()
         if back:
-            await self._finished.put(("orphan", r.url, frozenset(c.key for c in back)))
+            await self.writer.orphans(r.url, frozenset(c.key for c in back))
         self.free.extendleft(reversed(back))
         self.say(f"note: replica {r.url} is unreachable ({exc}); moving its {len(back)} unfinished cell(s), whole, "
                  f"to the other {len(survivors)} (their stored arms from it go to quarantine)")
@@ -632,18 +444,14 @@ class Runner:
     # -- one request ------------------------------------------------------------------
 
     async def _send(self, r: Replica, item: Job | CanaryReference | CanaryCheck | IdentityAsk) -> None:
-        if isinstance(item, CanaryCheck):
-            r.checked[item.arm] = r.checked.get(item.arm, 0) + 1
         if isinstance(item, Job):
             await self._generation(r, item)
-        elif isinstance(item, IdentityAsk):
-            await self._identity(r, item)
         else:
-            await self._canary(r, item)
+            await self.checks.send(r, item)
 
     async def _generation(self, r: Replica, job: Job) -> None:
         started = time.monotonic()
-        completion = await self._chat(r, job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
+        completion = await r.chat(job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
         row = {
             "kind": job.kind, "arm": job.arm, "model": job.model, "seed": job.seed,
             "request_seed": job.request_seed, "prompt_id": job.prompt_id,
@@ -652,9 +460,9 @@ class Runner:
             "latency_s": round(completion.latency_s, 4), "seat_url": r.url, "replica": r.url, "time": now(),
             "order": job.order, "session": self.session, "isolated": self.mode.isolate,
         }
-        await self._finished.put(("generation", row))
+        await self.writer.generation(row)
         if (double := r.doubling.pop(job.key, None)) is not None:
-            await self._real_reference(r, job, row, *double)
+            await self.checks.real_reference(r, job, row, *double)
         r.answered.setdefault(cell_key(job), {})[job.arm] = (job, completion.text)
         r.rows += 1
         r.tokens += int((completion.usage or {}).get("completion_tokens", 0))
@@ -668,186 +476,3 @@ class Runner:
                 del r.claimed[key]
                 r.cells_done += 1
                 await self._notify()
-
-    async def _canary(self, r: Replica, item: CanaryReference | CanaryCheck) -> None:
-        """A canary is the gate's own prompt under the gate's own sampling, with the canary's fixed seed.
-
-        A check is sent as one of two kinds (issue 35), so that a seat answering right only what it was
-        asked before (a response cache in front of a mixing seat) meets a first ask: a check re-asks, with
-        probability `reask_share`, a stored row of this session of a cell not re-asked yet (exactly its
-        request: the seat's first answer to it is what is checked); any other check asks its canary under a
-        shorter max_tokens drawn per check (no cache has that request; seeded sampling makes the answer its
-        reference's prefix).
-        """
-        if isinstance(item, CanaryCheck):
-            target = self._reask_target(r, item.arm)
-            if target is not None:
-                await self._reask(r, item, *target)
-                return
-        params = self.mode.params
-        c = item.canary
-        sampling = self.spec.sampling
-        if isinstance(item, CanaryCheck) and sampling.max_tokens > 1:
-            shorter = r.rng.randint(math.ceil(sampling.max_tokens / 2), sampling.max_tokens - 1)
-            sampling = dataclasses.replace(sampling, max_tokens=shorter)
-        completion = await self._chat(r, item.model, item.arm, c.prompt, c.seed, sampling)
-        row: dict[str, Any] = {
-            "session": self.session, "phase": "reference" if isinstance(item, CanaryReference) else "check",
-            "arm": item.arm, "model": item.model, "canary": c.id, "prompt_id": c.prompt_id,
-            "prompt_sha256": sha256_text(c.prompt), "seed": c.seed, "sampling": sampling.as_dict(),
-            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
-            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
-            "time": now(),
-        }
-        if isinstance(item, CanaryReference):
-            row["ask"] = item.ask
-            r.references.setdefault(c.id, {}).setdefault(item.arm, []).append(completion.text)
-            self.result.canaries.references += 1
-            r.tally.references += 1
-        else:
-            cal = r.calibration or Calibration(None, None, None, "no references")
-            prefix = is_prefix(sampling.max_tokens, self.spec.sampling.max_tokens, completion.finish_reason)
-            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params, prefix=prefix)
-            cell = canary_cell(c.registered_seed, c.prompt_id)
-            row.update(seq=item.seq, role=item.role, check="canary", cell=list(cell), status=found.status,
-                       answered_as=found.answered_as, similarities=found.similarities, threshold=cal.threshold)
-            self.result.canaries.add(item.arm, found, cell)
-            r.tally.add(item.arm, found, cell)
-        await self._finished.put(("canary", row))
-
-    async def _real_reference(self, r: Replica, job: Job, row: dict[str, Any], c: Canary, ask: int) -> None:
-        """A canary cell's real row, the very request of the canary: one of its arm's reference asks.
-
-        Its copy in canaries.jsonl names the row (`real_row`, `cell`); `score` holds the copy to the stored row.
-        """
-        r.references.setdefault(c.id, {}).setdefault(job.arm, []).append(row["text"])
-        self.result.canaries.references += 1
-        r.tally.references += 1
-        copy = {"session": self.session, "phase": "reference", "arm": job.arm, "model": job.model, "canary": c.id,
-                "prompt_id": c.prompt_id, "prompt_sha256": row["prompt_sha256"], "seed": c.seed,
-                "sampling": row["sampling"], "text": row["text"], "finish_reason": row["finish_reason"],
-                "usage": row["usage"], "latency_s": row["latency_s"], "isolated": self.mode.isolate,
-                "replica": r.url, "time": row["time"], "ask": ask, "real_row": True, "cell": list(cell_key(job))}
-        await self._finished.put(("canary", copy))
-
-    async def _identity(self, r: Replica, ask: IdentityAsk) -> None:
-        """An earlier session's reference of the same weights, asked again alone (judged once calibrated)."""
-        completion = await self._chat(r, ask.model, ask.arm, ask.prompt, ask.seed, ask.sampling)
-        if r.calibration is None:
-            r.identity.append((ask, completion.text))     # judged once the session is calibrated
-        else:
-            problems: list[str] = []
-            self._judge_identity(r, ask, completion.text, r.calibration, "", problems)
-            for problem in problems:
-                r.tally.problems.append(problem)
-                self.result.canaries.problems.append(problem)
-                self.say(f"warning: seat integrity cannot hold for this session: {problem}")
-        row: dict[str, Any] = {
-            "session": self.session, "phase": "identity", "arm": ask.arm, "model": ask.model,
-            "prompt_sha256": sha256_text(ask.prompt), "seed": ask.seed, "sampling": dict(ask.sampling),
-            "text": completion.text, "finish_reason": completion.finish_reason, "usage": completion.usage,
-            "latency_s": round(completion.latency_s, 4), "replica": r.url, "time": now(),
-            "against": dict(ask.against), **({"version": self.version} if "version" in ask.against else {}),
-        }
-        await self._finished.put(("canary", row))
-
-    def _judge_identity(self, r: Replica, ask: IdentityAsk, text: str, cal: Calibration, where: str,
-                        problems: list[str]) -> None:
-        """An earlier answer of the same weights asked again: a problem into `problems`, or not decided (said)."""
-        problem, undecided = identity_outcome(ask.arm, text, ask.against, cal, self.mode.params, self.version)
-        if problem is not None:
-            problems.append(problem)
-        if undecided is not None and ask.arm not in self.decided_by_files:
-            r.tally.undecided.append(undecided)
-            self.result.canaries.undecided.append(undecided)
-            aside = self.spec.run.identity.with_name(f"identity.before-{self.version}.jsonl")
-            self.say(f"warning: seat integrity not decided for this session{where}: {undecided}; if the seat was "
-                     f"upgraded on purpose, `mv {self.spec.run.identity} {aside}` starts the earlier answers afresh "
-                     "and the next generate makes this session's rows again")
-
-    def _reask_target(self, r: Replica, arm: str) -> tuple[Job, str, dict[str, str]] | None:
-        """A stored row of `arm` in a cell no check asked yet (a whole cell first), drawn at random; None if none."""
-        if r.rng.random() >= self.mode.params.reask_share:
-            return None
-        fresh = [k for k, by_arm in r.answered.items() if arm in by_arm and k not in r.reasked]
-        if not fresh:
-            return None
-        whole = [k for k in fresh if len(r.answered[k]) == len(self.arms)]
-        key = r.rng.choice(sorted(whole or fresh))
-        r.reasked.add(key)
-        job, text = r.answered[key][arm]
-        return job, text, {a: t for a, (_, t) in sorted(r.answered[key].items())}
-
-    async def _reask(self, r: Replica, item: CanaryCheck, job: Job, text: str, against: dict[str, str]) -> None:
-        """`job` asked again exactly as it was: right only when the answer reproduces its stored row."""
-        params = self.mode.params
-        completion = await self._chat(r, job.model, job.arm, job.prompt, job.request_seed, self.spec.sampling)
-        cal = r.calibration or Calibration(None, None, None, "no references")
-        found = attribute(completion.text, job.arm, {a: [t] for a, t in against.items()}, cal, params)
-        cell = cell_key(job)
-        row: dict[str, Any] = {
-            "session": self.session, "phase": "check", "check": "reask", "arm": job.arm, "model": job.model,
-            "cell": list(cell), "prompt_id": job.prompt_id, "prompt_sha256": sha256_text(job.prompt),
-            "seed": job.request_seed, "sampling": self.spec.sampling.as_dict(), "text": completion.text,
-            "finish_reason": completion.finish_reason, "usage": completion.usage,
-            "latency_s": round(completion.latency_s, 4), "isolated": self.mode.isolate, "replica": r.url,
-            "time": now(), "seq": item.seq, "role": item.role, "against": against, "status": found.status,
-            "answered_as": found.answered_as, "similarities": found.similarities, "threshold": cal.threshold,
-        }
-        self.result.canaries.add(job.arm, found, cell)
-        r.tally.add(job.arm, found, cell)
-        await self._finished.put(("canary", row))
-
-    async def _writer(self) -> None:
-        """The one writer: appends (fsync'd) off the event loop, so slow disks never idle the seat.
-
-        Items are written in the order they came; rows that finished while the previous write
-        was syncing go out together. A row counts as generated only once append_rows has
-        returned for it; a lost replica's stored arms of its unfinished cells go to the
-        quarantine file in their turn, after every row that came before.
-        """
-        try:
-            while True:
-                batch = [await self._finished.get()]
-                while not self._finished.empty():
-                    batch.append(self._finished.get_nowait())
-                for kind, group in itertools.groupby(batch, key=lambda item: None if item is None else item[0]):
-                    items = list(group)
-                    if kind == "canary":
-                        await asyncio.to_thread(append_rows, self.spec.run.canaries, [i[1] for i in items if i])
-                    elif kind == "generation":
-                        rows = [i[1] for i in items if i]
-                        await asyncio.to_thread(append_rows, self.spec.generations_path, rows)
-                        for row in rows:
-                            self.result.generated += 1
-                            self.result.stored += 1
-                            self.result.requests += 1
-                            self.progress.advance(row["arm"], (row["usage"] or {}).get("completion_tokens", 0))
-                    elif kind == "orphan":
-                        for _, url, keys in (i for i in items if i):
-                            await asyncio.to_thread(self._orphan, url, keys)
-                if None in batch:
-                    return
-        except BaseException:
-            for r in self.replicas:
-                r.alive = False
-            raise
-
-    def _orphan(self, url: str, keys: frozenset[tuple[str, int, str]]) -> None:
-        rows = [x for x in read_rows(self.spec.generations_path) if cell_key(x) in keys and replica_of(x) == url]
-        moved = quarantine_orphans(self.spec, self.manifest, rows, f"replica {url} became unreachable")
-        self.result.stored -= moved
-        self.result.quarantined += moved
-
-    async def _chat(self, r: Replica, model: str, arm: str, prompt: str, seed: int, sampling: Any) -> Completion:
-        while True:
-            epoch = r.adapters.epoch(model)
-            try:
-                return await r.client.chat(model, prompt, seed=seed, sampling=sampling)
-            except ModelNotFound:
-                held = model in r.adapters.shared and model in r.adapters.adapter_paths
-                if model not in r.adapters.ours and not held:
-                    raise SeatError(f"the seat{'' if len(self.replicas) == 1 else ' replica ' + r.url} stopped "
-                                    f"serving {model!r} (arm {arm}) mid-run; it was served when the run started "
-                                    "and voicegate did not load it") from None
-                await r.adapters.reload(model, arm, epoch)

@@ -27,7 +27,7 @@ and carry a request seed of their own, from the same digest salted with ``a-vs-a
 
 (no registered seed's request seed equals it but by a 31-bit collision).
 
-**Isolated arms** (``generate --isolate-arms``, issue 16). A seat that batches
+**Isolated arms** (``generate --isolate-arms``). A seat that batches
 arms together may serve one arm's request with another's weights; isolation
 sends the same jobs in *waves* of one arm, so no two arms are ever in flight
 together. Waves stay interleaved: the jobs of each arm are taken in schedule
@@ -35,7 +35,7 @@ order, ``wave_size`` at a time, and every round gives each arm one wave. Round 0
 arms are sorted by ``sha256(f"{order_seed}:wave:0:{arm}")``; every later round
 opens with the arm that closed the round before (while it has jobs left) and
 sorts the others by ``sha256(f"{order_seed}:wave:{round}:{arm}")``, so the two
-waves of one arm at a round boundary run as one *turn* (issue 35).
+waves of one arm at a round boundary run as one *turn*.
 
 One arm on the seat is the invariant, not an empty seat: within a turn the seat
 is kept at the concurrency, a wave's requests sent as the previous wave's free

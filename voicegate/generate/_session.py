@@ -22,14 +22,15 @@ from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate._hashing import sha256_text
 from voicegate.generate._adapter_files import adapter_dir, check_adapters, files_identity, spec_path
 from voicegate.generate._canaries import Canary, choose_canaries
-from voicegate.generate._carrier import base_identity, check_carrier
+from voicegate.generate._carrier_files import base_identity, check_carrier
 from voicegate.generate._cells import build_cells, cell_key, plan_cells
 from voicegate.generate._identity import Reuse, arm_identities, earlier_asks, read_ledger, reusable, seat_fingerprint
 from voicegate.generate._plan import Load, seat_plan
 from voicegate.generate._progress import ProgressBars, Say, resume_hint, saved
+from voicegate.generate._replica import Mode, Replica
 from voicegate.generate._result import GenerateResult
-from voicegate.generate._runlog import build_manifest, close_session, new_session, now, open_session, quarantine_orphans
-from voicegate.generate._runner import Mode, Replica, Runner
+from voicegate.generate._runlog import RunLog, now
+from voicegate.generate._runner import Runner
 from voicegate.generate._schedule import Job
 from voicegate.generate._sigterm import UNLOAD_S, Stop
 from voicegate.run import append_rows, read_rows, row_key
@@ -88,7 +89,7 @@ async def seat_states(replicas: list[Replica], say: Say) -> list[SeatState]:
 
 
 async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
-                      jobs: list[Job], rows: list[dict[str, Any]], manifest: dict[str, Any] | None,
+                      jobs: list[Job], rows: list[dict[str, Any]], log: RunLog,
                       result: GenerateResult, quiet: bool, retry: RetryPolicy | None, say: Say,
                       stop: Stop, mode: Mode) -> GenerateResult:
     """Steps 3-7 of `generate`, on every replica: ask, refuse or plan, load, record, run, unload, record."""
@@ -97,7 +98,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
     progress: ProgressBars | None = None
     runner: Runner | None = None
 
-    # Retries print under --quiet too: it silences progress, not the reason a run is waiting (issue 33).
+    # Retries print under --quiet too: it silences progress, not the reason a run is waiting.
     def retry_note(line: str) -> None:
         if progress is not None and not quiet:
             progress.say(f"voicegate: retrying {line}")  # printed as is, beside the bars
@@ -113,12 +114,12 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
                             on_retry=retry_note, quiet=quiet)
         adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown,
                                    lease=RunLease(spec.gate, spec.root, spec.run_dir, spec.run.adapters))
-        replicas.append(Replica(i, shown, client, adapters))
+        replicas.append(Replica(i, shown, client, adapters, alone=len(urls) == 1))
     # The earlier answers on file are read before any request: a damaged store refuses the run here.
     ledger = read_ledger(spec.run.identity, say)
     stop.attach()
     wrote_manifest = False
-    session = new_session([r.url for r in replicas], conc, mode.isolate, mode.wave_size)
+    log.start([r.url for r in replicas], conc, mode.isolate, mode.wave_size)
     t0 = time.monotonic()
     try:
         # every refusal happens here, before any generation
@@ -129,7 +130,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         different = check_identical(states, base_model=spec.base.model, runtime=paths.keys())
         if different is not None:
             raise VoicegateError(different)
-        plans = {r.url: seat_plan(spec, r.url, list(s.cards), s.version, manifest, tracked(spec.run.adapters, r.url))
+        plans = {r.url: seat_plan(spec, r.url, list(s.cards), s.version, log.data, tracked(spec.run.adapters, r.url))
                  for r, s in zip(live, states, strict=True)}
         for r, st in zip(live, states, strict=True):
             r.adapters.adopt(plans[r.url].ours)
@@ -151,7 +152,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         snapshots = [SeatState(s.url, s.version, tuple(await r.client.models())) if plans[r.url].to_load else s
                      for r, s in zip(live, states, strict=True)]
         ours = set().union(*(r.adapters.ours for r in live))
-        manifest = build_manifest(spec, reg, snapshots, jobs, manifest, ours, conc, result.stored)
+        log.build(reg, snapshots, jobs, ours, conc, result.stored)
         # What each arm's identity rests on, and the earlier answers of the same weights it is held to.
         version = snapshots[0].version
         identities = arm_identities(spec, reg, snapshots[0].cards)
@@ -159,7 +160,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         base_root = next((c.root for c in snapshots[0].cards if c.id == spec.base.model), None)
         carrier = await check_carrier({r.url: r.client for r in live}, (spec.base.name, spec.base.model), base_root,
                                       [p.text for p in spec.prompts], now())
-        session["carrier"] = carrier.check.as_dict()
+        log.note(carrier=carrier.check.as_dict())
         identities[spec.base.name] = base_identity(identities[spec.base.name], carrier.check, carrier.files)
         # Each adapter arm likewise against its own files (the carrier's with the adapter merged), where at hand.
         roots = {c.id: c.root for c in snapshots[0].cards}
@@ -168,30 +169,30 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         t_own = time.monotonic()
         own = await check_adapters({r.url: r.client for r in live}, own_dirs, carrier,
                                    [p.text for p in spec.prompts], now())
-        session["adapter_files"] = {a: probe.check.as_dict() for a, probe in own.items()}
-        session["adapter_files_s"] = round(time.monotonic() - t_own, 3)     # its cost, local answers included
+        log.note(adapter_files={a: probe.check.as_dict() for a, probe in own.items()},
+                 adapter_files_s=round(time.monotonic() - t_own, 3))     # its cost, local answers included
         for a, probe in own.items():
             identities[a] = files_identity(identities[a], probe.check)
         decided = {a for a, probe in [*own.items(), (spec.base.name, carrier)] if probe.check.status == "holds"}
-        run_id = f"{spec.gate}#{len(manifest['sessions'])}#{session['started']}"
+        run_id = log.run_id()
         earlier = earlier_asks(ledger, identities, run_id, version)
         asks = earlier.asks
-        session["identity"] = {a: {**i.as_dict(), **({"unsealed": earlier.unsealed[a]} if a in earlier.unsealed
-                                                    else {})} for a, i in identities.items()}
-        session["identity_asks"] = {a: {"gate": k.against.get("gate"), "session": k.against.get("session"),
-                                        **({"version": k.against.get("version"), "version_now": version}
-                                           if k.against.get("version") != version else {})}
-                                    for a, k in sorted(asks.items())}
+        log.note(identity={a: {**i.as_dict(), **({"unsealed": earlier.unsealed[a]} if a in earlier.unsealed
+                                                else {})} for a, i in identities.items()},
+                 identity_asks={a: {"gate": k.against.get("gate"), "session": k.against.get("session"),
+                                    **({"version": k.against.get("version"), "version_now": version}
+                                       if k.against.get("version") != version else {})}
+                                for a, k in sorted(asks.items())})
         fingerprint = seat_fingerprint(identities, snapshots[0].cards, snapshots[0].version, [r.url for r in live])
-        session["seat_fingerprint"] = fingerprint
+        log.note(seat_fingerprint=fingerprint)
         reuse = None
         if len(asks) == len(spec.arms):   # every arm re-asked against a recorded answer, or no borrowing
-            reuse = reusable(manifest, read_rows(spec.run.canaries), fingerprint, [r.url for r in live],
+            reuse = reusable(log.manifest, read_rows(spec.run.canaries), fingerprint, [r.url for r in live],
                              [a.name for a in spec.arms], mode.params)
         borrowed = canaries_of(spec, reuse) if reuse is not None else None
         if borrowed is not None and reuse is not None:
-            session["references_reused_from"] = reuse.session
-        index = open_session(spec, manifest, session, snapshots[0].cards, mode.params)
+            log.note(references_reused_from=reuse.session)
+        index = log.open(snapshots[0].cards, mode.params)
         probes = carrier.rows + [row for probe in own.values() for row in probe.rows]
         if probes:   # before the runner writes anything: the probes went first
             append_rows(spec.run.canaries, [{"session": index, **row} for row in probes])
@@ -199,7 +200,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
 
         cells = plan_cells(jobs, rows, [r.url for r in live])
         if cells.orphans:
-            moved = quarantine_orphans(spec, manifest, cells.orphans, "the replica it ran on is not in this run")
+            moved = log.quarantine_orphans(cells.orphans, "the replica it ran on is not in this run")
             result.stored -= moved
             result.quarantined += moved
             unfinished = len({cell_key(x) for x in cells.orphans})
@@ -215,24 +216,24 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         canaries = borrowed or choose_canaries([(p.id, p.text) for p in spec.prompts], mode.params.count, nonce,
                                                spec.seeds)
         runner = Runner(spec, replicas, build_cells(jobs), cells.free, result, progress, index, mode, conc, say,
-                        manifest, canaries, nonce, stop, identities=identities, identity_asks=asks, run_id=run_id,
+                        log, canaries, nonce, stop, identities=identities, identity_asks=asks, run_id=run_id,
                         version=version, decided_by_files=decided,
                         reuse=reuse if borrowed is not None else None)
         with progress:
             await runner.run()
         stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here
-        session["status"] = "complete"
+        log.status = "complete"
     except SeatUnreachable as exc:
-        session["status"] = "seat-unreachable"
+        log.status = "seat-unreachable"
         raise SeatUnreachable(f"{exc}; {saved(result)}; {resume_hint(result)}") from None
     except (VoicegateError, asyncio.CancelledError, KeyboardInterrupt):
-        session["status"] = "stopped"
+        log.status = "stopped"
         raise
     finally:
         stop.cleaning = True
         result.wall_s = time.monotonic() - t0
         result.completion_tokens = progress.tokens if progress is not None else 0
-        complete = session.get("status") == "complete"
+        complete = log.status == "complete"
         for r in replicas:
             await r.adapters.unload_all(complete=complete and r.alive, within_s=UNLOAD_S if stop.signalled else None)
             at = f" on {r.url}" if len(replicas) > 1 else ""
@@ -241,9 +242,9 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
             result.reloads += r.adapters.reloads
             await r.client.aclose()
         result.replicas = [r.stats() for r in replicas]
-        if wrote_manifest and manifest is not None:
-            close_session(spec, manifest, session, result, runner.canary_record() if runner is not None else None,
-                          left=set().union(*(r.adapters.ours for r in replicas)),
-                          gone=set().union(*(r.adapters.unloaded for r in replicas),
-                                           *(r.adapters.handed for r in replicas)))
+        if wrote_manifest:
+            log.close(result, runner.canary_record() if runner is not None else None,
+                      left=set().union(*(r.adapters.ours for r in replicas)),
+                      gone=set().union(*(r.adapters.unloaded for r in replicas),
+                                       *(r.adapters.handed for r in replicas)))
     return result

@@ -1,6 +1,6 @@
 """SIGTERM during `generate` (a `docker stop`, a CI timeout): exit 143 within seconds, adapters unloaded.
 
-Three layers, so no signal is lost wherever it lands (issue 25, finding 4: two of two
+Three layers, so no signal is lost wherever it lands (two of two
 mid-run signals once hung at 369/375 rows, adapters left on the seat):
 
 1. **Outside the event loop** (reading the spec and rows, the lock, the summary) a

@@ -6,12 +6,12 @@ in a scratch copy of the workspace, so nothing is registered or written in the r
 It reports the counts, how long the dry run took, a runtime estimate for a real seat,
 and the files a real run writes.
 
-Linear in the prompts, and quick at any size (issue 25: 10,000 prompts were still running
+Linear in the prompts, and quick at any size (10,000 prompts were still running
 after 300 s, every request a real HTTP round trip to the stand-in): the counts come from
 the full registered schedule, while the real path runs on the first `SAMPLE_PROMPTS`
 prompts (and every probe), which is what exercises it; the summary says when it sampled.
 
-It accepts every spec `register` accepts (issue 33): the scratch copy holds the user's spec
+It accepts every spec `register` accepts: the scratch copy holds the user's spec
 as written, and every input path resolves there as it does in the workspace (`_scratch_root`
 mirrors what a `../` path climbs to), so no path is rewritten and no message names a
 temporary folder: whatever the scratch run refuses is said with the user's paths.

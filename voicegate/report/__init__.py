@@ -12,15 +12,12 @@ from pathlib import Path
 from voicegate._atomic import write_atomic
 from voicegate.report._data import DEFAULT_SAMPLES, ReportData
 from voicegate.report._load import default_out, load_report_data
-from voicegate.report._page import build_view, render_report
+from voicegate.report._page import render_report
 from voicegate.report._table import print_score, ship_line
 from voicegate.spec import GateSpec
 
 __all__ = [
-    "DEFAULT_SAMPLES",
     "ReportData",
-    "build_view",
-    "default_out",
     "load_report_data",
     "print_score",
     "render_report",

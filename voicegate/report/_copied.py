@@ -3,7 +3,7 @@
 A result lists only an arm's longest copied spans (the scorer keeps a few). A sample
 box that highlighted only those would show an unmarked 80-token copy whenever the arm
 copied more often than that, under a caption that says copied text is highlighted. So
-the report finds every run itself, with the scorer's own definition (DESIGN.md §3): a
+the report finds every run itself, with the scorer's own definition (docs/design.md §3): a
 maximal stretch of a generation whose every word n-gram occurs in the training text,
 of n tokens or more. It uses the scorer's n-gram index (from the gate's cache when the
 score left one there; it is derived data, rebuilt from the training text otherwise) and

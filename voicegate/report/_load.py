@@ -44,7 +44,7 @@ _RESULT_LINE = re.compile(r"^Result sha256: `([0-9a-f]{64})`", re.MULTILINE)
 
 
 def _check_recorded(spec: GateSpec, score: GateResult) -> None:
-    """Refuse a scores.json whose result is not one the gate record holds (issue 25: an edited delta_cb showed).
+    """Refuse a scores.json whose result is not one the gate record holds (an edited delta_cb showed).
 
     The record is the chained, committed witness: every score and amendment entry names its result's
     sha256. A record with no entry yet (or none at all) has nothing to hold the file against.

@@ -16,6 +16,9 @@ The page loads nothing: no script, no external style, font or image. A
 Content-Security-Policy in the page says so to the browser as well
 (`default-src 'none'`, the one inline stylesheet allowed by its hash), so even
 a rendering bug could not fetch or run anything.
+
+Over 400 lines because the page's view (every table, card and note the template reads) is built in
+one pass from the typed data; split, the parts would hand a half-built view between modules.
 """
 
 from __future__ import annotations
@@ -670,7 +673,7 @@ def _run_view(run: RunManifest | None) -> list[tuple[str, str]]:
 
 
 def _integrity_text(run: RunManifest | None, current: GateResult) -> str:
-    """Did the seat serve every arm its own weights (issue 16)? Imported generations carry no canaries."""
+    """Did the seat serve every arm its own weights? Imported generations carry no canaries."""
     integrity = current.integrity
     if integrity is not None:
         return (f"{integrity.line()}; method {integrity.method}" +

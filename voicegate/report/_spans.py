@@ -1,7 +1,7 @@
 """Find a result's copied spans inside a generation's text, for highlighting.
 
 The scorer reports each copied span as token text (NFKC, case-folded word
-tokens, DESIGN.md §6b) plus where it occurs in the training text. To mark it in
+tokens, docs/design.md §6b) plus where it occurs in the training text. To mark it in
 the generation as written, we tokenise the generation the same way but keep
 each token's character offsets, find the span's token sequence, and cut the
 original text at those offsets. The pieces stay plain strings: the template
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from voicegate.scoring import Span
 
 # The most of one generation a sample box shows (and the report tokenizes): a 50 MB generation once made
-# `report` take 21 s and 2.3 GB and wrote it all into the page (issue 25, finding 10).
+# `report` take 21 s and 2.3 GB and wrote it all into the page.
 SHOWN_CHARS = 20_000
 
 # A run of letters with internal apostrophes kept ("don't", "o'er"); digits and punctuation dropped.

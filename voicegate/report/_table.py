@@ -1,6 +1,6 @@
 """The score table (rich): every floor side by side, DISAGREE, copying, damage, ship line, signature.
 
-Rendered from a `GateResult` (DESIGN.md §6) and nothing else, so `score`,
+Rendered from a `GateResult` (docs/design.md §6) and nothing else, so `score`,
 `amend` and the demo print the same thing for the same numbers. No floor is
 ever shown without the others the result carries (its own rules, never the
 code's list); the deciding rule is marked with `*`.

@@ -34,7 +34,7 @@ class RunDir:
 
     @property
     def identity(self) -> Path:
-        """Every gate's references, by the weights they came from (issue 35): the data dir's, not one gate's."""
+        """Every gate's references, by the weights they came from: the data dir's, not one gate's."""
         return self.data_dir / "identity.jsonl"
 
     @property

@@ -1,11 +1,15 @@
 """Scoring: stored generations in, voice distances, verdicts and the ship pick out.
 
 Everything here is pure (arrays and texts in, numbers out) except the
-content-addressed cache in `_cache`. DESIGN.md §3 defines the numbers, §6b the
+content-addressed cache in `_cache`. docs/design.md §3 defines the numbers, §6b the
 details two implementations must agree on; each module's docstring says which
 part it implements:
 
 - `_tokens`        word tokens (NFKC, casefold, letters with inner apostrophes)
+- `_docs`          a tokenized text as two arrays: its distinct tokens and the token ids in order
+- `_cells`         voice rows grouped by (arm, seed), tokenized once over one shared vocabulary
+- `_cache`         the content-addressed on-disk cache of corpus-side work (the only file I/O here)
+- `_views`         voice views: how d(a, s) of an (arm, seed) pool toward one author's text is measured
 - `_stylometric`   Cosine Delta against the registered reference (MFW, z-scores)
 - `_embedding`     centroid cosine distance under a pinned sentence-transformers model
 - `_copying`       hashed word n-gram index, overlap, longest verbatim runs
@@ -13,9 +17,12 @@ part it implements:
 - `_harness`       candidate generations identical to the base's (a seat that skipped the adapter)
 - `_ruler`         the ruler check: can the stylometric reference tell this author (corpora only)
 - `_verdicts`      delta_cb, both floors, verdicts, DISAGREE, the ship pick (`decide`)
+- `_specificity`   does a candidate move toward this author, or toward any writer of the kind (impostors)
+- `_replicates`    seeds that are not replicates: an arm whose seeds gave the same texts
 - `_bootstrap`     the informational prompt-clustered interval
 - `_signature`     what shaped the numbers
 - `_similarity`    the seat-integrity canary method: its parameters, the comparison, calibration, attribution
+- `_carrier_agreement` the base's (or an adapter's) greedy answers judged against its own files' answers
 - `_integrity`     the seat's integrity judged again from the stored checks (`verdict`), the replicas behind
                    the rows (`generate` and `gate` both use it, so `gate` needs no `generate`)
 - `_score`         `measure_gate` (per-seed distances toward every target, copying, damage: once) and
@@ -24,24 +31,21 @@ part it implements:
 """
 
 from voicegate.scoring._cache import Cache
-from voicegate.scoring._carrier import CarrierCheck, judge_carrier
+from voicegate.scoring._carrier_agreement import CarrierCheck, judge_carrier
 from voicegate.scoring._copying import (
     NgramIndex,
     build_index,
     copy_stats,
     copying_verdict,
     ngram_hashes,
-    token_hashes,
     vocab_hashes,
 )
 from voicegate.scoring._damage import (
     check_probe,
-    damage_verdict,
     degeneration,
     is_runaway,
 )
 from voicegate.scoring._docs import TokenDoc, doc_from_text, doc_from_tokens
-from voicegate.scoring._embedding import MISSING, available
 from voicegate.scoring._integrity import (
     Part,
     Tally,
@@ -57,7 +61,6 @@ from voicegate.scoring._integrity import (
 from voicegate.scoring._result import (
     ArmResult,
     CandidateResult,
-    Confusion,
     Copying,
     Damage,
     GateResult,
@@ -75,8 +78,6 @@ from voicegate.scoring._result import (
     result_text,
 )
 from voicegate.scoring._score import (
-    Measures,
-    check_rows,
     decided_arms,
     measure_gate,
     score_gate,
@@ -94,44 +95,36 @@ from voicegate.scoring._similarity import (
     canary_cell,
     detection_floor,
     identity_outcome,
-    identity_problem,
     is_prefix,
     replica_differs,
     similarity,
 )
 from voicegate.scoring._specificity import specificity
 from voicegate.scoring._stylometric import (
-    Reference,
     build_reference,
     cosine_delta,
-    count_matrix,
     word_counts,
 )
-from voicegate.scoring._tokens import TOKENIZER_NAME, tokenize
+from voicegate.scoring._tokens import tokenize
 from voicegate.scoring._verdicts import decide, ship_pick
 
 __all__ = [
     "METHOD",
     "METHOD_ID",
-    "MISSING",
-    "TOKENIZER_NAME",
     "ArmResult",
     "Cache",
     "Calibration",
     "CanaryParams",
     "CandidateResult",
     "CarrierCheck",
-    "Confusion",
     "Copying",
     "Damage",
     "GateResult",
     "Integrity",
     "IntegrityEvidence",
-    "Measures",
     "NgramIndex",
     "Part",
     "Provenance",
-    "Reference",
     "ReplicaShare",
     "Span",
     "Specific",
@@ -141,18 +134,14 @@ __all__ = [
     "Verdicts",
     "Voice",
     "attribute",
-    "available",
     "build_index",
     "build_reference",
     "calibrate",
     "canary_cell",
     "check_probe",
-    "check_rows",
     "copy_stats",
     "copying_verdict",
     "cosine_delta",
-    "count_matrix",
-    "damage_verdict",
     "decide",
     "decided_arms",
     "degeneration",
@@ -163,7 +152,6 @@ __all__ = [
     "doc_from_tokens",
     "failed_parts",
     "identity_outcome",
-    "identity_problem",
     "impostor_outcome",
     "is_prefix",
     "is_result",
@@ -181,7 +169,6 @@ __all__ = [
     "ship_pick",
     "similarity",
     "specificity",
-    "token_hashes",
     "tokenize",
     "unchecked_parts",
     "undecided_parts",

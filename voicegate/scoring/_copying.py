@@ -9,7 +9,7 @@ offset of that occurrence, so a hit can name its source. Lookups are one
 ``np.searchsorted`` over the sorted array. A false hit needs a 64-bit collision
 (~ index size x queries / 2^64: nil at corpus scale).
 
-Definitions (DESIGN.md §3):
+Definitions (docs/design.md §3):
 - overlap = hits / n-grams over all of an arm's generations (n-grams within one
   generation, counted with multiplicity);
 - a verbatim run is a maximal stretch of consecutive positions of one

@@ -1,6 +1,6 @@
 """The damage axis: degeneration on the voice prompts and mechanical probe checks.
 
-Degeneration of one generation (DESIGN.md §6b), in word tokens:
+Degeneration of one generation (docs/design.md §6b), in word tokens:
 - *empty*: no word token at all (whitespace or punctuation only counts as empty);
 - *runaway repetition*: the text has at least REPEAT_MIN_TOKENS tokens and,
   over the whole text OR over its last REPEAT_WINDOW tokens, fewer than

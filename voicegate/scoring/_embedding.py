@@ -75,11 +75,6 @@ def model_id(model: str, revision: str | None, root: Path) -> tuple[str, str | N
 MISSING = VIEW_SPECS["embedding"].missing  # the one-line refusal, declared with the view (`spec/_views.py`)
 
 
-def available() -> bool:
-    """Whether sentence-transformers can be imported (looked up, not imported: that costs seconds)."""
-    return VIEW_SPECS["embedding"].unavailable() is None
-
-
 def loader(model: str, revision: str | None, local_dir: str | None) -> Encode:
     """An encode function that loads the model on its first call only."""
     state: dict[str, object] = {}

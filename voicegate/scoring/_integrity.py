@@ -1,4 +1,4 @@
-"""Seat integrity: canaries that tell whether the seat served each arm its own weights (issues 16, 25).
+"""Seat integrity: canaries that tell whether the seat served each arm its own weights.
 
 The gate's premise is that a difference between arms is the adapter's. A seat can
 break it silently: vLLM on CPU, base and adapters batched together, has answered
@@ -73,6 +73,9 @@ this module the tallies and the verdict (and the replica facts `score` checks be
 reading the typed `RunManifest`; `generate/_canaries.py` plans the canaries and the checks.
 Both `generate` and `gate` use this module through `voicegate.scoring`: `gate` never imports
 `generate`.
+
+Over 400 lines because the tallies, the verdict and the replicas behind the rows read the same
+stored checks under one method; `generate` and `gate` call it whole.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate.run import CellKey, RunManifest, cell_key
-from voicegate.scoring._carrier import carrier_judged
+from voicegate.scoring._carrier_agreement import carrier_judged
 from voicegate.scoring._result import Confusion, Integrity
 from voicegate.scoring._similarity import (
     FOREIGN,
@@ -232,7 +235,7 @@ def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params:
     gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
                    default=None)
     # Each arm's greedy answers against its own files (the base: the carrier's; an adapter: the carrier's with
-    # the adapter merged), where they were at hand (`generate._carrier`, `generate._adapter_files`).
+    # the adapter merged), where they were at hand (`generate._carrier_files`, `generate._adapter_files`).
     probes = [r for r in canary_rows if r.get("phase") == "carrier"]
     by_files: set[str] = set()
     for arm in sorted({str(r.get("arm")) for r in probes}):
@@ -456,7 +459,7 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
 
 
 def _identity_lines(manifest: RunManifest | None, sessions: Sequence[int]) -> tuple[str, ...]:
-    """Per arm, what the identity of its weights rested on in the sessions behind the rows (issue 35)."""
+    """Per arm, what the identity of its weights rested on in the sessions behind the rows."""
     said: dict[str, str] = {}
     for index in sessions:
         s = _session(manifest, index)

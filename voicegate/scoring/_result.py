@@ -14,6 +14,10 @@ emitted for it.
 `from_json()` also reads results written by hand or by older versions (the
 report renders whatever is on disk): a missing field is None or empty, never an
 error, and an unknown verdict string is kept as a plain str.
+
+Over 400 lines because it is the one module that knows a result's JSON keys
+(tests/project/test_architecture.py holds every other module to attributes): every type of the result and
+its one JSON form, written and read back, stay together.
 """
 
 from __future__ import annotations
@@ -127,7 +131,7 @@ class Span:
 
 @dataclass(frozen=True, kw_only=True)
 class Degeneration:
-    """Rates over one arm's voice generations (DESIGN.md §6b)."""
+    """Rates over one arm's voice generations (docs/design.md §6b)."""
 
     rate: float | None = None        # share of generations empty or repetitive (or truncated, when that decides)
     empty: float | None = None       # share with no word token at all
@@ -186,7 +190,8 @@ class Specificity:
     ratios: Mapping[str, float | None] = field(default_factory=dict)   # rule id -> its margin / floor
     deltas: Mapping[str, float | None] = field(default_factory=dict)   # author -> delta toward her, gate author first
     margins: Mapping[str, float | None] = field(default_factory=dict)  # impostor -> delta_cb − delta toward her
-    # impostor -> rule id -> the floor its margin is set against (results before issue 31 carry only `floors`)
+    # impostor -> rule id -> the floor its margin is set against (a result stored before impostors had floors of
+    # their own carries only `floors`)
     impostor_floors: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
     # The impostors the ruler cannot tell from the author at a pool's length: the verdict is RULER-WEAK.
     weak: tuple[str, ...] = ()
@@ -513,7 +518,7 @@ class Confusion:
 
 @dataclass(frozen=True, kw_only=True)
 class Integrity:
-    """Did the seat serve every arm its own weights? The canary verdict behind the scored rows (issue 16)."""
+    """Did the seat serve every arm its own weights? The canary verdict behind the scored rows."""
 
     status: str                       # "holds" | "failed" | "not checked"
     method: str                       # the canary method and its version (e.g. canary-reproduction@2)
@@ -529,7 +534,7 @@ class Integrity:
     unchecked_rows: int = 0           # scored rows from a session without a check
     quarantined: int = 0              # suspect rows moved out of the generations
     quarantine: str | None = None     # the file they went to
-    # canary-reproduction@2 (issue 25): reproduction against a calibrated threshold, and the detection floor
+    # canary-reproduction@2: reproduction against a calibrated threshold, and the detection floor
     foreign: int = 0                  # checks near no arm's reference (weights of no arm)
     exact: int = 0                    # right checks that reproduced their reference byte for byte
     threshold: float | None = None    # the (lowest) calibrated threshold of the sessions behind the rows
@@ -537,7 +542,7 @@ class Integrity:
     detects: float | None = None      # the fault rate (share of requests) the checks catch with 95%
     detects_one_arm: float | None = None   # ... when only one arm is affected (its checks alone)
     problems: tuple[str, ...] = ()    # why the evidence does not hold (uncalibrated, files disagree, ...)
-    # canary-reproduction@3 (issue 35): the distinct gate cells the checks asked, and the share of cells a
+    # canary-reproduction@3: the distinct gate cells the checks asked, and the share of cells a
     # fault tied to cells must hit to meet them with 95%
     cells_checked: int = 0
     detects_cells: float | None = None
@@ -623,7 +628,7 @@ def _float_or_none(v: Any) -> float | None:
 
 @dataclass(frozen=True, kw_only=True)
 class ReplicaShare:
-    """The scored rows one replica of the seat produced (issue 13): every arm of a cell on one replica."""
+    """The scored rows one replica of the seat produced: every arm of a cell on one replica."""
 
     url: str                 # the replica's URL (credentials redacted)
     cells: int               # (seed, prompt) cells it generated, every arm of each
@@ -733,7 +738,7 @@ def detectable_rules(candidates: Sequence[CandidateResult], rules: Sequence[str]
 
 @dataclass(frozen=True, kw_only=True)
 class GateResult:
-    """One scoring of one gate's generations under one deciding rule (DESIGN.md §6)."""
+    """One scoring of one gate's generations under one deciding rule (docs/design.md §6)."""
 
     gate: str                         # the gate's name
     rule: str                         # the deciding floor rule's id

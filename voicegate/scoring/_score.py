@@ -3,9 +3,12 @@
 Pure given its inputs: the only I/O is the content-addressed cache (reading
 corpus files, storing corpus-side work and embeddings). The result holds no
 timestamp and every float is rounded (6 decimals), so the same generations give
-the same bytes every time (DESIGN.md §6 for the keys). `score_gate_both` also
+the same bytes every time (docs/design.md §6 for the keys). `score_gate_both` also
 returns the same result with the numbers unrounded (`score --json`); both come
 from one computation, so they carry the same verdicts and the same pick.
+
+Over 400 lines because measuring a gate (distances toward every target, copying, damage) and scoring
+it share one pass over the rows and the cache.
 """
 
 from __future__ import annotations
@@ -430,7 +433,7 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     if len(voice_rows) < expected:
         warnings.append(f"{len(voice_rows)} of {expected} registered voice generations present")
     # A probe row missing makes the damage verdict compare pass rates over different probes: said,
-    # like a missing voice row, never silent (issue 25, finding 10).
+    # like a missing voice row, never silent.
     per_arm = len(spec.seeds) * len(spec.damage.probes)
     short = {a.name: per_arm - sum(1 for r in probe_rows if r["arm"] == a.name) for a in spec.arms}
     if per_arm and any(n > 0 for n in short.values()):

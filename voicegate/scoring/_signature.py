@@ -56,7 +56,7 @@ def installed_version(name: str) -> str | None:
 
 @dataclass(frozen=True)
 class IntegrityEvidence:
-    """sha256 of the files a generated run's integrity verdict stands on (issue 25).
+    """sha256 of the files a generated run's integrity verdict stands on.
 
     In the signature, so editing run.json's integrity block or canaries.jsonl changes it.
     Either is None when that file or block is absent; imported runs have no evidence at all.

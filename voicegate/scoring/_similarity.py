@@ -7,6 +7,7 @@ judges every stored check again through the very same functions (`_integrity.ver
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ class CanaryParams:
     checks_per_arm: int | None = None  # an explicit number (``generate --canaries``) beats the budget
     closing: float = 0.03           # the final share of the run where one check per arm is placed
     confidence: float = 0.95        # the detection floor's probability
-    reask_share: float = 0.5        # of the random checks: re-asks of a stored row of a fresh cell (issue 35)
+    reask_share: float = 0.5        # of the random checks: re-asks of a stored row of a fresh cell
 
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "asks": self.asks, "repeated": self.repeated, "references_rule": REFERENCES_RULE,
@@ -112,7 +113,10 @@ def detection_floor(checks: int, confidence: float = 0.95) -> float | None:
 # -- comparison -----------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)
 def _grams(text: str, n: int) -> Counter[str]:
+    """A text's n-gram multiset, counted once: a session compares each reference with every check and every
+    replica's references, and judging them is time every replica waits for (callers never change it)."""
     norm = " ".join(text.casefold().split())
     if len(norm) < n:
         return Counter([norm]) if norm else Counter()
@@ -172,7 +176,7 @@ def calibrate(refs: Refs, arms: Sequence[str], params: CanaryParams,
     """S, X and the threshold from one (session, replica)'s references; a problem when they cannot separate arms.
 
     With `models` (arm -> the model it asks), two arms of different models whose references are, on
-    every canary, no further apart than the seat's own two asks are a problem too (issue 35): a seat
+    every canary, no further apart than the seat's own two asks are a problem too: a seat
     serving the same (stale) weights under both names makes every check "reproduce", so nothing the
     checks say would mean the arms got their own weights. Arms of one model (an A-vs-A arm and the
     base) are expected to coincide and are left out.
@@ -250,12 +254,6 @@ def attribute(answer: str, arm: str, refs: Mapping[str, Sequence[str]], cal: Cal
     if nearest is not None and others[nearest] >= t:
         return Attribution("wrong", nearest, sims)
     return Attribution("foreign", None, sims)
-
-
-def identity_problem(arm: str, text: str, against: Mapping[str, Any], cal: Calibration,
-                     params: CanaryParams) -> str | None:
-    """An answer that does not reproduce what the same weights answered in another session (issue 35)."""
-    return identity_outcome(arm, text, against, cal, params)[0]
 
 
 def identity_outcome(arm: str, text: str, against: Mapping[str, Any], cal: Calibration, params: CanaryParams,

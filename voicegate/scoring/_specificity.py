@@ -1,6 +1,6 @@
 """The specificity axis: does a candidate move toward THIS author, or toward any writer of the kind?
 
-DESIGN.md §6b "Author specificity"; the impostors design of authorship verification (Koppel &
+docs/design.md §6b "Author specificity"; the impostors design of authorship verification (Koppel &
 Winter 2014; Kestemont et al. 2016): an attribution counts only when the text is nearer the
 candidate author than it is to each of a set of impostor authors.
 

@@ -1,6 +1,6 @@
 """The stylometric view: Cosine Delta against a reference fixed by the registered corpora.
 
-DESIGN.md §3 and §6b. The reference is built from the held-out text of the
+docs/design.md §3 and §6b. The reference is built from the held-out text of the
 author plus the background corpus of other authors, never from the arms'
 generations: an arm must not move the ruler that measures the other arms.
 

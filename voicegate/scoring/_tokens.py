@@ -1,4 +1,4 @@
-"""Word tokens (DESIGN.md §6b): the one definition every number in voicegate is counted in.
+"""Word tokens (docs/design.md §6b): the one definition every number in voicegate is counted in.
 
 Text is NFKC-normalised, the typographic apostrophe ’ becomes ', then it is
 case-folded; a token is a run of Unicode letters, with internal apostrophes kept
@@ -9,7 +9,7 @@ checks.
 
 The tokenizer is that regular expression, PATTERN, matched with the standard library's
 ``re`` (``findall``), and the signature names it so: ``re:nfkc-casefold-letters-apostrophe@2``.
-Until issue 33 the same definition was named ``nltk.RegexpTokenizer[re]:...@2`` and was
+Earlier versions named the same definition ``nltk.RegexpTokenizer[re]:...@2`` and was
 held to an nltk ``RegexpTokenizer`` subclass that swapped nltk's engine for ``re``; the
 tokens are the same, only the name is now what runs. Why not nltk's own tokenizer:
 ``RegexpTokenizer`` (nltk 3.9+) compiles through ``nltk.redos`` -- the ``regex`` engine

@@ -1,7 +1,7 @@
 """The verdict layer: per-seed distances in, delta_cb, floors, verdicts and the ship pick out.
 
 Pure and small on purpose: it is the seam the lv-bronte reference case drives
-with constructed distances (DESIGN.md §3). Every registered floor rule is
+with constructed distances (docs/design.md §3). Every registered floor rule is
 applied to every candidate, always; the deciding rule decides and the others
 are shown, with `disagree` set wherever two rules give different verdicts.
 
@@ -20,12 +20,8 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from voicegate.scoring._result import (
-    ArmResult,
-    CandidateResult,
-    Control,
     Copying,
     Damage,
-    GateResult,
     Specific,
     Specificity,
     Voice,
@@ -195,18 +191,3 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     return Decision(rule=deciding.id, ships=ship_pick(out, prefer),
                     base=ArmVoice(name=base, role=Role.BASE, **stats(base)),
                     candidates=tuple(out))
-
-
-def decision_result(decision: Decision, gate: str) -> GateResult:
-    """A decision alone as a GateResult (no copying or damage statistics): the verdict seam, printable."""
-    def stats(a: ArmVoice) -> dict[str, Any]:
-        return {"name": a.name, "role": a.role, "model": a.name, "distances": a.distances,
-                "mean_distance": a.mean_distance, "spread": a.spread}
-
-    arms: list[ArmResult] = [ArmResult(**stats(decision.base))]
-    arms += [CandidateResult(**stats(c), delta_cb=c.delta_cb, floors=c.floors, voice=c.voice, ratios=c.ratios,
-                             ratio=c.ratio, disagree=c.disagree, copying=c.copying, damage=c.damage,
-                             detectable=c.detectable)
-             for c in decision.candidates]
-    return GateResult(gate=gate, rule=decision.rule, ships=decision.ships,
-                      control=Control(arm=decision.base.name, overlap=None), arms=tuple(arms))

@@ -1,22 +1,18 @@
 """Talking to a vLLM seat: the async client, its errors, and an in-process stand-in seat."""
 
-from voicegate._errors import SeatUnreachable
 from voicegate.seat._adapters import AdapterTrack, RuntimeAdapters, tracked
-from voicegate.seat._carrier import check_carrier, parse_bytes, render_carrier
+from voicegate.seat._carrier_fit import check_carrier, parse_bytes, render_carrier
 from voicegate.seat._client import (
     Completion,
     ModelCard,
     RetryPolicy,
     SeatClient,
-    StreamedCompletion,
     api_key_from_env,
     redact_url,
     root_url,
     run,
 )
 from voicegate.seat._commands import (
-    DEFAULT_KEY_ENV,
-    SEAT_URL_ENV,
     check_adapter_name,
     check_log_file,
     check_timeout,
@@ -29,7 +25,6 @@ from voicegate.seat._commands import (
     seat_urls,
     up_plan,
     up_port,
-    workspace_seat,
 )
 from voicegate.seat._cost import DEFAULT_PROMPT, measure, render_cost
 from voicegate.seat._drift import compare
@@ -44,7 +39,7 @@ from voicegate.seat._errors import (
     parse_error_body,
 )
 from voicegate.seat._identity import SeatState, check_identical
-from voicegate.seat._leases import Lease, LeaseError, RunLease, lease_marks, lease_path, read_leases, state_dir
+from voicegate.seat._leases import LeaseError, RunLease, lease_marks, lease_path, read_leases, state_dir
 from voicegate.seat._lora_modules import compose_line_hint, read_compose
 from voicegate.seat._retire import audit, render_audit
 from voicegate.seat._standin import Generator, StandinSeat, default_text
@@ -53,7 +48,6 @@ from voicegate.seat._vllm import (
     BASE_NAME,
     PARROT,
     check_voices_dir,
-    port_free,
     port_holder,
     start_vllm,
     vllm_python,
@@ -63,17 +57,14 @@ from voicegate.seat._vllm import (
 __all__ = [
     "AUSTEN",
     "BASE_NAME",
-    "DEFAULT_KEY_ENV",
     "DEFAULT_PROMPT",
     "PARROT",
-    "SEAT_URL_ENV",
     "AdapterAlreadyLoaded",
     "AdapterNotFound",
     "AdapterNotLoaded",
     "AdapterTrack",
     "Completion",
     "Generator",
-    "Lease",
     "LeaseError",
     "ModelCard",
     "ModelNotFound",
@@ -85,9 +76,7 @@ __all__ = [
     "SeatClient",
     "SeatError",
     "SeatState",
-    "SeatUnreachable",
     "StandinSeat",
-    "StreamedCompletion",
     "api_key_from_env",
     "audit",
     "check_adapter_name",
@@ -110,7 +99,6 @@ __all__ = [
     "measure",
     "parse_bytes",
     "parse_error_body",
-    "port_free",
     "port_holder",
     "read_compose",
     "read_leases",
@@ -128,5 +116,4 @@ __all__ = [
     "up_port",
     "vllm_python",
     "why_no_vllm",
-    "workspace_seat",
 ]

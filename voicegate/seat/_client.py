@@ -19,6 +19,9 @@ null, ``usage`` whole token counts. An answer that fails is a seat fault like a
 that trickles in a byte at a time is cut off when it runs out, not per read.
 
 The API key is only ever held in memory and sent as a Bearer header.
+
+Over 400 lines because retries, streaming, the whole-request deadline and the error mapping all act
+on one request's life and share its state.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ class RetryPolicy:
     ``refused_budget_s``: the seconds a request keeps retrying "connection refused" from a seat that has
     answered this client before. Nothing listens there any more: the seat went down (a crash, a stop),
     and a vLLM restart takes longer than this on any hardware, so the run stops soon and says so (it
-    resumes where it stopped) instead of retrying silently for the full budget (79 s, issue 33).
+    resumes where it stopped) instead of retrying silently for the full budget (79 s).
     """
 
     attempts: int = 8
@@ -255,7 +258,7 @@ async def _within(seconds: float, request: Awaitable[T]) -> T:
 
     Not `asyncio.wait_for`: on Python 3.11 it returns the answer instead of raising CancelledError when
     the answer lands in the same loop turn as a cancel, so a SIGTERM'd run's worker kept sending
-    requests (and generate hung, issue 25 finding 4). `asyncio.timeout` re-raises the cancel.
+    requests (and generate hung). `asyncio.timeout` re-raises the cancel.
     """
     async with asyncio.timeout(seconds):
         return await request

@@ -29,6 +29,9 @@ is dead on this host, the seat still lists it as an adapter and, where the seat 
 from the leased path, and no live run (here or on another host) holds a lease of it — never one
 the fleet serves, never one of a live run or of another host: a forged or stale lease naming a live
 run's adapter is dropped, and the adapter stays.
+
+Over 400 lines because the lease file's format, its lock, the sweep every run makes and the reading
+`seat models` does are one file's discipline.
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@ answers (``stream: true``: server-sent events, one token a chunk, as vLLM sends 
 (every k-th request 500s, 429s or stalls, or its body trickles in a byte at a
 time; a restart drops runtime-loaded adapters, as a real `compose up -d` does).
 
-``wrong_weights_every=k`` is the seat-integrity fault (issue 16): every k-th chat
+``wrong_weights_every=k`` is the seat-integrity fault: every k-th chat
 request that arrives while another model is in flight is answered with that
 other model's "weights" -- its generator's text for the same (seed, prompt) --
 while the reply still echoes the requested ``model``. That is what vLLM CPU has
 been measured to do with base and adapters mixed in a batch. The text depends on
 the model (``default_text`` hashes it in), so the fault is detectable.
 
-The faults a seat can show that a canary must not slip past (issue 25), each a knob:
+The faults a seat can show that a canary must not slip past, each a knob:
 
 - ``sampled_only=True``: the faults above and ``foreign_every`` hit only requests with
   temperature > 0 (the real ones, when canaries were greedy);
@@ -49,6 +49,9 @@ finish_reason)``). The completion's token count is its whitespace word count.
 Timing: a request waits ``request_overhead`` + its model's prefill time, then each token
 takes its model's time per token; a streamed answer sends each token when it is done, so
 a client sees the time to first token and the time per output token apart.
+
+Over 400 lines because it imitates one server: the HTTP handler, vLLM's streaming, the adapter
+endpoints and every fault knob share one lock and one state.
 """
 
 from __future__ import annotations

@@ -106,10 +106,6 @@ def port_holder(port: int, host: str = "127.0.0.1") -> str | None:
         return None
 
 
-def port_free(port: int) -> bool:
-    return port_holder(port) is None
-
-
 @dataclass
 class VllmServer:
     """A running vLLM server: its OpenAI base URL and the process group to end."""
@@ -133,7 +129,7 @@ class VllmServer:
         """SIGTERM the server; if it is still there after `grace` seconds, SIGKILL its own process group.
 
         vLLM exits in 0.5-2.4 s on SIGTERM when idle, but with requests in flight it waited for them
-        (30 s and more, issue 33): a seat being stopped has no one left to answer, so what it was still
+        (30 s and more): a seat being stopped has no one left to answer, so what it was still
         generating is dropped with the group (the engine too). `killed` says whether that happened.
         """
         proc = self.proc

@@ -9,17 +9,16 @@
 - `check_seat_url` the one seat-URL check is the root's `_seat_url.py` (spec, `generate --seat`, `seat --seat`)
 - `_artifact_kinds` the artifact kinds (record, README, compose): names, chain format, templates, requirements
 - `_views`         the voice views as the spec sees them: name, keys, model, requirements (one registry)
-- `_rules`         the floor rules, named, versioned and dated (DESIGN.md §3, §6b)
+- `_rules`         the floor rules, named, versioned and dated (docs/design.md §3, §6b)
 - `_registration`  freezing a spec: hashes, the git commit, the registration record
 - `_weights`       an adapter's identity outside the seat: its weights file's sha256 (pinned at register)
 - `_workspace`     where a workspace is and how its paths are shown (strict YAML is the root's `_yaml.py`)
 """
 
-from voicegate._seat_url import check_seat_url
-from voicegate._yaml import load_strict, read_yaml
-from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ARTIFACT_NAMES, EVENTS, ArtifactKind, Event, artifact_kind
+from voicegate._yaml import load_strict
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ArtifactKind, Event, artifact_kind
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
-from voicegate.spec._checks import CHECKS, GateCheck, checks_in_force
+from voicegate.spec._checks import CHECKS
 from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import (
     Citation,
@@ -34,7 +33,6 @@ from voicegate.spec._prospective import (
 )
 from voicegate.spec._registration import (
     Registration,
-    ScoredUnder,
     check_registered,
     check_scored_under,
     load_registration,
@@ -47,15 +45,12 @@ from voicegate.spec._registration import (
 )
 from voicegate.spec._resolve import DATA_DIR_ENV, artifact_gaps, impostor_warnings, resolve_path, thin_evidence
 from voicegate.spec._rules import (
-    REPLICATES_REQUIRED,
     RULES,
     SMALLEST_EFFECT,
     WELCH_ALPHA,
     Effect,
     FloorRule,
-    RuleId,
     get_rule,
-    rules_in_force,
     smallest_in_units,
     spread,
     t_quantile,
@@ -66,24 +61,18 @@ from voicegate.spec._schema import Role
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
 from voicegate.spec._views import (
     HISTORICAL_SIGNATURE_KEYS,
-    MIN_WORDS_PER_ARM_SEED,
     VIEW_SPECS,
     Model,
     ViewSpec,
-    view_spec,
 )
-from voicegate.spec._weights import WEIGHTS_FILE, adapter_weights, weights_file
+from voicegate.spec._weights import WEIGHTS_FILE, weights_file
 from voicegate.spec._workspace import as_named, git, git_env, is_git_worktree, is_shallow, shown_path, workspace_root
 
 __all__ = [
     "ARTIFACT_KINDS",
-    "ARTIFACT_NAMES",
     "CHECKS",
     "DATA_DIR_ENV",
-    "EVENTS",
     "HISTORICAL_SIGNATURE_KEYS",
-    "MIN_WORDS_PER_ARM_SEED",
-    "REPLICATES_REQUIRED",
     "RULES",
     "SMALLEST_EFFECT",
     "VIEW_SPECS",
@@ -96,15 +85,11 @@ __all__ = [
     "Effect",
     "Event",
     "FloorRule",
-    "GateCheck",
     "GateSpec",
     "Model",
     "Registration",
     "Role",
-    "RuleId",
-    "ScoredUnder",
     "ViewSpec",
-    "adapter_weights",
     "artifact_gaps",
     "artifact_kind",
     "as_named",
@@ -114,8 +99,6 @@ __all__ = [
     "check_output_path",
     "check_registered",
     "check_scored_under",
-    "check_seat_url",
-    "checks_in_force",
     "commit_time",
     "commits_after",
     "find_citation",
@@ -133,12 +116,10 @@ __all__ = [
     "name_pattern",
     "no_such_spec",
     "numbers_at",
-    "read_yaml",
     "recorded_numbers_at",
     "register",
     "registered",
     "resolve_path",
-    "rules_in_force",
     "scored_under",
     "shown_path",
     "smallest_in_units",
@@ -148,7 +129,6 @@ __all__ = [
     "t_quantile",
     "thin_evidence",
     "uncommitted_pins",
-    "view_spec",
     "weights_file",
     "welch",
     "words_warning",

@@ -150,7 +150,7 @@ def _across_keys(v: dict[str, Any], fail: Fail, name_pattern: str) -> None:
     view = view_spec(v["voice.view"])
     if view.needs_background and v["corpora.background"] is None:
         # Without other authors the z-scores come from the target alone and the
-        # cosine is noise (DESIGN.md §3), so the stylometric view requires it.
+        # cosine is noise (docs/design.md §3), so the stylometric view requires it.
         raise fail("corpora.background", "must be a non-empty list of file globs")
     if view.model is not None and v[view.model.key] is None:
         raise fail(view.model.key, "must be a non-empty string")

@@ -3,7 +3,7 @@
 An amendment may move a gate to another floor rule only by citing a registration
 of ANOTHER gate, found in this workspace's git history, whose spec declared that
 rule as its deciding rule, committed before the amendment and before any of that
-other gate's results (DESIGN.md §6b; lv-bronte's correction cites lv-hemingway's
+other gate's results (docs/design.md §6b; lv-bronte's correction cites lv-hemingway's
 commit 0bb4938 so). Without it, `amend` would let a user try rules until the
 verdict they want appears: the failure pre-registration exists to prevent.
 

@@ -6,6 +6,9 @@ every referenced file (so a changed corpus names the file). The spec has two
 hashes: `spec_sha256`, of its canonical JSON (what registration enforces: a comment
 or a re-indent changes nothing), and `spec_file_sha256`, of the file's raw bytes
 as registered (what `sha256sum preregistrations/<gate>.yaml` prints).
+
+Over 400 lines because registering and enforcing a registration read the same record and the same
+commits; apart, each would say again what the registration in force is.
 """
 
 from __future__ import annotations

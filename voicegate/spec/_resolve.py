@@ -3,6 +3,9 @@
 Everything that depends on something outside the spec text happens here, after
 `_check` has passed the text itself, so a validation error never depends on which
 machine the spec is read on.
+
+Over 400 lines because every check that needs the world (files, globs, the environment) runs here,
+after validation: `spec` has one boundary with I/O.
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ def _size(path: Path) -> int:
 
 def _check_set_size(fail: Fail, key: str, total: int, files: int, cap_mb: float) -> None:
     """Refuse a corpus set over SET_CAP_FILES x the per-file cap: many files under the cap are as much memory as one
-    over it (issue 35), and are refused before a byte of them is read."""
+    over it, and are refused before a byte of them is read."""
     if total > SET_CAP_FILES * cap_mb * 2**20:
         raise fail(key, f"its files total over {total / 2**20:,.1f} MiB ({files} files so far), over the corpus "
                         "set cap "
@@ -236,7 +239,7 @@ def _grams(path: Path, n: int = 8) -> set[int]:
 
 def _check_near_copies(spec: GateSpec, fail: Fail) -> None:
     """An impostor file that is a near-copy (not only a byte copy) of the held-out or training text, or of another
-    impostor's file, is refused (issue 35): a few changed words leave its 8-word sequences the other text's."""
+    impostor's file, is refused: a few changed words leave its 8-word sequences the other text's."""
     if not spec.corpora.impostors:
         return
     root = spec.root
@@ -258,7 +261,7 @@ def _check_near_copies(spec: GateSpec, fail: Fail) -> None:
 
 
 def impostor_warnings(spec: GateSpec) -> list[str]:
-    """What weakens a specificity check without making it wrong (issue 35), as `register` prints it."""
+    """What weakens a specificity check without making it wrong, as `register` prints it."""
     return [f"warning: {w}" for w in thin_evidence(spec)]
 
 

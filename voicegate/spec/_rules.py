@@ -23,7 +23,7 @@ RuleId = Literal["global-max-spread", "pairwise-max-spread", "welch-t", "welch-t
 
 
 def spread(per_seed: Mapping[int, float]) -> float:
-    """max over seeds minus min over seeds (DESIGN.md §3)."""
+    """max over seeds minus min over seeds (docs/design.md §3)."""
     values = list(per_seed.values())
     if not values:
         raise ValueError("an arm with no seeds has no spread")

@@ -45,7 +45,7 @@ from voicegate.spec._types import (
 )
 from voicegate.spec._views import ViewChoice, views_with
 
-CORPUS_CAP_MB = 32.0  # corpora.max_file_mb's default: ~0.7 GB of memory at the cap (issue 25, finding 9)
+CORPUS_CAP_MB = 32.0  # corpora.max_file_mb's default: ~0.7 GB of memory at the cap
 
 
 

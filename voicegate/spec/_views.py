@@ -1,7 +1,7 @@
 """Voice views as the spec sees them: one declarative descriptor a view, the one registry of view names.
 
 A descriptor says what the spec side must know of a view, never how it measures: its name
-(the `voice.view` choice), the `voice.*` keys it reads, whether it needs a background corpus,
+(the `voice.view` choice), whether it needs a background corpus,
 whether it measures through a model (`Model`: the key naming it is required, a local directory's
 files are hashed at registration and guarded like every input, a hub name must be pinned by
 revision), the modules it needs (looked up at registration, not imported) and its parameters'
@@ -36,7 +36,6 @@ class ViewSpec:
     """One voice view's declaration: its name, its keys and what registration requires of it."""
 
     name: str
-    keys: tuple[str, ...]               # the `voice.*` keys the view reads (declared in `_schema`)
     signature_keys: tuple[str, ...]     # its parameters in a score's signature, under these keys
     needs_background: bool = False      # `corpora.background` required (z-scores need other authors)
     model: Model | None = None
@@ -65,10 +64,10 @@ HISTORICAL_SIGNATURE_KEYS = ("mfw", "chunk", "embedding_model", "embedding_revis
 
 MIN_WORDS_PER_ARM_SEED = 10_000  # Cosine Delta's reliable pool (`STYLOMETRIC.reliable_words`)
 
-STYLOMETRIC = ViewSpec("stylometric", keys=("voice.mfw", "voice.chunk"), signature_keys=("mfw", "chunk"),
+STYLOMETRIC = ViewSpec("stylometric", signature_keys=("mfw", "chunk"),
                        needs_background=True, title="Cosine Delta", reliable_words=MIN_WORDS_PER_ARM_SEED)
 EMBEDDING = ViewSpec(
-    "embedding", keys=("voice.model", "voice.revision"), signature_keys=("embedding_model", "embedding_revision"),
+    "embedding", signature_keys=("embedding_model", "embedding_revision"),
     title="the embedding view",
     model=Model("the embedding model"), requires=("sentence_transformers",),
     missing=("the embedding view needs sentence-transformers, an extra: pip install 'voicegate[embedding]' "

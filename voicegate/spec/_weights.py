@@ -1,4 +1,4 @@
-"""An adapter's identity outside the seat: the sha256 of its weights file (issue 35).
+"""An adapter's identity outside the seat: the sha256 of its weights file.
 
 A seat names what it serves (`/v1/models`: a name and a root); whether those are the weights
 the gate means is the seat's word. When an adapter's directory is reachable from here (its

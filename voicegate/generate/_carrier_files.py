@@ -1,4 +1,4 @@
-"""The base's answers held to the carrier's own files, where they are at hand (issue 35, build item 2).
+"""The base's answers held to the carrier's own files, where they are at hand.
 
 Every other identity check compares the seat with the seat: its references now with its answers
 before. An adapter arm has a file to pin (`adapter_model.safetensors`); the base has the carrier,
@@ -335,8 +335,9 @@ async def check_carrier(clients: Mapping[str, Any], base: tuple[str, str], root:
                                                         f"({type(exc).__name__}: {str(exc)[:120]})"), files)
     local = got.texts
     verdicts, rows = [], []
-    for url, client in clients.items():
-        seat = await probe_seat(client, model, asked)
+    # every replica probed at once: its probes are a fixed cost each replica pays before the run
+    answers = await asyncio.gather(*(probe_seat(client, model, asked) for client in clients.values()))
+    for url, seat in zip(clients, answers, strict=True):
         check = judge_carrier(seat, local, files.weights_sha256, MAX_TOKENS)
         if check.status != "holds" and len(clients) > 1:
             check = CarrierCheck(check.status, f"{check.why} (replica {url})", check.agreements)

@@ -1,6 +1,6 @@
-"""Judging the base's greedy answers against the carrier's own (issue 35): pure, so `score` re-judges them.
+"""Judging the base's greedy answers against the carrier's own: pure, so `score` re-judges them.
 
-`generate._carrier` computes the carrier's answers from its files and asks the seat; the pairs are
+`generate._carrier_files` computes the carrier's answers from its files and asks the seat; the pairs are
 kept in canaries.jsonl (phase ``carrier``) and judged here, by generate and again by score.
 """
 
@@ -60,13 +60,6 @@ def judge_carrier(seat: Sequence[str], local: Sequence[str], weights_sha256: str
     if n >= 3 and agree <= n // 5:
         return CarrierCheck("failed", f"{told}: {wrong}", shares, of)
     return CarrierCheck("unclear", told + ": not decided (another dtype can part answers at a near-tie)", shares, of)
-
-
-def carrier_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """A session's (one replica's) carrier probes of one arm judged again from canaries.jsonl: the problem, if
-    they failed."""
-    check = carrier_judged(rows)
-    return None if check is None else check.problem(str(rows[0].get("arm")))
 
 
 def carrier_judged(rows: Sequence[Mapping[str, Any]]) -> CarrierCheck | None:
