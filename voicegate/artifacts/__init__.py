@@ -51,9 +51,10 @@ def entry_count(path: Path) -> int:
 
 
 def record_score(spec: Any, registration: Any, result: GateResult, run: RunManifest | None,
-                 *, scores: str | None = None) -> list[str]:
-    """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
-    return _record_score(spec, registration, result, run, scores=scores)
+                 *, scores: str | None = None, standing: Any = None) -> list[str]:
+    """Append a score's verdicts to every artifact the spec names; returns one line per artifact touched.
+    `standing` (a `voicegate.gate.Standing`) is what each entry's first line says is in force."""
+    return _record_score(spec, registration, result, run, scores=scores, standing=standing)
 
 
 __all__ = [

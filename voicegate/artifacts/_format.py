@@ -227,6 +227,16 @@ def _why(axis: Specificity, rule_id: str) -> str:
     return f" ({_margin_vs_floor(axis, rule_id)}: within noise; more seeds are a new registration)"
 
 
+def floors_shown(count: int) -> str:
+    """How many rules' floors an entry shows, as words that stay true: "both floors", "all 3 floors"."""
+    return "the floor" if count < 2 else "both floors" if count == 2 else f"all {count} floors"
+
+
+def others_shown(count: int) -> str:
+    """The rules shown beside the deciding one, `count` rules in all."""
+    return "the other rule is" if count == 2 else "the other rules are"
+
+
 def candidates(result: GateResult, featured: str | None = None) -> list[CandidateResult]:
     """Candidate arms, the featured (shipped or recommended) one first."""
     return sorted(result.candidates, key=lambda a: a.name != featured)

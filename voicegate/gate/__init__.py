@@ -19,14 +19,17 @@ from voicegate.gate._init import init_workspace
 from voicegate.gate._register import Registered, register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import note, ship
-from voicegate.gate._state import GateState
+from voicegate.gate._state import NOT_STATED, ErrorRates, GateState, Standing, recorded_standing
 
 __all__ = [
+    "NOT_STATED",
     "Calibration",
+    "ErrorRates",
     "GateState",
     "InForce",
     "Registered",
     "ScoreOutcome",
+    "Standing",
     "amend",
     "amend_spec",
     "calibrate",
@@ -34,6 +37,7 @@ __all__ = [
     "init_workspace",
     "load_generations",
     "note",
+    "recorded_standing",
     "register",
     "score",
     "ship",

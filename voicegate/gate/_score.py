@@ -112,7 +112,8 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         check_integrity(spec.gate, seat.integrity)  # the numbers, then the refusal
         return scored
     try:
-        recorded = record_score(spec, registration, result, manifest, scores=result_text(result))
+        recorded = record_score(spec, registration, result, manifest, scores=result_text(result),
+                                standing=scored.standing.standing())
     except VoicegateError:
         record_anchor(spec, result, "score", registration.commit)  # shown, not recorded: still ordered
         raise

@@ -15,6 +15,49 @@ from typing import Any
 from voicegate.artifacts import InForce, amendments
 from voicegate.scoring import GateResult
 
+NOT_STATED = "not stated"
+
+
+@dataclass(frozen=True)
+class ErrorRates:
+    """The error-rate statement in force for the gate's design: what its verdicts' false-pass and false-fail
+    rates are known to be, in one line every surface prints as given (None on the state: "not stated")."""
+
+    statement: str  # one line, e.g. "false pass 3% and false fail 12% at 3 seeds (calibrated on lv-pilot, 500 draws)"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What is in force, in the words every surface's first line says: the deciding rule and how it came to decide
+    (as registered, a prospective amendment, or a POST-HOC correction), what ships under it, the error rates."""
+
+    rule: str
+    ships: str | None
+    amended_from: str | None = None
+    post_hoc: bool = False
+    error_rates: ErrorRates | None = None
+
+    @property
+    def how(self) -> str:
+        """"as registered", "prospective amendment from X" or "POST-HOC correction of X"."""
+        if self.amended_from is None:
+            return "as registered"
+        if self.post_hoc:
+            return f"POST-HOC correction of {self.amended_from} (a rule registered after the numbers)"
+        return f"prospective amendment from {self.amended_from}"
+
+    @property
+    def error_rates_text(self) -> str:
+        return NOT_STATED if self.error_rates is None else self.error_rates.statement
+
+    def words(self) -> str:
+        """"rule R, as registered; ships: X; error rates: not stated": what every first line says."""
+        return f"rule {self.rule}, {self.how}; ships: {self.ships or 'none'}; error rates: {self.error_rates_text}"
+
+    def line(self) -> str:
+        """The same, led by "in force:" where no heading says it (the compose comment, the terminal)."""
+        return f"in force: {self.words()}"
+
 
 @dataclass(frozen=True)
 class Amendment:
@@ -64,6 +107,8 @@ class GateState:
     amendment: Amendment | None = None
     # `result` with every number at full precision: what `score --json` prints.
     full: GateResult | None = None
+    # The error-rate statement for this gate's design; None: not stated.
+    error_rates: ErrorRates | None = None
 
     @property
     def gate(self) -> str:
@@ -89,6 +134,12 @@ class GateState:
     def failed(self) -> bool:
         """What `score --strict` exits 1 on: no candidate ships under the rule in force."""
         return self.ships is None
+
+    def standing(self) -> Standing:
+        """The first line every surface leads with."""
+        a = self.amendment
+        return Standing(rule=self.rule, ships=self.ships, amended_from=None if a is None else a.rule_from,
+                        post_hoc=self.post_hoc, error_rates=self.error_rates)
 
     def in_force(self) -> str:
         """How the rule in force came to decide, in one clause."""
@@ -122,8 +173,21 @@ class GateState:
         data = (self.full or self.result).to_json()
         head = {"gate": data.pop("gate"), "rule": data.pop("rule"), "ships": data.pop("ships"),
                 "registered_rule": self.registered_rule, "registered_ships": self.registered.ships,
-                "amendment": None if self.amendment is None else self.amendment.to_json()}
+                "amendment": None if self.amendment is None else self.amendment.to_json(),
+                "error_rates": None if self.error_rates is None else self.error_rates.statement}
         return {**head, **data}
+
+
+def recorded_standing(spec: Any, recorded: Mapping[str, Any], current: GateResult,
+                      error_rates: ErrorRates | None = None) -> Standing:
+    """What is in force by the recorded state (recorded.json as read under the verdict lock, and `current`, its
+    result): the result's rule, and the newest amendment's to it when an amendment wrote that state."""
+    if recorded.get("current_kind") != "amend":
+        return Standing(rule=current.rule, ships=current.ships, error_rates=error_rates)
+    row: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == current.rule), {})
+    cited = row.get("citation")
+    return Standing(rule=current.rule, ships=current.ships, amended_from=str(row.get("rule_from", "?")),
+                    post_hoc=isinstance(cited, Mapping) and cited.get("post_hoc") is True, error_rates=error_rates)
 
 
 def gate_state(spec: Any, registered: GateResult, full: GateResult | None, in_force: InForce | None,

@@ -265,8 +265,7 @@ def _margin_rows(arm: CandidateResult, impostors: Sequence[str], rules: Sequence
     for k, name in enumerate(names):
         floors = {r: _finite(axis.floor_against(name, r)) for r in rules}
         margin = _finite(axis.margins.get(name))
-        outcomes = {r: _svg.impostor_outcome(margin, floors[r], _finite(axis.nearer_floor_against(name, r)))
-                    for r in rules}
+        outcomes = {r: None if (o := axis.outcome_against(name, r)) is None else str(o) for r in rules}
         rows.append(_svg.MarginRow(
             candidate=arm.name, impostor=name, first=k == 0, delta=_finite(axis.deltas.get(name)), margin=margin,
             floors=floors, outcomes=outcomes,
@@ -627,12 +626,12 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "notices": [*data.notices, *(f"Warning (not deciding): {w}" for w in current.warnings)],
         "registration": data.registration,
         "run": data.run,
-        "score": score, "current": current, "amended": bool(amendments),
+        "score": score, "current": current, "amended": bool(amendments), "standing": data.standing,
         # The amendment in force (the last) is a post-hoc correction: said in the header and on the pick's card.
         "post_hoc": bool(amendment_views) and amendment_views[-1].post_hoc,
         "standings": {c.name: standing(c, current.rule, current.ships) for c in candidates},
         "runs_known": data.copied is not None, "copying_n": int(copying.n), "shown_chars": SHOWN_CHARS,
-        "rules": rules, "deciding": current.rule, "original_rule": score.rule,
+        "rules": rules, "two_rules": len(rules) == 2, "deciding": current.rule, "original_rule": score.rule,
         "seeds": seeds, "arms": arms, "base": base, "control": control, "candidates": candidates,
         "copying": copying, "damage": damage,
         "samples": sample_views, "spans": span_views,
