@@ -8,7 +8,6 @@ Public surface, used by the use cases in `voicegate.gate`:
 - `record_note(spec, text)` — a person's note (a defect found and left alone), changing no verdict;
 - `record_amendment(spec, old, new, changes, ...)` — render and append an
   amendment that `voicegate.gate.amend` has already checked (the policy lives there);
-- `in_force(spec, result)` — the amendment whose decision stands for these generations, if any;
 - `verify_gates(root, gate)` / `describe(...)` — the chain and git checks.
 
 The discipline itself (markers, atomic writes, locks) lives in `_chain`.
@@ -36,7 +35,6 @@ from voicegate.artifacts._entries import (
 )
 from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._format import one_line, ratio_of
-from voicegate.artifacts._in_force import InForce, in_force
 from voicegate.artifacts._recorded import recorded_entries
 from voicegate.artifacts._verify import describe, run_dir, verify_gates
 from voicegate.run import RunManifest
@@ -59,14 +57,12 @@ def record_score(spec: Any, registration: Any, result: GateResult, run: RunManif
 
 __all__ = [
     "AmendmentChange",
-    "InForce",
     "amendments",
     "current_state",
     "decisions",
     "describe",
     "entry_count",
     "has_module",
-    "in_force",
     "load_state",
     "notes",
     "one_line",

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from voicegate._figures import ratio_text
 from voicegate.scoring import CandidateResult, GateResult, Specificity
-from voicegate.spec import RULES
+from voicegate.spec import rule_family_note, rule_signature
 
 if TYPE_CHECKING:
     import jinja2  # imported when a template is first rendered: a dry run or a read needs none
@@ -107,8 +107,7 @@ def signed(x: Any) -> str:
 
 
 def rule_sig(rule_id: str) -> str:
-    rule = RULES.get(rule_id)
-    return f"{rule_id}@{rule.version}" if rule else rule_id
+    return rule_signature(rule_id)
 
 
 def ratio_of(arm: CandidateResult, rule_id: str) -> float | None:
@@ -190,8 +189,7 @@ def _nearest(axis: Specificity, rule_id: str) -> str:
 def _family(axis: Specificity, rule_id: str) -> str:
     """'; each of the 4 impostors at α 0.01/4 ...': the family a "nearer X" claim was corrected over, where the
     rule corrects it (nothing for the rules that do not, so their lines read as they always did)."""
-    rule = RULES.get(rule_id)
-    note = rule.family_note(len(axis.margins)) if rule is not None else None
+    note = rule_family_note(rule_id, len(axis.margins))
     return f"; {note}" if note else ""
 
 

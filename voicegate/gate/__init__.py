@@ -12,14 +12,13 @@
 Each returns what was said about the artifacts it touched; the CLI prints it.
 """
 
-from voicegate.artifacts import InForce
 from voicegate.gate._amend import amend, amend_spec
 from voicegate.gate._calibrate import Calibration, calibrate, design_lines
 from voicegate.gate._init import init_workspace
 from voicegate.gate._register import Registered, register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import note, ship
-from voicegate.gate._state import NOT_STATED, ErrorRates, GateState, Standing, recorded_standing
+from voicegate.gate._state import NOT_STATED, ErrorRates, GateState, InForce, Standing, in_force, recorded_standing
 
 __all__ = [
     "NOT_STATED",
@@ -34,6 +33,7 @@ __all__ = [
     "amend_spec",
     "calibrate",
     "design_lines",
+    "in_force",
     "init_workspace",
     "load_generations",
     "note",

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
-from voicegate.artifacts import InForce
 from voicegate.gate._checks import check_cells, check_integrity, integrity_note, provenance
-from voicegate.gate._state import GateState, gate_state
+from voicegate.gate._state import GateState, InForce, gate_state, in_force
 from voicegate.run import load_manifest, read_generations
 from voicegate.scoring import GateResult, result_text
 from voicegate.spec import GateSpec, check_artifact_paths, check_registered, load_spec, workspace_root
@@ -75,7 +74,6 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     amendment in force, the notes) before anything is written, so a caller shows the numbers even
     when recording them is then refused (a read-only README, a failed seat check under --dry-run).
     """
-    from voicegate.artifacts import in_force
     from voicegate.scoring import score_gate_both  # numpy and the cache: only when scoring
 
     spec = load_spec(workspace_root(root), gate)

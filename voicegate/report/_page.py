@@ -39,7 +39,7 @@ from voicegate.report._spans import SHOWN_CHARS, Segment, segments, shown, word_
 from voicegate.report._timeline import timeline
 from voicegate.run import RunManifest, row_key
 from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice, detectable_rules
-from voicegate.spec import RULES
+from voicegate.spec import in_registry_order
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE = "report.html.j2"
@@ -140,7 +140,7 @@ def rule_order(*results: GateResult) -> list[str]:
     ids: set[str] = set()
     for res in results:
         ids.update(r for r in res.rules if r)
-    return [r for r in RULES if r in ids] + sorted(ids - set(RULES))
+    return in_registry_order(ids)
 
 
 def _seeds(result: GateResult, registered: Sequence[str]) -> list[str]:
