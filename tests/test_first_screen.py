@@ -93,3 +93,16 @@ def test_counts_say_what_is_true_and_a_post_hoc_rule_withdraws_nothing(demo: Pat
     assert f"; all {len(rules)} floors shown." in readme and "both floors" not in readme
     record = (demo / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
     assert "is withdrawn" not in record and "The FAIL under the registered rule is not withdrawn" in record
+
+
+def test_an_error_rate_statement_is_said_where_not_stated_was() -> None:
+    """The slot the error-rates statement fills: `ErrorRates` on the state, printed as given on every first line."""
+    from voicegate.gate import ErrorRates, Standing
+
+    stated = ErrorRates("false pass 3% and false fail 12% at 3 seeds (calibrated on lv-pilot)")
+    standing = Standing(rule="pairwise-max-spread", ships="ckpt475", amended_from="global-max-spread",
+                        error_rates=stated)
+    assert standing.line() == ("in force: rule pairwise-max-spread, prospective amendment from global-max-spread; "
+                               "ships: ckpt475; error rates: false pass 3% and false fail 12% at 3 seeds "
+                               "(calibrated on lv-pilot)")
+    assert Standing(rule="r", ships=None).words() == "rule r, as registered; ships: none; error rates: not stated"

@@ -80,7 +80,7 @@ def test_the_import_check_catches_a_planted_decision(tmp_path: Path) -> None:
                                           "artifacts/_y.py:3: spec.FloorRule", "artifacts/_y.py:5: spec.RULES"]
 
 
-_BLOCK = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+_BLOCK = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 _STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
 # An ordering comparison anywhere in an expression, or an equality against a number literal.
 _COMPARES = re.compile(r"(?<![-=!<>])(<=|>=|<|>)(?![-=>])|(==|!=)\s*-?\d|-?\d(\.\d+)?\s*(==|!=)")

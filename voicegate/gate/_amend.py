@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
-from voicegate.gate._state import Standing
+from voicegate.gate._state import Standing, error_rates_of
 from voicegate.scoring import CandidateResult, GateResult, Provenance
 from voicegate.spec import GateSpec
 
@@ -156,7 +156,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         return completed + _summary(old, new, changes) + [f"cites: {citation.sentence}"] + record_amendment(
             spec, old, new, changes, reason=reason, rule_registered=rule.registered.isoformat(),
             generations_sha256=now_hash, state=state, when=when, citation=citation,
-            standing=Standing(rule=new.rule, ships=new.ships, amended_from=old.rule, post_hoc=citation.post_hoc))
+            standing=Standing(rule=new.rule, ships=new.ships, amended_from=old.rule, post_hoc=citation.post_hoc,
+                              error_rates=error_rates_of(spec)))
 
 
 def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -> list[str]:

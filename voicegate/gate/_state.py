@@ -57,6 +57,12 @@ class ErrorRates:
     statement: str  # one line, e.g. "false pass 3% and false fail 12% at 3 seeds (calibrated on lv-pilot, 500 draws)"
 
 
+def error_rates_of(spec: Any) -> ErrorRates | None:
+    """The error-rate statement for `spec`'s design, the one place every surface's line takes it from (None: not
+    stated; nothing states one yet)."""
+    return None
+
+
 @dataclass(frozen=True)
 class Standing:
     """What is in force, in the words every surface's first line says: the deciding rule and how it came to decide
@@ -209,10 +215,10 @@ class GateState:
         return {**head, **data}
 
 
-def recorded_standing(spec: Any, recorded: Mapping[str, Any], current: GateResult,
-                      error_rates: ErrorRates | None = None) -> Standing:
+def recorded_standing(spec: Any, recorded: Mapping[str, Any], current: GateResult) -> Standing:
     """What is in force by the recorded state (recorded.json as read under the verdict lock, and `current`, its
     result): the result's rule, and the newest amendment's to it when an amendment wrote that state."""
+    error_rates = error_rates_of(spec)
     if recorded.get("current_kind") != "amend":
         return Standing(rule=current.rule, ships=current.ships, error_rates=error_rates)
     row: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == current.rule), {})
@@ -225,11 +231,12 @@ def gate_state(spec: Any, registered: GateResult, full: GateResult | None, in_fo
                full_in_force: GateResult | None = None) -> GateState:
     """The state in force for a score whose registered-rule result is `registered` (`full`: at full precision)."""
     if in_force is None:
-        return GateState(result=registered, registered=registered, full=full)
+        return GateState(result=registered, registered=registered, full=full, error_rates=error_rates_of(spec))
     rule = in_force.result.rule
     recorded: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == rule), {})
     citation = recorded.get("citation")
     amendment = Amendment(rule_from=str(recorded.get("rule_from", in_force.amended_from)),
                           rule_to=in_force.result.rule, time=str(recorded.get("time", in_force.time)),
                           citation=citation if isinstance(citation, Mapping) else {})
-    return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force)
+    return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force,
+                     error_rates=error_rates_of(spec))
