@@ -79,6 +79,12 @@ def test_the_seat_integrity_is_one_line_and_its_method_one_heading_away(demo: Pa
     details = score.index("\n### Seat integrity — details\n")
     assert score.index("**Verdicts.**") < details < score.index("Method `canary-reproduction@3`")
     assert score.index("Identity of each arm's weights") > details
+    # verify names each entry by its own heading, never by the details sub-heading inside it
+    from _workspace import run_cli
+
+    checked = run_cli("verify", GATE, cwd=demo)
+    assert checked.code == 0 and re.search(r"entry \d+ \(Score — \S+ — rule global-max-spread@1\) OK", checked.stdout)
+    assert "Seat integrity" not in checked.stdout
 
 
 def test_counts_say_what_is_true_and_a_post_hoc_rule_withdraws_nothing(demo: Path) -> None:
