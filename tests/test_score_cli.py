@@ -60,8 +60,8 @@ def _registered(document):
     """`score --json`'s document less the state-in-force keys, which scores.json (the registered result) lacks;
     with no amendment in force they only restate it."""
     doc = dict(document)
-    state = (doc.pop("registered_rule"), doc.pop("registered_ships"), doc.pop("amendment"))
-    assert state == (doc["rule"], doc["ships"], None)
+    state = (doc.pop("registered_rule"), doc.pop("registered_ships"), doc.pop("amendment"), doc.pop("error_rates"))
+    assert state == (doc["rule"], doc["ships"], None, None)
     return doc
 
 

@@ -192,8 +192,8 @@ class Report:
         return len(self.ok)
 
 
-# A sub-heading inside a record entry ("### Seat integrity — details"); a README entry's own heading is "### voicegate".
-_SUBHEADING = re.compile(rb"^### (?!voicegate )")
+# A sub-heading inside an entry, where its details go ("### Seat integrity — details"): not the entry's title.
+_SUBHEADING = re.compile(r"^### .* — details\s*$".encode())
 
 
 def _title(chunk: bytes, heading: bool = False) -> str:
