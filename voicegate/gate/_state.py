@@ -4,6 +4,11 @@
 these very generations under another rule, that amendment's decision stands. Every surface of `score`
 (exit code under --strict, the quiet line, the table, --json, --junit) renders this one object, so
 none of them re-derives the rule or the pick on its own.
+
+`Standing` is the same state as the one line every artifact entry (score, ship, note, amend), compose
+comment and the report's header lead with; `score` takes it from its `GateState`, `ship` and `note` from
+the recorded state under the verdict lock (`recorded_standing`), `amend` from the amendment it records.
+The error-rate statement comes from one place, `error_rates_of`.
 """
 
 from __future__ import annotations
