@@ -42,7 +42,8 @@ def lock_dir() -> Path:
 
 
 def _key(path: Path) -> str:
-    return hashlib.sha256(str(Path(path).resolve()).encode("utf-8")).hexdigest()[:32]
+    # The path's own bytes (a UTF-8 path hashes as it always did; one holding other bytes hashes, not crashes).
+    return hashlib.sha256(os.fsencode(Path(path).resolve())).hexdigest()[:32]
 
 
 def lock_for(path: Path, timeout: float = ARTIFACT_WAIT) -> FileLock:

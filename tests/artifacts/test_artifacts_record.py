@@ -38,6 +38,7 @@ def test_readme_entry_bytes(scored: Path) -> None:
     # The recorded result's sha256, recomputed from the same inputs.
     digest = result_sha256(result("global-max-spread", generations_hash(read_rows(spec.generations_path))))
     body = (f"{README}\n### voicegate verdict — lv-bronte — score 2026-09-17T00:00:00Z\n\n"
+            "**In force:** rule global-max-spread, as registered; ships: none; error rates: not stated.\n\n"
             "Rule `global-max-spread@1`; both floors shown.\n"
             f"- {L475}\n- {L925}\n- Ships (the rule's recommendation): none.\n\n"
             f"Gate record: `gates/lv-bronte.md` (result sha256 `{digest[:16]}`).\n\n").encode()
@@ -47,7 +48,9 @@ def test_readme_entry_bytes(scored: Path) -> None:
 
 def test_compose_entry_bytes(scored: Path, compose_fixture: Path) -> None:
     shipped = as_shipped(compose_fixture)
-    lines = ["      # voicegate 2026-09-17 lv-bronte score, rule global-max-spread@1:",
+    first = ("      # voicegate 2026-09-17 lv-bronte score (rule global-max-spread@1) — in force: rule "
+             "global-max-spread, as registered; ships: none; error rates: not stated")
+    lines = [first,
              f"      #   {L475}", f"      #   {L925}",
              "      #   ships (rule's recommendation): none; record gates/lv-bronte.md"]
     body = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]

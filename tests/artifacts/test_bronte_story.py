@@ -117,7 +117,8 @@ def test_lv_bronte_story(story: Path) -> None:
         in texts[RECORD]
     assert "It goes against the rule's recommendation (no candidate ships)" in texts[RECORD]
     assert f"A person shipped **ckpt475** as `lv-bronte`: “{REASON}”." in texts[READ_ME]
-    assert f'      # voicegate 2026-12-02 lv-bronte: a person SHIPPED ckpt475: "{REASON}"\n' in texts[COMPOSE]
+    assert ("      # voicegate 2026-12-02 lv-bronte: a person SHIPPED ckpt475 — in force: rule global-max-spread, as "
+            f'registered; ships: none; error rates: not stated\n      #   reason: "{REASON}"\n') in texts[COMPOSE]
     for name, text in texts.items():
         assert text.count(V475) == 2, name  # the decision sits beside the FAIL; the FAIL is not touched
     decisions = [json.loads(ln) for ln in (root / "runs" / "lv-bronte" / "decisions.jsonl").read_text().splitlines()]

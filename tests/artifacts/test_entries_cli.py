@@ -326,7 +326,7 @@ def test_a_reason_cannot_forge_a_marker_or_break_the_compose(tmp_path: Path, sco
     # In markdown the reason is also inert text: no raw HTML comment in the record.
     shown = flat.replace("<", "&lt;").replace(">", "&gt;")
     assert f"Reason, as given: “{shown}”" in (root / "gates/lv-bronte.md").read_text(encoding="utf-8")
-    assert f'a person SHIPPED ckpt475: "{flat}"' in (root / "deploy/compose.yaml").read_text(encoding="utf-8")
+    assert f'#   reason: "{flat}"' in (root / "deploy/compose.yaml").read_text(encoding="utf-8")
     done = voicegate(root, "verify", "lv-bronte")
     assert done.returncode == 0, done.stdout + done.stderr
     decision = json.loads((root / "runs/lv-bronte/decisions.jsonl").read_text().splitlines()[-1])

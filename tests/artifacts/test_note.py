@@ -44,7 +44,8 @@ def test_a_note_goes_into_every_artifact_changes_no_verdict_and_verifies(shipped
         after = (shipped / a).read_bytes()
         assert after.startswith(before[a][:before[a].rfind(b"voicegate:entry 2")]) and TEXT.encode() in after, a
     assert "## Note — " in (shipped / ARTIFACTS[0]).read_text()
-    assert f'lv-bronte NOTE: "{TEXT}"' in (shipped / ARTIFACTS[2]).read_text()
+    assert f'lv-bronte NOTE — in force: rule global-max-spread, as registered; ships: none; error rates: not stated\n' \
+        f'      #   note: "{TEXT}"' in (shipped / ARTIFACTS[2]).read_text()
     assert "gates/lv-bronte.md: appended entry 3 (note)" in out
     assert (shipped / "runs/lv-bronte/recorded.json").read_bytes() == recorded  # no verdict moved
     code, out, _ = run_cli("verify", "lv-bronte", "-C", str(shipped))

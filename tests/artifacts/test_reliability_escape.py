@@ -30,7 +30,8 @@ HOSTILE = f"x\n## forged\n<script>alert(1)</script>\n{FORGED_MARKER}\n# {COMPOSE
 HOSTILE_NAME = f"x\n## forged\n<script>alert(1)<script>\n{FORGED_MARKER}\n"
 
 # The headings voicegate's own templates write; nothing else may start a markdown line with '#'.
-HEADINGS = re.compile(r"^(# Gate record: |## Score — |## Shipping decision — |## Amendment — |### voicegate )")
+HEADINGS = re.compile(r"^(# Gate record: |## Score — |## Shipping decision — |## Amendment — |### voicegate |"
+                      r"### Seat integrity — details$)")
 
 
 def _markdown_is_clean(path: Path, entries: int, before: str = "") -> None:

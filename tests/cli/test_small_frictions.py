@@ -62,6 +62,7 @@ def _amendment(ships_before: str | None, ships_after: str | None, decision: obje
     """The record's amendment entry as the formatter writes it, for one candidate that stays FAIL."""
     from voicegate.artifacts import AmendmentChange
     from voicegate.artifacts._format import render
+    from voicegate.gate import Standing
 
     change = AmendmentChange(arm="ckpt475", delta_cb=0.018, floors={"global-max-spread": 0.112,
                                                                     "pairwise-max-spread": 0.043},
@@ -74,7 +75,8 @@ def _amendment(ships_before: str | None, ships_after: str | None, decision: obje
                   generations_sha256="f" * 64,
                   citation=citation, rules=["global-max-spread", "pairwise-max-spread"], changes=[change],
                   ships_before=ships_before, ships_after=ships_after, decision=decision,
-                  result=SimpleNamespace(signature_text="sig"), result_sha256="e" * 64)
+                  result=SimpleNamespace(signature_text="sig"), result_sha256="e" * 64,
+                  standing=Standing(rule="pairwise-max-spread", ships=ships_after, amended_from="global-max-spread"))
 
 
 @pytest.mark.parametrize(("before", "after", "line"), [

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -414,7 +415,11 @@ def test_acceptance_2_fault_one_in_three_flagged_refused_then_isolated_run_decid
     assert m["quarantine"]["file"] == "quarantine.jsonl" and m["quarantine"]["sessions"] == [0]
     assert m["sessions"][1]["isolate_arms"] is True and m["sessions"][1]["integrity"]["wrong"] == 0
     record = (root / "gates" / f"{GATE}.md").read_text()
-    assert "**Seat integrity.** HOLDS" in record and "canary-reproduction@3" in record
+    # the verdict on one line where a reviewer reads; the method one heading away, below the verdicts
+    verdict = re.search(r"^\*\*Seat integrity:\*\* HOLDS: .*$", record, re.MULTILINE)
+    assert verdict is not None and len(verdict.group()) < 400 and "canary-reproduction" not in verdict.group()
+    details = record.index("### Seat integrity — details")
+    assert record.index("**Verdicts.**") < details < record.index("canary-reproduction@3")
     sent = result["integrity"]["sent"]
     assert sent >= 18 and result["integrity"]["right"] == sent and result["integrity"]["detects_95"] < 0.2
     report = voicegate(root, "report", GATE)

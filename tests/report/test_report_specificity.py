@@ -22,7 +22,6 @@ from helpers.report_data import make_result, reference_data
 from voicegate.report import render_report
 from voicegate.report._data import ReportData
 from voicegate.report._page import specificity_note, standing
-from voicegate.report._svg import impostor_outcome
 from voicegate.scoring._result import CandidateResult, GateResult
 from voicegate.scoring._specificity import specificity
 from voicegate.spec._rules import RULES
@@ -181,6 +180,14 @@ def test_nearer_only_for_a_margin_below_minus_its_floor(both: Node):
 
 
 def test_impostor_outcome_has_three_answers_and_none():
+    # the page reads each mark's outcome from the result's axis, never by comparing numbers itself
+    from voicegate.scoring import Specificity
+
+    def impostor_outcome(margin, floor):
+        axis = Specificity(margins={"X": margin}, impostor_floors={"X": {"r": floor}})
+        found = axis.outcome_against("X", "r")
+        return None if found is None else str(found)
+
     assert impostor_outcome(0.2, 0.1) == "SPECIFIC"
     assert impostor_outcome(-0.2, 0.1) == "NOT-SPECIFIC"
     assert impostor_outcome(0.026, 0.113) == impostor_outcome(-0.05, 0.113) == "INCONCLUSIVE"

@@ -186,7 +186,8 @@ def test_a_registration_after_the_numbers_is_a_post_hoc_correction_said_everywhe
     readme = (bare / "adapters/lv-bronte-4b-v1/README.md").read_text()
     assert "**Post-hoc correction**, not a pre-registered rule" in readme and "prospective" not in readme
     compose = (bare / "deploy/compose.yaml").read_text()
-    assert "AMENDED (POST-HOC correction: rule registered after the numbers)" in compose
+    assert ("AMENDED — in force: rule pairwise-max-spread, POST-HOC correction of global-max-spread (a rule "
+            "registered after the numbers); ships: ckpt475; error rates: not stated\n") in compose
     assert f"spec sha256 {spec_sha}, 1 commit(s) after this gate's numbers (commit {anchor.group(1)})" in compose
     row = json.loads((bare / "runs/lv-bronte/amendments.jsonl").read_text().splitlines()[-1])
     assert row["citation"]["post_hoc"] is True and row["citation"]["after_numbers"] == 1

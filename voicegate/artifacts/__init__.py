@@ -8,7 +8,6 @@ Public surface, used by the use cases in `voicegate.gate`:
 - `record_note(spec, text)` — a person's note (a defect found and left alone), changing no verdict;
 - `record_amendment(spec, old, new, changes, ...)` — render and append an
   amendment that `voicegate.gate.amend` has already checked (the policy lives there);
-- `in_force(spec, result)` — the amendment whose decision stands for these generations, if any;
 - `verify_gates(root, gate)` / `describe(...)` — the chain and git checks.
 
 The discipline itself (markers, atomic writes, locks) lives in `_chain`.
@@ -17,6 +16,7 @@ The discipline itself (markers, atomic writes, locks) lives in `_chain`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from voicegate.artifacts._compose import has_module
 from voicegate.artifacts._entries import (
@@ -24,6 +24,7 @@ from voicegate.artifacts._entries import (
     amendments,
     current_state,
     decisions,
+    load_state,
     notes,
     record_amendment,
     record_anchor,
@@ -35,7 +36,6 @@ from voicegate.artifacts._entries import (
 )
 from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._format import one_line, ratio_of
-from voicegate.artifacts._in_force import InForce, in_force
 from voicegate.artifacts._recorded import recorded_entries
 from voicegate.artifacts._verify import FileCheck, describe, verify_gates
 from voicegate.run import RunManifest
@@ -66,15 +66,17 @@ def gate_records(root: Path) -> dict[str, Path]:
 
 
 def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
-                 *, scores: str | None = None, error_rates: list[str] | None = None) -> list[str]:
-    """Append a score's verdicts to the three artifacts; returns one line per artifact touched."""
-    return _record_score(spec, registration, result, run, scores=scores, error_rates=error_rates)
+                 *, scores: str | None = None, error_rates: list[str] | None = None,
+                 standing: Any = None) -> list[str]:
+    """Append a score's verdicts to every artifact the spec names; returns one line per artifact touched.
+    `standing` (a `voicegate.gate.Standing`) is what each entry's first line says is in force."""
+    return _record_score(spec, registration, result, run, scores=scores, error_rates=error_rates,
+                         standing=standing)
 
 
 __all__ = [
     "AmendmentChange",
     "FileCheck",
-    "InForce",
     "amendments",
     "current_state",
     "decisions",
@@ -82,7 +84,7 @@ __all__ = [
     "entry_count",
     "gate_records",
     "has_module",
-    "in_force",
+    "load_state",
     "notes",
     "one_line",
     "ratio_of",

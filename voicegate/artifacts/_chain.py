@@ -192,11 +192,15 @@ class Report:
         return len(self.ok)
 
 
+# A sub-heading inside an entry, where its details go ("### Seat integrity — details"): not the entry's title.
+_SUBHEADING = re.compile(r"^### .* — details\s*$".encode())
+
+
 def _title(chunk: bytes, heading: bool = False) -> str:
     """' (the entry's heading)' for the report, without the markdown/comment syntax."""
     lines = chunk.splitlines()
-    if heading:  # the last markdown heading before a marker is its entry's own
-        lines = [ln for ln in lines if ln.startswith(b"#")][-1:] or lines
+    if heading:  # the last markdown heading before a marker is its entry's own, past the details sub-headings in it
+        lines = [ln for ln in lines if ln.startswith(b"#") and not _SUBHEADING.match(ln)][-1:] or lines
     for line in lines:
         text = line.decode("utf-8", "replace").strip().lstrip("#").strip()
         if text and not text.startswith("voicegate:entry"):

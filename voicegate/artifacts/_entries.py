@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voicegate import _json as strict_json
 from voicegate._atomic import sweep_fixed_tmp, write_atomic
@@ -45,11 +45,18 @@ from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json
 from voicegate._locks import gate_lock as _gate_lock
 from voicegate.artifacts import _chain, _compose, _ledger, _transaction
-from voicegate.artifacts._format import candidates, one_line, render, stamp
+from voicegate.artifacts._format import candidates, floors_shown, one_line, others_shown, render, stamp
 from voicegate.artifacts._transaction import Write, read_or_none
 from voicegate.run import RunManifest, read_generations, read_rows
 from voicegate.scoring import GateResult, is_result
 from voicegate.spec import ArtifactKind, Event, GateSpec, Registration, artifact_kind, check_artifact_paths, shown_path
+
+if TYPE_CHECKING:
+    # The state in force is computed in `gate` (one layer up) and handed down: an entry renders it, never decides it.
+    from voicegate.gate import Standing
+
+# Given the recorded state (recorded.json, read under the verdict lock) and its result: what is in force.
+StandingOf = Callable[[dict[str, Any], GateResult], "Standing"]
 
 # -- state ---------------------------------------------------------------------------
 
@@ -274,15 +281,18 @@ def _commit(spec: GateSpec, kind: str, when: _dt.datetime, entry: _Entry, state_
     return entry.said
 
 
-def _base_ctx(spec: GateSpec, result: GateResult, when: _dt.datetime) -> dict[str, Any]:
+def _base_ctx(spec: GateSpec, result: GateResult, when: _dt.datetime, standing: Standing | None = None
+              ) -> dict[str, Any]:
     featured, featured_as = _featured(spec, result)
+    rules = result.rule_ids()
     return {
+        "standing": standing, "floors_shown": floors_shown(len(rules)), "others_shown": others_shown(len(rules)),
         "gate": spec.gate, "author": spec.author, "spec_path": _display(spec, spec.path),
         "when": stamp(when), "date": when.date().isoformat(),
         "record": _display(spec, spec.artifacts.record),
         "result": result, "result_sha256": result_sha256(result),
         "candidates": candidates(result, featured), "featured": featured, "featured_as": featured_as,
-        "rules": result.rule_ids(),
+        "rules": rules,
     }
 
 
@@ -323,7 +333,7 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 
 def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, now: _dt.datetime | None = None, scores: str | None = None,
-                 error_rates: list[str] | None = None) -> list[str]:
+                 error_rates: list[str] | None = None, standing: Standing | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
 
     `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock. `error_rates`: the
@@ -338,7 +348,7 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
         if state["results"].get(result.rule) == digest:
             return said + [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
                             f"same rule {result.rule}); nothing appended")]
-        ctx = _base_ctx(spec, result, when)
+        ctx = _base_ctx(spec, result, when, standing or _registered(result))
         reg = registration.data
         ctx["reg"] = {"spec_path": reg.get("spec_path", ctx["spec_path"]), "spec_sha256": reg.get("spec_sha256", "?"),
                       "spec_file_sha256": reg.get("spec_file_sha256"),
@@ -351,6 +361,13 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
                    numbers_shown=_anchored_before_score(spec), error_rates=error_rates)
         entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
+
+
+def _registered(result: GateResult) -> Standing:
+    """A score entry's state when no caller stated one: the result's own rule, as registered."""
+    from voicegate.gate import Standing
+
+    return Standing(rule=result.rule, ships=result.ships)
 
 
 def record_anchor(spec: GateSpec, result: GateResult, command: str, registration_commit: str | None = None, *,
@@ -449,7 +466,8 @@ def current_state(spec: GateSpec, what: str) -> tuple[dict[str, Any], GateResult
     return state, GateResult.from_json(state["current"])
 
 
-def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | None = None) -> list[str]:
+def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | None = None,
+                standing_of: StandingOf | None = None) -> list[str]:
     """A person's decision, appended beside the verdicts; never changes one."""
     reason = one_line(reason or "")
     if not reason or not re.search(r"[^\W\d_]{2,}", reason):
@@ -461,7 +479,7 @@ def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | No
         raise VoicegateError(f"{arm} is the base carrier, not an adapter: only a candidate can ship as {spec.gate}")
     when = now or now_utc()
     with verdict_lock(spec, "ship") as said:
-        _, result = current_state(spec, "ship")
+        recorded, result = current_state(spec, "ship")
         entry = result.candidate(arm)
         if entry is None:
             raise VoicegateError(f"{arm} has no verdicts in the recorded result for {spec.gate}")
@@ -477,7 +495,7 @@ def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | No
                                  "copying": None if entry.copying is None else str(entry.copying),
                                  "damage": None if entry.damage is None else str(entry.damage)},
                     "result_sha256": result_sha256(result)}
-        ctx = _base_ctx(spec, result, when)
+        ctx = _base_ctx(spec, result, when, _standing(standing_of, recorded, result))
         ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
         rendered = _render_all(spec, "ship", ctx)
@@ -490,7 +508,12 @@ def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | No
                                        result)
 
 
-def record_note(spec: GateSpec, text: str, *, now: _dt.datetime | None = None) -> list[str]:
+def _standing(standing_of: StandingOf | None, recorded: dict[str, Any], result: GateResult) -> Standing:
+    return standing_of(recorded, result) if standing_of is not None else _registered(result)
+
+
+def record_note(spec: GateSpec, text: str, *, now: _dt.datetime | None = None,
+                standing_of: StandingOf | None = None) -> list[str]:
     """A person's note, appended to every artifact at this point of the history; it changes no verdict.
 
     Where a defect is found and deliberately left alone, the record says so before any correction: a later
@@ -502,12 +525,12 @@ def record_note(spec: GateSpec, text: str, *, now: _dt.datetime | None = None) -
                              + (f" ({text!r} is not one)" if text else ""))
     when = now or now_utc()
     with verdict_lock(spec, "note") as said:
-        _, result = current_state(spec, "note")
+        recorded, result = current_state(spec, "note")
         newest = next(reversed(notes(spec)), None)
         if newest and (newest.get("text"), newest.get("result_sha256")) == (text, result_sha256(result)):
             return said + [(f"{_display(spec, spec.artifacts.record)}: this note (same text, same verdicts) is "
                             f"already recorded at {newest.get('time')}; nothing appended")]
-        ctx = _base_ctx(spec, result, when)
+        ctx = _base_ctx(spec, result, when, _standing(standing_of, recorded, result))
         ctx.update(text=text)
         rendered = _render_all(spec, "note", ctx)
         row = {"time": stamp(when), "text": text, "rule": result.rule, "result_sha256": result_sha256(result)}
@@ -552,7 +575,7 @@ class AmendmentChange:
 
 def record_amendment(spec: GateSpec, old: GateResult, new: GateResult, changes: list[AmendmentChange], *,
                      reason: str, rule_registered: str, generations_sha256: str, state: dict[str, Any],
-                     when: _dt.datetime, citation: Any) -> list[str]:
+                     when: _dt.datetime, citation: Any, standing: Standing | None = None) -> list[str]:
     """Render an amendment already allowed by `gate._amend` and append it everywhere.
 
     The caller holds `verdict_lock(spec, "amend")` and passes the state it read under it.
@@ -560,7 +583,7 @@ def record_amendment(spec: GateSpec, old: GateResult, new: GateResult, changes: 
     cites: every artifact names its gate, commit and spec sha256, and `verify` re-checks it in git.
     """
     shipped = decisions(spec)
-    ctx = _base_ctx(spec, new, when)
+    ctx = _base_ctx(spec, new, when, standing or _registered(new))
     ctx.update(rule_from=old.rule, rule_to=new.rule, rule_to_registered=rule_registered,
                reason=reason, changes=sorted(changes, key=lambda c: c.arm != ctx["featured"]),
                decision=shipped[-1] if shipped else None, ships_before=old.ships, notes=_recorded_notes(spec),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from voicegate._figures import ratio_text
 from voicegate.scoring import CandidateResult, GateResult, Specific, Specificity
-from voicegate.spec import RULES
+from voicegate.spec import rule_family_note, rule_signature
 
 if TYPE_CHECKING:
     import jinja2  # imported when a template is first rendered: a dry run or a read needs none
@@ -107,8 +107,7 @@ def signed(x: Any) -> str:
 
 
 def rule_sig(rule_id: str) -> str:
-    rule = RULES.get(rule_id)
-    return f"{rule_id}@{rule.version}" if rule else rule_id
+    return rule_signature(rule_id)
 
 
 def ratio_of(arm: CandidateResult, rule_id: str) -> float | None:
@@ -191,8 +190,7 @@ def _nearest(axis: Specificity, rule_id: str) -> str:
 def _family(axis: Specificity, rule_id: str) -> str:
     """'; each of the 4 impostors at α 0.01/4 ...': the family a "nearer X" claim was corrected over, where the
     rule corrects it (nothing for the rules that do not, so their lines read as they always did)."""
-    rule = RULES.get(rule_id)
-    note = rule.family_note(len(axis.margins)) if rule is not None else None
+    note = rule_family_note(rule_id, len(axis.margins))
     return f"; {note}" if note else ""
 
 
@@ -228,6 +226,16 @@ def _why(axis: Specificity, rule_id: str) -> str:
     if nearer:
         return f" (nearer {', '.join(nearer)}{_family(axis, rule_id)})"
     return f" ({_margin_vs_floor(axis, rule_id)}: within noise; more seeds are a new registration)"
+
+
+def floors_shown(count: int) -> str:
+    """How many rules' floors an entry shows, as words that stay true: "both floors", "all 3 floors"."""
+    return "the floor" if count < 2 else "both floors" if count == 2 else f"all {count} floors"
+
+
+def others_shown(count: int) -> str:
+    """The rules shown beside the deciding one, `count` rules in all."""
+    return "the other rule is" if count == 2 else "the other rules are"
 
 
 def candidates(result: GateResult, featured: str | None = None) -> list[CandidateResult]:

@@ -150,7 +150,9 @@ def all_gates(root: Path) -> list[str]:
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """git's answer; git not on PATH answers like a failed command (exit 127): its witness is then skipped."""
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=git_env())
+        # A path git prints may hold bytes that are not UTF-8: kept as Python keeps them in a path, never a crash.
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8",
+                              errors="surrogateescape", check=False, env=git_env())
     except FileNotFoundError:
         return subprocess.CompletedProcess(["git", *args], 127, "", "git: not on PATH")
 

@@ -124,6 +124,8 @@ def _in_order(command: Any) -> Any:
 
 
 INTERRUPTED = 130  # what typer returns for Ctrl-C; the shell's convention (128 + SIGINT)
+# A crash under --json exits as a refusal does: 1 would read as a gate that failed, and no document says otherwise.
+CRASHED = 2
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -141,8 +143,20 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         _machine.finish()  # the one --json document, result or error, whichever way the command ended
         raise
+    except Exception as exc:
+        _machine.reset()  # a crash: no result goes out beside it
+        if not _machine.json_requested(args):
+            raise  # the traceback is what a bug report needs
+        # Under --json a CI job parses stdout: one error document, and one line on stderr, never a traceback.
+        said = str(exc).splitlines()[0] if str(exc) else ""
+        message = (f"internal error: {type(exc).__name__}{': ' + said if said else ''} (a bug in voicegate; "
+                   "run the command without --json for the traceback)")
+        fail(message)
+        _machine.error_document(message, CRASHED, args)
+        _machine.finish()
+        sys.exit(CRASHED)
     except BaseException:
-        _machine.reset()  # a crash: no result goes out beside its traceback
+        _machine.reset()  # interrupted outside the command (a signal): no result goes out beside it
         raise
     _machine.finish()
 

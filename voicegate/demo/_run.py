@@ -131,7 +131,9 @@ def _run_steps(root: Path, all_steps: list[Step], echo: Echo, *, progress_every:
         if step.prepare is not None:
             step.prepare(root)
         echo(f"$ voicegate {_quote_all(args)}")
-        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        # Echoed, not parsed: a byte the workspace's path holds that is not UTF-8 is shown as U+FFFD, not a crash.
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as out, \
+                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
             child = subprocess.Popen([sys.executable, "-m", "voicegate", *args], cwd=root, env=env,
                                      stdout=out, stderr=err, text=True)
             if args[0] == "generate" and progress_every:

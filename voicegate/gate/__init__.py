@@ -14,22 +14,29 @@ Each returns what was said about the artifacts it touched; the CLI prints it.
 
 from voicegate.gate._amend import amend, amend_spec
 from voicegate.gate._calibrate import calibrate, design_lines
+from voicegate.gate._error_rates import ErrorRates
 from voicegate.gate._init import init_workspace
 from voicegate.gate._register import register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import note, ship
-from voicegate.gate._state import GateState
+from voicegate.gate._state import NOT_STATED, GateState, Standing, in_force, recorded_standing
 
 __all__ = [
+    "NOT_STATED",
+    "Calibration",
+    "ErrorRates",
     "GateState",
     "ScoreOutcome",
+    "Standing",
     "amend",
     "amend_spec",
     "calibrate",
     "design_lines",
+    "in_force",
     "init_workspace",
     "load_generations",
     "note",
+    "recorded_standing",
     "register",
     "score",
     "ship",

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
+from voicegate.gate._error_rates import error_rates
+from voicegate.gate._state import Standing
 from voicegate.scoring import CandidateResult, GateResult, Provenance
 from voicegate.spec import GateSpec
 
@@ -96,7 +98,7 @@ def decided_under(spec: GateSpec, state: dict[str, Any], past: Sequence[dict[str
 
 def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime | None = None,
                scorer: Scorer = rescore, registered_in: str | None = None, post_hoc: bool = False) -> list[str]:
-    """Check the amendment policy, re-score, and append the amendment to all three artifacts.
+    """Check the amendment policy, re-score, and append the amendment to every artifact the spec names.
 
     Order is the repository's history: a cited registration that is not an ancestor of the commit at which
     this gate's numbers were first recorded came after them, and the amendment is then a post-hoc
@@ -154,7 +156,9 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         changes = _changes(old, new)
         return completed + _summary(old, new, changes) + [f"cites: {citation.sentence}"] + record_amendment(
             spec, old, new, changes, reason=reason, rule_registered=rule.registered.isoformat(),
-            generations_sha256=now_hash, state=state, when=when, citation=citation)
+            generations_sha256=now_hash, state=state, when=when, citation=citation,
+            standing=Standing(rule=new.rule, ships=new.ships, amended_from=old.rule, post_hoc=citation.post_hoc,
+                              error_rates=error_rates(spec, new)))
 
 
 def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -> list[str]:

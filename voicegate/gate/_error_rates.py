@@ -92,12 +92,20 @@ class ErrorRates:
     power_text: str
     candidates: tuple[CandidateRates, ...] = ()
 
+    @property
+    def statement(self) -> str:
+        """The one line every surface's first line says (the details follow in `lines`)."""
+        false_pass = ("false pass not stated (a range floor)" if self.false_pass is None
+                      else f"false pass α {self.false_pass:g} by design")
+        power = "power unknown" if self.power is None else f"power {self.power:.2f} at {self.seeds} seeds (pilot)"
+        return f"{false_pass}, {power}"
+
     def lines(self) -> list[str]:
         return [f"false-pass rate of {self.rule} by design: {self.false_pass_text}", self.power_text,
                 *(line for c in self.candidates for line in c.lines())]
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "seeds": self.seeds, "false_pass": self.false_pass,
+        return {"statement": self.statement, "rule": self.rule, "seeds": self.seeds, "false_pass": self.false_pass,
                 "false_pass_text": self.false_pass_text, "power": self.power, "power_text": self.power_text,
                 "candidates": [c.to_json() for c in self.candidates]}
 

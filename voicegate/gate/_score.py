@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
-from voicegate.artifacts import InForce
 from voicegate.gate._checks import check_cells, check_integrity, integrity_note, provenance
 from voicegate.gate._error_rates import error_rates
-from voicegate.gate._state import GateState, gate_state
+from voicegate.gate._state import GateState, InForce, gate_state, in_force
 from voicegate.run import load_manifest, read_generations
 from voicegate.scoring import GateResult, result_text
 from voicegate.spec import GateSpec, check_artifact_paths, check_registered, load_spec, workspace_root
@@ -76,7 +75,6 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     amendment in force, the notes) before anything is written, so a caller shows the numbers even
     when recording them is then refused (a read-only README, a failed seat check under --dry-run).
     """
-    from voicegate.artifacts import in_force
     from voicegate.scoring import score_gate_both  # numpy and the cache: only when scoring
 
     spec = load_spec(workspace_root(root), gate)
@@ -106,7 +104,6 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
                                        checks=registration.checks).full
     state = gate_state(spec, result, full, amended, full_amended)
     stated = error_rates(spec, result)  # the registered rule's, as its score entry records it
-    state = replace(state, error_rates=stated if amended is None else error_rates(spec, state.result))
     scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amended, full=full,
                           notes=() if seat.integrity is not None else (integrity_note(manifest, None),),
                           state=state)
@@ -117,7 +114,8 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
         return scored
     try:
         recorded = record_score(spec, registration, result, manifest, scores=result_text(result),
-                                error_rates=None if stated is None else stated.lines())
+                                error_rates=None if stated is None else stated.lines(),
+                                standing=scored.standing.standing())
     except VoicegateError:
         record_anchor(spec, result, "score", registration.commit)  # shown, not recorded: still ordered
         raise

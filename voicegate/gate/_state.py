@@ -4,6 +4,11 @@
 these very generations under another rule, that amendment's decision stands. Every surface of `score`
 (exit code under --strict, the quiet line, the table, --json, --junit) renders this one object, so
 none of them re-derives the rule or the pick on its own.
+
+`Standing` is the same state as the one line every artifact entry (score, ship, note, amend), compose
+comment and the report's header lead with; `score` takes it from its `GateState`, `ship` and `note` from
+the recorded state under the verdict lock (`recorded_standing`), `amend` from the amendment it records.
+The error-rate statement comes from one place, `gate._error_rates.error_rates`.
 """
 
 from __future__ import annotations
@@ -12,10 +17,76 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicegate.artifacts import InForce, amendments
-from voicegate.gate._error_rates import ErrorRates
+from voicegate.artifacts import amendments, load_state, result_sha256
+from voicegate.gate._error_rates import ErrorRates, error_rates
 from voicegate.scoring import GateResult
 from voicegate.spec import GateSpec
+
+NOT_STATED = "not stated"
+
+
+@dataclass(frozen=True)
+class InForce:
+    """An amendment's result that still stands for these generations, and where it came from."""
+
+    result: GateResult
+    amended_from: str
+    time: str
+
+    def note(self) -> str:
+        return (f"as amended {self.time}: {self.amended_from} -> {self.result.rule} on these same generations; "
+                f"the decision in force is under {self.result.rule}")
+
+
+def in_force(spec: Any, result: GateResult) -> InForce | None:
+    """The recorded amendment that supersedes `result` (same generations, another rule), if any.
+
+    `score` on the same generations computes the registered rule's result again; the record is current, and what a
+    reader must be shown is the amendment's decision, read from recorded.json and the amendments file.
+    """
+    state = load_state(spec) or {}
+    if state.get("current_kind") != "amend" or not isinstance(state.get("current"), dict):
+        return None
+    if (state.get("results") or {}).get(result.rule) != result_sha256(result):
+        return None  # not the result that was amended: this score is news, and is recorded as such
+    current = GateResult.from_json(state["current"])
+    if current.rule == result.rule or current.generations_sha256 != result.generations_sha256:
+        return None
+    newest: dict[str, Any] = next(reversed(amendments(spec)), {})
+    return InForce(current, str(newest.get("rule_from", result.rule)), str(state.get("time", "?")))
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What is in force, in the words every surface's first line says: the deciding rule and how it came to decide
+    (as registered, a prospective amendment, or a POST-HOC correction), what ships under it, the error rates."""
+
+    rule: str
+    ships: str | None
+    amended_from: str | None = None
+    post_hoc: bool = False
+    error_rates: ErrorRates | None = None
+
+    @property
+    def how(self) -> str:
+        """"as registered", "prospective amendment from X" or "POST-HOC correction of X"."""
+        if self.amended_from is None:
+            return "as registered"
+        if self.post_hoc:
+            return f"POST-HOC correction of {self.amended_from} (a rule registered after the numbers)"
+        return f"prospective amendment from {self.amended_from}"
+
+    @property
+    def error_rates_text(self) -> str:
+        return NOT_STATED if self.error_rates is None else self.error_rates.statement
+
+    def words(self) -> str:
+        """"rule R, as registered; ships: X; error rates: not stated": what every first line says."""
+        return f"rule {self.rule}, {self.how}; ships: {self.ships or 'none'}; error rates: {self.error_rates_text}"
+
+    def line(self) -> str:
+        """The same, led by "in force:" where no heading says it (the compose comment, the terminal)."""
+        return f"in force: {self.words()}"
 
 
 @dataclass(frozen=True)
@@ -94,6 +165,12 @@ class GateState:
         """What `score --strict` exits 1 on: no candidate ships under the rule in force."""
         return self.ships is None
 
+    def standing(self) -> Standing:
+        """The first line every surface leads with."""
+        a = self.amendment
+        return Standing(rule=self.rule, ships=self.ships, amended_from=None if a is None else a.rule_from,
+                        post_hoc=self.post_hoc, error_rates=self.error_rates)
+
     def in_force(self) -> str:
         """How the rule in force came to decide, in one clause."""
         a = self.amendment
@@ -126,21 +203,34 @@ class GateState:
         data = (self.full or self.result).to_json()
         head = {"gate": data.pop("gate"), "rule": data.pop("rule"), "ships": data.pop("ships"),
                 "registered_rule": self.registered_rule, "registered_ships": self.registered.ships,
-                "amendment": None if self.amendment is None else self.amendment.to_json()}
-        if self.error_rates is not None:
-            head["error_rates"] = self.error_rates.to_json()
+                "amendment": None if self.amendment is None else self.amendment.to_json(),
+                "error_rates": None if self.error_rates is None else self.error_rates.to_json()}
         return {**head, **data}
+
+
+def recorded_standing(spec: GateSpec, recorded: Mapping[str, Any], current: GateResult) -> Standing:
+    """What is in force by the recorded state (recorded.json as read under the verdict lock, and `current`, its
+    result): the result's rule, and the newest amendment's to it when an amendment wrote that state."""
+    stated = error_rates(spec, current)
+    if recorded.get("current_kind") != "amend":
+        return Standing(rule=current.rule, ships=current.ships, error_rates=stated)
+    row: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == current.rule), {})
+    cited = row.get("citation")
+    return Standing(rule=current.rule, ships=current.ships, amended_from=str(row.get("rule_from", "?")),
+                    post_hoc=isinstance(cited, Mapping) and cited.get("post_hoc") is True, error_rates=stated)
 
 
 def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, in_force: InForce | None,
                full_in_force: GateResult | None = None) -> GateState:
     """The state in force for a score whose registered-rule result is `registered` (`full`: at full precision)."""
     if in_force is None:
-        return GateState(result=registered, registered=registered, full=full)
+        return GateState(result=registered, registered=registered, full=full,
+                         error_rates=error_rates(spec, registered))
     rule = in_force.result.rule
     recorded: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == rule), {})
     citation = recorded.get("citation")
     amendment = Amendment(rule_from=str(recorded.get("rule_from", in_force.amended_from)),
                           rule_to=in_force.result.rule, time=str(recorded.get("time", in_force.time)),
                           citation=citation if isinstance(citation, Mapping) else {})
-    return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force)
+    return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force,
+                     error_rates=error_rates(spec, in_force.result))

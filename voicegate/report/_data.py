@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voicegate.run import RowKey, RunManifest
 from voicegate.scoring import GateResult, Verdicts
 from voicegate.spec import Copying, Damage
+
+if TYPE_CHECKING:
+    # What is in force is `gate`'s to say (one layer up); the page only prints it.
+    from voicegate.gate import Standing
 
 DEFAULT_SAMPLES = 4
 
@@ -121,6 +125,9 @@ class ReportData:
     # The verdict entries in the order they were written (the run's ledger): (kind, time), kind being
     # "score", "ship", "note" or "amend". Empty when not known: the timeline then orders events by their times.
     events: tuple[tuple[str, str | None], ...] = ()
+    # What is in force, as every surface's first line says it (`voicegate.gate`'s state); None: not known here
+    # (hand-made data), and the header then says nothing of it.
+    standing: Standing | None = None
 
     @property
     def current(self) -> GateResult:

@@ -154,7 +154,18 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
     if current.generations_sha256 and rows and generations_hash(rows) != current.generations_sha256:
         notices.append("The stored generations have changed since they were scored: "
                        "the numbers below describe the generations as they were then.")
-    return replace(data, notices=tuple(notices))
+    return replace(data, notices=tuple(notices), standing=_standing(spec))
+
+
+def _standing(spec: GateSpec) -> Any:
+    """What is in force by the recorded state, as `gate` states it for every surface (None: nothing recorded)."""
+    from voicegate.artifacts import load_state
+    from voicegate.gate import recorded_standing
+
+    state = load_state(spec)
+    if not state or not is_result(state.get("current")):
+        return None
+    return recorded_standing(spec, state, GateResult.from_json(state["current"]))
 
 
 def default_out(spec: GateSpec) -> Path:

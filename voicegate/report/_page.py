@@ -42,7 +42,7 @@ from voicegate.report._spans import SHOWN_CHARS, Segment, segments, shown, word_
 from voicegate.report._timeline import timeline
 from voicegate.run import RunManifest, row_key
 from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice, detectable_rules
-from voicegate.spec import RULES
+from voicegate.spec import in_registry_order
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE = "report.html.j2"
@@ -143,7 +143,7 @@ def rule_order(*results: GateResult) -> list[str]:
     ids: set[str] = set()
     for res in results:
         ids.update(r for r in res.rules if r)
-    return [r for r in RULES if r in ids] + sorted(ids - set(RULES))
+    return in_registry_order(ids)
 
 
 def _seeds(result: GateResult, registered: Sequence[str]) -> list[str]:
@@ -268,8 +268,7 @@ def _margin_rows(arm: CandidateResult, impostors: Sequence[str], rules: Sequence
     for k, name in enumerate(names):
         floors = {r: _finite(axis.floor_against(name, r)) for r in rules}
         margin = _finite(axis.margins.get(name))
-        outcomes = {r: _svg.impostor_outcome(margin, floors[r], _finite(axis.nearer_floor_against(name, r)))
-                    for r in rules}
+        outcomes = {r: None if (o := axis.outcome_against(name, r)) is None else str(o) for r in rules}
         rows.append(_svg.MarginRow(
             candidate=arm.name, impostor=name, first=k == 0, delta=_finite(axis.deltas.get(name)), margin=margin,
             floors=floors, outcomes=outcomes,
@@ -630,12 +629,12 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "notices": [*data.notices, *(f"Warning (not deciding): {w}" for w in current.warnings)],
         "registration": data.registration,
         "run": data.run,
-        "score": score, "current": current, "amended": bool(amendments),
+        "score": score, "current": current, "amended": bool(amendments), "standing": data.standing,
         # The amendment in force (the last) is a post-hoc correction: said in the header and on the pick's card.
         "post_hoc": bool(amendment_views) and amendment_views[-1].post_hoc,
         "standings": {c.name: standing(c, current.rule, current.ships) for c in candidates},
         "runs_known": data.copied is not None, "copying_n": int(copying.n), "shown_chars": SHOWN_CHARS,
-        "rules": rules, "deciding": current.rule, "original_rule": score.rule,
+        "rules": rules, "two_rules": len(rules) == 2, "deciding": current.rule, "original_rule": score.rule,
         "seeds": seeds, "arms": arms, "base": base, "control": control, "candidates": candidates,
         "copying": copying, "damage": damage,
         "samples": sample_views, "spans": span_views,

@@ -30,7 +30,6 @@ from markupsafe import Markup, escape
 
 from voicegate._figures import ratio_figure
 from voicegate.scoring import ArmResult, CandidateResult
-from voicegate.scoring import impostor_outcome as scoring_outcome
 
 INK = "#1a1a1a"
 MID = "#6b6b6b"
@@ -437,14 +436,6 @@ def delta_plot(candidates: Sequence[CandidateResult], rule_order: Sequence[str],
 # -- (2b) specificity: each margin against every rule's floor band -------------------------
 
 SPECIFIC, NOT_SPECIFIC, INCONCLUSIVE = "SPECIFIC", "NOT-SPECIFIC", "INCONCLUSIVE"
-
-
-def impostor_outcome(margin: float | None, floor: float | None, nearer: float | None = None) -> str | None:
-    """What one margin says against its floor and its "nearer" floor (`scoring.impostor_outcome`, the comparison
-    the verdict is made with); None where a number is missing."""
-    if margin is None or floor is None or not (math.isfinite(margin) and math.isfinite(floor)):
-        return None
-    return str(scoring_outcome(margin, floor, nearer if nearer is not None and math.isfinite(nearer) else None))
 
 
 @dataclass(frozen=True, kw_only=True)

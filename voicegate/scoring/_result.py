@@ -234,6 +234,18 @@ class Specificity:
         own = self.nearer_floors.get(impostor, {})
         return own.get(rule) if rule in own else self.floor_against(impostor, rule)
 
+    def outcome_against(self, impostor: str, rule: str) -> Specific | None:
+        """What the margin over `impostor` says against its floors under `rule` (as the verdict is made); None
+        where a number is missing or not finite."""
+        margin, floor, nearer = (self.margins.get(impostor), self.floor_against(impostor, rule),
+                                 self.nearer_floor_against(impostor, rule))
+        def finite(v: Any) -> bool:
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+        if not (finite(margin) and finite(floor)):
+            return None
+        return impostor_outcome(margin, floor, nearer if finite(nearer) else None)  # type: ignore[arg-type]
+
     def nearer(self, rule: str) -> list[str]:
         """The impostors this candidate is shown to be nearer to than to the gate author, under `rule`:
         a negative margin beyond its floor. Empty unless the verdict is NOT-SPECIFIC."""
@@ -273,6 +285,10 @@ class Specificity:
                    nearer_floors={str(k): _mapping(v) for k, v in _mapping(d.get("nearer_floors")).items()})
 
 
+RULER_AUC_WARN = 0.8
+"""Below this chunk AUC an impostor's ruler barely tells that author from the gate author: a warning, not a verdict."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Impostors:
     """What the specificity axis measured against: the gate author, the impostors, and their rulers."""
@@ -282,6 +298,12 @@ class Impostors:
     authors: tuple[str, ...] = ()                # the impostors, in the spec's order
     # impostor -> AUC that its ruler tells its text from the gate author's (None: the view has no such check)
     ruler_auc: Mapping[str, float | None] = field(default_factory=dict)
+
+    @property
+    def weak_rulers(self) -> dict[str, float]:
+        """The impostors whose ruler tells their text from the gate author's with chunk AUC below 0.8: each
+        surface warns of them (a verdict against such an impostor says little)."""
+        return {name: auc for name, auc in self.ruler_auc.items() if auc is not None and auc < RULER_AUC_WARN}
 
     def to_json(self) -> JSON:
         return {"author": self.author, "mode": self.mode, "authors": list(self.authors),
@@ -790,6 +812,11 @@ class GateResult:
         """What the run said about the seat behind these generations (an amendment carries it over)."""
         return Provenance(integrity=self.integrity, replicas=self.replicas,
                           evidence=None if self.signature is None else self.signature.evidence)
+
+    @property
+    def replicated(self) -> bool:
+        """Whether the rows came from more than one replica of the seat (the record and page then list them)."""
+        return len(self.replicas) > 1
 
     def rule_ids(self) -> list[str]:
         """The deciding rule first, then every other rule the result carries."""

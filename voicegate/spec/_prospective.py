@@ -119,7 +119,7 @@ def is_ancestor(root: Path, older: str, newer: str) -> bool:
     import subprocess
 
     done = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], cwd=root, check=False,
-                          capture_output=True, text=True, env=git_env())
+                          capture_output=True, text=True, encoding="utf-8", errors="surrogateescape", env=git_env())
     return done.returncode == 0
 
 

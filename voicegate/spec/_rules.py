@@ -272,6 +272,28 @@ def rules_in_force(on: _dt.date) -> tuple[str, ...]:
 
 
 
+# -- what a surface may say about a rule without holding it ---------------------------------
+# The rendering layers (artifacts, report, cli) print rules; they never hold one (its floor function,
+# its verdict), so they reach the registry only through these words.
+
+
+def rule_signature(rule_id: str) -> str:
+    """'pairwise-max-spread@1': the id with its version; an id this voicegate does not know, as given."""
+    rule = RULES.get(rule_id)
+    return f"{rule_id}@{rule.version}" if rule else rule_id
+
+
+def rule_family_note(rule_id: str, family: int) -> str | None:
+    """What a rule says of a "nearer X" claim corrected over `family` impostors (None: it corrects none)."""
+    rule = RULES.get(rule_id)
+    return rule.family_note(family) if rule is not None else None
+
+
+def in_registry_order(ids: set[str]) -> list[str]:
+    """`ids` in the registry's order, ids this voicegate does not know last (sorted)."""
+    return [r for r in RULES if r in ids] + sorted(ids - set(RULES))
+
+
 def get_rule(rule_id: str) -> FloorRule:
     from voicegate._errors import VoicegateError
 

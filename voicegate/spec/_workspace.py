@@ -29,8 +29,9 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     """Run git in the workspace; a failure is a refused action, not a traceback. `env` adds variables."""
     try:
-        done = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True,
-                              env=git_env(env))
+        # A path git prints may hold bytes that are not UTF-8: kept as Python keeps them in a path, never a crash.
+        done = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True, encoding="utf-8",
+                              errors="surrogateescape", env=git_env(env))
     except FileNotFoundError:
         raise VoicegateError("git is not installed; a workspace must be a git repository") from None
     if check and done.returncode != 0:
@@ -42,7 +43,7 @@ def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None =
 def is_git_worktree(root: Path) -> bool:
     try:
         done = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], check=False, cwd=root,
-                              capture_output=True, text=True, env=git_env())
+                              capture_output=True, text=True, encoding="utf-8", errors="surrogateescape", env=git_env())
     except FileNotFoundError:
         return False
     return done.returncode == 0 and done.stdout.strip() == "true"
