@@ -216,7 +216,10 @@ def test_a_gate_with_impostors_says_the_same_words_everywhere_even_with_hostile_
         assert f" · {word}, deciding (" in line, line
         assert next(ln for ln in readme.splitlines() if ln.startswith(f"- {name}")).endswith(line.split(": ", 1)[1])
         assert f"{name} {word}" in compose
-    standing = f"rule {rule}, as registered; ships: cand; error rates: not stated"
+    # registered today under a range floor: the statement every surface carries is the --json's
+    rates = doc["error_rates"]["statement"]
+    assert rates == "false pass not stated (a range floor), power unknown"
+    standing = f"rule {rule}, as registered; ships: cand; error rates: {rates}"
     assert record.count(f"**In force:** {standing}.") == 2 and readme.count(f"**In force:** {standing}.") == 2
     assert compose.count(f"in force: {standing}") == 2
 

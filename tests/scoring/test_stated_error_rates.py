@@ -115,4 +115,4 @@ def test_a_gate_registered_before_states_none_and_keeps_its_record(tmp_path: Pat
     root = scoring_workspace(tmp_path / "ws")
     result, record = _scored(root, voice_rows({"base": carrier_like("b"), "cand": author_like("c"),
                                                "other": carrier_like("o")}))
-    assert "error_rates" not in result and "Error rates" not in record
+    assert result.get("error_rates") is None and "Error rates" not in record

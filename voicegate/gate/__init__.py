@@ -19,11 +19,9 @@ from voicegate.gate._init import init_workspace
 from voicegate.gate._register import register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import note, ship
-from voicegate.gate._state import NOT_STATED, GateState, Standing, in_force, recorded_standing
+from voicegate.gate._state import GateState, Standing, recorded_standing
 
 __all__ = [
-    "NOT_STATED",
-    "Calibration",
     "ErrorRates",
     "GateState",
     "ScoreOutcome",
@@ -32,7 +30,6 @@ __all__ = [
     "amend_spec",
     "calibrate",
     "design_lines",
-    "in_force",
     "init_workspace",
     "load_generations",
     "note",

@@ -73,7 +73,6 @@ from voicegate.scoring._result import (
     Verdicts,
     Voice,
     detectable_rules,
-    impostor_outcome,
     is_result,
     result_text,
 )
@@ -152,7 +151,6 @@ __all__ = [
     "doc_from_tokens",
     "failed_parts",
     "identity_outcome",
-    "impostor_outcome",
     "is_prefix",
     "is_result",
     "is_runaway",
