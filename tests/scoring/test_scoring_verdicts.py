@@ -107,7 +107,9 @@ def test_welch_t_floor_is_the_one_sided_critical_difference_and_its_detectable_d
         (0.129492, "PASS", "1.5x")
     assert a925.voice["welch-t"] == "FAIL" and a475.disagree and a925.disagree is False
     # The max-spread rules state no power: only the rules with a sampling model carry a detectable delta.
-    assert set(a475.detectable) == {"welch-t", "welch-t-min-effect"}
+    stated = {rid for rid in r.rules if RULES[rid].detectable(DIST, "base", "ckpt475") is not None}
+    assert set(a475.detectable) == stated and {"welch-t", "welch-t-min-effect"} <= stated
+    assert not {"global-max-spread", "pairwise-max-spread"} & stated
     assert "detectable" not in json.loads(result_json(_result("pairwise-max-spread")))["arms"][1]
 
 
