@@ -9,8 +9,8 @@ only in a test, and shows each missing part failing a named check.
 
 The registries are read at call time (`rules()`, `views()`, `kinds()`), never copied at import, so a
 monkeypatched entry is seen. Docs are read from `ctx.docs` (the repository's docs/ unless a test points it
-at a copy it wrote the entry's lines into) and templates through `ctx.template_env` (the package's Jinja
-environment unless a test adds a loader for its own).
+at a copy it wrote the entry's lines into) and templates through the environment `artifacts/_format.render`
+uses (a test adds a loader folder of its own to it).
 """
 
 from __future__ import annotations
@@ -87,7 +87,6 @@ class Ctx:
     tmp: Path
     docs: Path = DOCS
     templates: Templates | None = None
-    template_dirs: tuple[Path, ...] = ()   # more Jinja loader folders (a test's own templates), searched first
     cache: dict[Any, Any] = field(default_factory=dict)
 
     def doc(self, name: str) -> str:
@@ -108,15 +107,12 @@ class Ctx:
 
 
 def template_loads(ctx: Ctx, name: str) -> None:
-    """`name` found and parsed by the package's Jinja environment (markdown or compose, as `render` picks)."""
+    """`name` found and parsed by the environment `artifacts/_format.render` renders it with."""
     import jinja2
 
     from voicegate.artifacts import _format
 
     env = _format.env(markdown=name.endswith(".md.j2"))
-    if ctx.template_dirs:
-        env = env.overlay(loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader([str(d) for d in ctx.template_dirs]),
-                                                      env.loader]))
     try:
         env.get_template(name)
     except jinja2.TemplateNotFound:
@@ -238,6 +234,14 @@ def rule_signature_and_date(rule: Any, ctx: Ctx) -> None:
     assert rule.summary.strip(), f"{rule.id}: no summary"
 
 
+def rule_is_a_floor_rule_choice(rule: Any, ctx: Ctx) -> None:
+    from voicegate.spec import _schema
+
+    kind = _schema.spec_schema().key("floor.rule").kind
+    assert rule.id in kind.options and kind.check(rule.id) == rule.id, \
+        f"{rule.id}: a spec cannot name it as floor.rule (choices: {kind.options})"
+
+
 def _floor_type(rule: Any) -> Any:
     """What the rule's floor returns, as its type says (`FloorRule.floor`'s annotation, or a subclass's)."""
     return typing.get_type_hints(type(rule).floor)["return"]
@@ -336,9 +340,9 @@ def rule_named_in_the_docs(rule: Any, ctx: Ctx) -> None:
 
 
 RULE_CHECKS: tuple[Callable[[Any, Ctx], None], ...] = (
-    rule_signature_and_date, rule_floor_on_constructed_distances, rule_verdict_for_every_candidate,
-    rule_result_round_trips_json, rule_renders_in_every_entry, rule_spelled_out_in_amend_help,
-    rule_styled_in_the_report, rule_named_in_the_docs,
+    rule_signature_and_date, rule_is_a_floor_rule_choice, rule_floor_on_constructed_distances,
+    rule_verdict_for_every_candidate, rule_result_round_trips_json, rule_renders_in_every_entry,
+    rule_spelled_out_in_amend_help, rule_styled_in_the_report, rule_named_in_the_docs,
 )
 
 
@@ -378,7 +382,7 @@ def view_keys_declared(view: Any, ctx: Ctx) -> None:
     for key in view.keys:
         assert key.startswith("voice."), f"{view.name}: key {key} is not under voice"
         try:
-            _schema.SPEC_SCHEMA.key(key)
+            _schema.spec_schema().key(key)
         except KeyError:
             raise AssertionError(f"{view.name}: key {key} is not declared in spec/_schema.py") from None
     if view.model is not None:
