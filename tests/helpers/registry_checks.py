@@ -45,6 +45,25 @@ DISTANCE_CASES: dict[str, dict[str, dict[int, float]]] = {
     "no-spread": {"base": {1: 0.8, 2: 0.8, 3: 0.8}, "ckpt475": {1: 0.6, 2: 0.6, 3: 0.6},
                   "ckpt925": {1: 0.7, 2: 0.7, 3: 0.7}},
 }
+PROMPTS = 8
+
+
+def prompt_parts(distances: dict[str, dict[int, float]]) -> dict[str, dict[int, list[float]]]:
+    """Each prompt's part of every (arm, seed) distance, as a rule that pairs prompts reads them
+    (`Effect.prompts`, where the registry has it): per seed, prompts in pairs of equal and opposite offsets, so
+    their mean is the distance."""
+    return {arm: {s: [d + 0.01 * (-1) ** p * (1 + (p // 2 + s) % 3) for p in range(PROMPTS)] for s, d in per.items()}
+            for arm, per in distances.items()}
+
+
+def _with_prompts(function: Callable[..., Any], prompts: Any) -> dict[str, Any]:
+    """`prompts=` for a verdict function (or `Effect`) that takes each prompt's part of the distances; nothing
+    where it does not: the checks feed every rule what the scoring core would, whichever inputs it reads."""
+    import inspect
+
+    return {"prompts": prompts} if "prompts" in inspect.signature(function).parameters else {}
+
+
 COMPOSE = ("services:\n  vllm:\n    command:\n      - --lora-modules\n"
            "      - lv-bronte=/adapters/lv-bronte-4b-v1\n")
 README = "# lv-bronte-4b-v1\n\nCharlotte Bront\u00eb voice adapter.\n"
@@ -185,7 +204,7 @@ def gate_result(rule: str, rules: Sequence[str], generations_sha256: str = "0" *
 
     distances = distances or DISTANCE_CASES["bronte"]
     out = decide(distances, "base", CANDIDATES, rule=rule, rules=rules, copying=dict.fromkeys(CANDIDATES, "NOT-COPIED"),
-                 damage=dict.fromkeys(CANDIDATES, "NO-DAMAGE"))
+                 damage=dict.fromkeys(CANDIDATES, "NO-DAMAGE"), **_with_prompts(decide, prompt_parts(distances)))
     stats: dict[str, Any] = {"overlap": 0.0, "longest_run": 0, "spans": (), "probe_pass_rate": None,
                              "degeneration": Degeneration(rate=0.0, empty=0.0, repetition=0.0, truncated=0.0)}
     b = out.base
@@ -262,7 +281,8 @@ def rule_floor_on_constructed_distances(rule: Any, ctx: Ctx) -> None:
     kind = _floor_type(rule)
     for case, distances in DISTANCE_CASES.items():
         for candidate in CANDIDATES:
-            for effect in (Effect(), Effect(smallest=0.01, family=2)):
+            parts = _with_prompts(Effect, prompt_parts(distances))
+            for effect in (Effect(**parts), Effect(smallest=0.01, family=2, **parts)):
                 floor = rule.floor(distances, "base", candidate, effect)
                 assert _is_floor(floor, kind), (f"{rule.id}: floor {floor!r} on {case}/{candidate} is not a "
                                                 f"{kind} (its floor's type)")
@@ -280,15 +300,17 @@ def rule_verdict_for_every_candidate(rule: Any, ctx: Ctx) -> None:
 
     for case, distances in DISTANCE_CASES.items():
         out = decide(distances, "base", CANDIDATES, rule=rule.id, rules=(rule.id,),
-                     copying=dict.fromkeys(CANDIDATES, "NOT-COPIED"), damage=dict.fromkeys(CANDIDATES, "NO-DAMAGE"))
+                     copying=dict.fromkeys(CANDIDATES, "NOT-COPIED"), damage=dict.fromkeys(CANDIDATES, "NO-DAMAGE"),
+                     **_with_prompts(decide, prompt_parts(distances)))
         assert out.rule == rule.id, f"{rule.id}: decide reports rule {out.rule!r}"
         for c in out.candidates:
             assert c.voice.get(rule.id) in ("PASS", "FAIL"), f"{rule.id}: {case}/{c.name} has voice {c.voice}"
             assert rule.id in c.floors, f"{rule.id}: {case}/{c.name} has no floor under it ({c.floors})"
         impostor = {a: {s: d + 0.05 for s, d in per.items()} for a, per in distances.items()}
         for candidate in CANDIDATES:
+            parts = {"the author": prompt_parts(distances), "Someone Else": prompt_parts(impostor)}
             spec = specificity(distances, {"Someone Else": impostor}, "base", candidate, author="the author",
-                               decides=True, rule=rule.id, rules=(rule.id,))
+                               decides=True, rule=rule.id, rules=(rule.id,), **_with_prompts(specificity, parts))
             assert spec.under(rule.id), f"{rule.id}: {case}/{candidate} has no specificity verdict under it"
 
 
@@ -500,7 +522,7 @@ def _verify(root: Path) -> tuple[int, str]:
     return done.code, done.stdout + done.stderr
 
 
-def _story(kind: Any, ctx: Ctx) -> dict[str, Any]:
+def kind_story(kind: Any, ctx: Ctx) -> dict[str, Any]:
     """The kind's file through score, ship, amend and note in a workspace configured with it (once per ctx):
     entries after each event, verify's answer after each, and verify's after a hand edit."""
     key = ("story", kind)
@@ -542,7 +564,7 @@ def _story(kind: Any, ctx: Ctx) -> dict[str, Any]:
 
 
 def kind_end_to_end(kind: Any, ctx: Ctx) -> None:
-    story = _story(kind, ctx)
+    story = kind_story(kind, ctx)
     counts = [story["before"], *(story[e][0] for e in events())]
     assert counts == list(range(counts[0], counts[0] + len(counts))), \
         f"{kind.name}: entries in {story['path'].name} after score, ship, amend, note: {counts[1:]} (from {counts[0]})"
@@ -561,7 +583,7 @@ def kind_event_template(kind: Any, event: str, ctx: Ctx) -> None:
 
 
 def kind_event_appends_and_verifies(kind: Any, event: str, ctx: Ctx) -> None:
-    story = _story(kind, ctx)
+    story = kind_story(kind, ctx)
     order = list(events())
     before = story["before"] if order.index(event) == 0 else story[order[order.index(event) - 1]][0]
     count, code, out = story[event]

@@ -213,7 +213,7 @@ def test_a_throwaway_artifact_kind_passes_every_check_and_every_event(recipes: d
         for check in rc.KIND_EVENT_CHECKS:
             check(TOY_KIND, event, ctx)
     # the toy's entries went where its templates say, beside the built-in kinds' (which still verify)
-    story = rc._story(TOY_KIND, ctx)
+    story = rc.kind_story(TOY_KIND, ctx)
     assert story["before"] == 0 and story["note"][0] == 4
     text = story["path"].read_text(encoding="utf-8")
     assert "scored under global-max-spread@1" in text and "amended: global-max-spread@1 → pairwise-max-spread@1" in text
