@@ -21,7 +21,7 @@ import math
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,8 @@ DOCS = REPO / "docs"
 GATE = "lv-bronte"
 SEEDS = (101, 202, 303)
 CANDIDATES = ("ckpt475", "ckpt925")
-# The reference case's distances (DESIGN.md §3), and two more shapes a floor must take: five seeds with a
-# third arm nobody ships, and seeds that gave one value each (no spread at all).
+# The reference case's distances (DESIGN.md §3), and two more shapes a floor must take: five seeds, and seeds
+# that gave one value each (no spread at all).
 DISTANCE_CASES: dict[str, dict[str, dict[int, float]]] = {
     "bronte": {"base": {101: 0.800, 202: 0.840, 303: 0.820},
                "ckpt475": {101: 0.5815, 202: 0.627, 303: 0.6725},
@@ -159,7 +159,7 @@ def story_spec(extra_kinds: Sequence[Any] = ()) -> dict[str, Any]:
 
 def _story_workspace(root: Path, extra_kinds: Sequence[Any]) -> Path:
     """Registered (in this process, so monkeypatched registries apply), a prospective registration of
-    pairwise-max-spread for the amendment to cite, the 360 generations imported; returns root."""
+    pairwise-max-spread for the amendment to cite, a row for every (arm, seed, prompt) imported; returns root."""
     from voicegate.generate._import import import_file
     from voicegate.spec._registration import register
     from voicegate.spec._spec import load_spec
@@ -592,19 +592,3 @@ def kind_event_appends_and_verifies(kind: Any, event: str, ctx: Ctx) -> None:
 
 
 KIND_EVENT_CHECKS: tuple[Callable[[Any, str, Ctx], None], ...] = (kind_event_template, kind_event_appends_and_verifies)
-
-
-def every_check(ctx: Ctx) -> Iterator[tuple[str, Callable[[], None]]]:
-    """(id, thunk) for every check over every entry the registries hold now: what the recipe tests run."""
-    for rule in rules():
-        for check in RULE_CHECKS:
-            yield f"{rule.id}-{check.__name__}", lambda r=rule, c=check: c(r, ctx)
-    for view in views():
-        for check in VIEW_CHECKS:
-            yield f"{view.name}-{check.__name__}", lambda v=view, c=check: c(v, ctx)
-    for kind in kinds():
-        for check in KIND_CHECKS:
-            yield f"{kind.name}-{check.__name__}", lambda k=kind, c=check: c(k, ctx)
-        for event in events():
-            for echeck in KIND_EVENT_CHECKS:
-                yield f"{kind.name}-{event}-{echeck.__name__}", lambda k=kind, e=event, c=echeck: c(k, e, ctx)
