@@ -49,7 +49,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from _workspace import gate_spec, registered_workspace
+from helpers.workspace import gate_spec, registered_workspace
 
 from voicegate.generate._generate import generate
 from voicegate.seat import StandinSeat

@@ -46,7 +46,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _authors import AUTHORS, CORPUS, VOICES, author_spec
+from helpers.authors import AUTHORS, CORPUS, VOICES, author_spec
 
 SWEEP = VOICES / "sweep" / "sweep48.json.xz"
 FIVE = ("Jane Austen", "Charles Dickens", "George Eliot", "William Makepeace Thackeray", "Anthony Trollope")

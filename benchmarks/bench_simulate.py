@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 
 def _workspace(root: Path, n: int) -> Path:
-    from _workspace import make_workspace
+    from helpers.workspace import make_workspace
 
     make_workspace(root, prompts=[f"Write about the {i}th morning on the moor." for i in range(n)])
     return root

@@ -31,7 +31,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _authors import VOICES, author_spec, check_rows, skip_reason
+from helpers.authors import VOICES, author_spec, check_rows, skip_reason
 
 CANDIDATES = ("lv-bronte-ckpt475", "lv-bronte-ckpt925", "lv-anne", "lv-austen")
 
