@@ -72,11 +72,6 @@ class RoleChoice(Choice):
             raise Problem("`null` is not a role (YAML reads a bare null as no value); did you mean a-vs-a? "
                           "(the base's own weights under fresh seeds: `role: a-vs-a`)")
         return super().check(value)
-# The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
-# workspace's own, in git).
-MAY_BE_OUTSIDE = tuple(k.name for k in ARTIFACT_KINDS if k.may_be_outside)
-
-
 class RuleChoice(Choice):
     """`floor.rule`: a rule id in `RULES`, read when a spec is checked (not frozen at import time)."""
 
@@ -90,6 +85,8 @@ class RuleChoice(Choice):
     @property
     def problem(self) -> str:
         return "unknown floor rule {value!r} (registered: {options})"
+
+
 SPECIFICITY = ("decides", "reported")
 
 
@@ -160,8 +157,10 @@ class Schema:
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _ARM_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
+
 def _artifact_keys(kinds: Sequence[ArtifactKind]) -> tuple[Key, ...]:
-    """`artifacts.<name>` for each kind, and `artifacts.outside_workspace` naming those that may be outside."""
+    """`artifacts.<name>` for each kind, and `artifacts.outside_workspace` naming those that may live outside the
+    workspace when the spec says so (the gate record never: it is the workspace's own, in git)."""
     return (*(Key(f"artifacts.{k.name}", Line("path"), k.doc, required=k.required) for k in kinds),
             Key("artifacts.outside_workspace", Subset(tuple(k.name for k in kinds if k.may_be_outside)),
                 "the artifacts meant to be outside the workspace (an adapter directory on a mounted volume); any "
@@ -252,6 +251,7 @@ SPEC_SCHEMA = Schema((
     Key("data_dir", Line("path"), "where generations and scores go (`$VOICEGATE_DATA_DIR` beats it)",
         default="runs"),
 ))
+
 
 def spec_schema() -> Schema:
     """`SPEC_SCHEMA` with the `artifacts.*` keys of the kinds in `ARTIFACT_KINDS` now: the table is read at call
