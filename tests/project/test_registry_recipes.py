@@ -162,7 +162,8 @@ def recipes(ctx: Ctx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
             "FloorRule in RULES": lambda: monkeypatch.setitem(_rules.RULES, TOY_RULE.id, TOY_RULE),
             "cli/_entries.RULES_HELP": lambda: monkeypatch.setattr(
                 cli_entries, "RULES_HELP", cli_entries.RULES_HELP.removesuffix(").") + "); " + RULE_HELP + "."),
-            "report/_svg.FLOOR_STYLE": lambda: monkeypatch.setitem(_svg.FLOOR_STYLE, TOY_RULE.id, ("D", "2 2")),
+            "report/_svg.FLOOR_STYLE": lambda: monkeypatch.setitem(_svg.FLOOR_STYLE, TOY_RULE.id,
+                                                                   (_free_letter(), "2 2")),
             "docs/concepts.md": lambda: _append(ctx, "concepts.md", RULE_CONCEPT),
             "docs/reference.md regenerated": lambda: _regenerate_reference(ctx),
         }),
@@ -179,6 +180,13 @@ def recipes(ctx: Ctx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     }
     if TOY_KIND in _artifact_kinds.ARTIFACT_KINDS:
         _artifact_kinds.ARTIFACT_KINDS.remove(TOY_KIND)
+
+
+def _free_letter() -> str:
+    """A letter no registered rule's floor mark uses (the recipe: a letter of its own)."""
+    from voicegate.report._svg import FLOOR_STYLE
+
+    return next(c for c in "DQZYVUKJ" if c not in {letter for letter, _ in FLOOR_STYLE.values()})
 
 
 def _failing(entry: Any, checks: Sequence[Callable[..., None]], ctx: Ctx) -> dict[str, str]:
