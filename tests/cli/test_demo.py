@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.shared import VOICES as SHARED_VOICES
+from helpers.workspace import rules_of_gate
 
 # Loaded into every Python process of the demo (it spawns `python -m voicegate` children):
 # any connection or name lookup that is not loopback is refused and written down.
@@ -101,12 +102,17 @@ def test_demo_runs_a_whole_gate_offline(tmp_path: Path) -> None:
     scores = json.loads((ws / "runs" / "lv-marlowe" / "scores.json").read_text())
     arms = {a["name"]: a for a in scores["arms"]}
     assert scores["rule"] == "global-max-spread"
-    # registered today, so the t rules are computed beside the seeds' two rules
-    assert arms["ckpt475"]["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS", "welch-t": "PASS",
-                                        "welch-t-min-effect": "PASS"}
+    # registered today, so every rule in force today is computed beside the seeds' two rules
+    demo_rules = set(rules_of_gate(ws, "lv-marlowe"))
+    assert {"global-max-spread", "pairwise-max-spread", "welch-t"} <= demo_rules
+    known = ("global-max-spread", "pairwise-max-spread", "welch-t", "welch-t-min-effect")
+    expected = {"ckpt475": {"global-max-spread": "FAIL", "pairwise-max-spread": "PASS", "welch-t": "PASS",
+                            "welch-t-min-effect": "PASS"},
+                "ckpt925": dict.fromkeys(known, "FAIL")}
+    for name, verdicts in expected.items():
+        assert set(arms[name]["voice"]) == demo_rules, name
+        assert {r: arms[name]["voice"][r] for r in known} == verdicts, name
     assert arms["ckpt475"]["disagree"] is True
-    assert arms["ckpt925"]["voice"] == {"global-max-spread": "FAIL", "pairwise-max-spread": "FAIL", "welch-t": "FAIL",
-                                        "welch-t-min-effect": "FAIL"}
     assert arms["ckpt1400"]["copying"] == "COPIED"
     assert arms["ckpt1850"]["damage"] == "DAMAGE"
     # the global floor is ckpt925's outlier spread, for every candidate

@@ -11,6 +11,7 @@ would fail there rather than silently weaken the report tests.
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ def _spread(d: dict[int, float]) -> float:
 BRONTE_RULES = ("global-max-spread", "pairwise-max-spread")
 
 
+def _floor_json(floor: Any) -> float | None:
+    """A floor as the result's JSON holds it: a finite number, else None (an infinite floor, or a rule whose
+    floor is not a number: nothing passes it here)."""
+    return float(floor) if isinstance(floor, int | float) and math.isfinite(floor) else None
+
+
 def make_result(rule: str, *, distances: dict[str, dict[int, float]] | None = None,
                 arm_names: tuple[str, ...] = ARMS, rules: tuple[str, ...] = BRONTE_RULES) -> dict[str, Any]:
     """The score result (the scoring contract's shape) for the reference case under `rule`, carrying `rules`."""
@@ -85,9 +92,9 @@ def make_result(rule: str, *, distances: dict[str, dict[int, float]] | None = No
         }
         if name != base:
             delta = _mean(distances[base]) - _mean(d)
-            floors = {rid: r.floor(distances, base, name) for rid, r in computed.items()}
-            voice = {rid: "PASS" if delta > f else "FAIL" for rid, f in floors.items()}
-            ratios = {rid: delta / f for rid, f in floors.items()}
+            floors = {rid: _floor_json(r.floor(distances, base, name)) for rid, r in computed.items()}
+            voice = {rid: "PASS" if f is not None and delta > f else "FAIL" for rid, f in floors.items()}
+            ratios = {rid: delta / f if f else None for rid, f in floors.items()}
             verdicts[name] = voice
             arm.update({
                 "delta_cb": delta, "floors": floors, "voice": voice, "ratios": ratios,

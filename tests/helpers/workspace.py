@@ -320,6 +320,19 @@ def write_rows(root: Path, rows: list[dict]) -> None:
     append_rows(root / "runs" / GATE / "generations.jsonl", rows)
 
 
+def rules_of_gate(root: Path, gate: str) -> tuple[str, ...]:
+    """The rules a registered gate computes, from `RULES`: those in force on its registration date
+    (`rules_in_force`) and its deciding one, in the registry's order. What a test means by "every rule of
+    the gate", so a rule added to the registry changes no test but the ones about it."""
+    import datetime as dt
+
+    from voicegate.spec import RULES, rules_in_force
+
+    record = json.loads((root / "preregistrations" / f"{gate}.registration.json").read_text(encoding="utf-8"))
+    in_force = set(rules_in_force(dt.date.fromisoformat(record["registered_at"][:10]))) | {record["deciding_rule"]}
+    return tuple(r for r in RULES if r in in_force)
+
+
 def arm(result: dict, name: str) -> dict:
     return next(a for a in result["arms"] if a["name"] == name)
 

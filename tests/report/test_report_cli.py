@@ -194,7 +194,7 @@ def test_report_draws_what_the_producers_stored(demo_run: Path):
     table = root.find("table", cls="verdicts")
     for arm in (a for a in current["arms"] if a["role"] == "candidate"):
         shown = {td.attrs["data-rule"]: td.text() for td in table_row(table, arm["name"]).find_all("td", cls="floor")}
-        assert shown == {r: f"{f:.3f}" for r, f in arm["floors"].items()}
+        assert shown == {r: "—" if f is None else f"{f:.3f}" for r, f in arm["floors"].items()}  # None: infinite
         assert bool(table_row(table, arm["name"]).find_all("span", cls="disagree")) == arm["disagree"]
     # The amendment, the person's decision, the signature of the current result.
     assert len(root.find_all("article", cls="amend")) == len(amendments) == 1

@@ -20,9 +20,11 @@ import yaml
 from conftest import SHARED
 from helpers.workspace import GATE, N_PROMPTS, impostor_spec, impostor_workspace, run_cli, text, tree_snapshot
 
+from voicegate.spec import _rules
+
 SEEDS = list(range(1, 9))
 STYLE = {"base": None, "cand": 0, "mimic": 1, "aa": None}
-RULES = ("global-max-spread", "pairwise-max-spread", "welch-t", "welch-t-min-effect")
+RULES = tuple(_rules.RULES)  # calibrate decides under every registered rule
 
 
 def _pilot_spec(**arm: Any) -> dict[str, Any]:

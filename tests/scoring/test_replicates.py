@@ -17,6 +17,7 @@ from helpers.workspace import (
     base_spec,
     git,
     make_workspace,
+    rules_of_gate,
     run_cli,
     scoring_workspace,
     tree_snapshot,
@@ -29,7 +30,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voicegate.scoring import decide, specificity
-from voicegate.spec import RULES
 
 BEFORE = "1796169600"  # 2026-12-02: a gate registered then keeps the verdicts it had
 
@@ -53,14 +53,16 @@ def _scored(root: Path) -> tuple[dict, str]:
 
 
 def test_identical_pools_never_pass_a_voiceless_arm(tmp_path: Path) -> None:
-    result, record = _scored(scoring_workspace(tmp_path / "ws"))
+    root = scoring_workspace(tmp_path / "ws")
+    result, record = _scored(root)
     cand = arm(result, "cand")
     assert cand["delta_cb"] > 0 and cand["spread"] == 0.0  # a zero floor would have passed it
     for name in ("cand", "other"):
         a = arm(result, name)
-        assert a["voice"] == {rid: "FAIL" for rid in RULES}
-        assert a["floors"] == {"global-max-spread": 0.0, "pairwise-max-spread": 0.0, "welch-t": 0.0,
-                               "welch-t-min-effect": None}  # infinite: no noise to test an effect against
+        assert a["voice"] == dict.fromkeys(rules_of_gate(root, GATE), "FAIL")
+        known = {"global-max-spread": 0.0, "pairwise-max-spread": 0.0, "welch-t": 0.0,
+                 "welch-t-min-effect": None}  # None: infinite, no noise to test an effect against
+        assert {rid: a["floors"][rid] for rid in known} == known
         assert a["ratio"] is None
     assert result["ships"] is None
     said = [w for w in result["warnings"] if "not replicates" in w]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import shutil
@@ -13,6 +14,7 @@ import yaml
 from helpers.workspace import cli, git, make_workspace, run_cli, tree_snapshot, voicegate
 
 from voicegate._hashing import sha256_json
+from voicegate.spec import RULES, rules_in_force
 
 
 def _registered(tmp_path: Path) -> Path:
@@ -29,9 +31,13 @@ def test_register_commits_spec_and_record(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "preregistrations" / "lv-test.registration.json").read_text())
     assert record["spec_sha256"] == sha256_json(yaml.safe_load(path.read_text()))
     assert record["deciding_rule"] == "pairwise-max-spread"
-    # registered today: every rule registered on or before today is in force, and each is computed
-    assert set(record["rules_in_force"]) == {"global-max-spread", "pairwise-max-spread", "welch-t",
-                                             "welch-t-min-effect"}
+    # registered today: every rule registered on or before today is in force (RULES, by their dates), each computed
+    today = dt.date.fromisoformat(record["registered_at"][:10])
+    assert set(record["rules_in_force"]) == set(rules_in_force(today))
+    assert {"global-max-spread", "pairwise-max-spread"} <= set(record["rules_in_force"])
+    assert all(record["rules_in_force"][rid] == {"version": RULES[rid].version,
+                                                 "registered": RULES[rid].registered.isoformat()}
+               for rid in record["rules_in_force"])
     assert record["files"]["corpora/held/held.txt"]
     assert record["files"]["prompts/beats.txt"]
     # committed, clean, and the message names the hash

@@ -10,7 +10,7 @@ verification, whether the newest marker ends the file) and `artifacts/_entries.p
 Read by `_schema` (the `artifacts.*` keys, `outside_workspace`'s choices), `_model.Artifacts`
 (the paths by name), `_resolve` (the paths, registration's gaps), `_artifact_paths` (the guard),
 and in `artifacts` by `_entries` (locks, preflight, rendering, writing), `_verify` and `_chain`.
-A new kind is a row here and its three templates (docs/architecture.md, "An artifact kind").
+A new kind is a row here and its four templates, one per event (docs/architecture.md, "An artifact kind").
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ class ArtifactKind:
         return tuple(e for e in EVENTS if e not in self.required_for)
 
 
-ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
+# The one list, shared by every reader (never copied at import): a kind added to it — in the code, or by a test
+# for the length of the test — is read, checked, locked, written and verified everywhere at once.
+ARTIFACT_KINDS: list[ArtifactKind] = [
     ArtifactKind("record", "the gate record", "record", "the gate record, e.g. `gates/<gate>.md`",
                  "markdown", "record_{event}.md.j2", header="record_header.md.j2", required=True),
     ArtifactKind("readme", "the README", "README", "the adapter directory's `README.md`",
@@ -60,10 +62,10 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("compose", "the compose file", "compose comment", "the seat's `compose.yaml`",
                  "compose", "compose_{event}.j2", required_for=("ship",), may_be_outside=True, shared=True,
                  must_exist=True),
-)
+]
 """In the order every artifact is written, locked in the ledger's entries and listed (the record first)."""
 
-ARTIFACT_NAMES = tuple(k.name for k in ARTIFACT_KINDS)
+ARTIFACT_NAMES = tuple(k.name for k in ARTIFACT_KINDS)  # the built-in kinds' names (`ARTIFACT_KINDS` is the list)
 
 
 def artifact_kind(name: str) -> ArtifactKind:

@@ -112,12 +112,13 @@ def check_spec(raw: Any, file: Path | str, *, name_pattern: str = DEFAULT_NAME_P
                schema: Schema | None = None) -> dict[str, Any]:
     """The spec's values by dotted path, every default filled in, every rule across keys checked.
 
-    `schema` defaults to `SPEC_SCHEMA` looked up at call time, so a key added there is a key checked here.
+    `schema` defaults to `_schema.spec_schema()`, looked up at call time: a key added to `SPEC_SCHEMA`, or an
+    artifact kind to `ARTIFACT_KINDS`, is a key checked here.
     """
     fail = failer(file)
     if raw is None:
         raise fail("", "empty spec")
-    values = check_mapping(raw, fail, schema or _schema.SPEC_SCHEMA)
+    values = check_mapping(raw, fail, schema or _schema.spec_schema())
     _across_keys(values, fail, name_pattern)
     return values
 

@@ -12,12 +12,13 @@ Regenerate the tables in the reference docs with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from voicegate.spec._artifact_kinds import ARTIFACT_KINDS
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ArtifactKind
 from voicegate.spec._rules import RULES, SMALLEST_EFFECT
 from voicegate.spec._types import (
     MAX_SEED,
@@ -71,9 +72,21 @@ class RoleChoice(Choice):
             raise Problem("`null` is not a role (YAML reads a bare null as no value); did you mean a-vs-a? "
                           "(the base's own weights under fresh seeds: `role: a-vs-a`)")
         return super().check(value)
-# The artifacts that may live outside the workspace when the spec says so (the gate record never: it is the
-# workspace's own, in git).
-MAY_BE_OUTSIDE = tuple(k.name for k in ARTIFACT_KINDS if k.may_be_outside)
+class RuleChoice(Choice):
+    """`floor.rule`: a rule id in `RULES`, read when a spec is checked (not frozen at import time)."""
+
+    def __init__(self) -> None:  # no stored options: they are the registry's, whenever asked
+        pass
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return tuple(sorted(RULES))
+
+    @property
+    def problem(self) -> str:
+        return "unknown floor rule {value!r} (registered: {options})"
+
+
 SPECIFICITY = ("decides", "reported")
 
 
@@ -143,6 +156,16 @@ class Schema:
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _ARM_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+
+
+def _artifact_keys(kinds: Sequence[ArtifactKind]) -> tuple[Key, ...]:
+    """`artifacts.<name>` for each kind, and `artifacts.outside_workspace` naming those that may live outside the
+    workspace when the spec says so (the gate record never: it is the workspace's own, in git)."""
+    return (*(Key(f"artifacts.{k.name}", Line("path"), k.doc, required=k.required) for k in kinds),
+            Key("artifacts.outside_workspace", Subset(tuple(k.name for k in kinds if k.may_be_outside)),
+                "the artifacts meant to be outside the workspace (an adapter directory on a mounted volume); any "
+                "other artifact that resolves outside it, through a symlink too, is refused", default=()))
+
 
 SPEC_SCHEMA = Schema((
     Key("gate", Text("name"), "the adapter name that will ship; must match the name pattern", required=True),
@@ -216,8 +239,7 @@ SPEC_SCHEMA = Schema((
     Key("damage.tolerance", Number(0.0, 1.0), "allowed drop in pass rate / rise in degeneration", default=0.05),
     Key("damage.truncation_decides", Flag(), "count truncation at `max_tokens` as degeneration", default=False),
     Key("floor", Section(), "the deciding floor rule", required=True),
-    Key("floor.rule", Choice(tuple(sorted(RULES)), "unknown floor rule {value!r} (registered: {options})"),
-        "the rule whose floor decides the voice verdict", required=True),
+    Key("floor.rule", RuleChoice(), "the rule whose floor decides the voice verdict", required=True),
     Key("floor.smallest_effect", Number(0.0, 100.0), "the smallest effect that matters, in standard deviations of "
         "the base's per-seed distances toward the gate author: under a rule that states one (`welch-t-min-effect`), "
         "VOICE PASS needs delta_cb and SPECIFIC each margin significantly above it, NOT-SPECIFIC a margin "
@@ -225,13 +247,23 @@ SPEC_SCHEMA = Schema((
     Key("prefer", Names("must list candidate arm names, most preferred first"), "candidate names in order of "
         "preference among those that pass (none: the largest ratio ships)", default=()),
     Key("artifacts", Section(), "where verdicts are appended", required=True),
-    *(Key(f"artifacts.{k.name}", Line("path"), k.doc, required=k.required) for k in ARTIFACT_KINDS),
-    Key("artifacts.outside_workspace", Subset(MAY_BE_OUTSIDE), "the artifacts meant to be outside the workspace "
-        "(an adapter directory on a mounted volume); any other artifact that resolves outside it, through a "
-        "symlink too, is refused", default=()),
+    *_artifact_keys(ARTIFACT_KINDS),
     Key("data_dir", Line("path"), "where generations and scores go (`$VOICEGATE_DATA_DIR` beats it)",
         default="runs"),
 ))
+
+
+def spec_schema() -> Schema:
+    """`SPEC_SCHEMA` with the `artifacts.*` keys of the kinds in `ARTIFACT_KINDS` now: the table is read at call
+    time, so a kind added after import (a test's) is a key checked, defaulted and documented like the others."""
+    schema = SPEC_SCHEMA  # looked up at call time: a test may extend it (`Schema.with_keys`)
+    current = _artifact_keys(ARTIFACT_KINDS)
+    if tuple(k for k in schema.keys if k.parent == "artifacts") == current:
+        return schema
+    keys = [k for k in schema.keys if k.parent != "artifacts"]
+    at = next(i for i, k in enumerate(keys) if k.path == "artifacts") + 1
+    return Schema((*keys[:at], *current, *keys[at:]))
+
 
 PROBES_SCHEMA = Schema((
     Key("probes", Records("needs a non-empty list of probes"), "the probes (a bare list is read the same)",
@@ -257,7 +289,7 @@ def _default_text(value: Any) -> str:
 def schema_table_markdown(schema: Schema | None = None) -> str:
     """The markdown table of `schema`'s keys (the spec's by default), as `docs/reference.md` shows it."""
     rows = ["| key | required | type | default | meaning |", "|---|---|---|---|---|"]
-    for k in (schema or SPEC_SCHEMA).keys:
+    for k in (schema or spec_schema()).keys:
         if k.in_table:
             required = "yes" if k.required else (k.when or "no")
             rows.append(f"| `{k.path}` | {required} | {k.kind.describe()} | {_default_text(k.default)} | {k.doc} |")
@@ -280,7 +312,7 @@ def update_reference(text: str) -> str:
     """`text` (docs/reference.md) with every schema table regenerated."""
     for heading, schema in REFERENCE_TABLES:
         start, end = reference_table(text, heading)
-        text = text[:start] + schema_table_markdown(schema) + text[end:]
+        text = text[:start] + schema_table_markdown(spec_schema() if schema is SPEC_SCHEMA else schema) + text[end:]
     return text
 
 
