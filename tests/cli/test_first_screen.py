@@ -1,8 +1,8 @@
 """The reviewer's first screen: every entry of the gate record and the adapter README, every compose comment
 and the report's header lead with one line saying what is in force — the deciding rule and how it came to
 decide (as registered, a prospective amendment, a POST-HOC correction), what ships, the error-rate statement
-("not stated" for a gate registered before error rates were stated) — then the details. The record's seat integrity is a one-line verdict,
-its method one heading away. Walked on the demo, which ends with a post-hoc amendment.
+("not stated" for a gate registered before error rates were stated) — then the details. The record's seat
+integrity is a one-line verdict, its method one heading away. Walked on the demo, which ends with a post-hoc amendment.
 """
 
 from __future__ import annotations
