@@ -58,7 +58,7 @@ def test_identical_pools_never_pass_a_voiceless_arm(tmp_path: Path) -> None:
     assert cand["delta_cb"] > 0 and cand["spread"] == 0.0  # a zero floor would have passed it
     for name in ("cand", "other"):
         a = arm(result, name)
-        assert a["voice"] == {rid: "FAIL" for rid in RULES}
+        assert a["voice"] == {rid: "FAIL" for rid, r in RULES.items() if not r.by_choice}
         assert a["floors"] == {"global-max-spread": 0.0, "pairwise-max-spread": 0.0, "welch-t": 0.0,
                                "welch-t-min-effect": None}  # infinite: no noise to test an effect against
         assert a["ratio"] is None
