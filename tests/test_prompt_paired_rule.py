@@ -133,3 +133,52 @@ def test_a_gate_that_does_not_choose_it_never_computes_it(tmp_path: Path) -> Non
     assert done.code == 0, done.stderr
     result = json.loads(done.stdout)
     assert PAIRED not in arm(result, "cand")["floors"] and "prompt-paired" not in result["signature_text"]
+
+
+def test_a_base_seed_that_moves_every_prompt_is_decided_by_welch_and_said_on_the_record(tmp_path: Path) -> None:
+    root = scoring_workspace(tmp_path / "ws", extra={"floor": {"rule": PAIRED},
+                                                     "prompts": [f"prompt {i}" for i in range(PROMPTS)]})
+
+    def shifted(seed: int, p: int) -> str:  # the base's second seed writes like the author on every prompt
+        return (author_like("b") if seed == SEEDS[1] else carrier_like("b"))(seed, p)
+
+    write_rows(root, _rows({"base": shifted, "cand": author_like("c"), "other": carrier_like("o")}))
+    done = run_cli("score", GATE, "-C", root, "--json")
+    assert done.code == 0, done.stderr
+    result = json.loads(done.stdout)
+    for name in ("cand", "other"):
+        a = arm(result, name)
+        assert a["floors"][PAIRED] == a["floors"][MIN] and a["voice"][PAIRED] == a["voice"][MIN]
+        said = [w for w in result["warnings"] if w.startswith(f"{name}, delta_cb, under prompt-paired: ")]
+        assert len(said) == 1 and "seed × prompt-group check found seeds moving prompts together" in said[0]
+        assert said[0].endswith("so welch-t-min-effect's floor decides")
+    record = " ".join((root / "gates" / f"{GATE}.md").read_text(encoding="utf-8").split())
+    assert "- cand, delta\\_cb, under prompt-paired: the seed × prompt-group check found seeds moving" in record
+
+
+def test_an_amendment_can_switch_a_scored_gate_to_it_citing_a_prospective_registration(tmp_path: Path,
+                                                                                        monkeypatch) -> None:
+    from _workspace import BACK, register_prospective
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796601600")  # 2026-12-07, the rule's registration day
+    root = scoring_workspace(tmp_path / "ws", extra={"floor": {"rule": MIN},
+                                                     "prompts": [f"prompt {i}" for i in range(PROMPTS)]})
+    (root / "corpora" / "back").mkdir()
+    (root / "corpora" / "back" / "back.txt").write_text(BACK, encoding="utf-8")  # what the other gate's spec names
+    register_prospective(root, "lv-other", PAIRED)
+    write_rows(root, _rows({"base": carrier_like("b"), "cand": author_like("c"), "other": carrier_like("o")}))
+    scored = run_cli("score", GATE, "-C", root, "--json")
+    assert scored.code == 0, scored.stderr
+    assert PAIRED not in arm(json.loads(scored.stdout), "cand")["floors"]
+    early = run_cli("amend", GATE, "-C", root, "--rule", PAIRED, "--reason", "prompts are the units")
+    assert early.code == 2 and "registered 2026-12-07" in early.stderr  # not before the amendment: refused
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796688000")  # 2026-12-08
+    amended = run_cli("amend", GATE, "-C", root, "--rule", PAIRED, "--reason", "prompts are the units")
+    assert amended.code == 0, amended.stderr
+    assert "cites: prompt-paired was registered prospectively for lv-other" in amended.stdout
+    record = (root / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
+    assert "floor rule welch-t-min-effect@1 → prompt-paired@1" in record and "| floor prompt-paired |" in record
+    assert "rule:prompt-paired@1|rules:global-max-spread@1,pairwise-max-spread@1,prompt-paired@1," in record
+    done = run_cli("score", GATE, "-C", root, "--json", "--dry-run")
+    assert done.code == 0, done.stderr
+    assert json.loads(done.stdout)["rule"] == PAIRED
