@@ -19,9 +19,8 @@ Distances = Mapping[str, Mapping[int, float]]
 """arm name -> seed -> d(arm, seed)."""
 
 PromptParts = Mapping[str, Mapping[int, Sequence[float]]]
-"""arm name -> seed -> each prompt's part of d(arm, seed) (its jackknife pseudo-value: P·d − (P−1)·d without that
-prompt), in one prompt order shared by every arm and seed. Their mean over prompts is d(arm, seed) to first order,
-so a prompt's part is in the units of delta_cb."""
+"""arm name -> seed -> each prompt's own distance (the view's d of that one generation), in one prompt order shared
+by every arm and seed: what a paired rule pairs base and candidate by."""
 
 RuleId = Literal["global-max-spread", "pairwise-max-spread", "welch-t", "welch-t-min-effect", "prompt-paired"]
 """The id of a registered rule: a misspelt id in code is a mypy error. Kept equal to `RULES`'s keys (tested)."""
@@ -323,29 +322,33 @@ class Paired:
     """The prompt-paired test of one candidate against the base, as its floor reads it."""
 
     delta: float              # delta_cb, from the per-seed distances
-    parts: tuple[float, ...]  # per prompt: mean over the base's seeds − mean over the candidate's, of its part
+    parts: tuple[float, ...]  # per prompt: mean over the base's seeds − mean over the candidate's, of its distance
     check: SeedCheck
+    scale: float              # the parts' units per unit of d: SD over the base's seeds of the mean part / of d
 
     @property
-    def gap(self) -> float:
-        """delta_cb − the mean of the prompts' parts (the jackknife's bias correction): a floor in delta_cb's
-        units is the test's critical value shifted by it."""
-        return self.delta - sum(self.parts) / len(self.parts) if self.parts else 0.0
+    def stat(self) -> float:
+        return sum(self.parts) / len(self.parts) if self.parts else 0.0
 
 
 def paired(distances: Distances, base: str, candidate: str, effect: Effect) -> Paired:
-    """The prompts' parts of base and candidate on the seeds `distances` holds (a calibrate draw holds fewer than
-    `effect.prompts`), paired by prompt, and the check of their assumption."""
+    """Each prompt's distance of base and candidate on the seeds `distances` holds (a calibrate draw holds fewer
+    than `effect.prompts`), paired by prompt, and the check of their assumption."""
     if effect.prompts is None:
-        raise ValueError("the prompt-paired rule needs each prompt's part of the distances (Effect.prompts)")
+        raise ValueError("the prompt-paired rule needs each prompt's distances (Effect.prompts)")
     rows = {arm: [tuple(effect.prompts[arm][s]) for s in distances[arm]] for arm in (base, candidate)}
     delta = _mean(distances[base].values()) - _mean(distances[candidate].values())
     n = min((len(r) for rs in rows.values() for r in rs), default=0)
     if n == 0:
-        return Paired(delta, (), SeedCheck(math.nan, 0, 0, 0.0))
+        return Paired(delta, (), SeedCheck(math.nan, 0, 0, 0.0), math.nan)
     means = {arm: [_mean(r[p] for r in rs) for p in range(n)] for arm, rs in rows.items()}
     parts = tuple(b - c for b, c in zip(means[base], means[candidate], strict=True))
-    return Paired(delta, parts, seed_check(rows[base], rows[candidate]))
+    base_d = tuple(distances[base].values())
+    per_seed = tuple(_mean(r[:n]) for r in rows[base])
+    sd_d = math.sqrt(_variance(base_d)) if len(base_d) > 1 else 0.0
+    sd_parts = math.sqrt(_variance(per_seed)) if len(per_seed) > 1 else 0.0
+    return Paired(delta, parts, seed_check(rows[base], rows[candidate]),
+                  sd_parts / sd_d if sd_d > 0 and sd_parts > 0 else math.nan)
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -357,21 +360,26 @@ def _paired_floor(alpha: Callable[[Effect], float], welch: Floor) -> Floor:
     def floor(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
         # Seeds that move several prompts together break the paired test's unit: Welch's test on the seeds decides.
         test = paired(distances, base, candidate, effect)
-        if not test.check.ok or not test.parts or not math.isfinite(effect.smallest):
+        if not test.check.ok or not test.parts:
             return welch(distances, base, candidate, effect)
-        # mean(parts) − ε > critical  ⇔  delta_cb > ε + critical + gap: the test as a floor on delta_cb
-        flip = sign_flip([x - effect.smallest for x in test.parts], alpha(effect), effect.flip_seed)
-        return effect.smallest + flip.critical + test.gap
+        eps = effect.smallest * test.scale if effect.smallest else 0.0  # ε in the prompts' units
+        if not math.isfinite(eps) or test.delta <= 0 or test.stat <= 0:
+            return math.inf  # no unit for ε, or a move away from the author: nothing to pass
+        # mean(parts) − ε > critical  ⇔  delta_cb > delta_cb · (ε + critical) / mean(parts): the test as a floor on
+        # delta_cb, its ratio the test's own (mean over critical, as welch-t's is t over its critical value)
+        flip = sign_flip([x - eps for x in test.parts], alpha(effect), effect.flip_seed)
+        return test.delta * (eps + flip.critical) / test.stat
     return floor
 
 
 def _paired_detectable(distances: Distances, base: str, candidate: str, effect: Effect) -> float:
     test = paired(distances, base, candidate, effect)
-    if not test.check.ok or len(test.parts) < 2 or not math.isfinite(effect.smallest):
+    eps = effect.smallest * test.scale if effect.smallest else 0.0
+    if not test.check.ok or len(test.parts) < 2 or not math.isfinite(eps) or not test.scale > 0:
         return _welch_min_effect_detectable(distances, base, candidate, effect)
-    flip = sign_flip([x - effect.smallest for x in test.parts], WELCH_ALPHA, effect.flip_seed)
+    flip = sign_flip([x - eps for x in test.parts], WELCH_ALPHA, effect.flip_seed)
     sd = math.sqrt(_variance(test.parts) / len(test.parts))
-    return effect.smallest + flip.critical + test.gap + _z(WELCH_POWER) * sd
+    return (eps + flip.critical + _z(WELCH_POWER) * sd) / test.scale  # in d's units
 
 
 def _z(q: float) -> float:
@@ -439,11 +447,11 @@ PROMPT_PAIRED = FloorRule(
     id="prompt-paired",
     version=1,
     registered=REPLICATES_REQUIRED,
-    summary=f"floor = ε + the critical value of a one-sided sign-flip test over prompts (per prompt, the base's "
-            f"seeds' mean minus the candidate's; {PAIRED_FLIPS} seeded flips, exact up to {PAIRED_EXACT} prompts; α "
-            f"{WELCH_ALPHA}, nearer X at α/impostors), ε = floor.smallest_effect base-seed SDs; welch-t-min-effect's "
-            f"floor where a seed × prompt-group F test (p < {SEED_CHECK_ALPHA}) finds seeds moving prompts together; "
-            "computed only by a gate that chooses it",
+    summary=f"floor = delta_cb × (ε + critical) / mean of a one-sided sign-flip test over prompts (per prompt, the "
+            f"base's seeds' mean distance of that prompt's generation minus the candidate's; {PAIRED_FLIPS} seeded "
+            f"flips, exact up to {PAIRED_EXACT} prompts; α {WELCH_ALPHA}, nearer X at α/impostors), ε = "
+            "floor.smallest_effect base-seed SDs; welch-t-min-effect's floor where a seed × prompt-group F test "
+            f"(p < {SEED_CHECK_ALPHA}) finds seeds moving prompts together; computed only by a gate that chooses it",
     _floor=_paired_floor(lambda e: WELCH_ALPHA, _welch_min_effect),
     _detectable=_paired_detectable,
     _nearer=_paired_floor(lambda e: WELCH_ALPHA / max(1, e.family), _welch_min_effect_nearer),
