@@ -1,7 +1,7 @@
 """Benchmark: the prompt-paired rule's error rates on the tiny voices' seed sweep, beside welch-t's, via `calibrate`.
 
-The seven 48-seed pilot gates of ``bench_operating.py`` (same workspace, same A-vs-A arm), each prompt's part
-of every (arm, seed) distance measured once (``scoring.measure_gate(..., parts=True)``), then draws of K seeds
+The seven 48-seed pilot gates of ``bench_operating.py`` (same workspace, same A-vs-A arm), each prompt's own
+distance for every (arm, seed) measured once (``scoring.measure_gate(..., parts=True)``), then draws of K seeds
 per arm decided by ``gate.decide_draws`` (``scoring.decide`` and ``scoring.specificity``: the code path of every
 verdict) under welch-t, welch-t-min-effect and prompt-paired, on both splits of the base's 96 pools (base 1-48 /
 A-vs-A 49-96 and the other way round), averaged. Per rule and K:

@@ -36,9 +36,10 @@ def _by_hand(x: list[float]) -> float:
 
 
 def _paired_case(x: list[float], *, seed_effect: tuple[float, ...] = (0.0, 0.0)):
-    """Per-seed distances and each prompt's part of them, for a base and a candidate whose per-prompt difference
-    (mean over the base's seeds minus mean over the candidate's) is exactly `x`; `seed_effect` shifts every prompt
-    of each base seed by the same amount (an effect a seed has on all its prompts)."""
+    """Per-seed distances (each seed's mean over prompts) and each prompt's own, for a base and a candidate whose
+    per-prompt difference (mean over the base's seeds minus mean over the candidate's) is exactly `x`;
+    `seed_effect` shifts every prompt of each base seed by the same amount (an effect a seed has on all its
+    prompts)."""
     noise = [0.02 * ((p * 7) % 5 - 1.8) for p in range(len(x))]  # within-seed noise, cancelling over the two seeds
     base = {s: tuple(1.0 + shift + sign * n for n in noise)
             for s, sign, shift in zip((1, 2), (1, -1), seed_effect, strict=True)}
@@ -59,7 +60,7 @@ def test_the_exact_null_distribution_is_every_sign_pattern_and_the_verdict_is_p_
         c = decide(distances, "base", ["cand"], rule=PAIRED, rules=(PAIRED, MIN), smallest_effect=0.0,
                    prompts=parts, **OK).candidates[0]
         assert c.voice[PAIRED] == ("PASS" if passes else "FAIL")
-        # as a floor on delta_cb: the test's critical value (the parts average to the per-seed distances here)
+        # as a floor on delta_cb: the test's critical value (delta_cb is the mean difference here)
         assert c.floors[PAIRED] == round(flip.critical, 6)
         assert c.delta_cb == round(statistics.mean(x), 6)
     # the smallest effect that matters shifts the test: the same differences minus ε, flipped

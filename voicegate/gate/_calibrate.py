@@ -275,7 +275,7 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                  parts: Mapping[str, Any] | None = None) -> Calibration:
     """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too).
 
-    `rules`: the rules decided (None: `calibrated_rules(spec)`); `parts`: target author -> each prompt's part of the
+    `rules`: the rules decided (None: `calibrated_rules(spec)`); `parts`: target author -> each prompt's own
     distances (`measure_gate(..., parts=True)`), which a paired rule needs.
 
     `ruler_weak` / `weak`: the pool check's abstentions (`scoring._ruler`), as `score` decides them.
@@ -289,7 +289,7 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
     fresh = [a.name for a in spec.a_vs_a]
     rules = calibrated_rules(spec) if rules is None else tuple(r for r in RULES if r in set(rules))
     if any(RULES[r].paired for r in rules) and not parts:
-        raise ValueError("a paired rule is calibrated from each prompt's part of the distances: pass `parts`")
+        raise ValueError("a paired rule is calibrated from each prompt's own distances: pass `parts`")
     gate_parts = (parts or {}).get(spec.author)
     flips = flip_seed(spec.gate)
     decides = spec.voice.specificity == "decides"

@@ -292,7 +292,7 @@ class Measures(NamedTuple):
     degeneration: dict[str, dict[str, Any]]
     passed: dict[str, float | None]
     damage: dict[str, str]                # candidate -> its damage verdict, on every stored row
-    # target author (the gate's, then each impostor) -> each prompt's part of d(a, s) (`_prompts`): measured only
+    # target author (the gate's, then each impostor) -> each prompt's own distance (`_prompts`): measured only
     # for a paired rule
     parts: Mapping[str, PromptParts]
 
@@ -301,7 +301,7 @@ def measure_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None,
                  encode: Encoder | None = None, parts: bool = False) -> Measures:
     """Rows checked, then every number a verdict is decided from: d(a, s) toward the gate author and toward each
     impostor for every (arm, seed) (the A-vs-A arm's too), copying and damage on every stored row; `parts`: each
-    prompt's part of them too (a paired rule's).
+    prompt's own distance too (a paired rule's).
 
     The one computation of per-seed distances: `score_gate_both` decides it once, `gate.calibrate` re-decides
     draws of its seeds, both through `decide` and `specificity`.

@@ -43,8 +43,8 @@ def _delta(dist: SeedDistances, base: str, arm: str) -> float:
 
 def _relative_parts(prompts: Mapping[str, PromptParts], author: str, impostor: str, gate: SeedDistances,
                     base: str, candidate: str) -> PromptParts:
-    """Each prompt's part of a margin's per-seed distance (toward the author minus toward the impostor: a part is
-    linear in d), for the two arms and the seeds a margin is decided on."""
+    """Each prompt's margin distance (its generation's distance toward the author minus toward the impostor, as a
+    margin's per-seed distance is), for the two arms and the seeds a margin is decided on."""
     mine, theirs = prompts[author], prompts[impostor]
     return {arm: {s: tuple(g - i for g, i in zip(mine[arm][s], theirs[arm][s], strict=True)) for s in gate[arm]}
             for arm in (base, candidate)}
@@ -68,8 +68,8 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
     smallest_effect: in SDs of the base's per-seed distances toward the gate author — the unit of delta_cb,
     so a margin is relevant by the same measure as the delta it is taken from (a rule that states one reads it).
     zero_floor_fails: whether a floor of 0 says nothing (None: as the computed rules' dates say).
-    prompts: target author (the gate's and each impostor's) -> each prompt's part of the distances, and flip_seed
-    the seed of the sign flips: a paired rule reads the parts of each margin (toward the gate author minus toward
+    prompts: target author (the gate's and each impostor's) -> each prompt's own distances, and flip_seed
+    the seed of the sign flips: a paired rule reads them for each margin (toward the gate author minus toward
     the impostor, prompt by prompt).
     """
     if not impostors:

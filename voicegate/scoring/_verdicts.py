@@ -154,7 +154,7 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     VOICE verdict is RULER-WEAK, an abstention that never ships, its numbers still computed and shown.
     smallest_effect: `floor.smallest_effect`, in base-seed SDs (read only by a rule that states one).
     zero_floor_fails: whether a floor of 0 never passes (None: as the computed rules' dates say).
-    prompts: each prompt's part of every (arm, seed) distance (`_prompts`), and flip_seed the seed of the sign
+    prompts: each prompt's own distance for every (arm, seed) (`_prompts`), and flip_seed the seed of the sign
     flips (`spec.flip_seed(gate)`): read only by a paired rule, which cannot be computed without them.
     """
     deciding = get_rule(rule)

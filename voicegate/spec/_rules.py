@@ -52,7 +52,7 @@ class Effect:
 
     smallest: float = 0.0  # the smallest effect that matters, in the distances' own units (inf: it cannot be told)
     family: int = 1        # how many claims a "nearer X" claim is one of (the impostors)
-    prompts: PromptParts | None = None  # each prompt's part of every (arm, seed) distance: what a paired rule reads
+    prompts: PromptParts | None = None  # each prompt's own distance for every (arm, seed): what a paired rule reads
     flip_seed: int = 0     # the seed of a randomisation rule's draws (`flip_seed(gate)`: fixed by the spec)
 
 
@@ -76,7 +76,7 @@ class FloorRule:
     _nearer: Floor | None = None
     # Whether the rule reads `floor.smallest_effect` (the others never see it: their records stay as they were).
     smallest_effect: bool = False
-    # Whether the rule reads each prompt's part of the distances (`Effect.prompts`): `score` measures them only then.
+    # Whether the rule reads each prompt's own distance (`Effect.prompts`): `score` measures them only then.
     paired: bool = False
     # A design a gate chooses, not a floor every gate shows: computed only where it is registered as the deciding
     # rule (or an amendment switches to it), never added to the rules a newer gate computes (`rules_in_force`).
@@ -286,7 +286,7 @@ class SeedCheck:
 
 
 def seed_check(*arms: Sequence[Sequence[float]]) -> SeedCheck:
-    """Does a seed move several prompts of an arm together? Per arm, each prompt's parts (seeds × prompts) are
+    """Does a seed move several prompts of an arm together? Per arm, the prompts' distances (seeds × prompts) are
     centred over seeds; the variation of their means over prompt groups (seed main effect and seed × group, df
     (S−1)·G) is set against the variation within the groups (df (S−1)(P−G)), pooled over the arms. Under
     independent prompts the ratio is F-distributed; no arm with two seeds and a prompt to spare: p = 0 (unchecked)."""
