@@ -183,3 +183,19 @@ def test_an_amendment_can_switch_a_scored_gate_to_it_citing_a_prospective_regist
     done = run_cli("score", GATE, "-C", root, "--json", "--dry-run")
     assert done.code == 0, done.stderr
     assert json.loads(done.stdout)["rule"] == PAIRED
+
+
+def test_calibrate_decides_a_pilot_that_chose_it_under_it_and_the_rules_every_gate_computes(tmp_path: Path) -> None:
+    from voicegate.gate import calibrate
+
+    seeds = [1, 2, 3, 4]
+    root = scoring_workspace(tmp_path / "ws", extra={"floor": {"rule": PAIRED}, "seeds": seeds,
+                                                     "prompts": [f"prompt {i}" for i in range(PROMPTS)]})
+    texts = {"base": carrier_like("b"), "cand": author_like("c"), "other": carrier_like("o")}
+    write_rows(root, [{"kind": "voice", "arm": name, "model": name, "seed": seed, "prompt_id": str(p),
+                       "text": make(seed, p), "finish_reason": "stop"}
+                      for name, make in texts.items() for seed in seeds for p in range(PROMPTS)])
+    result = calibrate(root, GATE, seeds=3, draws=20, write=False)
+    assert result.rules == ("global-max-spread", "pairwise-max-spread", "welch-t", MIN, PAIRED)
+    cand = next(c for c in result.candidates if c.name == "cand")
+    assert cand.all_seeds[PAIRED]["voice"] == "PASS" and cand.voice_pass[PAIRED].count == 20
