@@ -86,13 +86,14 @@ def test_reference_case_under_pairwise_max_spread_ckpt475_passes_2_1x():
 def test_disagree_is_rule_independent_and_every_rule_always_present():
     for rule in HISTORY:
         assert [a.disagree for a in _result(rule).arms[1:]] == [True, False]  # lv-bronte's two rules
-    for rule in RULES:
+    every = [r for r, f in RULES.items() if not f.by_choice]  # a rule a gate must choose: only where chosen
+    for rule in every:
         r = _result(rule, rules=None)  # None: every registered rule, the new one included
         # whichever rule decides: DISAGREE says the computed rules' verdicts differ, and ckpt475's do
         assert [a.disagree for a in r.arms[1:]] == [True, len(set(r.arms[2].voice.values())) > 1]
         for arm in r.arms[1:]:
-            assert set(arm.floors) == set(RULES) == set(arm.voice) == set(arm.ratios)
-        assert r.rules == list(RULES)
+            assert set(arm.floors) == set(every) == set(arm.voice) == set(arm.ratios)
+        assert r.rules == every
 
 
 def test_the_rules_computed_are_the_ones_asked_for_and_the_deciding_one():
@@ -154,7 +155,8 @@ def test_welch_t_with_one_seed_or_no_variance():
     assert before.voice["welch-t"] == "PASS" and before.floors["welch-t"] == 0.0 and before.ratio is None
     # ... one registered since never passes on a floor of 0: seeds that gave one value measured no noise
     since = decide(flat, "base", ["a"], rule="welch-t").arms[1]
-    assert since.voice == {rid: "FAIL" for rid in RULES} and since.floors["welch-t"] == 0.0 and since.ratio is None
+    assert since.voice == {rid: "FAIL" for rid, r in RULES.items() if not r.by_choice}
+    assert since.floors["welch-t"] == 0.0 and since.ratio is None
     assert since.floors["welch-t-min-effect"] is None  # infinite: nothing to test a smallest effect against
 
 

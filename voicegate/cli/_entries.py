@@ -20,7 +20,12 @@ RULES_HELP = ("The floor rule to re-score under, one registered before the amend
               "mean(base) − mean(candidate) over seeds: a one-sided Welch t test whose power grows with seeds); "
               "welch-t-min-effect (v1, registered 2026-12-07: floor = ε + t(1-0.01, Welch df) × SE, ε = "
               "floor.smallest_effect base-seed SDs: a one-sided Welch test that the effect exceeds the smallest that "
-              "matters; nearer X tested at α/impostors).")
+              "matters; nearer X tested at α/impostors); prompt-paired (v1, registered 2026-12-07: floor = delta_cb "
+              "× (ε + critical) / mean of a one-sided sign-flip test over prompts (per prompt, the base's seeds' "
+              "mean distance of that prompt's generation minus the candidate's; 1999 seeded flips, exact up to 12 "
+              "prompts; α 0.01, nearer X at α/impostors), ε = floor.smallest_effect base-seed SDs; "
+              "welch-t-min-effect's floor where a seed × prompt-group F test (p < 0.05) finds seeds moving prompts "
+              "together; computed only by a gate that chooses it).")
 Reason = Annotated[str, typer.Option(
     "--reason", help="Why, in a sentence; recorded as one line, beside the verdicts.  [required]")]
 

@@ -46,13 +46,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from voicegate._errors import VoicegateError
 from voicegate.gate._checks import check_cells, check_integrity, provenance
 from voicegate.gate._score import load_generations
 from voicegate.run import load_manifest
-from voicegate.spec import RULES, GateSpec, Registration, check_registered, load_spec, workspace_root, zero_floor_fails
+from voicegate.spec import (
+    RULES,
+    GateSpec,
+    Registration,
+    check_registered,
+    flip_seed,
+    load_spec,
+    workspace_root,
+    zero_floor_fails,
+)
+
+_V = TypeVar("_V")   # what a draw takes of each drawn seed: its distance, or its prompts' own distances
 
 DRAWS = 1000
 RESAMPLES = 50
@@ -310,6 +321,12 @@ def _stored_seeds(spec: GateSpec, rows: Sequence[Mapping[str, Any]]) -> dict[str
     return {arm: sorted(s) for arm, s in seeds.items()}
 
 
+def calibrated_rules(spec: GateSpec) -> tuple[str, ...]:
+    """The rules calibrate decides draws under: every rule a gate may be decided by without choosing it, and the
+    spec's deciding rule (a rule a gate must choose, as the prompt-paired design, only where the pilot chose it)."""
+    return tuple(r for r, rule in RULES.items() if not rule.by_choice or r == spec.floor_rule)
+
+
 def check_request(spec: GateSpec, seeds: int, stored: Mapping[str, Sequence[int]]) -> None:
     """The refusals before anything is measured or written (exit 2), once the stored seeds are known."""
     fewest = min(len(s) for s in stored.values())
@@ -343,13 +360,15 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
 
     from voicegate.scoring import measure_gate
 
-    m = measure_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True)
+    rules = calibrated_rules(spec)
+    m = measure_gate(spec, rows, cache_dir=spec.run.cache, write_cache=True,
+                     parts=any(RULES[r].paired for r in rules))
     # A ruler that cannot tell the author abstains on every draw, as it does on the score.
     pools = m.view.pool_ruler(m.cache, m.targets[0], m.targets[1:]) if "ruler-weak" in registration.checks else None
     result = decide_draws(spec, m.distances, m.toward, copying=m.copying, damage=m.damage, seeds=seeds,
                           draws=draws, rng_seed=rng_seed, ruler_weak=pools is not None and pools.weak_author,
                           weak=() if pools is None else pools.weak_impostors,
-                          zero_floor_fails=zero_floor_fails(registration.rules))
+                          zero_floor_fails=zero_floor_fails(registration.rules), rules=rules, parts=m.parts)
     _anchor(spec, rows, registration)
     if write:
         from voicegate.artifacts import record_calibration
@@ -369,8 +388,12 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
 def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                  toward: Mapping[str, Mapping[str, Mapping[int, float]]], *, copying: Mapping[str, str],
                  damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0, ruler_weak: bool = False,
-                 weak: Sequence[str] = (), zero_floor_fails: bool = True) -> Calibration:
+                 weak: Sequence[str] = (), zero_floor_fails: bool = True, rules: Sequence[str] | None = None,
+                 parts: Mapping[str, Any] | None = None) -> Calibration:
     """The draws, decided: `distances` and `toward` hold every arm's per-seed distances (A-vs-A arms too).
+
+    `rules`: the rules decided (None: `calibrated_rules(spec)`); `parts`: target author -> each prompt's own
+    distances (`measure_gate(..., parts=True)`), which a paired rule needs.
 
     `ruler_weak` / `weak`: the pool check's abstentions (`scoring._ruler`), as `score` decides them.
     `zero_floor_fails`: whether a floor of 0 never passes (as `score` decides the gate: by its registration)."""
@@ -381,7 +404,11 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
     base = spec.base.name
     cands = [a.name for a in spec.candidates]
     fresh = [a.name for a in spec.a_vs_a]
-    rules = tuple(RULES)
+    rules = calibrated_rules(spec) if rules is None else tuple(r for r in RULES if r in set(rules))
+    if any(RULES[r].paired for r in rules) and not parts:
+        raise ValueError("a paired rule is calibrated from each prompt's own distances: pass `parts`")
+    paired = any(RULES[r].paired for r in rules)
+    flips = flip_seed(spec.gate)
     decides = spec.voice.specificity == "decides"
     effect = spec.smallest_effect
     author = spec.author
@@ -406,7 +433,7 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
     ship_n = {c: counter() for c in cands}
     false_n = {a: counter() for a in fresh}
 
-    def subset(per_seed: Mapping[int, float], arm: str, i: int) -> dict[int, float]:
+    def subset(per_seed: Mapping[int, _V], arm: str, i: int) -> dict[int, _V]:
         # keyed by position in the resample: a seed drawn twice is two replicates, as a fresh gate's would be
         seeds_of, which = order[arm], resampled[arm][block_of[i]]
         return {int(j): per_seed[seeds_of[which[j]]] for j in picks[arm][i]}
@@ -414,26 +441,31 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
     def share(per_block: Any) -> Share:
         return Share.of_blocks(per_block, sizes, gates)
 
-    def decide_all(dist: Mapping[str, Mapping[int, float]], imps: Mapping[str, Mapping[str, Mapping[int, float]]]
-                   ) -> tuple[Any, dict[str, Any]]:
+    def decide_all(dist: Mapping[str, Mapping[int, float]], imps: Mapping[str, Mapping[str, Mapping[int, float]]],
+                   prompt_parts: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
         """A decider under each rule for one draw: the draw's arms and its specificity axes (every rule's
         verdict in one `specificity` call a candidate, which the deciding rule then reads) are built once."""
         kept = decided_arms(spec, dist)
         others = {n: decided_arms(spec, d) for n, d in imps.items()}
         axis = {c: specificity(kept, others, base, c, author=author, decides=decides, rule=rules[0], rules=rules,
-                               digits=None, weak=weak, smallest_effect=effect, zero_floor_fails=zero_floor_fails)
+                               digits=None, weak=weak, smallest_effect=effect, zero_floor_fails=zero_floor_fails,
+                               prompts=prompt_parts or None, flip_seed=flips)
                 for c in cands} if others else {}
 
         def under(rid: str) -> Any:
             return decide(kept, base, cands, rule=rid, rules=(rid,), copying=copying, damage=damage,
                           specificity=axis, prefer=spec.prefer, digits=None, ruler_weak=ruler_weak,
-                          smallest_effect=effect, zero_floor_fails=zero_floor_fails)
+                          smallest_effect=effect, zero_floor_fails=zero_floor_fails,
+                          prompts=(prompt_parts or {}).get(author), flip_seed=flips)
         return under, axis
 
     for i in range(draws):
         dist = {arm: subset(distances[arm], arm, i) for arm in order}
         imps = {n: {arm: subset(d[arm], arm, i) for arm in order} for n, d in toward.items()}
-        under, axis = decide_all(dist, imps)
+        # a paired rule reads each prompt's own distances of the same drawn seeds, keyed as the draw keys them
+        draw_parts = {target: {arm: subset(pp[arm], arm, i) for arm in order if arm in pp}
+                      for target, pp in (parts or {}).items()} if paired else None
+        under, axis = decide_all(dist, imps, draw_parts)
         b = block_of[i]
         for rid in rules:
             decision = under(rid)
@@ -448,12 +480,13 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
             for arm in fresh:
                 # the A-vs-A arm as one more candidate beside every arm of the run
                 aa = decide(dist, base, [arm], rule=rid, rules=(rid,), digits=None, smallest_effect=effect,
-                            zero_floor_fails=zero_floor_fails).candidates[0]
+                            zero_floor_fails=zero_floor_fails, prompts=(draw_parts or {}).get(author),
+                            flip_seed=flips).candidates[0]
                 false_n[arm][rid][b] += aa.voice_decides == Voice.PASS
 
     # Every stored seed, decided once per rule: what the pilot itself says.
     all_seeds: dict[str, dict[str, dict[str, str]]] = {c: {} for c in cands}
-    under, axis = decide_all(distances, toward)
+    under, axis = decide_all(distances, toward, parts)
     for rid in rules:
         decision = under(rid)
         for c in decision.candidates:

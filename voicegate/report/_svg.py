@@ -290,6 +290,7 @@ FLOOR_STYLE = {
     "pairwise-max-spread": ("P", None),
     "welch-t": ("W", "8 3 2 3"),
     "welch-t-min-effect": ("M", "2 2"),
+    "prompt-paired": ("X", "4 2 1 2"),
 }
 
 
@@ -297,7 +298,7 @@ def _floor_style(rule: str, i: int) -> tuple[str, str | None]:
     return FLOOR_STYLE.get(rule, (rule[:1].upper() or str(i), "2 2"))
 
 
-_DASH_WORDS = {"6 3": "dashed", None: "solid", "2 2": "dotted", "8 3 2 3": "dash-dot"}
+_DASH_WORDS = {"6 3": "dashed", None: "solid", "2 2": "dotted", "8 3 2 3": "dash-dot", "4 2 1 2": "dash-dot-short"}
 
 
 def floor_legend(rule_order: Sequence[str]) -> str:

@@ -26,6 +26,7 @@ from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._copying import copy_stats, copying_verdict, vocab_hashes
 from voicegate.scoring._harness import identical_to_base
+from voicegate.scoring._prompts import prompt_parts
 from voicegate.scoring._replicates import NEAR, repeated_shares, replicate_warnings
 from voicegate.scoring._result import (
     ArmResult,
@@ -64,7 +65,17 @@ from voicegate.scoring._views import (
     impostor_targets,
     view_of,
 )
-from voicegate.spec import CHECKS, GateSpec, as_named, get_rule, thin_evidence, zero_floor_fails
+from voicegate.spec import (
+    CHECKS,
+    GateSpec,
+    PromptParts,
+    as_named,
+    fallback_note,
+    flip_seed,
+    get_rule,
+    thin_evidence,
+    zero_floor_fails,
+)
 
 Row = dict[str, Any]
 SPANS = 5
@@ -284,12 +295,16 @@ class Measures(NamedTuple):
     degeneration: dict[str, dict[str, Any]]
     passed: dict[str, float | None]
     damage: dict[str, str]                # candidate -> its damage verdict, on every stored row
+    # target author (the gate's, then each impostor) -> each prompt's own distance (`_prompts`): measured only
+    # for a paired rule
+    parts: Mapping[str, PromptParts]
 
 
 def measure_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, write_cache: bool = True,
-                 encode: Encoder | None = None) -> Measures:
+                 encode: Encoder | None = None, parts: bool = False) -> Measures:
     """Rows checked, then every number a verdict is decided from: d(a, s) toward the gate author and toward each
-    impostor for every (arm, seed) (the A-vs-A arm's too), copying and damage on every stored row.
+    impostor for every (arm, seed) (the A-vs-A arm's too), copying and damage on every stored row; `parts`: each
+    prompt's own distance too (a paired rule's).
 
     The one computation of per-seed distances: `score_gate_both` decides it once, `gate.calibrate` re-decides
     draws of its seeds, both through `decide` and `specificity`.
@@ -305,7 +320,11 @@ def measure_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None,
     targets = _targets(spec)
     cache.prefetch_docs((*view.corpus_files(targets), *spec.corpora.training))
     measured = view.measure(cache, cells, targets[0])
-    toward = {t.author: view.measure(cache, cells, t).distances for t in targets[1:]}
+    others = {t.author: view.measure(cache, cells, t) for t in targets[1:]}
+    toward = {author: m.distances for author, m in others.items()}
+    arm_names = [a.name for a in spec.arms]
+    by_prompt = {author: prompt_parts(m.pool, cells, arm_names, spec.seeds)
+                 for author, m in ((spec.author, measured), *others.items())} if parts else {}
 
     # -- copying ---------------------------------------------------------------
     index = cache.index(spec.corpora.training, n=spec.copying.n)
@@ -336,7 +355,7 @@ def measure_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None,
                                         tolerance=spec.damage.tolerance) for a in cand_names}
     return Measures(voice_rows=voice_rows, probe_rows=probe_rows, cache=cache, cells=cells, view=view,
                     targets=targets, distances=measured.distances, pool=measured.pool, toward=toward, copy=copy,
-                    copying=copying, degeneration=degen, passed=passed, damage=damage)
+                    copying=copying, degeneration=degen, passed=passed, damage=damage, parts=by_prompt)
 
 
 def decided_arms(spec: GateSpec, distances: Mapping[str, Any]) -> dict[str, Any]:
@@ -346,14 +365,38 @@ def decided_arms(spec: GateSpec, distances: Mapping[str, Any]) -> dict[str, Any]
     return {arm: d for arm, d in distances.items() if arm not in fresh}
 
 
-def a_vs_a_warnings(spec: GateSpec, distances: Distances, rule: str, rules: Iterable[str]) -> list[str]:
+def paired_warnings(spec: GateSpec, dist: Distances, toward: Mapping[str, Distances],
+                    parts: Mapping[str, PromptParts], rules: Iterable[str]) -> list[str]:
+    """Where a paired rule decided a candidate's delta or margin by another rule's floor, and why."""
+    from voicegate.spec import Effect
+
+    out = []
+    base = spec.base.name
+    for rid in (r for r in rules if get_rule(r).paired):
+        for arm in spec.candidates:
+            where: list[tuple[str, Distances, PromptParts | None]] = [("delta_cb", dist, parts.get(spec.author))]
+            for author, d in toward.items():
+                rel = {a: {s: dist[a][s] - d[a][s] for s in dist[a]} for a in (base, arm.name)}
+                p: PromptParts | None = None if spec.author not in parts else {
+                    a: {s: tuple(g - i for g, i in zip(parts[spec.author][a][s], parts[author][a][s], strict=True))
+                        for s in dist[a]} for a in (base, arm.name)}
+                where.append((f"the margin against {author}", rel, p))
+            for what, d, p in where:
+                note = fallback_note(rid, d, base, arm.name, Effect(prompts=p))
+                if note is not None:
+                    out.append(f"{arm.name}, {what}, under {rid}: {note}")
+    return out
+
+
+def a_vs_a_warnings(spec: GateSpec, distances: Distances, rule: str, rules: Iterable[str],
+                    prompts: PromptParts | None = None) -> list[str]:
     """One line per A-vs-A arm: its VOICE verdict under each rule, decided as if it were a candidate of the gate
     (`decide`, beside every arm of the run); a PASS is a false pass, since it is the base against itself."""
     out = []
     computed = tuple(rules)
     for arm in spec.a_vs_a:
         c = decide(distances, spec.base.name, [arm.name], rule=rule, rules=computed, digits=None,
-                   smallest_effect=spec.smallest_effect).candidates[0]
+                   smallest_effect=spec.smallest_effect, prompts=prompts, flip_seed=flip_seed(spec.gate)).candidates[0]
         passing = [r for r in computed if c.voice[r] == "PASS"]
         if not passing:
             out.append(f"A-vs-A arm {arm.name}: VOICE FAIL under every rule (a PASS would be a false pass)")
@@ -379,7 +422,8 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     seat = provenance or Provenance()
     rule_id = get_rule(rule or spec.floor_rule).id
     computed = rule_set(rule_id, rules)
-    m = measure_gate(spec, rows, cache_dir=cache_dir, write_cache=write_cache, encode=encode)
+    is_paired = any(get_rule(r).paired for r in computed)
+    m = measure_gate(spec, rows, cache_dir=cache_dir, write_cache=write_cache, encode=encode, parts=is_paired)
     voice_rows, probe_rows, cache, cells, view, targets = (m.voice_rows, m.probe_rows, m.cache, m.cells, m.view,
                                                            m.targets)
     base = spec.base.name
@@ -398,7 +442,11 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     rulers = _ruler_checks(ruler, view.name)
     warnings += ruler_warnings(rulers)  # the ok flag and the AUCs it quotes: the same at either precision
     warnings += impostor_warnings(impostor_aucs, spec.author)
-    warnings += a_vs_a_warnings(spec, m.distances, rule_id, computed)
+    gate_parts = m.parts.get(spec.author)
+    flips = flip_seed(spec.gate)
+    warnings += a_vs_a_warnings(spec, m.distances, rule_id, computed, prompts=gate_parts)
+    if is_paired:
+        warnings += paired_warnings(spec, dist, toward, m.parts, computed)
     if "thin-evidence" in in_force:
         warnings += thin_evidence(spec)
     if pools is not None:
@@ -460,11 +508,13 @@ def score_gate_both(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | No
     def assemble(digits: int | None) -> GateResult:
         axis = {a: specificity(dist, toward, base, a, author=spec.author, decides=spec.voice.specificity == "decides",
                                rule=rule_id, rules=computed, digits=digits, weak=weak_impostors,
-                               smallest_effect=spec.smallest_effect, zero_floor_fails=strict)
+                               smallest_effect=spec.smallest_effect, zero_floor_fails=strict,
+                               prompts=m.parts or None, flip_seed=flips)
                 for a in cand_names} if toward else {}
         decided = decide(dist, base, cand_names, rule=rule_id, rules=computed, copying=copying, damage=damage,
                          specificity=axis, prefer=spec.prefer, digits=digits, ruler_weak=weak_author,
-                         smallest_effect=spec.smallest_effect, zero_floor_fails=strict)
+                         smallest_effect=spec.smallest_effect, zero_floor_fails=strict, prompts=gate_parts,
+                         flip_seed=flips)
         voices: dict[str, ArmVoice] = {a.name: a for a in decided.arms}
         arms_out: list[ArmResult] = []
         for arm in arms:

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from voicegate.scoring._result import Specific, Specificity, impostor_outcome
 from voicegate.scoring._verdicts import DIGITS, mean, passes, rnd, rule_set
-from voicegate.spec import SMALLEST_EFFECT, Effect, get_rule, smallest_in_units
+from voicegate.spec import SMALLEST_EFFECT, Effect, PromptParts, get_rule, smallest_in_units
 from voicegate.spec import zero_floor_fails as zero_floor_fails_under
 
 SeedDistances = Mapping[str, Mapping[int, float]]
@@ -41,6 +41,15 @@ def _delta(dist: SeedDistances, base: str, arm: str) -> float:
     return mean(list(dist[base].values())) - mean(list(dist[arm].values()))
 
 
+def _relative_parts(prompts: Mapping[str, PromptParts], author: str, impostor: str, gate: SeedDistances,
+                    base: str, candidate: str) -> PromptParts:
+    """Each prompt's margin distance (its generation's distance toward the author minus toward the impostor, as a
+    margin's per-seed distance is), for the two arms and the seeds a margin is decided on."""
+    mine, theirs = prompts[author], prompts[impostor]
+    return {arm: {s: tuple(g - i for g, i in zip(mine[arm][s], theirs[arm][s], strict=True)) for s in gate[arm]}
+            for arm in (base, candidate)}
+
+
 def _ratio(margin: float, floor: float) -> float:
     return margin / floor if floor > 0 else (float("inf") if passes(margin, floor) else float("-inf"))
 
@@ -48,7 +57,8 @@ def _ratio(margin: float, floor: float) -> float:
 def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], base: str, candidate: str, *,
                 author: str, decides: bool, rule: str, rules: Iterable[str] | None = None,
                 digits: int | None = DIGITS, weak: Sequence[str] = (), smallest_effect: float = SMALLEST_EFFECT,
-                zero_floor_fails: bool | None = None) -> Specificity:
+                zero_floor_fails: bool | None = None, prompts: Mapping[str, PromptParts] | None = None,
+                flip_seed: int = 0) -> Specificity:
     """The specificity of `candidate`: `gate` and each impostor's distances are arm -> seed -> d.
 
     rule: the deciding rule; rules: the others computed beside it (None: every registered rule). weak: the
@@ -58,13 +68,16 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
     smallest_effect: in SDs of the base's per-seed distances toward the gate author — the unit of delta_cb,
     so a margin is relevant by the same measure as the delta it is taken from (a rule that states one reads it).
     zero_floor_fails: whether a floor of 0 says nothing (None: as the computed rules' dates say).
+    prompts: target author (the gate's and each impostor's) -> each prompt's own distances, and flip_seed
+    the seed of the sign flips: a paired rule reads them for each margin (toward the gate author minus toward
+    the impostor, prompt by prompt).
     """
     if not impostors:
         raise ValueError("specificity needs at least one impostor")
     computed = rule_set(rule, rules)
     strict = zero_floor_fails_under(computed) if zero_floor_fails is None else zero_floor_fails
-    effect = Effect(smallest=smallest_in_units(smallest_effect, gate[base].values()), family=len(impostors)) if any(
-        get_rule(rid).smallest_effect for rid in computed) else Effect(family=len(impostors))
+    smallest = smallest_in_units(smallest_effect, gate[base].values()) if any(
+        get_rule(rid).smallest_effect for rid in computed) else 0.0
     delta_gate = _delta(gate, base, candidate)
     deltas = {name: _delta(d, base, candidate) for name, d in impostors.items()}
     margins = {name: delta_gate - d for name, d in deltas.items()}
@@ -72,6 +85,9 @@ def specificity(gate: SeedDistances, impostors: Mapping[str, SeedDistances], bas
     nearer: dict[str, dict[str, float]] = {}   # only the rules whose "nearer" floor is not their floor
     for name, dist in impostors.items():
         relative = {arm: {s: gate[arm][s] - dist[arm][s] for s in gate[arm]} for arm in gate}
+        effect = Effect(smallest=smallest, family=len(impostors), flip_seed=flip_seed,
+                        prompts=None if prompts is None else _relative_parts(prompts, author, name, gate, base,
+                                                                              candidate))
         floors[name] = {rid: get_rule(rid).floor(relative, base, candidate, effect) for rid in computed}
         nearer[name] = {rid: get_rule(rid).nearer_floor(relative, base, candidate, effect) for rid in computed
                         if get_rule(rid).corrects_nearer}

@@ -26,7 +26,7 @@ from voicegate.scoring._result import (
     Specificity,
     Voice,
 )
-from voicegate.spec import RULES, SMALLEST_EFFECT, Effect, Role, get_rule, smallest_in_units, spread
+from voicegate.spec import RULES, SMALLEST_EFFECT, Effect, PromptParts, Role, get_rule, smallest_in_units, spread
 from voicegate.spec import zero_floor_fails as zero_floor_fails_under
 
 DIGITS = 6
@@ -125,9 +125,9 @@ def _verdict(kind: type[V], value: str | None) -> V | None:
 
 
 def rule_set(rule: str, rules: Iterable[str] | None = None) -> tuple[str, ...]:
-    """The rules a result computes, in the registry's order: `rules` (None: every registered rule) and the deciding
-    one."""
-    wanted = set(RULES if rules is None else rules) | {get_rule(rule).id}
+    """The rules a result computes, in the registry's order: `rules` (None: every registered rule a gate computes
+    without choosing it, `by_choice` ones aside) and the deciding one."""
+    wanted = set((r for r, f in RULES.items() if not f.by_choice) if rules is None else rules) | {get_rule(rule).id}
     for rid in wanted:
         get_rule(rid)  # an unknown id is refused, not skipped
     return tuple(r for r in RULES if r in wanted)
@@ -138,7 +138,7 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
            damage: Mapping[str, str] | None = None,
            specificity: Mapping[str, Specificity] | None = None, prefer: Sequence[str] = (),
            digits: int | None = DIGITS, ruler_weak: bool = False, smallest_effect: float = SMALLEST_EFFECT,
-           zero_floor_fails: bool | None = None) -> Decision:
+           zero_floor_fails: bool | None = None, prompts: PromptParts | None = None, flip_seed: int = 0) -> Decision:
     """Verdicts from per-seed distances; reported numbers rounded to `digits` (None: full precision).
 
     distances: arm -> seed -> d(arm, seed), for the base and every candidate.
@@ -150,6 +150,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
     VOICE verdict is RULER-WEAK, an abstention that never ships, its numbers still computed and shown.
     smallest_effect: `floor.smallest_effect`, in base-seed SDs (read only by a rule that states one).
     zero_floor_fails: whether a floor of 0 never passes (None: as the computed rules' dates say).
+    prompts: each prompt's own distance for every (arm, seed) (`_prompts`), and flip_seed the seed of the sign
+    flips (`spec.flip_seed(gate)`): read only by a paired rule, which cannot be computed without them.
     """
     deciding = get_rule(rule)
     computed = {rid: get_rule(rid) for rid in rule_set(rule, rules)}
@@ -159,8 +161,8 @@ def decide(distances: Mapping[str, Mapping[Any, float]], base: str, candidates: 
         if not dist.get(arm):
             raise ValueError(f"no distances for arm {arm!r}")
     base_mean = mean(list(dist[base].values()))
-    effect = Effect(smallest=smallest_in_units(smallest_effect, dist[base].values())) if any(
-        r.smallest_effect for r in computed.values()) else Effect()
+    effect = Effect(smallest=smallest_in_units(smallest_effect, dist[base].values()) if any(
+        r.smallest_effect for r in computed.values()) else 0.0, prompts=prompts, flip_seed=flip_seed)
 
     def stats(arm: str) -> dict[str, Any]:
         per_seed = dist[arm]

@@ -104,7 +104,8 @@ class Registration:
         gate's own record then never changes shape under a newer voicegate.
         """
         listed = self.data.get("rules_in_force")
-        known = [r for r in RULES if isinstance(listed, dict) and r in listed] or list(RULES)
+        known = [r for r in RULES if isinstance(listed, dict) and r in listed] or [
+            r for r in RULES if not get_rule(r).by_choice]
         deciding = str(self.data.get("deciding_rule") or "")
         return tuple(r for r in RULES if r in known or r == deciding)
 
