@@ -116,3 +116,22 @@ def test_an_error_rate_statement_is_said_where_not_stated_was() -> None:
                                "ships: ckpt475; error rates: false pass α 0.01 by design, power 0.42 at 3 seeds "
                                "(pilot)")
     assert Standing(rule="r", ships=None).words() == "rule r, as registered; ships: none; error rates: not stated"
+
+
+def test_the_terminal_the_quiet_line_and_junit_carry_the_error_rates_the_json_states(demo: Path,
+                                                                                    tmp_path: Path) -> None:
+    import json
+    import xml.etree.ElementTree as ET
+
+    from helpers.workspace import run_cli
+
+    doc = json.loads(run_cli("score", GATE, "--json", "--dry-run", cwd=demo).stdout)
+    assert doc["error_rates"]["statement"] == RATES
+    table = run_cli("score", GATE, "--dry-run", cwd=demo).stdout.splitlines()
+    assert table[0].startswith("note: as amended") and table[1] == f"in force: {POST_HOC}"
+    quiet = run_cli("score", GATE, "--dry-run", "-q", cwd=demo).stdout
+    assert quiet.endswith(f"a POST-HOC correction; error rates: {RATES}\n"), quiet
+    junit = tmp_path / "score.xml"
+    run_cli("score", GATE, "--dry-run", "--junit", junit, cwd=demo)
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
+    assert props["error_rates"] == RATES

@@ -270,7 +270,8 @@ def score_properties(state: GateState) -> dict[str, str]:
     props = {"gate": result.gate, "rule": state.rule, "registered_rule": state.registered_rule,
              "amendment": "none" if a is None else "post-hoc correction" if a.post_hoc else "prospective",
              **({"amended_from": a.rule_from, "amendment_cites": a.cites()} if a is not None else {}),
-             "ships": state.ships or "none", "signature": result.signature_text or ""}
+             "ships": state.ships or "none", "error_rates": state.standing().error_rates_text,
+             "signature": result.signature_text or ""}
     for arm in result.candidates:
         for other in result.rules:
             if other != state.rule:

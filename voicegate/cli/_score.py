@@ -55,12 +55,15 @@ def score_cmd(
 
             if note:
                 fail(f"note: {note}")
-            typer.echo(f"{state.gate}: {ship_line(state.result)}{state.tag()}")
+            rates = "" if state.error_rates is None else f"; error rates: {state.error_rates.statement}"
+            typer.echo(f"{state.gate}: {ship_line(state.result)}{state.tag()}{rates}")
         else:
             from voicegate.report import print_score
 
             if note:
                 typer.echo(f"note: {note}")
+            if state.error_rates is not None:   # a gate registered before error rates were stated prints as it did
+                typer.echo(state.standing().line())
             print_score(state.result)  # with the seat-integrity line when the run checked it
             for line in scored.notes:
                 typer.echo(line)
