@@ -160,7 +160,7 @@ def _set_aside(spec: GateSpec, manifest: dict[str, Any] | None, rows: list[dict[
     """
     canary_rows = read_rows(spec.run.canaries)
     typed = None if manifest is None else RunManifest.from_json(manifest)
-    failed: set[Part] = failed_parts(canary_rows, typed) & {p for r in rows if (p := part_of(r)) is not None}
+    failed: set[Part] = failed_parts(canary_rows, typed, rows) & {p for r in rows if (p := part_of(r)) is not None}
     quarantined = 0
     unchecked = unchecked_parts(rows, canary_rows) - set(failed)
     if unchecked and manifest is not None:

@@ -33,6 +33,7 @@ from voicegate.generate._runner import Mode, Replica, Runner
 from voicegate.generate._schedule import Job
 from voicegate.generate._sigterm import UNLOAD_S, Stop
 from voicegate.run import append_rows, read_rows, row_key
+from voicegate.scoring import CanaryParams, alike_problem, cells_by_part
 from voicegate.seat import (
     AdapterTrack,
     RetryPolicy,
@@ -59,6 +60,21 @@ def canaries_of(spec: GateSpec, reuse: Reuse) -> list[Canary] | None:
         reg = c.get("registered_seed")
         out.append(Canary(str(c.get("id")), pid, text, seed, reg if isinstance(reg, int) else None))
     return out
+
+
+def judge_rows(spec: GateSpec, index: int, live: list[Replica], result: GenerateResult, say: Say,
+               params: CanaryParams) -> None:
+    """The session's stored rows held to its calibration: two arms of different models answering a cell alike
+    fail the replica that stored them (the same rule `score` applies, `scoring.alike_problem`)."""
+    cells = cells_by_part(r for r in read_rows(spec.generations_path) if r.get("session") == index)
+    models = {a.name: a.model for a in spec.arms}
+    for r in live:
+        mine = cells.get((index, r.url), {})
+        problem = None if r.calibration is None else alike_problem(mine, r.calibration, models, params)
+        if problem is not None:
+            r.tally.problems.append(problem)
+            result.canaries.problems.append(problem)
+            say(f"warning: seat integrity cannot hold for this session: {problem}")
 
 
 async def seat_states(replicas: list[Replica], say: Say) -> list[SeatState]:
@@ -221,6 +237,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         with progress:
             await runner.run()
         stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here
+        judge_rows(spec, index, live, result, say, mode.params)
         session["status"] = "complete"
     except SeatUnreachable as exc:
         session["status"] = "seat-unreachable"
