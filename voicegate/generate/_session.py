@@ -41,6 +41,7 @@ from voicegate.seat import (
     RuntimeAdapters,
     SeatClient,
     SeatState,
+    SeatTurns,
     check_identical,
     redact_url,
     tracked,
@@ -127,6 +128,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         client = SeatClient(raw, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
                             max_connections=conc + 4, api_key_env=spec.seat.api_key_env,
                             on_retry=retry_note, quiet=quiet)
+        if mode.isolate:    # one arm on the seat, whatever other isolated runs on this machine send to it
+            client.turns = SeatTurns(raw)
         adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown,
                                    lease=RunLease(spec.gate, spec.root, spec.run_dir, spec.run.adapters))
         replicas.append(Replica(i, shown, client, adapters))

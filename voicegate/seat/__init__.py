@@ -48,6 +48,7 @@ from voicegate.seat._leases import Lease, LeaseError, RunLease, lease_marks, lea
 from voicegate.seat._lora_modules import compose_line_hint, read_compose
 from voicegate.seat._retire import audit, render_audit
 from voicegate.seat._standin import Generator, StandinSeat, default_text
+from voicegate.seat._turns import SeatTurns, turns_path
 from voicegate.seat._vllm import (
     AUSTEN,
     BASE_NAME,
@@ -85,6 +86,7 @@ __all__ = [
     "SeatClient",
     "SeatError",
     "SeatState",
+    "SeatTurns",
     "SeatUnreachable",
     "StandinSeat",
     "StreamedCompletion",
@@ -124,6 +126,7 @@ __all__ = [
     "start_vllm",
     "state_dir",
     "tracked",
+    "turns_path",
     "up_plan",
     "up_port",
     "vllm_python",
