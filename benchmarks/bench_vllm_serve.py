@@ -162,7 +162,10 @@ def vllm_bench(python: Path, url: str, model: str, carrier: Path, dataset: Path,
             "--temperature", str(TEMPERATURE), "--top-p", str(TOP_P), "--save-result",
             "--result-dir", str(out.parent), "--result-filename", out.name, "--disable-tqdm"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
+    # The distribution's version ("0.32.0") does not say cpu, so without this vLLM's platform check takes the
+    # generic one, whose kernels (AVX-512 bf16) die of an illegal instruction on this CPU.
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1",
+               VLLM_TARGET_DEVICE="cpu")
     done = subprocess.run([str(python), "-c", VLLM_BENCH, *args], capture_output=True, text=True, env=env,
                           check=False, timeout=1800)
     if done.returncode != 0 or not out.is_file():
