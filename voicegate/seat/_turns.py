@@ -52,7 +52,6 @@ class SeatTurns:
         self.me = Owner.this_process()
         self.model: str | None = None       # the model this process holds the seat for
         self.count = 0                      # its requests of that model in flight
-        self.waited_s = 0.0                 # time spent waiting for other runs' turns
         self._cond = asyncio.Condition()
 
     @asynccontextmanager
@@ -70,15 +69,12 @@ class SeatTurns:
             if self.count:
                 self.count += 1
                 return
-            loop = asyncio.get_running_loop()
-            start = loop.time()
             try:
                 while not await asyncio.to_thread(self._take, model):
                     await asyncio.sleep(POLL_S)
             except BaseException:
                 await asyncio.to_thread(self._drop)     # stopped while waiting: out of the line, holding nothing
                 raise
-            self.waited_s += loop.time() - start
             self.model, self.count = model, 1
 
     async def _release(self) -> None:
