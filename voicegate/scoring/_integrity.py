@@ -95,6 +95,7 @@ from voicegate.scoring._similarity import (
     Calibration,
     CanaryParams,
     _r,
+    alike_pairs,
     attribute,
     calibrate,
     detection_floor,
@@ -297,13 +298,21 @@ def arm_models(manifest: RunManifest | None) -> dict[str, str] | None:
     return out or None
 
 
-def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | None) -> dict[Part, Tally]:
-    """Each (session, replica)'s checks judged from the texts; a replica whose references differ fails."""
+def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | None,
+            rows: Iterable[Mapping[str, Any]] = ()) -> dict[Part, Tally]:
+    """Each (session, replica)'s checks judged from the texts; a replica whose references differ fails, and so
+    does one whose stored `rows` hold two arms answering a cell alike (`alike_problem`)."""
     params = params_of(manifest)
     arms = _arms(manifest, canary_rows)
     parts = by_part(canary_rows)
     models = arm_models(manifest)
     out = {part: judge(rows, arms, params, models) for part, rows in parts.items()}
+    for part, cells in cells_by_part(rows).items():
+        t = out.get(part)
+        if t is not None and t.calibration is not None:
+            problem = alike_problem(cells, t.calibration, models, params)
+            if problem is not None:
+                t.problems.append(problem)
     _hold_borrowed_to_originals(canary_rows, out)
     for session in sorted({s for s, _ in parts}):
         order = _replica_order(manifest, session, [p for p in parts if p[0] == session])
@@ -318,6 +327,28 @@ def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | No
                 out[part].problems.append(f"replica {part[1]}'s references for arm {differs[0]} do not reproduce "
                                           f"{first[1]}'s (similarity {differs[1]:.3f})")
     return out
+
+
+def cells_by_part(rows: Iterable[Mapping[str, Any]]) -> dict[Part, dict[CellKey, dict[str, str]]]:
+    out: dict[Part, dict[CellKey, dict[str, str]]] = {}
+    for r in rows:
+        part = part_of(r)
+        if part is not None:
+            out.setdefault(part, {}).setdefault(cell_key(r), {})[str(r.get("arm"))] = str(r.get("text", ""))
+    return out
+
+
+def alike_problem(cells: Mapping[CellKey, Mapping[str, str]], cal: Calibration, models: Mapping[str, str] | None,
+                  params: CanaryParams) -> str | None:
+    """Cells of one (session, replica) where two arms of different models answered alike, said in one line."""
+    pairs = alike_pairs(cells, cal, models, params)
+    if not pairs:
+        return None
+    (_, seed, prompt), a, b, v = min(pairs, key=lambda p: (str(p[0]), p[1], p[2]))
+    named = sorted({f"{x} and {y}" for _, x, y, _ in pairs})
+    return (f"{len(pairs)} stored cell(s) where two arms of different models answered alike ({', '.join(named)}; "
+            f"e.g. prompt {prompt} seed {seed}: {a} and {b} at similarity {v:.3f}, the seat's own reproduction "
+            f"{cal.self_similarity:.3f}): one arm's weights answered under the other's name")
 
 
 def _hold_borrowed_to_originals(canary_rows: Sequence[Mapping[str, Any]], out: dict[Part, Tally]) -> None:
@@ -343,11 +374,12 @@ def _replica_order(manifest: RunManifest | None, session: int, parts: list[Part]
     return sorted(parts, key=lambda p: (rank.get(p[1] or "", len(rank)), p[1] or ""))
 
 
-def failed_parts(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | None) -> set[Part]:
-    """The (session, replica)s whose checks failed. One that sent no check is not checked (as `verdict` says),
-    whatever its references say: a session stopped in its reference waves, which carry real rows, has fewer
-    asks than the calibration wants, and its rows are redone like any unchecked ones."""
-    return {p for p, t in tallies(canary_rows, manifest).items() if t.failed and t.sent}
+def failed_parts(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | None,
+                 rows: Iterable[Mapping[str, Any]] = ()) -> set[Part]:
+    """The (session, replica)s whose checks (or stored `rows`) failed. One that sent no check is not checked (as
+    `verdict` says), whatever its references say: a session stopped in its reference waves, which carry real
+    rows, has fewer asks than the calibration wants, and its rows are redone like any unchecked ones."""
+    return {p for p, t in tallies(canary_rows, manifest, rows).items() if t.failed and t.sent}
 
 
 def is_generated(row: Mapping[str, Any], manifest: RunManifest | None) -> bool:
@@ -405,7 +437,7 @@ def verdict(rows: Sequence[Mapping[str, Any]], canary_rows: Sequence[Mapping[str
     elif info.get("method") != METHOD_ID:
         problems.append(f"run.json records the canary method {info.get('method')!r}, not {METHOD_ID} "
                         "(a faulty seat can slip past older methods)")
-    per_part = tallies(canary_rows, manifest) if not problems else {}
+    per_part = tallies(canary_rows, manifest, generated) if not problems else {}
     used = Counter(part_of(r) for r in generated)
     total = Tally(confidence=params_of(manifest).confidence)
     unchecked = 0

@@ -47,6 +47,12 @@ REFERENCES_RULE = ("each arm answers the first `repeated` canaries `asks` times 
                    "request seed, the gate's sampling) when the session sends that row on this replica in the arm's "
                    "reference wave, else an ask on its own: a replica holding the canary cells asks each arm only "
                    "the repeat of the first canary")
+ALIKE_RULE = ("two arms of different models whose stored rows of one cell (the same prompt and request seed) are at "
+              "least as similar as the seat's own two asks of one request (S), each of at least {words} words, fail "
+              "the (session, replica) that stored them: one arm's weights answered under the other's name (a seat "
+              "that mixes arms on some requests only, e.g. those it meets for the first time, leaves such pairs on "
+              "every cell it hit; no request is sent for it)")
+ALIKE_MIN_WORDS = 8   # shorter answers (an early end of text) may coincide across honest arms
 FOREIGN = "foreign weights"
 
 
@@ -73,7 +79,7 @@ class CanaryParams:
                 "overhead_goal": self.overhead, "min_checks_per_arm": self.min_checks_per_arm,
                 "checks_per_arm": self.checks_per_arm, "closing": self.closing, "position_rule": POSITION_RULE,
                 "confidence": self.confidence, "floor_rule": FLOOR_RULE, "reask_share": self.reask_share,
-                "prefix_rule": PREFIX_RULE,
+                "prefix_rule": PREFIX_RULE, "alike_rule": ALIKE_RULE.format(words=ALIKE_MIN_WORDS),
                 "sampling": "the gate's own (temperature, top_p, max_tokens)"}
 
     @classmethod
@@ -277,6 +283,31 @@ def identity_outcome(arm: str, text: str, against: Mapping[str, Any], cal: Calib
         return None, (f"{said} on vLLM {then!r}; the seat reports {version!r} now, and seeded sampling is only "
                       "promised to repeat on one version: not decided")
     return said + ": the seat serves other weights than it did then", None
+
+
+def alike_pairs(cells: Mapping[Any, Mapping[str, str]], cal: Calibration, models: Mapping[str, str] | None,
+                params: CanaryParams) -> list[tuple[Any, str, str, float]]:
+    """(cell, arm, arm, similarity) for every cell where two arms of different models answered alike.
+
+    `cells`: cell -> arm -> its stored text, of one (session, replica). "Alike" is the calibration's own bar
+    for arms the seat does not tell apart: at least S, the seat's reproduction of one request by one arm.
+    """
+    s = cal.self_similarity
+    if cal.problem is not None or s is None or not models:
+        return []
+    out: list[tuple[Any, str, str, float]] = []
+    for cell, by_arm in cells.items():
+        texts = {a: _norm(t) for a, t in by_arm.items() if a in models and len(t.split()) >= ALIKE_MIN_WORDS}
+        names = sorted(texts)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                x, y = texts[a], texts[b]
+                if models[a] == models[b] or 2 * min(len(x), len(y)) < s * (len(x) + len(y)):
+                    continue      # the same model's, or too different in length to be as alike as S
+                v = 1.0 if x == y else similarity(x, y, params.ngram)
+                if v >= s:
+                    out.append((cell, a, b, v))
+    return out
 
 
 def is_prefix(asked: int | None, gate: int | None, finish_reason: str | None) -> bool:

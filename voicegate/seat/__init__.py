@@ -43,6 +43,7 @@ from voicegate.seat._leases import LeaseError, RunLease, lease_marks, lease_path
 from voicegate.seat._lora_modules import compose_line_hint, read_compose
 from voicegate.seat._retire import audit, render_audit
 from voicegate.seat._standin import Generator, StandinSeat, default_text
+from voicegate.seat._turns import SeatTurns, turns_path
 from voicegate.seat._vllm import (
     AUSTEN,
     BASE_NAME,
@@ -76,6 +77,8 @@ __all__ = [
     "SeatClient",
     "SeatError",
     "SeatState",
+    "SeatTurns",
+    "SeatUnreachable",
     "StandinSeat",
     "api_key_from_env",
     "audit",
@@ -112,6 +115,7 @@ __all__ = [
     "start_vllm",
     "state_dir",
     "tracked",
+    "turns_path",
     "up_plan",
     "up_port",
     "vllm_python",

@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -41,6 +41,9 @@ from voicegate import _json as strict_json
 from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate.run import USAGE_KEYS, finish_reason_problem, usage_problem
 from voicegate.seat._errors import SeatError, error_for
+
+if TYPE_CHECKING:
+    from voicegate.seat._turns import SeatTurns
 
 T = TypeVar("T")
 
@@ -324,6 +327,7 @@ class SeatClient:
                  transport: httpx.AsyncBaseTransport | None = None, quiet: bool = False):
         self.url = url.rstrip("/")
         self.root = root_url(self.url)
+        self.turns: SeatTurns | None = None     # set for a run that sends one model at a time (`seat._turns`)
         # What messages show: never a user:password@ the URL may carry.
         self.shown_url = redact_url(self.url)
         parts = urlsplit(self.url)
@@ -523,8 +527,13 @@ class SeatClient:
         body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}], **params}
         if seed is not None:
             body["seed"] = seed
-        _, latency, answer = await self._send("POST", f"{self.url}/chat/completions", json=body, model=model,
-                                              check=lambda resp: parse_chat_answer(resp.content, model))
+        send = self._send("POST", f"{self.url}/chat/completions", json=body, model=model,
+                          check=lambda resp: parse_chat_answer(resp.content, model))
+        if self.turns is None:
+            _, latency, answer = await send
+        else:      # a run that sends one model at a time: the seat's turn for this model, across runs
+            async with self.turns.hold(model):
+                _, latency, answer = await send
         text, finish_reason, usage = cast(tuple[str, "str | None", "dict[str, int] | None"], answer)
         return Completion(text=text, finish_reason=finish_reason, usage=usage, latency_s=latency)
 

@@ -36,6 +36,10 @@ Issue 35's seats, which the reproduction of @2's canaries could not tell from cl
   serves the right weights only for a request it has seen before (the same model, messages, seed
   and sampling, ``max_tokens`` included, as a cache keys them); every first ask is answered with
   the next served model's weights (base, then the adapters in name order, round);
+- ``repeats_by_cell=True`` (with ``repeats_right``): "seen before" is keyed by the request without its model
+  and ``max_tokens`` (a prefix cache that ignores the adapter): the first arm asked a cell (prompt, seed,
+  sampling) gets the next served model's weights, every later arm of that cell its own -- a seat mixing arms
+  on first-time requests only, about a third of a gate's rows;
 - ``even_seeds_only=True``: the faults above hit only requests whose seed is even (a fault tied
   to cells: half of a gate's cells, never the others).
 
@@ -185,6 +189,7 @@ class StandinSeat:
         late_after: int | None = None,
         faults_from: int = 0,
         repeats_right: bool = False,
+        repeats_by_cell: bool = False,
         even_seeds_only: bool = False,
         fault_paths: tuple[str, ...] = ("/v1/chat/completions",),
         hooks: dict[int, Callable[[StandinSeat], None]] | None = None,
@@ -223,6 +228,7 @@ class StandinSeat:
         self.late_after = late_after
         self.faults_from = faults_from
         self.repeats_right = repeats_right
+        self.repeats_by_cell = repeats_by_cell
         self.even_seeds_only = even_seeds_only
         self._asked: set[str] = set()               # repeats_right: the requests seen so far
         self.chat_requests = 0                       # chat requests decoded so far
@@ -503,6 +509,9 @@ class StandinSeat:
         self.chat_requests += 1
         eligible = self._eligible_now(temperature, seed)
         if self.repeats_right:
+            if self.repeats_by_cell and key:
+                key = json.dumps({k: v for k, v in json.loads(key).items() if k not in ("model", "max_tokens")},
+                                 sort_keys=True)
             seen = key in self._asked
             self._asked.add(key)
             if eligible and not seen:
