@@ -173,7 +173,8 @@ def test_strict_exits_1_only_when_nothing_ships(tmp_path, ws):
     done = in_process(root, "score", GATE, "--strict", "--quiet")
     assert done.returncode == 1
     assert done.stdout.strip() == f"{GATE}: ships: none (no candidate passes VOICE, COPYING and DAMAGE under " \
-                                  "pairwise-max-spread)"
+                                  "pairwise-max-spread); error rates: false pass not stated (a range floor), " \
+                                  "power unknown"
     assert done.stderr.strip().splitlines() == [
         "voicegate: warning: smallest (arm, seed) pool has 720 words; Cosine Delta needs ~10,000 to be reliable",
         ("voicegate: warning: the ruler could not be checked at a pool's length (the training text gives 1 pool(s) "

@@ -198,4 +198,6 @@ def test_calibrate_decides_a_pilot_that_chose_it_under_it_and_the_rules_every_ga
     result = calibrate(root, GATE, seeds=3, draws=20, write=False)
     assert result.rules == ("global-max-spread", "pairwise-max-spread", "welch-t", MIN, PAIRED)
     cand = next(c for c in result.candidates if c.name == "cand")
-    assert cand.all_seeds[PAIRED]["voice"] == "PASS" and cand.voice_pass[PAIRED].count == 20
+    # the draws come from resamples of the pilot, so a draw may hold one seed twice (two identical replicates: its
+    # seed check cannot run and the fallback decides): nearly every draw, not every one, passes
+    assert cand.all_seeds[PAIRED]["voice"] == "PASS" and cand.voice_pass[PAIRED].count >= 18

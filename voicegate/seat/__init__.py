@@ -78,7 +78,6 @@ __all__ = [
     "SeatError",
     "SeatState",
     "SeatTurns",
-    "SeatUnreachable",
     "StandinSeat",
     "api_key_from_env",
     "audit",

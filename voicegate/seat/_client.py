@@ -31,8 +31,9 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+from typing import Any, Protocol, Self, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -42,8 +43,12 @@ from voicegate._errors import SeatUnreachable, VoicegateError
 from voicegate.run import USAGE_KEYS, finish_reason_problem, usage_problem
 from voicegate.seat._errors import SeatError, error_for
 
-if TYPE_CHECKING:
-    from voicegate.seat._turns import SeatTurns
+
+class Turns(Protocol):
+    """One model at a time on a seat shared by runs (`seat._turns.SeatTurns`; a protocol here because the turns
+    sit above the leases, which read this module's cards)."""
+
+    def hold(self, model: str) -> AbstractAsyncContextManager[None]: ...
 
 T = TypeVar("T")
 
@@ -327,7 +332,7 @@ class SeatClient:
                  transport: httpx.AsyncBaseTransport | None = None, quiet: bool = False):
         self.url = url.rstrip("/")
         self.root = root_url(self.url)
-        self.turns: SeatTurns | None = None     # set for a run that sends one model at a time (`seat._turns`)
+        self.turns: Turns | None = None     # set for a run that sends one model at a time (`seat._turns`)
         # What messages show: never a user:password@ the URL may carry.
         self.shown_url = redact_url(self.url)
         parts = urlsplit(self.url)

@@ -16,7 +16,7 @@
 """
 
 from voicegate._yaml import load_strict
-from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, ArtifactKind, Event, artifact_kind
+from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, EVENTS, ArtifactKind, Event, artifact_kind
 from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
 from voicegate.spec._checks import CHECKS
 from voicegate.spec._model import Copying, Damage
@@ -49,17 +49,15 @@ from voicegate.spec._rules import (
     SMALLEST_EFFECT,
     WELCH_ALPHA,
     Effect,
-    FlipTest,
     FloorRule,
     PromptParts,
-    RuleId,
-    SeedCheck,
     fallback_note,
     flip_seed,
     get_rule,
     in_registry_order,
     rule_family_note,
     rule_signature,
+    rules_in_force,
     seed_check,
     sign_flip,
     smallest_in_units,
@@ -83,6 +81,7 @@ __all__ = [
     "ARTIFACT_KINDS",
     "CHECKS",
     "DATA_DIR_ENV",
+    "EVENTS",
     "HISTORICAL_SIGNATURE_KEYS",
     "RULES",
     "SMALLEST_EFFECT",
@@ -95,16 +94,12 @@ __all__ = [
     "Damage",
     "Effect",
     "Event",
-    "FlipTest",
     "FloorRule",
     "GateSpec",
     "Model",
     "PromptParts",
     "Registration",
     "Role",
-    "RuleId",
-    "ScoredUnder",
-    "SeedCheck",
     "ViewSpec",
     "artifact_gaps",
     "artifact_kind",
@@ -141,6 +136,7 @@ __all__ = [
     "resolve_path",
     "rule_family_note",
     "rule_signature",
+    "rules_in_force",
     "scored_under",
     "seed_check",
     "shown_path",

@@ -37,6 +37,8 @@ class ViewSpec:
 
     name: str
     signature_keys: tuple[str, ...]     # its parameters in a score's signature, under these keys
+    keys: tuple[str, ...] = ()          # the `voice.*` keys it reads: each declared in `_schema` (the registry
+                                        # tests hold it), its model's keys among them
     needs_background: bool = False      # `corpora.background` required (z-scores need other authors)
     model: Model | None = None
     requires: tuple[str, ...] = ()      # modules it imports when it measures
@@ -64,10 +66,10 @@ HISTORICAL_SIGNATURE_KEYS = ("mfw", "chunk", "embedding_model", "embedding_revis
 
 MIN_WORDS_PER_ARM_SEED = 10_000  # Cosine Delta's reliable pool (`STYLOMETRIC.reliable_words`)
 
-STYLOMETRIC = ViewSpec("stylometric", signature_keys=("mfw", "chunk"),
+STYLOMETRIC = ViewSpec("stylometric", signature_keys=("mfw", "chunk"), keys=("voice.mfw", "voice.chunk"),
                        needs_background=True, title="Cosine Delta", reliable_words=MIN_WORDS_PER_ARM_SEED)
 EMBEDDING = ViewSpec(
-    "embedding", signature_keys=("embedding_model", "embedding_revision"),
+    "embedding", signature_keys=("embedding_model", "embedding_revision"), keys=("voice.model", "voice.revision"),
     title="the embedding view",
     model=Model("the embedding model"), requires=("sentence_transformers",),
     missing=("the embedding view needs sentence-transformers, an extra: pip install 'voicegate[embedding]' "
