@@ -19,7 +19,7 @@ from typing import Any
 
 from voicegate.artifacts import amendments, load_state, result_sha256
 from voicegate.gate._error_rates import ErrorRates, error_rates
-from voicegate.scoring import GateResult
+from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
 from voicegate.spec import GateSpec
 
 NOT_STATED = "not stated"
@@ -56,6 +56,96 @@ def in_force(spec: Any, result: GateResult) -> InForce | None:
     return InForce(current, str(newest.get("rule_from", result.rule)), str(state.get("time", "?")))
 
 
+@dataclass(frozen=True, kw_only=True)
+class CandidateStanding:
+    """A candidate's overall standing under the rule in force, the headline of its card: does it ship, and if not,
+    what blocks it.
+
+    `kind` is ``ships`` (the rule's recommendation), ``passes`` (every axis passes, another candidate is the pick),
+    ``blocked`` (specificity, COPYING and/or DAMAGE fail; VOICE may fail too), ``inconclusive`` (only a deciding
+    specificity blocks it, and the gate cannot tell: within noise), ``voice-fail`` (only VOICE fails) or
+    ``unknown`` (a verdict is missing). The label names the failing axes in pipeline order — VOICE, SPECIFICITY,
+    COPYING, DAMAGE — the first one first; the pick's label says when the rule that picks it is a POST-HOC one.
+    """
+
+    name: str
+    kind: str
+    label: str
+    blockers: tuple[str, ...]
+    voice: Voice | str | None
+    # The rule's recommendation (whatever its axes say), and whether that rule is a post-hoc correction.
+    recommended: bool = False
+    post_hoc: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("ships", "passes")
+
+    @property
+    def icon(self) -> str:
+        """✓ for a standing that passes, ? where the gate cannot tell, ✗ where an axis fails."""
+        return "✓" if self.ok else "?" if self.kind in ("unknown", "inconclusive") else "✗"
+
+
+def candidate_standing(arm: CandidateResult, deciding: str, ships: str | None,
+                       post_hoc: bool = False) -> CandidateStanding:
+    """`arm`'s standing under `deciding` when `ships` is the rule's pick (`post_hoc`: that rule is a correction)."""
+    voice = arm.voice_under(deciding)
+    # (axis, phrase) in pipeline order; a phrase starting "?" is a missing verdict, not a failing one.
+    failed: list[tuple[str, str]] = []
+    if voice in (Voice.FAIL, Voice.RULER_WEAK):
+        failed.append(("VOICE", f"VOICE {voice}"))
+    elif voice != Voice.PASS:
+        failed.append(("VOICE", "?VOICE"))
+    axis = arm.specificity
+    if axis is not None and axis.decides:
+        v = axis.under(deciding)
+        if v == Specific.NOT_SPECIFIC:
+            failed.append(("SPECIFICITY", "SPECIFICITY NOT-SPECIFIC"))
+        elif v == Specific.INCONCLUSIVE:
+            failed.append(("SPECIFICITY", "SPECIFICITY INCONCLUSIVE"))
+        elif v == Specific.RULER_WEAK:
+            weak = ", ".join(axis.weak) or "an impostor"
+            failed.append(("SPECIFICITY", f"SPECIFICITY RULER-WEAK (the ruler cannot tell {weak} from the author)"))
+        elif v != Specific.SPECIFIC:
+            failed.append(("SPECIFICITY", "?SPECIFICITY"))
+    if arm.copying == Copying.COPIED:
+        failed.append(("COPYING", "COPYING"))
+    elif arm.copying != Copying.NOT_COPIED:
+        failed.append(("COPYING", "?COPYING"))
+    if arm.damage == Damage.DAMAGE:
+        failed.append(("DAMAGE", "DAMAGE"))
+    elif arm.damage != Damage.NO_DAMAGE:
+        failed.append(("DAMAGE", "?DAMAGE"))
+    bad = [(a, p) for a, p in failed if not p.startswith("?")]
+    blockers = tuple(a for a, _ in bad)
+    picked = ships is not None and ships == arm.name
+
+    def said(kind: str, label: str, blockers: tuple[str, ...] = ()) -> CandidateStanding:
+        return CandidateStanding(name=arm.name, kind=kind, label=label, blockers=blockers, voice=voice,
+                                 recommended=picked, post_hoc=picked and post_hoc)
+
+    if blockers == ("VOICE",):
+        return said("voice-fail", f"VOICE {voice}", blockers)
+    if bad:
+        rest = [p for a, p in bad if a != "VOICE"]
+        label = (f"VOICE {voice} · " if blockers[0] == "VOICE" else "") + "blocked by " + " + ".join(rest)
+        kind = "inconclusive" if rest == ["SPECIFICITY INCONCLUSIVE"] and blockers[0] != "VOICE" else "blocked"
+        return said(kind, label, blockers)
+    if failed:
+        missing = [p.lstrip("?") for _, p in failed]
+        return said("unknown", "no verdict on " + " + ".join(missing))
+    if picked:
+        return said("ships", "ships under a POST-HOC rule" if post_hoc else "ships")
+    every = "every axis" if axis is not None and axis.decides else "all three"
+    return said("passes", f"passes {every} (not the pick)")
+
+
+def candidate_standings(result: GateResult, post_hoc: bool = False) -> tuple[CandidateStanding, ...]:
+    """Every candidate's standing under `result`'s rule and pick, in the result's order."""
+    return tuple(candidate_standing(c, result.rule, result.ships, post_hoc) for c in result.candidates)
+
+
 @dataclass(frozen=True)
 class Standing:
     """What is in force, in the words every surface's first line says: the deciding rule and how it came to decide
@@ -66,6 +156,22 @@ class Standing:
     amended_from: str | None = None
     post_hoc: bool = False
     error_rates: ErrorRates | None = None
+    # Every candidate's standing under the rule in force: the headline of its card in the report.
+    candidates: tuple[CandidateStanding, ...] = ()
+
+    @classmethod
+    def of(cls, result: GateResult, amended_from: str | None = None, post_hoc: bool = False,
+           error_rates: ErrorRates | None = None) -> Standing:
+        """The state in force when `result` decides (its rule and pick, every candidate's standing under them)."""
+        return cls(rule=result.rule, ships=result.ships, amended_from=amended_from, post_hoc=post_hoc,
+                   error_rates=error_rates, candidates=candidate_standings(result, post_hoc))
+
+    def candidate(self, name: str) -> CandidateStanding:
+        """`name`'s standing; a candidate the state does not hold has no verdict here (a result the state was not
+        computed from)."""
+        found = next((c for c in self.candidates if c.name == name), None)
+        return found or CandidateStanding(name=name, kind="unknown", label="no verdict in the state in force",
+                                          blockers=(), voice=None)
 
     @property
     def how(self) -> str:
@@ -168,8 +274,8 @@ class GateState:
     def standing(self) -> Standing:
         """The first line every surface leads with."""
         a = self.amendment
-        return Standing(rule=self.rule, ships=self.ships, amended_from=None if a is None else a.rule_from,
-                        post_hoc=self.post_hoc, error_rates=self.error_rates)
+        return Standing.of(self.result, amended_from=None if a is None else a.rule_from, post_hoc=self.post_hoc,
+                           error_rates=self.error_rates)
 
     def in_force(self) -> str:
         """How the rule in force came to decide, in one clause."""
@@ -213,11 +319,11 @@ def recorded_standing(spec: GateSpec, recorded: Mapping[str, Any], current: Gate
     result): the result's rule, and the newest amendment's to it when an amendment wrote that state."""
     stated = error_rates(spec, current)
     if recorded.get("current_kind") != "amend":
-        return Standing(rule=current.rule, ships=current.ships, error_rates=stated)
+        return Standing.of(current, error_rates=stated)
     row: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == current.rule), {})
     cited = row.get("citation")
-    return Standing(rule=current.rule, ships=current.ships, amended_from=str(row.get("rule_from", "?")),
-                    post_hoc=isinstance(cited, Mapping) and cited.get("post_hoc") is True, error_rates=stated)
+    return Standing.of(current, amended_from=str(row.get("rule_from", "?")),
+                       post_hoc=isinstance(cited, Mapping) and cited.get("post_hoc") is True, error_rates=stated)
 
 
 def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, in_force: InForce | None,
