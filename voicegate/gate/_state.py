@@ -8,7 +8,9 @@ none of them re-derives the rule or the pick on its own.
 `Standing` is the same state as the one line every artifact entry (score, ship, note, amend), compose
 comment and the report's header lead with; `score` takes it from its `GateState`, `ship` and `note` from
 the recorded state under the verdict lock (`recorded_standing`), `amend` from the amendment it records.
-The error-rate statement comes from one place, `gate._error_rates.error_rates`.
+The error-rate statement comes from one place, `gate._error_rates.error_rates`. Which amendment is in force,
+and what it cites, is read from the gate record's chained entries, never the run directory (a copy a user can
+edit or delete). Each candidate's standing (the report's card headline) is computed here too.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicegate.artifacts import amendments, load_state, result_sha256
+from voicegate.artifacts import Entry, recorded_entries
 from voicegate.gate._error_rates import ErrorRates, error_rates
 from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
 from voicegate.spec import GateSpec
@@ -32,28 +34,33 @@ class InForce:
     result: GateResult
     amended_from: str
     time: str
+    # The citation as the amendment's entry in the record states it (`Citation.to_json`'s fields).
+    citation: Mapping[str, Any] = field(default_factory=dict)
 
     def note(self) -> str:
         return (f"as amended {self.time}: {self.amended_from} -> {self.result.rule} on these same generations; "
                 f"the decision in force is under {self.result.rule}")
 
 
-def in_force(spec: Any, result: GateResult) -> InForce | None:
-    """The recorded amendment that supersedes `result` (same generations, another rule), if any.
+def in_force(spec: GateSpec, result: GateResult) -> Entry | None:
+    """The record's amendment entry whose rule decides `result`'s generations in its place, if any.
 
-    `score` on the same generations computes the registered rule's result again; the record is current, and what a
-    reader must be shown is the amendment's decision, read from recorded.json and the amendments file.
+    Read from the record's chained entries (which a chain and git vouch for), never the run directory: the newest
+    score or amendment entry is an amendment of these very generations to another rule. A score of other
+    generations is news, recorded as such.
     """
-    state = load_state(spec) or {}
-    if state.get("current_kind") != "amend" or not isinstance(state.get("current"), dict):
+    verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+    last = verdicts[-1] if verdicts else None
+    if last is None or last.kind != "amend" or last.rule_to is None or last.rule_to == result.rule:
         return None
-    if (state.get("results") or {}).get(result.rule) != result_sha256(result):
-        return None  # not the result that was amended: this score is news, and is recorded as such
-    current = GateResult.from_json(state["current"])
-    if current.rule == result.rule or current.generations_sha256 != result.generations_sha256:
+    if last.generations_sha256 != result.generations_sha256:
         return None
-    newest: dict[str, Any] = next(reversed(amendments(spec)), {})
-    return InForce(current, str(newest.get("rule_from", result.rule)), str(state.get("time", "?")))
+    return last
+
+
+def amended(entry: Entry, registered: GateResult, result: GateResult) -> InForce:
+    """The amendment `entry` (`in_force`) with its decision: `result`, the same generations re-scored under it."""
+    return InForce(result, str(entry.rule_from or registered.rule), entry.time, dict(entry.citation or {}))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -315,15 +322,15 @@ class GateState:
 
 
 def recorded_standing(spec: GateSpec, recorded: Mapping[str, Any], current: GateResult) -> Standing:
-    """What is in force by the recorded state (recorded.json as read under the verdict lock, and `current`, its
-    result): the result's rule, and the newest amendment's to it when an amendment wrote that state."""
+    """What is in force by the recorded state (`current`, the result recorded.json holds as read under the verdict
+    lock): the result's rule, and how it came to decide as the record's newest score or amendment entry says."""
     stated = error_rates(spec, current)
-    if recorded.get("current_kind") != "amend":
+    verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+    last = verdicts[-1] if verdicts else None
+    if last is None or last.kind != "amend" or last.rule_to != current.rule:
         return Standing.of(current, error_rates=stated)
-    row: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == current.rule), {})
-    cited = row.get("citation")
-    return Standing.of(current, amended_from=str(row.get("rule_from", "?")),
-                       post_hoc=isinstance(cited, Mapping) and cited.get("post_hoc") is True, error_rates=stated)
+    return Standing.of(current, amended_from=str(last.rule_from or "?"), post_hoc=last.post_hoc is True,
+                       error_rates=stated)
 
 
 def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, in_force: InForce | None,
@@ -332,11 +339,7 @@ def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, 
     if in_force is None:
         return GateState(result=registered, registered=registered, full=full,
                          error_rates=error_rates(spec, registered))
-    rule = in_force.result.rule
-    recorded: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == rule), {})
-    citation = recorded.get("citation")
-    amendment = Amendment(rule_from=str(recorded.get("rule_from", in_force.amended_from)),
-                          rule_to=in_force.result.rule, time=str(recorded.get("time", in_force.time)),
-                          citation=citation if isinstance(citation, Mapping) else {})
+    amendment = Amendment(rule_from=in_force.amended_from, rule_to=in_force.result.rule, time=in_force.time,
+                          citation=in_force.citation)
     return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force,
                      error_rates=error_rates(spec, in_force.result))
