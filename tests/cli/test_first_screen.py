@@ -135,3 +135,19 @@ def test_the_terminal_the_quiet_line_and_junit_carry_the_error_rates_the_json_st
     run_cli("score", GATE, "--dry-run", "--junit", junit, cwd=demo)
     props = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
     assert props["error_rates"] == RATES
+
+
+def test_the_report_says_post_hoc_on_the_pick_the_amendment_and_what_changed(demo: Path) -> None:
+    page = (demo / "runs" / GATE / "report.html").read_text(encoding="utf-8")
+
+    def text(html: str) -> str:
+        return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+    card = page[page.index('<article class="card st-card-ships"'):]
+    card = card[:card.index("</article>")]
+    head = text(card[card.index('<strong class="standing'):card.index("</strong>", card.index('class="standing'))])
+    assert head == "✓ ships under a POST-HOC rule" and "under a post-hoc rule" in text(card.split("</h3>")[0])
+    amendments = page[page.index('<section id="amendments">'):page.index('<section id="decisions">')]
+    assert "· POST-HOC correction" in text(amendments.split("</h3>")[0])
+    changed = text(amendments[amendments.index("<h4>What changed</h4>"):].split("</ul>")[0])
+    assert "a POST-HOC correction: pairwise-max-spread registered for lv-marlowe-v2" in changed

@@ -28,7 +28,7 @@ DECIDES = {
                 "score_gate_both", "measure_gate", "copying_verdict", "damage_verdict", "verdict"),
     "spec": ("RULES", "FloorRule", "get_rule", "rules_in_force", "zero_floor_fails", "spread", "smallest_in_units",
              "REPLICATES_REQUIRED", "SMALLEST_EFFECT"),
-    "gate": ("in_force",),
+    "gate": ("in_force", "candidate_standing", "candidate_standings"),
 }
 
 

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
+from voicegate.gate._state import candidate_standing as standing
 from voicegate.report import render_report
 from voicegate.report._copied import verbatim_runs
-from voicegate.report._page import standing
 from voicegate.scoring._result import CandidateResult
 
 SEED = "101"
@@ -164,8 +164,8 @@ def test_the_standing_of_each_kind():
     assert both.blockers == ("VOICE", "COPYING", "DAMAGE")
     assert standing(cand(voice={RULE: "FAIL"}), RULE, None).label == "VOICE FAIL"
     assert standing(cand(damage=None), RULE, None).label == "no verdict on DAMAGE"
-    # A ratio beside it, whatever the standing.
-    assert standing(cand(copying="COPIED"), RULE, None).ratio == 2.0
+    # The pick under a post-hoc rule says so on its headline.
+    assert standing(cand(), RULE, "c", post_hoc=True).label == "ships under a POST-HOC rule"
 
 
 class _Cells(HTMLParser):

@@ -19,9 +19,10 @@ import pytest
 from helpers.dom import Node, Tree, table_row
 from helpers.report_data import make_result, reference_data
 
+from voicegate.gate._state import candidate_standing as standing
 from voicegate.report import render_report
 from voicegate.report._data import ReportData
-from voicegate.report._page import specificity_note, standing
+from voicegate.report._page import specificity_note
 from voicegate.scoring._result import CandidateResult, GateResult
 from voicegate.scoring._specificity import specificity
 from voicegate.spec._rules import RULES

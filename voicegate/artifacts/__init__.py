@@ -36,7 +36,7 @@ from voicegate.artifacts._entries import (
 )
 from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._format import one_line, ratio_of
-from voicegate.artifacts._recorded import recorded_entries
+from voicegate.artifacts._recorded import Entry, recorded_entries
 from voicegate.artifacts._verify import FileCheck, describe, verify_gates
 from voicegate.run import RunManifest
 from voicegate.scoring import GateResult
@@ -76,6 +76,7 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
 
 __all__ = [
     "AmendmentChange",
+    "Entry",
     "FileCheck",
     "amendments",
     "current_state",

@@ -344,8 +344,9 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
     with verdict_lock(spec, "score") as said:
         if scores is not None:
             write_atomic(spec.run.scores, scores, fixed_tmp=True)
-        state = load_state(spec) or {"results": {}}
-        if state["results"].get(result.rule) == digest:
+        loaded = load_state(spec)
+        state = loaded or {"results": {}}
+        if state["results"].get(result.rule) == digest or (loaded is None and _scored_in_record(spec, result)):
             return said + [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
                             f"same rule {result.rule}); nothing appended")]
         ctx = _base_ctx(spec, result, when, standing or _registered(result))
@@ -361,6 +362,18 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
                    numbers_shown=_anchored_before_score(spec), error_rates=error_rates)
         entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
+
+
+def _scored_in_record(spec: GateSpec, result: GateResult) -> bool:
+    """The record's newest verdict entries already score these generations under this rule: recorded.json (the run
+    directory's copy of what the artifacts were told) is gone, and the record, not its absence, says what is news.
+    A score appended here would put the registered rule back in force over an amendment the record holds."""
+    from voicegate.artifacts._recorded import recorded_entries
+
+    verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+    scored = [e for e in verdicts if e.kind == "score"]
+    return (bool(scored) and scored[-1].rule_to == result.rule and result.generations_sha256 is not None
+            and all(e.generations_sha256 == result.generations_sha256 for e in verdicts[verdicts.index(scored[-1]):]))
 
 
 def _registered(result: GateResult) -> Standing:

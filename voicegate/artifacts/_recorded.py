@@ -26,6 +26,14 @@ _SHIPPED = re.compile(r"^A person decided to ship \*\*(.+?)\*\* ", re.MULTILINE)
 _RULES = re.compile(r"^floor rule (\S+) → (\S+)$")
 _CITED = re.compile(r"^\*\*(Prospective registration|Post-hoc correction) cited\.\*\* .*?registered in commit "
                     r"`([0-9a-f]{40})`", re.MULTILINE)
+# The citation an amendment states, whole: what `score` says the amendment cites, read from the record (the run's
+# amendments.jsonl is a copy a user can edit or delete).
+_CITATION = re.compile(
+    r"^\*\*(?:Prospective registration|Post-hoc correction) cited\.\*\* `([^`]+)` was declared the deciding floor "
+    r"rule by gate `([^`]+)`, registered in commit `([0-9a-f]{40})` \(([^)\n]*)\), spec sha256 `([0-9a-f]{64})`:"
+    r"(?: (\d+) commit\(s\) AFTER)?([^\n]*)", re.MULTILINE)
+_NUMBERS_AT = re.compile(r"first recorded \((?:commit )?`([0-9a-f]{40})`\)")
+_GENERATIONS = re.compile(r"Generations\s+sha256 `([0-9a-f]{64})`")
 _UNESCAPE = re.compile(r"\\(.)|&(lt|gt|amp);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&"}
 
@@ -54,6 +62,8 @@ class Entry:
     cited_commit: str | None = None
     summary: dict[str, Any] | None = None   # a calibration: what it states (None: unreadable, or not its sha256)
     summary_sha256: str | None = None
+    citation: dict[str, Any] | None = None    # an amendment: the registration it cites, as its entry states it
+    generations_sha256: str | None = None     # an amendment: the generations it re-scored
 
 
 def _rule_id(sig: str) -> str:
@@ -85,19 +95,35 @@ def record_entries(data: bytes) -> list[Entry]:
                              text=md_unescape(reason.group(1)) if reason else None))
         elif kind == "amend":
             rules, reason, cited = _RULES.match(rest), REASON.search(body), _CITED.search(body)
+            post_hoc = None if cited is None else cited.group(1) == "Post-hoc correction"
             out.append(Entry(number, kind, time, text=md_unescape(reason.group(1)) if reason else None,
                              rule_from=_rule_id(rules.group(1)) if rules else None,
                              rule_to=_rule_id(rules.group(2)) if rules else None,
-                             post_hoc=None if cited is None else cited.group(1) == "Post-hoc correction",
-                             cited_commit=cited.group(2) if cited else None))
+                             post_hoc=post_hoc, cited_commit=cited.group(2) if cited else None,
+                             citation=_citation(body, post_hoc),
+                             generations_sha256=(g.group(1) if (g := _GENERATIONS.search(body)) else None)))
         elif kind == "calibration":
             out.append(Entry(number, kind, time, **_summary(body)))
         elif kind == "score":
             out.append(Entry(number, kind, time, rule_to=_rule_id(rest[len("rule "):]) if rest.startswith("rule ")
-                             else None))
+                             else None, generations_sha256=(g.group(1) if (g := _GENERATIONS.search(body)) else None)))
         else:
             out.append(Entry(number, kind, time))
     return out
+
+
+def _citation(body: str, post_hoc: bool | None) -> dict[str, Any] | None:
+    """An amendment's citation as `Citation.to_json` holds it, from the sentence its entry states."""
+    found = _CITATION.search(body)
+    if found is None or post_hoc is None:
+        return None
+    rule, gate, commit, committed, spec_sha256, after, rest = found.groups()
+    numbers_at = m.group(1) if (m := _NUMBERS_AT.search(rest)) else None
+    out: dict[str, Any] = {"gate": md_unescape(gate), "commit": commit, "spec_sha256": spec_sha256,
+                           "rule": md_unescape(rule), "committed": committed}
+    if numbers_at is not None:
+        out.update(numbers_at=numbers_at, after_numbers=int(after or 0), post_hoc=post_hoc)
+    return dict(sorted(out.items()))  # as amendments.jsonl holds it (`--json` prints it in that order)
 
 
 def _summary(body: str) -> dict[str, Any]:

@@ -157,8 +157,8 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         return completed + _summary(old, new, changes) + [f"cites: {citation.sentence}"] + record_amendment(
             spec, old, new, changes, reason=reason, rule_registered=rule.registered.isoformat(),
             generations_sha256=now_hash, state=state, when=when, citation=citation,
-            standing=Standing(rule=new.rule, ships=new.ships, amended_from=old.rule, post_hoc=citation.post_hoc,
-                              error_rates=error_rates(spec, new)))
+            standing=Standing.of(new, amended_from=old.rule, post_hoc=citation.post_hoc,
+                                 error_rates=error_rates(spec, new)))
 
 
 def _summary(old: GateResult, new: GateResult, changes: list[AmendmentChange]) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.gate._checks import check_cells, check_integrity, integrity_note, provenance
 from voicegate.gate._error_rates import error_rates
-from voicegate.gate._state import GateState, InForce, gate_state, in_force
+from voicegate.gate._state import GateState, InForce, amended, gate_state, in_force
 from voicegate.run import load_manifest, read_generations
 from voicegate.scoring import GateResult, result_text
 from voicegate.spec import GateSpec, check_artifact_paths, check_registered, load_spec, workspace_root
@@ -95,16 +95,18 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     # Numbers a person sees are ordered in git's history first: a dry run anchors them in the record's chain
     # (a real score's own entry does, unless its recording is refused after they were shown: see below).
     anchored = record_anchor(spec, result, "score --dry-run", registration.commit) if dry_run else []
-    amended = in_force(spec, result)
-    full_amended = None
-    if amended is not None:
-        # The amended decision at full precision, as --json promises: the same rows, the rule in force deciding.
-        full_amended = score_gate_both(spec, rows, cache_dir=spec.run.cache, rule=amended.result.rule,
-                                       rules=amended.result.rules, write_cache=False, provenance=seat,
-                                       checks=registration.checks).full
-    state = gate_state(spec, result, full, amended, full_amended)
+    entry = in_force(spec, result)
+    amendment, full_amended = None, None
+    if entry is not None and entry.rule_to is not None:
+        # The amended decision, as recorded and at full precision: the same rows, the rule in force deciding (the
+        # record states the rule; the numbers are the stored generations', never a cached copy of them).
+        both = score_gate_both(spec, rows, cache_dir=spec.run.cache, rule=entry.rule_to,
+                               rules=list(dict.fromkeys([*result.rule_ids(), entry.rule_to])), write_cache=False,
+                               provenance=seat, checks=registration.checks)
+        amendment, full_amended = amended(entry, result, both.recorded), both.full
+    state = gate_state(spec, result, full, amendment, full_amended)
     stated = error_rates(spec, result)  # the registered rule's, as its score entry records it
-    scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amended, full=full,
+    scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amendment, full=full,
                           notes=() if seat.integrity is not None else (integrity_note(manifest, None),),
                           state=state)
     if on_scored is not None:

@@ -8,7 +8,9 @@ none of them re-derives the rule or the pick on its own.
 `Standing` is the same state as the one line every artifact entry (score, ship, note, amend), compose
 comment and the report's header lead with; `score` takes it from its `GateState`, `ship` and `note` from
 the recorded state under the verdict lock (`recorded_standing`), `amend` from the amendment it records.
-The error-rate statement comes from one place, `gate._error_rates.error_rates`.
+The error-rate statement comes from one place, `gate._error_rates.error_rates`. Which amendment is in force,
+and what it cites, is read from the gate record's chained entries, never the run directory (a copy a user can
+edit or delete). Each candidate's standing (the report's card headline) is computed here too.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicegate.artifacts import amendments, load_state, result_sha256
+from voicegate.artifacts import Entry, recorded_entries
 from voicegate.gate._error_rates import ErrorRates, error_rates
-from voicegate.scoring import GateResult
+from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
 from voicegate.spec import GateSpec
 
 NOT_STATED = "not stated"
@@ -32,28 +34,123 @@ class InForce:
     result: GateResult
     amended_from: str
     time: str
+    # The citation as the amendment's entry in the record states it (`Citation.to_json`'s fields).
+    citation: Mapping[str, Any] = field(default_factory=dict)
 
     def note(self) -> str:
         return (f"as amended {self.time}: {self.amended_from} -> {self.result.rule} on these same generations; "
                 f"the decision in force is under {self.result.rule}")
 
 
-def in_force(spec: Any, result: GateResult) -> InForce | None:
-    """The recorded amendment that supersedes `result` (same generations, another rule), if any.
+def in_force(spec: GateSpec, result: GateResult) -> Entry | None:
+    """The record's amendment entry whose rule decides `result`'s generations in its place, if any.
 
-    `score` on the same generations computes the registered rule's result again; the record is current, and what a
-    reader must be shown is the amendment's decision, read from recorded.json and the amendments file.
+    Read from the record's chained entries (which a chain and git vouch for), never the run directory: the newest
+    score or amendment entry is an amendment of these very generations to another rule. A score of other
+    generations is news, recorded as such.
     """
-    state = load_state(spec) or {}
-    if state.get("current_kind") != "amend" or not isinstance(state.get("current"), dict):
+    verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+    last = verdicts[-1] if verdicts else None
+    if last is None or last.kind != "amend" or last.rule_to is None or last.rule_to == result.rule:
         return None
-    if (state.get("results") or {}).get(result.rule) != result_sha256(result):
-        return None  # not the result that was amended: this score is news, and is recorded as such
-    current = GateResult.from_json(state["current"])
-    if current.rule == result.rule or current.generations_sha256 != result.generations_sha256:
+    if last.generations_sha256 != result.generations_sha256:
         return None
-    newest: dict[str, Any] = next(reversed(amendments(spec)), {})
-    return InForce(current, str(newest.get("rule_from", result.rule)), str(state.get("time", "?")))
+    return last
+
+
+def amended(entry: Entry, registered: GateResult, result: GateResult) -> InForce:
+    """The amendment `entry` (`in_force`) with its decision: `result`, the same generations re-scored under it."""
+    return InForce(result, str(entry.rule_from or registered.rule), entry.time, dict(entry.citation or {}))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidateStanding:
+    """A candidate's overall standing under the rule in force, the headline of its card: does it ship, and if not,
+    what blocks it.
+
+    `kind` is ``ships`` (the rule's recommendation), ``passes`` (every axis passes, another candidate is the pick),
+    ``blocked`` (specificity, COPYING and/or DAMAGE fail; VOICE may fail too), ``inconclusive`` (only a deciding
+    specificity blocks it, and the gate cannot tell: within noise), ``voice-fail`` (only VOICE fails) or
+    ``unknown`` (a verdict is missing). The label names the failing axes in pipeline order — VOICE, SPECIFICITY,
+    COPYING, DAMAGE — the first one first; the pick's label says when the rule that picks it is a POST-HOC one.
+    """
+
+    name: str
+    kind: str
+    label: str
+    blockers: tuple[str, ...]
+    voice: Voice | str | None
+    # The rule's recommendation (whatever its axes say), and whether that rule is a post-hoc correction.
+    recommended: bool = False
+    post_hoc: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("ships", "passes")
+
+    @property
+    def icon(self) -> str:
+        """✓ for a standing that passes, ? where the gate cannot tell, ✗ where an axis fails."""
+        return "✓" if self.ok else "?" if self.kind in ("unknown", "inconclusive") else "✗"
+
+
+def candidate_standing(arm: CandidateResult, deciding: str, ships: str | None,
+                       post_hoc: bool = False) -> CandidateStanding:
+    """`arm`'s standing under `deciding` when `ships` is the rule's pick (`post_hoc`: that rule is a correction)."""
+    voice = arm.voice_under(deciding)
+    # (axis, phrase) in pipeline order; a phrase starting "?" is a missing verdict, not a failing one.
+    failed: list[tuple[str, str]] = []
+    if voice in (Voice.FAIL, Voice.RULER_WEAK):
+        failed.append(("VOICE", f"VOICE {voice}"))
+    elif voice != Voice.PASS:
+        failed.append(("VOICE", "?VOICE"))
+    axis = arm.specificity
+    if axis is not None and axis.decides:
+        v = axis.under(deciding)
+        if v == Specific.NOT_SPECIFIC:
+            failed.append(("SPECIFICITY", "SPECIFICITY NOT-SPECIFIC"))
+        elif v == Specific.INCONCLUSIVE:
+            failed.append(("SPECIFICITY", "SPECIFICITY INCONCLUSIVE"))
+        elif v == Specific.RULER_WEAK:
+            weak = ", ".join(axis.weak) or "an impostor"
+            failed.append(("SPECIFICITY", f"SPECIFICITY RULER-WEAK (the ruler cannot tell {weak} from the author)"))
+        elif v != Specific.SPECIFIC:
+            failed.append(("SPECIFICITY", "?SPECIFICITY"))
+    if arm.copying == Copying.COPIED:
+        failed.append(("COPYING", "COPYING"))
+    elif arm.copying != Copying.NOT_COPIED:
+        failed.append(("COPYING", "?COPYING"))
+    if arm.damage == Damage.DAMAGE:
+        failed.append(("DAMAGE", "DAMAGE"))
+    elif arm.damage != Damage.NO_DAMAGE:
+        failed.append(("DAMAGE", "?DAMAGE"))
+    bad = [(a, p) for a, p in failed if not p.startswith("?")]
+    blockers = tuple(a for a, _ in bad)
+    picked = ships is not None and ships == arm.name
+
+    def said(kind: str, label: str, blockers: tuple[str, ...] = ()) -> CandidateStanding:
+        return CandidateStanding(name=arm.name, kind=kind, label=label, blockers=blockers, voice=voice,
+                                 recommended=picked, post_hoc=picked and post_hoc)
+
+    if blockers == ("VOICE",):
+        return said("voice-fail", f"VOICE {voice}", blockers)
+    if bad:
+        rest = [p for a, p in bad if a != "VOICE"]
+        label = (f"VOICE {voice} · " if blockers[0] == "VOICE" else "") + "blocked by " + " + ".join(rest)
+        kind = "inconclusive" if rest == ["SPECIFICITY INCONCLUSIVE"] and blockers[0] != "VOICE" else "blocked"
+        return said(kind, label, blockers)
+    if failed:
+        missing = [p.lstrip("?") for _, p in failed]
+        return said("unknown", "no verdict on " + " + ".join(missing))
+    if picked:
+        return said("ships", "ships under a POST-HOC rule" if post_hoc else "ships")
+    every = "every axis" if axis is not None and axis.decides else "all three"
+    return said("passes", f"passes {every} (not the pick)")
+
+
+def candidate_standings(result: GateResult, post_hoc: bool = False) -> tuple[CandidateStanding, ...]:
+    """Every candidate's standing under `result`'s rule and pick, in the result's order."""
+    return tuple(candidate_standing(c, result.rule, result.ships, post_hoc) for c in result.candidates)
 
 
 @dataclass(frozen=True)
@@ -66,6 +163,22 @@ class Standing:
     amended_from: str | None = None
     post_hoc: bool = False
     error_rates: ErrorRates | None = None
+    # Every candidate's standing under the rule in force: the headline of its card in the report.
+    candidates: tuple[CandidateStanding, ...] = ()
+
+    @classmethod
+    def of(cls, result: GateResult, amended_from: str | None = None, post_hoc: bool = False,
+           error_rates: ErrorRates | None = None) -> Standing:
+        """The state in force when `result` decides (its rule and pick, every candidate's standing under them)."""
+        return cls(rule=result.rule, ships=result.ships, amended_from=amended_from, post_hoc=post_hoc,
+                   error_rates=error_rates, candidates=candidate_standings(result, post_hoc))
+
+    def candidate(self, name: str) -> CandidateStanding:
+        """`name`'s standing; a candidate the state does not hold has no verdict here (a result the state was not
+        computed from)."""
+        found = next((c for c in self.candidates if c.name == name), None)
+        return found or CandidateStanding(name=name, kind="unknown", label="no verdict in the state in force",
+                                          blockers=(), voice=None)
 
     @property
     def how(self) -> str:
@@ -168,8 +281,8 @@ class GateState:
     def standing(self) -> Standing:
         """The first line every surface leads with."""
         a = self.amendment
-        return Standing(rule=self.rule, ships=self.ships, amended_from=None if a is None else a.rule_from,
-                        post_hoc=self.post_hoc, error_rates=self.error_rates)
+        return Standing.of(self.result, amended_from=None if a is None else a.rule_from, post_hoc=self.post_hoc,
+                           error_rates=self.error_rates)
 
     def in_force(self) -> str:
         """How the rule in force came to decide, in one clause."""
@@ -209,15 +322,15 @@ class GateState:
 
 
 def recorded_standing(spec: GateSpec, recorded: Mapping[str, Any], current: GateResult) -> Standing:
-    """What is in force by the recorded state (recorded.json as read under the verdict lock, and `current`, its
-    result): the result's rule, and the newest amendment's to it when an amendment wrote that state."""
+    """What is in force by the recorded state (`current`, the result recorded.json holds as read under the verdict
+    lock): the result's rule, and how it came to decide as the record's newest score or amendment entry says."""
     stated = error_rates(spec, current)
-    if recorded.get("current_kind") != "amend":
-        return Standing(rule=current.rule, ships=current.ships, error_rates=stated)
-    row: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == current.rule), {})
-    cited = row.get("citation")
-    return Standing(rule=current.rule, ships=current.ships, amended_from=str(row.get("rule_from", "?")),
-                    post_hoc=isinstance(cited, Mapping) and cited.get("post_hoc") is True, error_rates=stated)
+    verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+    last = verdicts[-1] if verdicts else None
+    if last is None or last.kind != "amend" or last.rule_to != current.rule:
+        return Standing.of(current, error_rates=stated)
+    return Standing.of(current, amended_from=str(last.rule_from or "?"), post_hoc=last.post_hoc is True,
+                       error_rates=stated)
 
 
 def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, in_force: InForce | None,
@@ -226,11 +339,7 @@ def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, 
     if in_force is None:
         return GateState(result=registered, registered=registered, full=full,
                          error_rates=error_rates(spec, registered))
-    rule = in_force.result.rule
-    recorded: Mapping[str, Any] = next((a for a in reversed(amendments(spec)) if a.get("rule_to") == rule), {})
-    citation = recorded.get("citation")
-    amendment = Amendment(rule_from=str(recorded.get("rule_from", in_force.amended_from)),
-                          rule_to=in_force.result.rule, time=str(recorded.get("time", in_force.time)),
-                          citation=citation if isinstance(citation, Mapping) else {})
+    amendment = Amendment(rule_from=in_force.amended_from, rule_to=in_force.result.rule, time=in_force.time,
+                          citation=in_force.citation)
     return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force,
                      error_rates=error_rates(spec, in_force.result))

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup, escape
@@ -43,6 +43,9 @@ from voicegate.report._timeline import timeline
 from voicegate.run import RunManifest, row_key
 from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Span, Specific, Voice, detectable_rules
 from voicegate.spec import in_registry_order
+
+if TYPE_CHECKING:
+    from voicegate.gate import Standing
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE = "report.html.j2"
@@ -174,74 +177,17 @@ def _shown(result: GateResult, rules: Sequence[str]) -> list[CandidateResult]:
     return [replace(arm, ratios=_ratios(arm, rules)) for arm in result.candidates]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Standing:
-    """A candidate's overall standing, the card's headline: does it ship, and if not, what blocks it.
+def _state(data: ReportData, amendments: Sequence[AmendmentView]) -> Standing:
+    """The state in force the cards render: the one `gate` computed and handed over with the data; for data handed
+    in without one (made by hand), the one `gate` computes from the result in force, post-hoc as its amendment
+    says. Either way the page decides no candidate's standing itself."""
+    if data.standing is not None:
+        return data.standing
+    from voicegate.gate import Standing
 
-    `kind` is ``ships`` (the rule's recommendation), ``passes`` (every axis passes, another
-    candidate is the pick), ``blocked`` (specificity, COPYING and/or DAMAGE fail; VOICE may fail
-    too), ``inconclusive`` (only a deciding specificity blocks it, and the gate cannot tell: within
-    noise), ``voice-fail`` (only VOICE fails) or ``unknown`` (a verdict is missing). The label names
-    the failing axes in pipeline order — VOICE, SPECIFICITY, COPYING, DAMAGE — the first one first.
-    """
-
-    kind: str
-    label: str
-    blockers: tuple[str, ...]
-    voice: Voice | str | None
-    ratio: float | None
-
-    @property
-    def ok(self) -> bool:
-        return self.kind in ("ships", "passes")
-
-
-def standing(arm: CandidateResult, deciding: str, ships: str | None) -> Standing:
-    voice = arm.voice_under(deciding)
-    # (axis, phrase) in pipeline order; a phrase starting "?" is a missing verdict, not a failing one.
-    failed: list[tuple[str, str]] = []
-    if voice in (Voice.FAIL, Voice.RULER_WEAK):
-        failed.append(("VOICE", f"VOICE {voice}"))
-    elif voice != Voice.PASS:
-        failed.append(("VOICE", "?VOICE"))
-    axis = arm.specificity
-    if axis is not None and axis.decides:
-        v = axis.under(deciding)
-        if v == Specific.NOT_SPECIFIC:
-            failed.append(("SPECIFICITY", "SPECIFICITY NOT-SPECIFIC"))
-        elif v == Specific.INCONCLUSIVE:
-            failed.append(("SPECIFICITY", "SPECIFICITY INCONCLUSIVE"))
-        elif v == Specific.RULER_WEAK:
-            weak = ", ".join(axis.weak) or "an impostor"
-            failed.append(("SPECIFICITY", f"SPECIFICITY RULER-WEAK (the ruler cannot tell {weak} from the author)"))
-        elif v != Specific.SPECIFIC:
-            failed.append(("SPECIFICITY", "?SPECIFICITY"))
-    if arm.copying == Copying.COPIED:
-        failed.append(("COPYING", "COPYING"))
-    elif arm.copying != Copying.NOT_COPIED:
-        failed.append(("COPYING", "?COPYING"))
-    if arm.damage == Damage.DAMAGE:
-        failed.append(("DAMAGE", "DAMAGE"))
-    elif arm.damage != Damage.NO_DAMAGE:
-        failed.append(("DAMAGE", "?DAMAGE"))
-    bad = [(a, p) for a, p in failed if not p.startswith("?")]
-    blockers = tuple(a for a, _ in bad)
-    ratio_ = _finite(arm.ratios.get(deciding))
-    if blockers == ("VOICE",):
-        return Standing(kind="voice-fail", label=f"VOICE {voice}", blockers=blockers, voice=voice, ratio=ratio_)
-    if bad:
-        rest = [p for a, p in bad if a != "VOICE"]
-        label = (f"VOICE {voice} · " if blockers[0] == "VOICE" else "") + "blocked by " + " + ".join(rest)
-        kind = "inconclusive" if rest == ["SPECIFICITY INCONCLUSIVE"] and blockers[0] != "VOICE" else "blocked"
-        return Standing(kind=kind, label=label, blockers=blockers, voice=voice, ratio=ratio_)
-    if failed:
-        missing = [p.lstrip("?") for _, p in failed]
-        return Standing(kind="unknown", label="no verdict on " + " + ".join(missing), blockers=(), voice=voice,
-                        ratio=ratio_)
-    if ships == arm.name:
-        return Standing(kind="ships", label="ships", blockers=(), voice=voice, ratio=ratio_)
-    every = "every axis" if axis is not None and axis.decides else "all three"
-    return Standing(kind="passes", label=f"passes {every} (not the pick)", blockers=(), voice=voice, ratio=ratio_)
+    last = data.amendments[-1] if data.amendments else None
+    return Standing.of(data.current, amended_from=None if last is None else last.rule_from,
+                       post_hoc=bool(amendments) and amendments[-1].post_hoc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -602,6 +548,7 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         before = a.result or before
     decisions = [_decision_view(d, _result_in_force(score, amendments, d.time)) for d in data.decisions]
 
+    state = _state(data, amendment_views)
     spec_views = specificity_views(current, candidates, rules)
     spec_rules = specificity_rules(rules, spec_views)
     spec_rows = [row for v in spec_views for row in v.rows]
@@ -630,9 +577,9 @@ def build_view(data: ReportData | Mapping[str, Any]) -> dict[str, Any]:
         "registration": data.registration,
         "run": data.run,
         "score": score, "current": current, "amended": bool(amendments), "standing": data.standing,
-        # The amendment in force (the last) is a post-hoc correction: said in the header and on the pick's card.
-        "post_hoc": bool(amendment_views) and amendment_views[-1].post_hoc,
-        "standings": {c.name: standing(c, current.rule, current.ships) for c in candidates},
+        # The rule in force is a post-hoc correction: said in the header and on the pick's card.
+        "post_hoc": state.post_hoc,
+        "standings": {c.name: state.candidate(c.name) for c in candidates},
         "runs_known": data.copied is not None, "copying_n": int(copying.n), "shown_chars": SHOWN_CHARS,
         "rules": rules, "two_rules": len(rules) == 2, "deciding": current.rule, "original_rule": score.rule,
         "seeds": seeds, "arms": arms, "base": base, "control": control, "candidates": candidates,
