@@ -201,7 +201,7 @@ def test_a_gate_with_impostors_says_the_same_words_everywhere_even_with_hostile_
 
     quiet = run_cli("score", TEST_GATE, "-q", "--dry-run", cwd=root).stdout
     assert quiet == f"{TEST_GATE}: ships: cand (VOICE PASS {quiet.split('VOICE PASS ')[1].split(' ')[0]} under " \
-                    f"{rule}, NOT-COPIED, NO-DAMAGE, SPECIFIC)\n"
+                    f"{rule}, NOT-COPIED, NO-DAMAGE, SPECIFIC); error rates: {doc['error_rates']['statement']}\n"
     root_xml = junit(xml)  # well-formed and valid against the schema, the hostile name escaped
     assert properties(root_xml)["ships"] == "cand"
     for name, word in spec_words.items():
