@@ -77,3 +77,14 @@ def test_the_run_directorys_copies_cannot_change_what_is_in_force(tamper: Any, t
     tamper(root / "runs" / GATE)
     assert _said(root) == (quiet, doc)
     assert [p.read_bytes() for p in artifacts] == before  # nothing appended: the record is current
+    if tamper is _delete:
+        # ship and note need the run's copy of the result in force: refused in one line that says what is gone
+        # and that `score` will not bring it back (it only finds the record current)
+        for command in (("ship", GATE, "ckpt475", "--reason", "still additive and reversible"),
+                        ("note", GATE, "--text", "looked again")):
+            done = run_cli(*command, cwd=root)
+            assert done.code == 2, (command, done.stdout)
+            assert "the record holds lv-bronte's verdicts but the run's copy of the result in force " \
+                   "(runs/lv-bronte/recorded.json) is missing" in done.stderr, done.stderr
+            assert len(done.stderr.strip().splitlines()) == 1 and "run `voicegate score" not in done.stderr
+        assert [p.read_bytes() for p in artifacts] == before

@@ -474,6 +474,14 @@ def current_state(spec: GateSpec, what: str) -> tuple[dict[str, Any], GateResult
     """The recorded state and the result now in force; refuses when nothing was scored yet."""
     state = load_state(spec)
     if not state or "current" not in state:
+        from voicegate.artifacts._recorded import recorded_entries
+
+        if any(e.kind in ("score", "amend") for e in recorded_entries(spec.artifacts.record)):
+            # `score` would only say the record is current: the run's copy of the result in force is what is gone
+            raise VoicegateError(
+                f"nothing to {what}: the record holds {spec.gate}'s verdicts but the run's copy of the result in "
+                f"force ({_display(spec, spec.run.recorded)}) is missing; restore runs/{spec.gate}/ from where it was "
+                "kept (voicegate does not rebuild it from the record)")
         raise VoicegateError(f"nothing to {what}: no score is recorded for {spec.gate} "
                              f"(run `voicegate score {spec.gate}` first)")
     return state, GateResult.from_json(state["current"])
