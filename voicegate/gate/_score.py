@@ -105,7 +105,9 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
                                provenance=seat, checks=registration.checks)
         amendment, full_amended = amended(entry, result, both.recorded), both.full
     state = gate_state(spec, result, full, amendment, full_amended)
-    stated = error_rates(spec, result)  # the registered rule's, as its score entry records it
+    # the registered rule's, as its score entry records it: the state's own when no amendment is in force (each
+    # statement reads every other gate's record for a pilot)
+    stated = state.error_rates if amendment is None else error_rates(spec, result)
     scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amendment, full=full,
                           notes=() if seat.integrity is not None else (integrity_note(manifest, None),),
                           state=state)
