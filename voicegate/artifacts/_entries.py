@@ -333,11 +333,13 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 
 def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, now: _dt.datetime | None = None, scores: str | None = None,
-                 error_rates: list[str] | None = None, standing: Standing | None = None) -> list[str]:
+                 error_rates: list[str] | None = None, standing: Standing | None = None,
+                 look: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
 
     `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock. `error_rates`: the
-    statement's lines (`gate._error_rates`), on the record's entry (None: not stated, an older gate).
+    statement's lines (`gate._error_rates`), on the record's entry (None: not stated, an older gate). `look`: a
+    sequential design's decision at the look scored, a line a candidate (None: the fixed design).
     """
     when = now or now_utc()
     digest = result_sha256(result)
@@ -359,7 +361,8 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
         ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec),
-                   numbers_shown=_anchored_before_score(spec), error_rates=error_rates)
+                   numbers_shown=_anchored_before_score(spec), error_rates=error_rates,
+                   look=look)
         entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 

@@ -147,12 +147,12 @@ class LookDecision:
     def line(self) -> str:
         head = f"look {self.index} of {self.of}, {self.look.seeds} seeds"
         if self.verdict == "PASS":
-            return f"{head}: PASS (p {self.p:.5f} < {self.look.efficacy:g})"
+            return f"{head}: PASS (p {self.p:.5f} under {self.look.efficacy:g})"
         if self.verdict == "CONTINUE":
             return (f"{head}: CONTINUE (p {self.p:.5f}, between {self.look.efficacy:g} and {self.look.futility:g}): "
                     "not decided at this look: generate to the next look")
-        why = f"p {self.p:.5f} > {self.look.futility:g}, futility" if self.look.futility is not None else \
-            f"p {self.p:.5f} ≥ {self.look.efficacy:g} at the last look"
+        why = f"p {self.p:.5f} over {self.look.futility:g}: futility" if self.look.futility is not None else \
+            f"p {self.p:.5f} not under {self.look.efficacy:g} at the last look"
         return f"{head}: FAIL ({why})"
 
 
