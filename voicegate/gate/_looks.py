@@ -14,8 +14,7 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate.scoring import GateResult
-from voicegate.spec import GateSpec, Registration, get_rule, smallest_in_units, welch
-from voicegate.spec._sequential import LookDecision, decide_look
+from voicegate.spec import GateSpec, LookDecision, Registration, decide_look, get_rule, smallest_in_units, welch
 
 
 def check_look(spec: GateSpec, registration: Registration, rows: Sequence[Mapping[str, Any]]) -> int | None:
