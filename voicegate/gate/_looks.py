@@ -75,3 +75,23 @@ def look_decisions(spec: GateSpec, registration: Registration, result: GateResul
 def look_lines(decisions: Mapping[str, LookDecision]) -> list[str]:
     """One line a candidate, naming the look: what the record's entry and the terminal say."""
     return [f"{name}: {d.line}" for name, d in decisions.items()]
+
+
+def ship_warning(spec: GateSpec, registration: Registration, arm: str) -> list[str]:
+    """A warning when `arm` is shipped without a PASS at the look last scored: `ship` records a person's decision
+    beside the verdicts, and the fixed rule's verdicts beside a sequential design's are not its decision."""
+    from voicegate.artifacts import load_state
+
+    state = load_state(spec) if registration.design is not None else None
+    if not state or "current" not in state:
+        return []
+    result = GateResult.from_json(state["current"])
+    base = next(a for a in result.arms if a.is_base)
+    try:
+        decision = look_decisions(spec, registration, result, len(base.distances)).get(arm)
+    except ValueError:
+        return []
+    if decision is None or decision.verdict == "PASS":
+        return []
+    return [(f"warning: {arm} has no PASS under the registered sequential design ({decision.line}); the decision "
+             "is recorded beside it")]
