@@ -128,7 +128,7 @@ def test_score_decides_at_the_registered_looks_and_refuses_any_other(tmp_path: P
     # ship records a person's decision beside the verdicts: it warns where the look did not PASS
     other = run_cli("ship", GATE, "other", "--reason", "the reviewer prefers its voice", "-C", root)
     assert other.code == 0, other.stderr
-    assert ("warning: other has no PASS under the registered sequential design (look 2 of 2, 5 seeds: FAIL"
+    assert ("warning: other is not what the registered sequential design ships (look 2 of 2, 5 seeds: FAIL"
             in other.stderr)
     cand = run_cli("ship", GATE, "cand", "--reason", "it passed the registered design", "-C", root)
     assert cand.code == 0 and "sequential" not in cand.stderr, cand.stderr

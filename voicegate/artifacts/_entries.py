@@ -285,7 +285,10 @@ def _base_ctx(spec: GateSpec, result: GateResult, when: _dt.datetime, standing: 
               ) -> dict[str, Any]:
     featured, featured_as = _featured(spec, result)
     rules = result.rule_ids()
+    look = None if standing is None else standing.look
     return {
+        # what ships: a registered sequential design's look decides it, the fixed rule's pick otherwise
+        "look_state": look, "recommended": result.ships if standing is None or look is None else standing.ships,
         "standing": standing, "floors_shown": floors_shown(len(rules)), "others_shown": others_shown(len(rules)),
         "gate": spec.gate, "author": spec.author, "spec_path": _display(spec, spec.path),
         "when": stamp(when), "date": when.date().isoformat(),
@@ -513,21 +516,28 @@ def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | No
             # A re-run after a kill (or a double click): the very decision is already in every artifact.
             return said + [(f"{_display(spec, spec.artifacts.record)}: this decision (ship {arm}, same reason, "
                            f"same verdicts) is already recorded at {newest.get('time')}; nothing appended")]
+        standing = _standing(standing_of, recorded, result)
+        look = standing.look
+        recommended = result.ships if look is None else standing.ships
         decision = {"time": stamp(when), "arm": arm, "model": chosen.model, "reason": reason,
-                    "rule": result.rule, "recommendation": result.ships,
+                    "rule": result.rule, "recommendation": recommended,
                     "verdicts": {"voice": {r: str(v) for r, v in entry.voice.items()},
                                  "copying": None if entry.copying is None else str(entry.copying),
                                  "damage": None if entry.damage is None else str(entry.damage)},
                     "result_sha256": result_sha256(result)}
-        ctx = _base_ctx(spec, result, when, _standing(standing_of, recorded, result))
+        ctx = _base_ctx(spec, result, when, standing)
         ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
         rendered = _render_all(spec, "ship", ctx)
         short = entry.short_of(result.rule)
-        warned = [] if result.ships == arm and not short else [
-            (f"warning: {arm} is not what the gate recommends under {result.rule} "
-             f"(short on {', '.join(short) if short else 'no axis, another candidate is preferred'}; "
-             f"ships: {result.ships or 'none'}); the decision is recorded beside those verdicts")]
+        warned: list[str] = []
+        if look is not None:  # under a sequential design the look, not the fixed rule's verdicts, says what ships
+            warning = look.ship_warning(arm)
+            warned = [] if warning is None else [warning]
+        elif result.ships != arm or short:
+            warned = [(f"warning: {arm} is not what the gate recommends under {result.rule} "
+                       f"(short on {', '.join(short) if short else 'no axis, another candidate is preferred'}; "
+                       f"ships: {result.ships or 'none'}); the decision is recorded beside those verdicts")]
         return said + warned + _commit(spec, "ship", when, rendered, [_row_appended(spec.run.decisions, decision)],
                                        result)
 

@@ -237,7 +237,8 @@ def score_cases(state: GateState) -> list[Case]:
     else:
         from voicegate.report import ship_line
 
-        outcome = Case(gate_cls, "gate outcome", out=f"{ship_line(result)}; rule in force: {state.in_force()}")
+        shipped = ship_line(result) if state.look is None else state.look.ship_line()
+        outcome = Case(gate_cls, "gate outcome", out=f"{shipped}; rule in force: {state.in_force()}")
     cases = [outcome]
     shipped = f"not shipped: the gate ships {state.ships} under {rule}"
 
@@ -272,6 +273,8 @@ def score_properties(state: GateState) -> dict[str, str]:
              **({"amended_from": a.rule_from, "amendment_cites": a.cites()} if a is not None else {}),
              "ships": state.ships or "none", "error_rates": state.standing().error_rates_text,
              "signature": result.signature_text or ""}
+    if state.look is not None:
+        props["sequential design"] = state.look.summary()
     for arm in result.candidates:
         for other in result.rules:
             if other != state.rule:

@@ -3,18 +3,29 @@
 The look is the number of seeds stored per arm; it must be a registered look, and the seeds the first that many
 of `seeds` in the spec's order (a look chosen among more seeds would be a choice made after seeing them). Each
 candidate's one-sided p-value of the deciding t rule (delta_cb against ε, Welch's SE and df) is held to that
-look's boundaries as the registration recorded them.
+look's boundaries as the registration recorded them. `LookState` is that look's decision, held by the gate's
+state in force so that every surface (the record, `score` in each form, the report, `ship`) says the same.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate._errors import VoicegateError
-from voicegate.scoring import GateResult
-from voicegate.spec import GateSpec, LookDecision, Registration, decide_look, get_rule, smallest_in_units, welch
+from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
+from voicegate.spec import (
+    GateSpec,
+    Look,
+    LookDecision,
+    Registration,
+    decide_look,
+    get_rule,
+    smallest_in_units,
+    welch,
+)
 
 
 def check_look(spec: GateSpec, registration: Registration, rows: Sequence[Mapping[str, Any]]) -> int | None:
@@ -57,11 +68,9 @@ def p_value(distances: Mapping[str, Mapping[int, float]], base: str, candidate: 
     return float(stdtr(df, -(delta - eps) / se))
 
 
-def look_decisions(spec: GateSpec, registration: Registration, result: GateResult,
+def look_decisions(spec: GateSpec, design: Sequence[Look], result: GateResult,
                    seeds: int) -> dict[str, LookDecision]:
     """Each candidate's decision at the look of `seeds` seeds per arm."""
-    design = registration.design
-    assert design is not None
     arms = {a.name: a for a in result.arms}
     distances = {name: {int(s): float(v) for s, v in a.distances.items() if v is not None}
                  for name, a in arms.items()}
@@ -72,26 +81,98 @@ def look_decisions(spec: GateSpec, registration: Registration, result: GateResul
             for a in result.arms if a.role == "candidate"}
 
 
-def look_lines(decisions: Mapping[str, LookDecision]) -> list[str]:
-    """One line a candidate, naming the look: what the record's entry and the terminal say."""
-    return [f"{name}: {d.line}" for name, d in decisions.items()]
+@dataclass(frozen=True)
+class LookState:
+    """A sequential design's decision at the look scored: each candidate's, and the gate's (what ships).
+
+    Under a sequential design this, not the fixed rule's verdicts, is what ships: a candidate ships only with a
+    PASS at the look (and COPYING, DAMAGE and a deciding specificity passing, as under the fixed rule); while a
+    candidate is still undecided (CONTINUE) and none ships, nothing ships yet and the next look is due.
+    """
+
+    design: tuple[Look, ...]
+    index: int  # 1-based
+    decisions: Mapping[str, LookDecision] = field(default_factory=dict)
+    ships: str | None = None
+
+    @property
+    def seeds(self) -> int:
+        return self.design[self.index - 1].seeds
+
+    @property
+    def next(self) -> Look | None:
+        """The next registered look (None: this is the last)."""
+        return self.design[self.index] if self.index < len(self.design) else None
+
+    @property
+    def verdict(self) -> str:
+        """PASS (a candidate ships), CONTINUE (none ships yet, one is undecided) or FAIL (none ships)."""
+        if self.ships is not None:
+            return "PASS"
+        return "CONTINUE" if any(d.verdict == "CONTINUE" for d in self.decisions.values()) else "FAIL"
+
+    def summary(self) -> str:
+        """"look 1 of 2 (3 seeds): CONTINUE — continue to look 2 (5 seeds)": what every surface says of the look."""
+        head = f"look {self.index} of {len(self.design)} ({self.seeds} seeds)"
+        nxt = self.next
+        if self.verdict == "PASS":
+            return f"{head}: PASS — {self.ships} ships"
+        if self.verdict == "CONTINUE" and nxt is not None:
+            return f"{head}: CONTINUE — nothing ships yet; continue to look {self.index + 1} ({nxt.seeds} seeds)"
+        if nxt is not None and all(d.verdict == "FAIL" for d in self.decisions.values()):
+            return f"{head}: FAIL for futility — nothing ships"
+        return f"{head}: FAIL — nothing ships"
+
+    def ship_line(self) -> str:
+        """The line `score --quiet`, the terminal and JUnit say of what ships."""
+        return f"ships: {self.ships or 'none'} (sequential design, {self.summary()})"
+
+    def lines(self) -> list[str]:
+        """One line a candidate, naming the look: the record's entry and the terminal list them."""
+        return [f"{name}: {d.line}" for name, d in self.decisions.items()]
+
+    def ship_warning(self, arm: str) -> str | None:
+        """Why shipping `arm` goes against the design's decision (None: it is the design's pick)."""
+        if arm == self.ships:
+            return None
+        decision = self.decisions.get(arm)
+        said = decision.line if decision is not None else "no decision"
+        return (f"warning: {arm} is not what the registered sequential design ships ({said}; {self.ship_line()}); "
+                "the decision is recorded beside it")
+
+    def to_json(self) -> dict[str, Any]:
+        """`score --json`'s `look`: the look, the gate's decision, each candidate's, and every boundary."""
+        nxt = self.next
+        return {"index": self.index, "of": len(self.design), "seeds": self.seeds, "decision": self.verdict,
+                "ships": self.ships, "summary": self.summary(),
+                "next": None if nxt is None else {"index": self.index + 1, "seeds": nxt.seeds},
+                "candidates": {name: {"decision": d.verdict, "p": d.p, "efficacy": d.look.efficacy,
+                                      "futility": d.look.futility} for name, d in self.decisions.items()},
+                "boundaries": [look.to_json() for look in self.design]}
 
 
-def ship_warning(spec: GateSpec, registration: Registration, arm: str) -> list[str]:
-    """A warning when `arm` is shipped without a PASS at the look last scored: `ship` records a person's decision
-    beside the verdicts, and the fixed rule's verdicts beside a sequential design's are not its decision."""
-    from voicegate.artifacts import load_state
+def _eligible(arm: CandidateResult, rule: str) -> bool:
+    """Every axis but VOICE lets `arm` ship (and its ruler can see the author)."""
+    axis = arm.specificity
+    return (arm.voice_under(rule) != Voice.RULER_WEAK and arm.copying == Copying.NOT_COPIED
+            and arm.damage == Damage.NO_DAMAGE
+            and (axis is None or not axis.decides or axis.under(rule) == Specific.SPECIFIC))
 
-    state = load_state(spec) if registration.design is not None else None
-    if not state or "current" not in state:
-        return []
-    result = GateResult.from_json(state["current"])
-    base = next(a for a in result.arms if a.is_base)
-    try:
-        decision = look_decisions(spec, registration, result, len(base.distances)).get(arm)
-    except ValueError:
-        return []
-    if decision is None or decision.verdict == "PASS":
-        return []
-    return [(f"warning: {arm} has no PASS under the registered sequential design ({decision.line}); the decision "
-             "is recorded beside it")]
+
+def look_state(spec: GateSpec, design: Sequence[Look] | None, result: GateResult) -> LookState | None:
+    """The decision at the look `result` (as recorded: 6 decimals, what every surface reads) was scored at; None
+    for a fixed design, or a result at no registered look (scored before the design was registered)."""
+    if design is None:
+        return None
+    base = next((a for a in result.arms if a.is_base), None)
+    seeds = 0 if base is None else len(base.distances)
+    index = next((k for k, look in enumerate(design) if look.seeds == seeds), None)
+    if index is None:
+        return None
+    decisions = look_decisions(spec, design, result, seeds)
+    passed = [c for c in result.candidates if decisions[c.name].verdict == "PASS" and _eligible(c, result.rule)]
+    rank = {name: i for i, name in enumerate(spec.prefer)}
+    # the spec's preference order, else the clearest pass (the smallest p), as the fixed rule's pick goes by ratio
+    ships = min(passed, key=lambda c: (rank.get(c.name, len(rank)), decisions[c.name].p, c.name)).name \
+        if passed else None
+    return LookState(design=tuple(design), index=index + 1, decisions=decisions, ships=ships)

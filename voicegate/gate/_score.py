@@ -18,7 +18,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.gate._checks import check_cells, check_integrity, integrity_note, provenance
 from voicegate.gate._error_rates import error_rates
-from voicegate.gate._looks import check_look, look_decisions, look_lines
+from voicegate.gate._looks import check_look, look_state
 from voicegate.gate._state import GateState, InForce, amended, gate_state, in_force
 from voicegate.run import load_manifest, read_generations
 from voicegate.scoring import GateResult, result_text
@@ -110,11 +110,13 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
                                rules=list(dict.fromkeys([*result.rule_ids(), entry.rule_to])), write_cache=False,
                                provenance=seat, checks=registration.checks)
         amendment, full_amended = amended(entry, result, both.recorded), both.full
-    state = gate_state(spec, result, full, amendment, full_amended)
+    # the look decides on the numbers as recorded, as `ship` and the report read them back
+    look_decided = None if look is None else look_state(spec, registration.design, result)
+    state = gate_state(spec, result, full, amendment, full_amended, look_decided)
     # the registered rule's, as its score entry records it: the state's own when no amendment is in force (each
     # statement reads every other gate's record for a pilot)
     stated = state.error_rates if amendment is None else error_rates(spec, result)
-    looked = None if look is None else look_lines(look_decisions(spec, registration, full or result, look))
+    looked = None if look_decided is None else look_decided.lines()
     notes = () if seat.integrity is not None else (integrity_note(manifest, None),)
     scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amendment, full=full,
                           notes=notes + tuple(looked or ()), state=state, look=None if looked is None else

@@ -6,7 +6,6 @@ import datetime as _dt
 from functools import partial
 from pathlib import Path
 
-from voicegate.gate._looks import ship_warning
 from voicegate.gate._state import recorded_standing
 from voicegate.spec import check_registered, load_spec, workspace_root
 
@@ -21,8 +20,8 @@ def ship(root: Path | str | None, gate: str, arm: str, reason: str, *, now: _dt.
     from voicegate.artifacts import record_ship
 
     spec = load_spec(workspace_root(root), gate)
-    warned = ship_warning(spec, check_registered(spec), arm)
-    return warned + record_ship(spec, arm, reason, now=now, standing_of=partial(recorded_standing, spec))
+    check_registered(spec)
+    return record_ship(spec, arm, reason, now=now, standing_of=partial(recorded_standing, spec))
 
 
 def note(root: Path | str | None, gate: str, text: str, *, now: _dt.datetime | None = None) -> list[str]:
