@@ -13,7 +13,8 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers.workspace import GATE, carrier_like, run_cli, scoring_workspace, words, write_rows
+from helpers.sequential import look_rows, sequential_workspace
+from helpers.workspace import GATE, run_cli, write_rows
 
 from voicegate.gate._looks import p_value
 from voicegate.spec._sequential import _boundaries, boundaries, decide_look
@@ -61,21 +62,8 @@ def test_a_number_of_seeds_that_is_not_a_look_has_no_verdict():
     assert decide_look(0.01, design, 12).verdict == "FAIL"
 
 
-def _mixed(tag: str, k: int):  # a background author's style with k of 160 words in the gate author's
-    return lambda seed, p: " ".join(words(160 - k, f"{tag}/{seed}/{p}", 1) + words(k, f"{tag}x/{seed}/{p}", 0))
-
-
-TEXTS = {"base": carrier_like("b"), "cand": _mixed("c", 40), "other": carrier_like("o")}
-
-
-def _rows(seeds: list[int]) -> list[dict]:
-    return [{"kind": "voice", "arm": name, "model": name, "seed": s, "prompt_id": str(p), "text": make(s, p),
-             "finish_reason": "stop"} for name, make in TEXTS.items() for s in seeds for p in range(6)]
-
-
 def _registered(tmp_path: Path) -> Path:
-    return scoring_workspace(tmp_path / "ws", extra={"floor": {"rule": "welch-t-min-effect", "looks": [3, 5]},
-                                                     "seeds": [1, 2, 3, 4, 5]})
+    return sequential_workspace(tmp_path / "ws")
 
 
 def test_register_fixes_the_boundaries_and_a_refused_design_exits_2(tmp_path: Path) -> None:
@@ -97,14 +85,14 @@ def test_register_fixes_the_boundaries_and_a_refused_design_exits_2(tmp_path: Pa
 def test_score_decides_at_the_registered_looks_and_refuses_any_other(tmp_path: Path) -> None:
     root = _registered(tmp_path)
     record = root / "gates" / f"{GATE}.md"
-    write_rows(root, _rows([1, 2]))
+    write_rows(root, look_rows([1, 2]))
     refused = run_cli("score", GATE, "-C", root)
     assert refused.code == 2
     assert refused.stderr.strip() == ("voicegate: refusing to score lv-test: 2 seeds per arm is not a registered "
                                       "look (3, 5 seeds per arm); generate to the next look")
     assert not record.exists() and not (root / "runs" / GATE / "scores.json").exists()
 
-    write_rows(root, _rows([3]))
+    write_rows(root, look_rows([3]))
     at3 = run_cli("score", GATE, "-C", root)
     assert at3.code == 0, at3.stderr
     cont = ("cand: look 1 of 2, 3 seeds: CONTINUE (p 0.01012, between 0.0021763 and 0.5): not decided at this "
@@ -114,10 +102,10 @@ def test_score_decides_at_the_registered_looks_and_refuses_any_other(tmp_path: P
     text = record.read_text(encoding="utf-8")
     assert text.count("**Sequential design") == 1 and f"- {cont}" in text
 
-    write_rows(root, _rows([4]))
+    write_rows(root, look_rows([4]))
     assert run_cli("score", GATE, "-C", root).code == 2
 
-    write_rows(root, _rows([5]))
+    write_rows(root, look_rows([5]))
     at5 = run_cli("score", GATE, "-C", root)
     assert at5.code == 0, at5.stderr
     assert "cand: look 2 of 2, 5 seeds: PASS (p 0.00135 under 0.00604411)" in at5.stdout

@@ -159,11 +159,11 @@ def verdict_lock(spec: GateSpec, command: str) -> Iterator[list[str]]:
 # -- writing all three ---------------------------------------------------------------
 
 
-def _featured(spec: GateSpec, result: GateResult) -> tuple[str | None, str]:
+def _featured(spec: GateSpec, recommended: str | None) -> tuple[str | None, str]:
     shipped = decisions(spec)
     if shipped:
         return shipped[-1]["arm"], "shipped"
-    return result.ships, "recommended"
+    return recommended, "recommended"
 
 
 def _preflight(spec: GateSpec, event: str, bodies: dict[str, str]) -> dict[str, str]:
@@ -283,12 +283,13 @@ def _commit(spec: GateSpec, kind: str, when: _dt.datetime, entry: _Entry, state_
 
 def _base_ctx(spec: GateSpec, result: GateResult, when: _dt.datetime, standing: Standing | None = None
               ) -> dict[str, Any]:
-    featured, featured_as = _featured(spec, result)
-    rules = result.rule_ids()
     look = None if standing is None else standing.look
+    # what ships: a registered sequential design's look decides it, the fixed rule's pick otherwise
+    recommended = result.ships if standing is None or look is None else standing.ships
+    featured, featured_as = _featured(spec, recommended)
+    rules = result.rule_ids()
     return {
-        # what ships: a registered sequential design's look decides it, the fixed rule's pick otherwise
-        "look_state": look, "recommended": result.ships if standing is None or look is None else standing.ships,
+        "look_state": look, "recommended": recommended,
         "standing": standing, "floors_shown": floors_shown(len(rules)), "others_shown": others_shown(len(rules)),
         "gate": spec.gate, "author": spec.author, "spec_path": _display(spec, spec.path),
         "when": stamp(when), "date": when.date().isoformat(),
