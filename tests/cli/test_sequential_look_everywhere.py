@@ -83,6 +83,7 @@ def test_a_look_that_decides_nothing_yet_ships_nothing_on_every_surface(tmp_path
     assert 'data-standing="continue"' in page and "VOICE CONTINUE at look 1 of 2: not decided yet" in page
     assert 'data-standing="voice-fail"' in page and "VOICE FAIL at look 1 of 2" in page
     assert 'data-standing="ships"' not in page
+    assert f"under welch-t: cand CONTINUE, other FAIL; sequential design, {LOOK1}" in page  # the timeline
 
     shipped = run_cli("ship", GATE, "cand", "--reason", "the reviewer hears the voice already", "-C", root)
     assert shipped.code == 0, shipped.stderr
