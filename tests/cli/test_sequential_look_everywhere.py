@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.junit import junit, properties
+from helpers.junit import cases, junit, properties
 from helpers.sequential import look_rows, sequential_workspace
 from helpers.workspace import GATE, carrier_like, run_cli, scoring_workspace, write_rows
 
@@ -66,7 +66,11 @@ def test_a_look_that_decides_nothing_yet_ships_nothing_on_every_surface(tmp_path
     assert strict.code == 1
     assert strict.stderr.splitlines()[-1] == (f"voicegate: {GATE}: no candidate ships under welch-t: sequential "
                                               f"design, {LOOK1}")
-    assert properties(junit(tmp_path / "score.xml"))["sequential design"] == LOOK1
+    xml = junit(tmp_path / "score.xml")
+    assert properties(xml)["sequential design"] == LOOK1
+    assert [c for c in cases(xml) if c[1].startswith(("gate", "voice"))] == [
+        (f"voicegate.{GATE}", "gate outcome", "failure"), (f"voicegate.{GATE}.cand", "voice at look 1 of 2", "skipped"),
+        (f"voicegate.{GATE}.other", "voice at look 1 of 2", "failure")]
 
     record = (root / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
     assert f"**In force:** {in_force}." in record

@@ -252,7 +252,14 @@ def score_cases(state: GateState) -> list[Case]:
 
     for arm in result.candidates:
         cls = f"{gate_cls}.{arm.name}"
-        cases.append(case(cls, f"voice under {rule}", arm.voice_under(rule), "PASS", "FAIL", _voice_said(arm, rule)))
+        look = state.look
+        decided = None if look is None else look.decisions.get(arm.name)
+        if look is not None and decided is not None:  # the look's decision is VOICE's under a sequential design
+            cases.append(case(cls, f"voice at look {look.index} of {len(look.design)}", decided.verdict, "PASS",
+                              "FAIL", decided.line))
+        else:
+            cases.append(case(cls, f"voice under {rule}", arm.voice_under(rule), "PASS", "FAIL",
+                              _voice_said(arm, rule)))
         cases.append(case(cls, "copying", arm.copying, "NOT-COPIED", "COPIED",
                           f"{arm.copying}: overlap {_num(arm.overlap, '.4f')}, longest run {arm.longest_run} tokens"))
         cases.append(case(cls, "damage", arm.damage, "NO-DAMAGE", "DAMAGE",
