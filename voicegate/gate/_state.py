@@ -359,7 +359,7 @@ def recorded_standing(spec: GateSpec, recorded: Mapping[str, Any], current: Gate
     """What is in force by the recorded state (`current`, the result recorded.json holds as read under the verdict
     lock): the result's rule, and how it came to decide as the record's newest score or amendment entry says."""
     stated = error_rates(spec, current)
-    registration = load_registration(spec)
+    registration = load_registration(spec) if spec.looks is not None else None  # a fixed design reads no more
     look = look_state(spec, None if registration is None else registration.design, current)
     verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
     last = verdicts[-1] if verdicts else None
