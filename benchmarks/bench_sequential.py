@@ -1,6 +1,7 @@
 """Benchmark (a design study): a group-sequential design for welch-t-min-effect, by simulation.
 
-Not yet a design `register` accepts: this measures what one would give before it is built. Per-seed distances
+The design study behind `floor.looks` (registered from `voicegate/spec/_sequential.py`, the same simulation with
+futility 0.5 · n_1/n_k: 0.1875 at the third look where this study has 0.2). Per-seed distances
 are simulated in units of the base's per-seed SD (base N(0, 1), candidate N(−δ, 1): equal spreads, as the
 sweep's arms roughly have), and at each look (3, 5, 8, 12 seeds per arm) the statistic is welch-t-min-effect's:
 T = (delta_cb − ε·SD(base)) / SE with Welch's SE, ε = 0.2, turned into its one-sided p-value on 2n − 2 degrees

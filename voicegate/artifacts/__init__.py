@@ -67,11 +67,11 @@ def gate_records(root: Path) -> dict[str, Path]:
 
 def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, scores: str | None = None, error_rates: list[str] | None = None,
-                 standing: Any = None) -> list[str]:
+                 standing: Any = None, look: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to every artifact the spec names; returns one line per artifact touched.
     `standing` (a `voicegate.gate.Standing`) is what each entry's first line says is in force."""
     return _record_score(spec, registration, result, run, scores=scores, error_rates=error_rates,
-                         standing=standing)
+                         standing=standing, look=look)
 
 
 __all__ = [

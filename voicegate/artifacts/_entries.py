@@ -159,11 +159,11 @@ def verdict_lock(spec: GateSpec, command: str) -> Iterator[list[str]]:
 # -- writing all three ---------------------------------------------------------------
 
 
-def _featured(spec: GateSpec, result: GateResult) -> tuple[str | None, str]:
+def _featured(spec: GateSpec, recommended: str | None) -> tuple[str | None, str]:
     shipped = decisions(spec)
     if shipped:
         return shipped[-1]["arm"], "shipped"
-    return result.ships, "recommended"
+    return recommended, "recommended"
 
 
 def _preflight(spec: GateSpec, event: str, bodies: dict[str, str]) -> dict[str, str]:
@@ -283,9 +283,13 @@ def _commit(spec: GateSpec, kind: str, when: _dt.datetime, entry: _Entry, state_
 
 def _base_ctx(spec: GateSpec, result: GateResult, when: _dt.datetime, standing: Standing | None = None
               ) -> dict[str, Any]:
-    featured, featured_as = _featured(spec, result)
+    look = None if standing is None else standing.look
+    # what ships: a registered sequential design's look decides it, the fixed rule's pick otherwise
+    recommended = result.ships if standing is None or look is None else standing.ships
+    featured, featured_as = _featured(spec, recommended)
     rules = result.rule_ids()
     return {
+        "look_state": look, "recommended": recommended,
         "standing": standing, "floors_shown": floors_shown(len(rules)), "others_shown": others_shown(len(rules)),
         "gate": spec.gate, "author": spec.author, "spec_path": _display(spec, spec.path),
         "when": stamp(when), "date": when.date().isoformat(),
@@ -333,11 +337,13 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 
 def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, now: _dt.datetime | None = None, scores: str | None = None,
-                 error_rates: list[str] | None = None, standing: Standing | None = None) -> list[str]:
+                 error_rates: list[str] | None = None, standing: Standing | None = None,
+                 look: list[str] | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
 
     `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock. `error_rates`: the
-    statement's lines (`gate._error_rates`), on the record's entry (None: not stated, an older gate).
+    statement's lines (`gate._error_rates`), on the record's entry (None: not stated, an older gate). `look`: a
+    sequential design's decision at the look scored, a line a candidate (None: the fixed design).
     """
     when = now or now_utc()
     digest = result_sha256(result)
@@ -359,7 +365,8 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
         ctx["run"] = _run_ctx(spec, run)
         ctx["generations_sha256"] = result.generations_sha256 or "?"
         ctx.update(spans=_spans(result), spans_format=SPANS_FORMAT, numbers_at=_numbers_at(spec),
-                   numbers_shown=_anchored_before_score(spec), error_rates=error_rates)
+                   numbers_shown=_anchored_before_score(spec), error_rates=error_rates,
+                   look=look)
         entry = _render_all(spec, "score", ctx)
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 
@@ -510,21 +517,28 @@ def record_ship(spec: GateSpec, arm: str, reason: str, *, now: _dt.datetime | No
             # A re-run after a kill (or a double click): the very decision is already in every artifact.
             return said + [(f"{_display(spec, spec.artifacts.record)}: this decision (ship {arm}, same reason, "
                            f"same verdicts) is already recorded at {newest.get('time')}; nothing appended")]
+        standing = _standing(standing_of, recorded, result)
+        look = standing.look
+        recommended = result.ships if look is None else standing.ships
         decision = {"time": stamp(when), "arm": arm, "model": chosen.model, "reason": reason,
-                    "rule": result.rule, "recommendation": result.ships,
+                    "rule": result.rule, "recommendation": recommended,
                     "verdicts": {"voice": {r: str(v) for r, v in entry.voice.items()},
                                  "copying": None if entry.copying is None else str(entry.copying),
                                  "damage": None if entry.damage is None else str(entry.damage)},
                     "result_sha256": result_sha256(result)}
-        ctx = _base_ctx(spec, result, when, _standing(standing_of, recorded, result))
+        ctx = _base_ctx(spec, result, when, standing)
         ctx.update(arm=replace(entry, model=chosen.model), reason=reason, featured=arm, featured_as="shipped",
                    candidates=candidates(result, arm))
         rendered = _render_all(spec, "ship", ctx)
         short = entry.short_of(result.rule)
-        warned = [] if result.ships == arm and not short else [
-            (f"warning: {arm} is not what the gate recommends under {result.rule} "
-             f"(short on {', '.join(short) if short else 'no axis, another candidate is preferred'}; "
-             f"ships: {result.ships or 'none'}); the decision is recorded beside those verdicts")]
+        warned: list[str] = []
+        if look is not None:  # under a sequential design the look, not the fixed rule's verdicts, says what ships
+            warning = look.ship_warning(arm)
+            warned = [] if warning is None else [warning]
+        elif result.ships != arm or short:
+            warned = [(f"warning: {arm} is not what the gate recommends under {result.rule} "
+                       f"(short on {', '.join(short) if short else 'no axis, another candidate is preferred'}; "
+                       f"ships: {result.ships or 'none'}); the decision is recorded beside those verdicts")]
         return said + warned + _commit(spec, "ship", when, rendered, [_row_appended(spec.run.decisions, decision)],
                                        result)
 

@@ -237,7 +237,8 @@ def score_cases(state: GateState) -> list[Case]:
     else:
         from voicegate.report import ship_line
 
-        outcome = Case(gate_cls, "gate outcome", out=f"{ship_line(result)}; rule in force: {state.in_force()}")
+        shipped = ship_line(result) if state.look is None else state.look.ship_line()
+        outcome = Case(gate_cls, "gate outcome", out=f"{shipped}; rule in force: {state.in_force()}")
     cases = [outcome]
     shipped = f"not shipped: the gate ships {state.ships} under {rule}"
 
@@ -251,7 +252,14 @@ def score_cases(state: GateState) -> list[Case]:
 
     for arm in result.candidates:
         cls = f"{gate_cls}.{arm.name}"
-        cases.append(case(cls, f"voice under {rule}", arm.voice_under(rule), "PASS", "FAIL", _voice_said(arm, rule)))
+        look = state.look
+        decided = None if look is None else look.decisions.get(arm.name)
+        if look is not None and decided is not None:  # the look's decision is VOICE's under a sequential design
+            cases.append(case(cls, f"voice at look {look.index} of {len(look.design)}", decided.verdict, "PASS",
+                              "FAIL", decided.line))
+        else:
+            cases.append(case(cls, f"voice under {rule}", arm.voice_under(rule), "PASS", "FAIL",
+                              _voice_said(arm, rule)))
         cases.append(case(cls, "copying", arm.copying, "NOT-COPIED", "COPIED",
                           f"{arm.copying}: overlap {_num(arm.overlap, '.4f')}, longest run {arm.longest_run} tokens"))
         cases.append(case(cls, "damage", arm.damage, "NO-DAMAGE", "DAMAGE",
@@ -272,6 +280,8 @@ def score_properties(state: GateState) -> dict[str, str]:
              **({"amended_from": a.rule_from, "amendment_cites": a.cites()} if a is not None else {}),
              "ships": state.ships or "none", "error_rates": state.standing().error_rates_text,
              "signature": result.signature_text or ""}
+    if state.look is not None:
+        props["sequential design"] = state.look.summary()
     for arm in result.candidates:
         for other in result.rules:
             if other != state.rule:

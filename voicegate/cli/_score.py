@@ -56,7 +56,8 @@ def score_cmd(
             if note:
                 fail(f"note: {note}")
             rates = "" if state.error_rates is None else f"; error rates: {state.error_rates.statement}"
-            typer.echo(f"{state.gate}: {ship_line(state.result)}{state.tag()}{rates}")
+            shipped = ship_line(state.result) if state.look is None else state.look.ship_line()
+            typer.echo(f"{state.gate}: {shipped}{state.tag()}{rates}")
         else:
             from voicegate.report import print_score
 
@@ -64,7 +65,8 @@ def score_cmd(
                 typer.echo(f"note: {note}")
             if state.error_rates is not None:   # a gate registered before error rates were stated prints as it did
                 typer.echo(state.standing().line())
-            print_score(state.result)  # with the seat-integrity line when the run checked it
+            # with the seat-integrity line when the run checked it; a sequential design's look says what ships
+            print_score(state.result, ships=None if state.look is None else state.look.ship_line())
             for line in scored.notes:
                 typer.echo(line)
 

@@ -16,6 +16,7 @@ from voicegate.gate._amend import amend, amend_spec
 from voicegate.gate._calibrate import calibrate, design_lines
 from voicegate.gate._error_rates import ErrorRates
 from voicegate.gate._init import init_workspace
+from voicegate.gate._looks import LookState
 from voicegate.gate._register import register
 from voicegate.gate._score import ScoreOutcome, load_generations, score
 from voicegate.gate._ship import note, ship
@@ -24,6 +25,7 @@ from voicegate.gate._state import GateState, Standing, recorded_standing
 __all__ = [
     "ErrorRates",
     "GateState",
+    "LookState",
     "ScoreOutcome",
     "Standing",
     "amend",

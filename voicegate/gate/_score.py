@@ -18,6 +18,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate.gate._checks import check_cells, check_integrity, integrity_note, provenance
 from voicegate.gate._error_rates import error_rates
+from voicegate.gate._looks import check_look, look_state
 from voicegate.gate._state import GateState, InForce, amended, gate_state, in_force
 from voicegate.run import load_manifest, read_generations
 from voicegate.scoring import GateResult, result_text
@@ -39,6 +40,8 @@ class ScoreOutcome:
     notes: tuple[str, ...] = ()
     # The state in force: what every surface of `score` shows (exit code, line, table, --json, --junit).
     state: GateState | None = None
+    # A sequential design's decision at the look scored, one line a candidate (None: the fixed design).
+    look: tuple[str, ...] | None = None
 
     @property
     def text(self) -> str:
@@ -84,6 +87,9 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     rows = load_generations(spec)
     manifest = load_manifest(spec.run_dir)
     check_cells(spec.gate, rows)   # before anything is written, like the integrity refusal
+    look = check_look(spec, registration, rows)  # a sequential design decides at its registered looks only
+    if look is not None:  # scored as the look it is: its seeds, the first of the registered order
+        spec = replace(spec, seeds=spec.seeds[:look])
     seat = provenance(spec, rows, manifest)
     if not dry_run:
         check_integrity(spec.gate, seat.integrity)  # before scores.json or anything else is written
@@ -104,13 +110,17 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
                                rules=list(dict.fromkeys([*result.rule_ids(), entry.rule_to])), write_cache=False,
                                provenance=seat, checks=registration.checks)
         amendment, full_amended = amended(entry, result, both.recorded), both.full
-    state = gate_state(spec, result, full, amendment, full_amended)
+    # the look decides on the numbers as recorded, as `ship` and the report read them back
+    look_decided = None if look is None else look_state(spec, registration.design, result)
+    state = gate_state(spec, result, full, amendment, full_amended, look_decided)
     # the registered rule's, as its score entry records it: the state's own when no amendment is in force (each
     # statement reads every other gate's record for a pilot)
     stated = state.error_rates if amendment is None else error_rates(spec, result)
+    looked = None if look_decided is None else look_decided.lines()
+    notes = () if seat.integrity is not None else (integrity_note(manifest, None),)
     scored = ScoreOutcome(spec=spec, result=result, recorded=tuple(anchored), in_force=amendment, full=full,
-                          notes=() if seat.integrity is not None else (integrity_note(manifest, None),),
-                          state=state)
+                          notes=notes + tuple(looked or ()), state=state, look=None if looked is None else
+                          tuple(looked))
     if on_scored is not None:
         on_scored(scored)
     if dry_run:
@@ -119,7 +129,7 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     try:
         recorded = record_score(spec, registration, result, manifest, scores=result_text(result),
                                 error_rates=None if stated is None else stated.lines(),
-                                standing=scored.standing.standing())
+                                standing=scored.standing.standing(), look=looked)
     except VoicegateError:
         record_anchor(spec, result, "score", registration.commit)  # shown, not recorded: still ordered
         raise

@@ -11,6 +11,10 @@ the recorded state under the verdict lock (`recorded_standing`), `amend` from th
 The error-rate statement comes from one place, `gate._error_rates.error_rates`. Which amendment is in force,
 and what it cites, is read from the gate record's chained entries, never the run directory (a copy a user can
 edit or delete). Each candidate's standing (the report's card headline) is computed here too.
+
+Under a registered sequential design the look's decision (`gate._looks.LookState`) is part of the state: what
+ships is the look's pick, and a look that decides nothing yet ships nothing. It is computed from the result as
+recorded (6 decimals), so `score` and everything that reads the recorded state later say the same.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from typing import Any
 
 from voicegate.artifacts import Entry, recorded_entries
 from voicegate.gate._error_rates import ErrorRates, error_rates
+from voicegate.gate._looks import LookState, look_state
 from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
-from voicegate.spec import GateSpec
+from voicegate.spec import GateSpec, LookDecision, load_registration
 
 NOT_STATED = "not stated"
 
@@ -71,7 +76,8 @@ class CandidateStanding:
     `kind` is ``ships`` (the rule's recommendation), ``passes`` (every axis passes, another candidate is the pick),
     ``blocked`` (specificity, COPYING and/or DAMAGE fail; VOICE may fail too), ``inconclusive`` (only a deciding
     specificity blocks it, and the gate cannot tell: within noise), ``voice-fail`` (only VOICE fails) or
-    ``unknown`` (a verdict is missing). The label names the failing axes in pipeline order — VOICE, SPECIFICITY,
+    ``unknown`` (a verdict is missing) or, under a sequential design, ``continue`` (its look decides nothing yet and
+    no other axis blocks it). The label names the failing axes in pipeline order — VOICE, SPECIFICITY,
     COPYING, DAMAGE — the first one first; the pick's label says when the rule that picks it is a POST-HOC one.
     """
 
@@ -91,18 +97,22 @@ class CandidateStanding:
     @property
     def icon(self) -> str:
         """✓ for a standing that passes, ? where the gate cannot tell, ✗ where an axis fails."""
-        return "✓" if self.ok else "?" if self.kind in ("unknown", "inconclusive") else "✗"
+        return "✓" if self.ok else "?" if self.kind in ("unknown", "inconclusive", "continue") else "✗"
 
 
 def candidate_standing(arm: CandidateResult, deciding: str, ships: str | None,
-                       post_hoc: bool = False) -> CandidateStanding:
-    """`arm`'s standing under `deciding` when `ships` is the rule's pick (`post_hoc`: that rule is a correction)."""
-    voice = arm.voice_under(deciding)
+                       post_hoc: bool = False, look: LookDecision | None = None) -> CandidateStanding:
+    """`arm`'s standing under `deciding` when `ships` is the rule's pick (`post_hoc`: that rule is a correction);
+    under a sequential design its VOICE is `look`'s decision."""
+    voice: Voice | str | None = arm.voice_under(deciding)
+    pending = look is not None and voice != Voice.RULER_WEAK and look.verdict == "CONTINUE"
+    if look is not None and voice != Voice.RULER_WEAK:
+        voice = look.verdict if look.verdict != "CONTINUE" else None
     # (axis, phrase) in pipeline order; a phrase starting "?" is a missing verdict, not a failing one.
     failed: list[tuple[str, str]] = []
     if voice in (Voice.FAIL, Voice.RULER_WEAK):
         failed.append(("VOICE", f"VOICE {voice}"))
-    elif voice != Voice.PASS:
+    elif voice != Voice.PASS and not pending:
         failed.append(("VOICE", "?VOICE"))
     axis = arm.specificity
     if axis is not None and axis.decides:
@@ -132,6 +142,8 @@ def candidate_standing(arm: CandidateResult, deciding: str, ships: str | None,
         return CandidateStanding(name=arm.name, kind=kind, label=label, blockers=blockers, voice=voice,
                                  recommended=picked, post_hoc=picked and post_hoc)
 
+    if look is not None and blockers == ("VOICE",):
+        return said("voice-fail", f"VOICE FAIL at look {look.index} of {look.of}", blockers)
     if blockers == ("VOICE",):
         return said("voice-fail", f"VOICE {voice}", blockers)
     if bad:
@@ -142,15 +154,22 @@ def candidate_standing(arm: CandidateResult, deciding: str, ships: str | None,
     if failed:
         missing = [p.lstrip("?") for _, p in failed]
         return said("unknown", "no verdict on " + " + ".join(missing))
+    if pending and look is not None:
+        return said("continue", f"VOICE CONTINUE at look {look.index} of {look.of}: not decided yet")
     if picked:
         return said("ships", "ships under a POST-HOC rule" if post_hoc else "ships")
     every = "every axis" if axis is not None and axis.decides else "all three"
     return said("passes", f"passes {every} (not the pick)")
 
 
-def candidate_standings(result: GateResult, post_hoc: bool = False) -> tuple[CandidateStanding, ...]:
-    """Every candidate's standing under `result`'s rule and pick, in the result's order."""
-    return tuple(candidate_standing(c, result.rule, result.ships, post_hoc) for c in result.candidates)
+def candidate_standings(result: GateResult, post_hoc: bool = False,
+                        look: LookState | None = None) -> tuple[CandidateStanding, ...]:
+    """Every candidate's standing under `result`'s rule and pick (`look`'s, under a sequential design), in the
+    result's order."""
+    if look is None:
+        return tuple(candidate_standing(c, result.rule, result.ships, post_hoc) for c in result.candidates)
+    return tuple(candidate_standing(c, result.rule, look.ships, post_hoc, look.decisions.get(c.name))
+                 for c in result.candidates)
 
 
 @dataclass(frozen=True)
@@ -165,13 +184,17 @@ class Standing:
     error_rates: ErrorRates | None = None
     # Every candidate's standing under the rule in force: the headline of its card in the report.
     candidates: tuple[CandidateStanding, ...] = ()
+    # A registered sequential design's decision at the look scored (None: the fixed design); `ships` is its pick.
+    look: LookState | None = None
 
     @classmethod
     def of(cls, result: GateResult, amended_from: str | None = None, post_hoc: bool = False,
-           error_rates: ErrorRates | None = None) -> Standing:
-        """The state in force when `result` decides (its rule and pick, every candidate's standing under them)."""
-        return cls(rule=result.rule, ships=result.ships, amended_from=amended_from, post_hoc=post_hoc,
-                   error_rates=error_rates, candidates=candidate_standings(result, post_hoc))
+           error_rates: ErrorRates | None = None, look: LookState | None = None) -> Standing:
+        """The state in force when `result` decides (its rule and pick, every candidate's standing under them);
+        under a sequential design, `look` decides what ships."""
+        return cls(rule=result.rule, ships=result.ships if look is None else look.ships, amended_from=amended_from,
+                   post_hoc=post_hoc, error_rates=error_rates, candidates=candidate_standings(result, post_hoc, look),
+                   look=look)
 
     def candidate(self, name: str) -> CandidateStanding:
         """`name`'s standing; a candidate the state does not hold has no verdict here (a result the state was not
@@ -194,8 +217,11 @@ class Standing:
         return NOT_STATED if self.error_rates is None else self.error_rates.statement
 
     def words(self) -> str:
-        """"rule R, as registered; ships: X; error rates: not stated": what every first line says."""
-        return f"rule {self.rule}, {self.how}; ships: {self.ships or 'none'}; error rates: {self.error_rates_text}"
+        """"rule R, as registered; ships: X; error rates: not stated": what every first line says (with the look,
+        "sequential design, look 1 of 2 (3 seeds): CONTINUE — ...", before what ships under a sequential design)."""
+        look = "" if self.look is None else f"sequential design, {self.look.summary()}; "
+        return (f"rule {self.rule}, {self.how}; {look}ships: {self.ships or 'none'}; "
+                f"error rates: {self.error_rates_text}")
 
     def line(self) -> str:
         """The same, led by "in force:" where no heading says it (the compose comment, the terminal)."""
@@ -252,6 +278,8 @@ class GateState:
     full: GateResult | None = None
     # The statement of the decision's error rates (`gate._error_rates`); None: not stated (an older gate).
     error_rates: ErrorRates | None = None
+    # A registered sequential design's decision at the look scored (None: the fixed design): what ships.
+    look: LookState | None = None
 
     @property
     def gate(self) -> str:
@@ -263,7 +291,7 @@ class GateState:
 
     @property
     def ships(self) -> str | None:
-        return self.result.ships
+        return self.result.ships if self.look is None else self.look.ships
 
     @property
     def registered_rule(self) -> str:
@@ -282,7 +310,7 @@ class GateState:
         """The first line every surface leads with."""
         a = self.amendment
         return Standing.of(self.result, amended_from=None if a is None else a.rule_from, post_hoc=self.post_hoc,
-                           error_rates=self.error_rates)
+                           error_rates=self.error_rates, look=self.look)
 
     def in_force(self) -> str:
         """How the rule in force came to decide, in one clause."""
@@ -308,6 +336,8 @@ class GateState:
         """The one line `score --strict` ends with when nothing ships."""
         a = self.amendment
         how = f" (amended from {a.rule_from}, {a.kind})" if a is not None else ""
+        if self.look is not None:
+            return f"{self.gate}: no candidate ships under {self.rule}{how}: sequential design, {self.look.summary()}"
         return f"{self.gate}: no candidate ships under {self.rule}{how}"
 
     def to_json(self) -> dict[str, Any]:
@@ -318,6 +348,10 @@ class GateState:
                 "registered_rule": self.registered_rule, "registered_ships": self.registered.ships,
                 "amendment": None if self.amendment is None else self.amendment.to_json(),
                 "error_rates": None if self.error_rates is None else self.error_rates.to_json()}
+        if self.look is not None:
+            # what ships is the look's decision; the fixed rule's pick stays beside it, not deciding
+            head = {**head, "ships": self.ships, "registered_ships": self.ships,
+                    "fixed_rule_ships": self.result.ships, "look": self.look.to_json()}
         return {**head, **data}
 
 
@@ -325,21 +359,24 @@ def recorded_standing(spec: GateSpec, recorded: Mapping[str, Any], current: Gate
     """What is in force by the recorded state (`current`, the result recorded.json holds as read under the verdict
     lock): the result's rule, and how it came to decide as the record's newest score or amendment entry says."""
     stated = error_rates(spec, current)
+    registration = load_registration(spec) if spec.looks is not None else None  # a fixed design reads no more
+    look = look_state(spec, None if registration is None else registration.design, current)
     verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
     last = verdicts[-1] if verdicts else None
     if last is None or last.kind != "amend" or last.rule_to != current.rule:
-        return Standing.of(current, error_rates=stated)
+        return Standing.of(current, error_rates=stated, look=look)
     return Standing.of(current, amended_from=str(last.rule_from or "?"), post_hoc=last.post_hoc is True,
-                       error_rates=stated)
+                       error_rates=stated, look=look)
 
 
 def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, in_force: InForce | None,
-               full_in_force: GateResult | None = None) -> GateState:
-    """The state in force for a score whose registered-rule result is `registered` (`full`: at full precision)."""
+               full_in_force: GateResult | None = None, look: LookState | None = None) -> GateState:
+    """The state in force for a score whose registered-rule result is `registered` (`full`: at full precision;
+    `look`: a sequential design's decision at the look scored)."""
     if in_force is None:
         return GateState(result=registered, registered=registered, full=full,
-                         error_rates=error_rates(spec, registered))
+                         error_rates=error_rates(spec, registered), look=look)
     amendment = Amendment(rule_from=in_force.amended_from, rule_to=in_force.result.rule, time=in_force.time,
                           citation=in_force.citation)
     return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force,
-                     error_rates=error_rates(spec, in_force.result))
+                     error_rates=error_rates(spec, in_force.result), look=look)

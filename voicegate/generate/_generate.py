@@ -44,6 +44,7 @@ from typing import Any
 from voicegate._errors import VoicegateError
 from voicegate._locks import gate_lock
 from voicegate.generate._carrier_files import carrier_bound
+from voicegate.generate._looks import next_look
 from voicegate.generate._plan import resolve_seat_urls
 from voicegate.generate._progress import Say, resume_hint, saved
 from voicegate.generate._replica import Mode
@@ -84,6 +85,7 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
     `wave_size` overrides an isolated wave's size (default 4 x the concurrency).
     """
     reg = check_registered(spec)
+    spec = next_look(spec, read_generations(spec.generations_path))  # a sequential design: one look at a time
     explicit = [seat_url] if isinstance(seat_url, str) else list(seat_url or [])
     urls = resolve_seat_urls(spec, explicit)
     api_key = api_key_from_env(spec.seat.api_key_env)

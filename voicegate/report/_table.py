@@ -369,9 +369,11 @@ def score_tables(result: GateResult, width: int) -> list[Table | Text]:
     return tables
 
 
-def renderables(result: GateResult, width: int = 130) -> Group:
+def renderables(result: GateResult, width: int = 130, ships: str | None = None) -> Group:
+    """The tables and lines `score` prints; `ships` is the state in force's line of what ships where it is not the
+    result's own (a sequential design's look decides it)."""
     parts: list[Any] = list(score_tables(result, width))
-    parts.append(Text(ship_line(result), style="bold"))
+    parts.append(Text(ships or ship_line(result), style="bold"))
     parts.append(Text(specificity_line(result)))
     if len(result.replicas) > 1:
         parts.append(Text("replicas (every arm of a cell on one): " + "; ".join(r.line() for r in result.replicas)))
@@ -384,9 +386,9 @@ def renderables(result: GateResult, width: int = 130) -> Group:
     return Group(*parts)
 
 
-def print_score(result: GateResult, console: Console | None = None) -> None:
+def print_score(result: GateResult, console: Console | None = None, ships: str | None = None) -> None:
     console = console or make_console()
-    console.print(renderables(result, console.width))
+    console.print(renderables(result, console.width, ships))
     if result.signature_text:
         # One unbroken line, however wide: it is copied, not read.
         console.print(f"signature: {result.signature_text}", style="dim", soft_wrap=True, markup=False)

@@ -15,9 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from voicegate.report._data import Amendment, Decision, Note, ReportData
 from voicegate.scoring import CandidateResult, GateResult
+
+if TYPE_CHECKING:
+    # what a sequential design's look decides is `gate`'s to say (one layer up); the page only prints it
+    from voicegate.gate import LookState
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,9 +44,13 @@ def _voices(result: GateResult) -> str:
     return ", ".join(parts)
 
 
-def _scored(result: GateResult, time: str | None, last: bool) -> Event:
+def _scored(result: GateResult, time: str | None, last: bool, look: LookState | None = None) -> Event:
+    """`look`: a sequential design's decision at the look of `result` (what ships, in place of the fixed rule's)."""
     text = f"under {result.rule}"
-    if last:
+    if last and look is not None:
+        decided = ", ".join(f"{name} {d.verdict}" for name, d in look.decisions.items())
+        text += f": {decided}; sequential design, {look.summary()}"
+    elif last:
         text += f": {_voices(result)}; the rule recommends {result.ships or 'none'}"
     return Event(time=time, kind="scored", label="scored", text=text)
 
@@ -134,9 +143,10 @@ def timeline(data: ReportData) -> list[Event]:
                                   f"before any of its numbers existed"
                                   + (f" (commit {commit[:12]})" if commit else ""))))
     result = data.score
+    look = None if data.standing is None else data.standing.look
     for record in _ordered(data):
         if isinstance(record, _Score):
-            events.append(_scored(data.score, record.time, record.last))
+            events.append(_scored(data.score, record.time, record.last, look))
         elif isinstance(record, Decision):
             events.append(_shipped(record, result))
         elif isinstance(record, Note):

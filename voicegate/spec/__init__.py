@@ -67,6 +67,7 @@ from voicegate.spec._rules import (
     zero_floor_fails,
 )
 from voicegate.spec._schema import Role
+from voicegate.spec._sequential import Look, LookDecision, decide_look
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
 from voicegate.spec._views import (
     HISTORICAL_SIGNATURE_KEYS,
@@ -96,6 +97,8 @@ __all__ = [
     "Event",
     "FloorRule",
     "GateSpec",
+    "Look",
+    "LookDecision",
     "Model",
     "PromptParts",
     "Registration",
@@ -112,6 +115,7 @@ __all__ = [
     "check_scored_under",
     "commit_time",
     "commits_after",
+    "decide_look",
     "fallback_note",
     "find_citation",
     "flip_seed",

@@ -164,6 +164,21 @@ def _across_keys(v: dict[str, Any], fail: Fail, name_pattern: str) -> None:
     candidates = {a["name"] for a in arms if a["role"] == "candidate"}
     if any(p not in candidates for p in v["prefer"]):
         raise fail("prefer", "must list candidate arm names, most preferred first")
+    if v["floor.looks"] is not None:
+        _check_looks(v, fail)
+
+
+def _check_looks(v: dict[str, Any], fail: Fail) -> None:
+    from voicegate.spec._rules import get_rule
+    from voicegate.spec._sequential import check_looks
+
+    rule = get_rule(v["floor.rule"])
+    if not rule.has_power_model or rule.paired:
+        raise fail("floor.looks", f"a sequential design needs a t rule (welch-t, welch-t-min-effect), not "
+                                  f"{v['floor.rule']}: its boundaries are on the t test's p-value")
+    problem = check_looks(v["floor.looks"], len(v["seeds"]))
+    if problem is not None:
+        raise fail("floor.looks", problem)
 
 
 def check_prompt_list(prompts: tuple[tuple[str, str], ...], fail: Fail) -> tuple[tuple[str, str], ...]:

@@ -235,3 +235,9 @@ class GateSpec:
     def smallest_effect(self) -> float:
         """`floor.smallest_effect`: the smallest effect that matters, in base-seed standard deviations."""
         return float(self.values.get("floor.smallest_effect", SMALLEST_EFFECT))
+
+    @property
+    def looks(self) -> tuple[int, ...] | None:
+        """`floor.looks`: a registered sequential design's seeds per arm at each look (None: the fixed design)."""
+        looks = self.values.get("floor.looks")
+        return None if looks is None else tuple(looks)

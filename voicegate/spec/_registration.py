@@ -33,7 +33,8 @@ from voicegate.spec._artifact_paths import check_artifact_paths
 from voicegate.spec._checks import checks_in_force
 from voicegate.spec._prospective import REGISTRATIONS, SUFFIX, numbers_at, record_at, written_by_register
 from voicegate.spec._resolve import check_corpus_words, check_impostors
-from voicegate.spec._rules import RULES, get_rule, rules_in_force
+from voicegate.spec._rules import RULES, WELCH_ALPHA, get_rule, rules_in_force
+from voicegate.spec._sequential import FUTILITY_FIRST, RUNS, SHAPE, SIM_SEED, Look, boundaries
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._weights import adapter_weights
 from voicegate.spec._workspace import (
@@ -108,6 +109,12 @@ class Registration:
             r for r in RULES if not get_rule(r).by_choice]
         deciding = str(self.data.get("deciding_rule") or "")
         return tuple(r for r in RULES if r in known or r == deciding)
+
+    @property
+    def design(self) -> tuple[Look, ...] | None:
+        """The registered sequential design's looks and boundaries, as recorded (None: the fixed design)."""
+        sequential = self.data.get("sequential")
+        return None if not isinstance(sequential, dict) else tuple(map(Look.from_json, sequential["looks"]))
 
     @property
     def registered_at(self) -> str:
@@ -294,6 +301,14 @@ def _record_problem(data: Any) -> str | None:
     return None
 
 
+def sequential_record(looks: tuple[int, ...]) -> dict[str, Any]:
+    """The design `register` fixes: every look's boundaries, computed once from the seeded simulation."""
+    design = boundaries(looks, WELCH_ALPHA)
+    return {"alpha": WELCH_ALPHA, "looks": [look.to_json() for look in design],
+            "method": f"Wang-Tsiatis efficacy (shape {SHAPE}) calibrated by simulation ({RUNS} runs, seed {SIM_SEED}) "
+                      f"to false pass alpha at the null's boundary; binding futility {FUTILITY_FIRST} x n_1/n_k"}
+
+
 def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | None = None) -> Registration:
     root = spec.root
     if not is_git_worktree(root):
@@ -348,6 +363,8 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
     weights = adapter_weights(spec)
     if weights:
         data["adapter_weights"] = weights
+    if spec.looks is not None:  # only a sequential design carries its looks: other records keep their bytes
+        data["sequential"] = sequential_record(spec.looks)
     if follows:  # only a design that comes after numbers carries it: other records keep their bytes
         data["follows"] = follows
     path = spec.registration_path

@@ -244,6 +244,10 @@ SPEC_SCHEMA = Schema((
         "the base's per-seed distances toward the gate author: under a rule that states one (`welch-t-min-effect`), "
         "VOICE PASS needs delta_cb and SPECIFIC each margin significantly above it, NOT-SPECIFIC a margin "
         "significantly below minus it", default=SMALLEST_EFFECT),
+    Key("floor.looks", IntList(2, MAX_SEED, "looks"), "a registered sequential design: the seeds per arm at "
+        "which `score` may decide, ascending, the last every seed of `seeds`; their efficacy and futility "
+        "boundaries are fixed at `register` (a t rule only: `welch-t`, `welch-t-min-effect`); a score at any "
+        "other number of seeds is refused (none: the fixed design, decided at every seed)"),
     Key("prefer", Names("must list candidate arm names, most preferred first"), "candidate names in order of "
         "preference among those that pass (none: the largest ratio ships)", default=()),
     Key("artifacts", Section(), "where verdicts are appended", required=True),

@@ -1,0 +1,178 @@
+"""A registered sequential design at `score`: which look the stored seeds are, and what that look decides.
+
+The look is the number of seeds stored per arm; it must be a registered look, and the seeds the first that many
+of `seeds` in the spec's order (a look chosen among more seeds would be a choice made after seeing them). Each
+candidate's one-sided p-value of the deciding t rule (delta_cb against ε, Welch's SE and df) is held to that
+look's boundaries as the registration recorded them. `LookState` is that look's decision, held by the gate's
+state in force so that every surface (the record, `score` in each form, the report, `ship`) says the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from voicegate._errors import VoicegateError
+from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
+from voicegate.spec import (
+    GateSpec,
+    Look,
+    LookDecision,
+    Registration,
+    decide_look,
+    get_rule,
+    smallest_in_units,
+    welch,
+)
+
+
+def check_look(spec: GateSpec, registration: Registration, rows: Sequence[Mapping[str, Any]]) -> int | None:
+    """The seeds per arm of the look the stored rows are (None: a fixed design); refused where they are not one."""
+    design = registration.design
+    if design is None:
+        return None
+    seeds: dict[str, set[int]] = {}
+    for row in rows:
+        if row.get("kind", "voice") == "voice":
+            seeds.setdefault(str(row["arm"]), set()).add(int(row["seed"]))
+    counts = {len(s) for s in seeds.values()}
+    looks = ", ".join(str(look.seeds) for look in design)
+    if len(counts) != 1:
+        raise VoicegateError(f"refusing to score {spec.gate}: its arms hold different numbers of seeds "
+                             f"({', '.join(f'{a} {len(s)}' for a, s in sorted(seeds.items()))}); a sequential "
+                             f"design decides at its registered looks only ({looks} seeds per arm)")
+    n = counts.pop()
+    if n not in {look.seeds for look in design}:
+        raise VoicegateError(f"refusing to score {spec.gate}: {n} seeds per arm is not a registered look "
+                             f"({looks} seeds per arm); generate to the next look")
+    first = set(spec.seeds[:n])
+    if any(s != first for s in seeds.values()):
+        raise VoicegateError(f"refusing to score {spec.gate}: a look is the first {n} seeds of `seeds` "
+                             f"({', '.join(map(str, spec.seeds[:n]))}), in the registered order")
+    return n
+
+
+def p_value(distances: Mapping[str, Mapping[int, float]], base: str, candidate: str, smallest_sds: float,
+            reads_effect: bool) -> float:
+    """The one-sided p-value of the t rules' test that delta_cb exceeds ε (Welch's SE and df)."""
+    from scipy.special import stdtr
+
+    se, df = welch(distances, base, candidate)
+    b, c = distances[base].values(), distances[candidate].values()
+    delta = sum(b) / len(b) - sum(c) / len(c)
+    eps = smallest_in_units(smallest_sds, b) if reads_effect else 0.0
+    if se in (0.0, math.inf) or not math.isfinite(eps):
+        return 1.0  # seeds that gave one value, or one seed: nothing to test against, nothing passes
+    return float(stdtr(df, -(delta - eps) / se))
+
+
+def look_decisions(spec: GateSpec, design: Sequence[Look], result: GateResult,
+                   seeds: int) -> dict[str, LookDecision]:
+    """Each candidate's decision at the look of `seeds` seeds per arm."""
+    arms = {a.name: a for a in result.arms}
+    distances = {name: {int(s): float(v) for s, v in a.distances.items() if v is not None}
+                 for name, a in arms.items()}
+    base = next(a.name for a in result.arms if a.is_base)
+    rule = get_rule(spec.floor_rule)
+    return {a.name: decide_look(p_value(distances, base, a.name, spec.smallest_effect, rule.smallest_effect),
+                                design, seeds)
+            for a in result.arms if a.role == "candidate"}
+
+
+@dataclass(frozen=True)
+class LookState:
+    """A sequential design's decision at the look scored: each candidate's, and the gate's (what ships).
+
+    Under a sequential design this, not the fixed rule's verdicts, is what ships: a candidate ships only with a
+    PASS at the look (and COPYING, DAMAGE and a deciding specificity passing, as under the fixed rule); while a
+    candidate is still undecided (CONTINUE) and none ships, nothing ships yet and the next look is due.
+    """
+
+    design: tuple[Look, ...]
+    index: int  # 1-based
+    decisions: Mapping[str, LookDecision] = field(default_factory=dict)
+    ships: str | None = None
+
+    @property
+    def seeds(self) -> int:
+        return self.design[self.index - 1].seeds
+
+    @property
+    def next(self) -> Look | None:
+        """The next registered look (None: this is the last)."""
+        return self.design[self.index] if self.index < len(self.design) else None
+
+    @property
+    def verdict(self) -> str:
+        """PASS (a candidate ships), CONTINUE (none ships yet, one is undecided) or FAIL (none ships)."""
+        if self.ships is not None:
+            return "PASS"
+        return "CONTINUE" if any(d.verdict == "CONTINUE" for d in self.decisions.values()) else "FAIL"
+
+    def summary(self) -> str:
+        """"look 1 of 2 (3 seeds): CONTINUE — continue to look 2 (5 seeds)": what every surface says of the look."""
+        head = f"look {self.index} of {len(self.design)} ({self.seeds} seeds)"
+        nxt = self.next
+        if self.verdict == "PASS":
+            return f"{head}: PASS — {self.ships} ships"
+        if self.verdict == "CONTINUE" and nxt is not None:
+            return f"{head}: CONTINUE — nothing ships yet; continue to look {self.index + 1} ({nxt.seeds} seeds)"
+        if nxt is not None and all(d.verdict == "FAIL" for d in self.decisions.values()):
+            return f"{head}: FAIL for futility — nothing ships"
+        return f"{head}: FAIL — nothing ships"
+
+    def ship_line(self) -> str:
+        """The line `score --quiet`, the terminal and JUnit say of what ships."""
+        return f"ships: {self.ships or 'none'} (sequential design, {self.summary()})"
+
+    def lines(self) -> list[str]:
+        """One line a candidate, naming the look: the record's entry and the terminal list them."""
+        return [f"{name}: {d.line}" for name, d in self.decisions.items()]
+
+    def ship_warning(self, arm: str) -> str | None:
+        """Why shipping `arm` goes against the design's decision (None: it is the design's pick)."""
+        if arm == self.ships:
+            return None
+        decision = self.decisions.get(arm)
+        said = decision.line if decision is not None else "no decision"
+        return (f"warning: {arm} is not what the registered sequential design ships ({said}; {self.ship_line()}); "
+                "the decision is recorded beside it")
+
+    def to_json(self) -> dict[str, Any]:
+        """`score --json`'s `look`: the look, the gate's decision, each candidate's, and every boundary."""
+        nxt = self.next
+        return {"index": self.index, "of": len(self.design), "seeds": self.seeds, "decision": self.verdict,
+                "ships": self.ships, "summary": self.summary(),
+                "next": None if nxt is None else {"index": self.index + 1, "seeds": nxt.seeds},
+                "candidates": {name: {"decision": d.verdict, "p": d.p, "efficacy": d.look.efficacy,
+                                      "futility": d.look.futility} for name, d in self.decisions.items()},
+                "boundaries": [look.to_json() for look in self.design]}
+
+
+def _eligible(arm: CandidateResult, rule: str) -> bool:
+    """Every axis but VOICE lets `arm` ship (and its ruler can see the author)."""
+    axis = arm.specificity
+    return (arm.voice_under(rule) != Voice.RULER_WEAK and arm.copying == Copying.NOT_COPIED
+            and arm.damage == Damage.NO_DAMAGE
+            and (axis is None or not axis.decides or axis.under(rule) == Specific.SPECIFIC))
+
+
+def look_state(spec: GateSpec, design: Sequence[Look] | None, result: GateResult) -> LookState | None:
+    """The decision at the look `result` (as recorded: 6 decimals, what every surface reads) was scored at; None
+    for a fixed design, or a result at no registered look (scored before the design was registered)."""
+    if design is None:
+        return None
+    base = next((a for a in result.arms if a.is_base), None)
+    seeds = 0 if base is None else len(base.distances)
+    index = next((k for k, look in enumerate(design) if look.seeds == seeds), None)
+    if index is None:
+        return None
+    decisions = look_decisions(spec, design, result, seeds)
+    passed = [c for c in result.candidates if decisions[c.name].verdict == "PASS" and _eligible(c, result.rule)]
+    rank = {name: i for i, name in enumerate(spec.prefer)}
+    # the spec's preference order, else the clearest pass (the smallest p), as the fixed rule's pick goes by ratio
+    ships = min(passed, key=lambda c: (rank.get(c.name, len(rank)), decisions[c.name].p, c.name)).name \
+        if passed else None
+    return LookState(design=tuple(design), index=index + 1, decisions=decisions, ships=ships)
