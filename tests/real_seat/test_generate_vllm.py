@@ -92,15 +92,14 @@ def test_generate_against_real_vllm(vllm_seat, tmp_path):
     assert m["sessions"][-1]["unloaded"] == [seat.runtime_adapter]
 
     # Same registered seeds on the same seat -> the same texts (the seed is really sent), and the
-    # adapters and seeds really change the text. Compared at --concurrency 1: vLLM 0.32 on CPU was
-    # measured to answer BASE requests with an adapter applied in mixed concurrent batches once an
-    # adapter has been unloaded and another loaded in the server's lifetime (other tests do that
-    # on this shared server); sequential requests were never affected.
-    texts = []
-    for name in ("seq1", "seq2"):
-        ws = registered_workspace(tmp_path / name, _spec(seat))
-        assert voicegate(ws, "generate", GATE, "--quiet", "--concurrency", "1").returncode == 0
-        texts.append({(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in rows(ws, GATE)})
+    # adapters and seeds really change the text. Compared in waves of one arm (--isolate-arms, 4 in flight):
+    # vLLM 0.32 on CPU was measured to answer BASE requests with an adapter applied in MIXED concurrent
+    # batches once an adapter has been unloaded and another loaded in the server's lifetime (other tests do
+    # that on this shared server); one arm's batches and sequential requests were never affected.
+    texts = [{(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in out}]
+    again = registered_workspace(tmp_path / "again", _spec(seat))
+    assert voicegate(again, "generate", GATE, "--quiet", "--isolate-arms").returncode == 0
+    texts.append({(r["arm"], r["seed"], r["prompt_id"]): r["text"] for r in rows(again, GATE)})
     assert texts[0] == texts[1] and len(texts[0]) == 18
     by_key = texts[0]
     assert all(by_key[("base", s, p)] != by_key[("served", s, p)] for s in (101, 202) for p in "012")
