@@ -452,7 +452,7 @@ def test_the_readme_states_the_measured_install_size() -> None:
     assert "~270 MB" in core and "scipy" in core and "numpy" in core
     assert "numpy, scipy, typer" in readme and "nltk, typer" not in readme  # nltk is no longer installed
     demo = readme.split("`voicegate demo --seat vllm --voices", 1)[1].split("\n\n", 1)[0]
-    assert "between 3 and 10 minutes" in demo and "measured on the" in demo  # not a bare "3–4 minutes"
+    assert "between 2 and 5 minutes" in demo and "measured on the" in demo  # not a bare "2 minutes"
 
 
 def test_a_changed_registered_file_of_a_gate_with_results_says_to_register_a_new_gate(tmp_path: Path) -> None:
