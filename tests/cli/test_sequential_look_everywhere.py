@@ -123,7 +123,8 @@ def test_a_pass_at_a_later_look_ships_on_every_surface(tmp_path: Path) -> None:
 
     other = run_cli("ship", GATE, "other", "--reason", "the reviewer prefers its voice", "-C", root)
     assert other.code == 0 and other.stderr.startswith(
-        "warning: other is not what the registered sequential design ships (look 2 of 2, 5 seeds: FAIL"), other.stderr
+        "warning: other is not what the registered sequential design ships (stopped at look 1 of 2, 3 seeds: FAIL "
+        "(p 0.90129 over 0.5: futility); final: not decided again at look 2;"), other.stderr
     assert other.stderr.endswith(f"; {ships}); the decision is recorded beside it\n")
     cand = run_cli("ship", GATE, "cand", "--reason", "it passed the registered design", "-C", root)
     assert cand.code == 0 and cand.stderr == "", cand.stderr
