@@ -191,13 +191,29 @@ def _eligible(arm: CandidateResult, rule: str) -> bool:
             and (axis is None or not axis.decides or axis.under(rule) == Specific.SPECIFIC))
 
 
+def check_amendable(spec: GateSpec) -> None:
+    """Refuse amending a registered sequential design: its α holds over every look for the rule its boundaries
+    were simulated for at `register`. A rule changed between looks is a choice made after seeing a look, and an
+    amendment holds only for the generations it re-scored, so the next look would fall back to the registered
+    rule (which the gate could then never be amended back from): a changed rule is a new design."""
+    if spec.looks is not None:
+        raise VoicegateError(f"refusing to amend {spec.gate}: its registered sequential design fixes its rule "
+                             f"({spec.floor_rule}) with the boundaries simulated for it over every look; another "
+                             "rule is a new design, registered before its own generations")
+
+
+def look_seeds(result: GateResult) -> int:
+    """The seeds per arm `result` was scored on: its look, under a sequential design."""
+    base = next((a for a in result.arms if a.is_base), None)
+    return 0 if base is None else len(base.distances)
+
+
 def look_state(spec: GateSpec, design: Sequence[Look] | None, result: GateResult) -> LookState | None:
     """The decision at the look `result` (as recorded: 6 decimals, what every surface reads) was scored at; None
     for a fixed design, or a result at no registered look (scored before the design was registered)."""
     if design is None:
         return None
-    base = next((a for a in result.arms if a.is_base), None)
-    seeds = 0 if base is None else len(base.distances)
+    seeds = look_seeds(result)
     index = next((k for k, look in enumerate(design) if look.seeds == seeds), None)
     if index is None:
         return None
