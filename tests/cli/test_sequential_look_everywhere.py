@@ -16,7 +16,8 @@ from helpers.junit import cases, junit, properties
 from helpers.sequential import look_rows, sequential_workspace
 from helpers.workspace import GATE, carrier_like, run_cli, scoring_workspace, write_rows
 
-RATES = "error rates: false pass α 0.01 by design, power unknown"
+RATES = ("error rates: false pass ≤ α 0.01 overall across looks 3, 5 (the sequential design's, simulated at "
+         "register), design power not simulated")
 LOOK1 = "look 1 of 2 (3 seeds): CONTINUE — nothing ships yet; continue to look 2 (5 seeds)"
 LOOK2 = "look 2 of 2 (5 seeds): PASS — cand ships"
 
@@ -123,7 +124,8 @@ def test_a_pass_at_a_later_look_ships_on_every_surface(tmp_path: Path) -> None:
 
     other = run_cli("ship", GATE, "other", "--reason", "the reviewer prefers its voice", "-C", root)
     assert other.code == 0 and other.stderr.startswith(
-        "warning: other is not what the registered sequential design ships (look 2 of 2, 5 seeds: FAIL"), other.stderr
+        "warning: other is not what the registered sequential design ships (stopped at look 1 of 2, 3 seeds: FAIL "
+        "(p 0.90129 over 0.5: futility); final: not decided again at look 2;"), other.stderr
     assert other.stderr.endswith(f"; {ships}); the decision is recorded beside it\n")
     cand = run_cli("ship", GATE, "cand", "--reason", "it passed the registered design", "-C", root)
     assert cand.code == 0 and cand.stderr == "", cand.stderr
@@ -151,3 +153,30 @@ def test_the_same_rows_under_the_fixed_design_say_what_they_said(tmp_path: Path)
     assert doc["ships"] == "cand" and "look" not in doc and "fixed_rule_ships" not in doc
     record = (root / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
     assert "**Ships (the rule's recommendation):** cand." in record and "sequential" not in record
+
+
+def test_the_error_rates_stated_are_the_designs_not_the_fixed_rules(tmp_path: Path) -> None:
+    # the In force line, --json and the record's error rates claim the design's overall α across its looks, as
+    # simulated at register, and say its power is not simulated (not the fixed rule's α at the seeds scored)
+    root = sequential_workspace(tmp_path / "ws", rule="welch-t-min-effect")
+    write_rows(root, look_rows([1, 2, 3]))
+    table = run_cli("score", GATE, "-C", root)
+    assert table.code == 0, table.stderr
+    assert table.stdout.splitlines()[0].endswith(f"; {RATES}")
+    registration = json.loads((root / "preregistrations" / f"{GATE}.registration.json").read_text("utf-8"))
+    assert registration["sequential"]["simulated"] == {"runs": 100000, "seed": 20261208, "false_pass": 0.00989,
+                                                       "expected_seeds": 4.02}
+    rates = json.loads(run_cli("score", GATE, "-C", root, "--json").stdout)["error_rates"]
+    assert (rates["false_pass"], rates["power"]) == (0.01, None)
+    assert rates["design"] == {"looks": [3, 5], "alpha": 0.01, "false_pass_overall": 0.01,
+                               "simulated": registration["sequential"]["simulated"], "power": None,
+                               "power_text": "not simulated"}
+    record = (root / "gates" / f"{GATE}.md").read_text(encoding="utf-8")
+    assert ("- false-pass rate of the sequential design (looks at 3, 5 seeds per arm, welch-t-min-effect's "
+            "statistic) by design: at most α 0.01 overall, the chance that any of its looks passes a candidate whose "
+            "true effect is exactly ε, not α at each look (its boundaries were simulated at register to hold it); on "
+            "100,000 fresh simulated runs at that effect it passed 0.0099 (± 0.0006) and used 4.02 seeds per arm on "
+            "average, of at most 5\n") in record
+    assert ("- power of the sequential design: not simulated (it depends on the true effect; a pilot's calibration "
+            "measures the fixed rule at a number of seeds, not this design's looks)\n") in record
+    assert "false-pass rate of welch-t-min-effect by design" not in record

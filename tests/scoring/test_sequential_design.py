@@ -116,7 +116,7 @@ def test_score_decides_at_the_registered_looks_and_refuses_any_other(tmp_path: P
     # ship records a person's decision beside the verdicts: it warns where the look did not PASS
     other = run_cli("ship", GATE, "other", "--reason", "the reviewer prefers its voice", "-C", root)
     assert other.code == 0, other.stderr
-    assert ("warning: other is not what the registered sequential design ships (look 2 of 2, 5 seeds: FAIL"
-            in other.stderr)
+    assert ("warning: other is not what the registered sequential design ships (stopped at look 1 of 2, 3 seeds: "
+            "FAIL (p 0.92568 over 0.5: futility); final: not decided again at look 2;" in other.stderr)
     cand = run_cli("ship", GATE, "cand", "--reason", "it passed the registered design", "-C", root)
     assert cand.code == 0 and "sequential" not in cand.stderr, cand.stderr

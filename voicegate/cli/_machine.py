@@ -256,7 +256,7 @@ def score_cases(state: GateState) -> list[Case]:
         decided = None if look is None else look.decisions.get(arm.name)
         if look is not None and decided is not None:  # the look's decision is VOICE's under a sequential design
             cases.append(case(cls, f"voice at look {look.index} of {len(look.design)}", decided.verdict, "PASS",
-                              "FAIL", decided.line))
+                              "FAIL", look.said(arm.name)))
         else:
             cases.append(case(cls, f"voice under {rule}", arm.voice_under(rule), "PASS", "FAIL",
                               _voice_said(arm, rule)))

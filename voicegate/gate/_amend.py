@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate.gate._error_rates import error_rates
+from voicegate.gate._looks import check_amendable
 from voicegate.gate._state import Standing
 from voicegate.scoring import CandidateResult, GateResult, Provenance
 from voicegate.spec import GateSpec
@@ -113,6 +114,7 @@ def amend_spec(spec: GateSpec, rule_id: str, reason: str, *, now: _dt.datetime |
         raise VoicegateError("an amendment needs --reason: say why the rule changes, in a sentence")
     when = now or now_utc()
     rule = get_rule(rule_id)
+    check_amendable(spec)  # a sequential design's rule is fixed with its looks' boundaries
     if not rule.registered < when.date():
         raise VoicegateError(f"rule {rule.signature} was registered {rule.registered.isoformat()}, which does not "
                              f"precede this amendment ({when.date().isoformat()}): a rule must exist before it is "

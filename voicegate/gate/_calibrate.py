@@ -382,6 +382,12 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
         path = spec.run.calibration(seeds)
         write_atomic(path, canonical_json(result.to_json()) + "\n")
         result = Calibration(**{**result.__dict__, "path": path})
+    if spec.looks is not None:
+        looks = ", ".join(map(str, spec.looks))
+        result = Calibration(**{**result.__dict__, "said": (*result.said, (
+            f"note: {spec.gate} registers a sequential design (looks at {looks} seeds per arm): these shares are the "
+            f"fixed rules' at {seeds} seeds a draw; calibrate does not simulate the design's looks, so its power is "
+            "not stated"))})
     return result
 
 
@@ -526,9 +532,13 @@ def design_lines(spec: GateSpec) -> list[str]:
     seeds, rule = len(spec.seeds), spec.floor_rule
     lines = [(f"design: {seeds} seeds per arm, ~{spec.words_per_arm_seed():,} words per (arm, seed) pool "
               f"({len(spec.prompts)} prompts x ~{spec.expected_words} words), deciding rule {rule}")]
+    if spec.looks is not None:
+        lines.append(_sequential_line(spec))
     from voicegate.gate._pilot_power import pilot_power
 
     power = pilot_power(spec)
+    if not power and spec.looks is not None:
+        return lines  # a pilot would give the fixed rule's power, not the looks': the line above says so
     if not power:
         lines.append(f"design: power unknown: no calibrate result on file for {spec.author} on carrier "
                      f"{spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K` on a many-seed pilot of this "
@@ -544,7 +554,10 @@ def design_lines(spec: GateSpec) -> list[str]:
                  f"of draws (95% intervals include the pilot's sampling; calibration recorded in {pilots})")
     at = power.get(seeds)
     enough = [k for k, p in power.items() if p.power >= POWER_GOAL]
-    if at is not None:
+    if at is not None and spec.looks is not None:
+        lines.append(f"design: {rule}'s fixed-design power at {seeds} seeds (the last look): {at.text()}; not the "
+                     "sequential design's, which stops early and is not simulated")
+    elif at is not None:
         lines.append(f"design: expected power at the registered {seeds} seeds: {at.text()}")
     if (at is not None and at.power < POWER_GOAL) or (at is None and enough and seeds < min(enough)):
         need = (f"{min(enough)} seeds reach {power[min(enough)].power:.2f}" if enough and min(enough) > seeds
@@ -552,6 +565,21 @@ def design_lines(spec: GateSpec) -> list[str]:
         lines.append(f"warning: {seeds} seeds are fewer than {rule} needs for power {POWER_GOAL} on this carrier "
                      f"({need})")
     return lines
+
+
+def _sequential_line(spec: GateSpec) -> str:
+    """What `register` says of a sequential design's error rates: its α over every look, as simulated, and that
+    its power is not simulated."""
+    from voicegate.spec import WELCH_ALPHA, load_registration
+
+    looks = ", ".join(map(str, spec.looks or ()))
+    registration = load_registration(spec)
+    op = None if registration is None else registration.operating
+    simulated = "" if op is None else (f"; on {op.runs:,} fresh simulated runs at the null's boundary it passed "
+                                       f"{op.false_pass:.4f} and used {op.expected_seeds:.2f} seeds per arm on average")
+    return (f"design: sequential, looks at {looks} seeds per arm: false pass ≤ α {WELCH_ALPHA:g} overall across its "
+            f"looks (boundaries simulated at register){simulated}; its power is not simulated (calibrate measures "
+            "the fixed rules at K seeds, not the looks)")
 
 
 def _anchor(spec: GateSpec, rows: Sequence[dict[str, Any]], registration: Registration) -> None:

@@ -31,7 +31,9 @@ from voicegate.scoring import CandidateResult, GateResult
 from voicegate.spec import (
     WELCH_ALPHA,
     GateSpec,
+    Operating,
     get_rule,
+    load_registration,
     smallest_in_units,
     t_quantile,
     welch,
@@ -81,6 +83,47 @@ class CandidateRates:
 
 
 @dataclass(frozen=True)
+class DesignRates:
+    """A registered sequential design's error rates: what its decision at a look claims (the fixed rule's α at the
+    seeds scored is not that decision's rate)."""
+
+    looks: tuple[int, ...]
+    alpha: float
+    reads_effect: bool              # the null's boundary is a true effect of ε (welch-t-min-effect), else zero
+    operating: Operating | None     # simulated at register (None: a registration that did not record it)
+
+    @property
+    def statement(self) -> str:
+        looks = ", ".join(map(str, self.looks))
+        return (f"false pass ≤ α {self.alpha:g} overall across looks {looks} (the sequential design's, simulated at "
+                "register), design power not simulated")
+
+    def lines(self, rule: str) -> list[str]:
+        looks = ", ".join(map(str, self.looks))
+        null = "exactly ε" if self.reads_effect else "zero"
+        first = (f"false-pass rate of the sequential design (looks at {looks} seeds per arm, {rule}'s statistic) by "
+                 f"design: at most α {self.alpha:g} overall, the chance that any of its looks passes a candidate whose "
+                 f"true effect is {null}, not α at each look (its boundaries were simulated at register to hold it)")
+        op = self.operating
+        if op is not None:
+            margin = 1.96 * math.sqrt(op.false_pass * (1 - op.false_pass) / op.runs)
+            first += (f"; on {op.runs:,} fresh simulated runs at that effect it passed {op.false_pass:.4f} "
+                      f"(± {margin:.4f}) and used {op.expected_seeds:.2f} seeds per arm on average, of at most "
+                      f"{self.looks[-1]}")
+        power = ("power of the sequential design: not simulated (it depends on the true effect; a pilot's "
+                 "calibration measures the fixed rule at a number of seeds, not this design's looks)")
+        fixed = ("the fixed rule's α at the seeds scored is not this decision's rate (the look decides); the "
+                 "detectable deltas and intervals below are the fixed rule's at the seeds scored, not adjusted for the "
+                 "looks")
+        return [first, power, fixed]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"looks": list(self.looks), "alpha": self.alpha, "false_pass_overall": self.alpha,
+                "simulated": None if self.operating is None else self.operating.to_json(), "power": None,
+                "power_text": "not simulated"}
+
+
+@dataclass(frozen=True)
 class ErrorRates:
     """The typed statement of a gate's error rates under the rule in force."""
 
@@ -91,23 +134,29 @@ class ErrorRates:
     power: float | None           # None: unknown
     power_text: str
     candidates: tuple[CandidateRates, ...] = ()
+    # A registered sequential design's (None: the fixed design): its rates, not the fixed rule's, are the claim.
+    design: DesignRates | None = None
 
     @property
     def statement(self) -> str:
         """The one line every surface's first line says (the details follow in `lines`)."""
+        if self.design is not None:
+            return self.design.statement
         false_pass = ("false pass not stated (a range floor)" if self.false_pass is None
                       else f"false pass α {self.false_pass:g} by design")
         power = "power unknown" if self.power is None else f"power {self.power:.2f} at {self.seeds} seeds (pilot)"
         return f"{false_pass}, {power}"
 
     def lines(self) -> list[str]:
-        return [f"false-pass rate of {self.rule} by design: {self.false_pass_text}", self.power_text,
-                *(line for c in self.candidates for line in c.lines())]
+        head = ([f"false-pass rate of {self.rule} by design: {self.false_pass_text}", self.power_text]
+                if self.design is None else self.design.lines(self.rule))
+        return [*head, *(line for c in self.candidates for line in c.lines())]
 
     def to_json(self) -> dict[str, Any]:
-        return {"statement": self.statement, "rule": self.rule, "seeds": self.seeds, "false_pass": self.false_pass,
+        data = {"statement": self.statement, "rule": self.rule, "seeds": self.seeds, "false_pass": self.false_pass,
                 "false_pass_text": self.false_pass_text, "power": self.power, "power_text": self.power_text,
                 "candidates": [c.to_json() for c in self.candidates]}
+        return data if self.design is None else {**data, "design": self.design.to_json()}
 
 
 def _false_pass(rule_id: str, impostors: int) -> tuple[float | None, str]:
@@ -189,8 +238,21 @@ def error_rates(spec: GateSpec, result: GateResult) -> ErrorRates | None:
     base = _seeds_of(base_arm)
     impostors = 0 if result.impostors is None else len(result.impostors.authors)
     false_pass, false_text = _false_pass(result.rule, impostors)
-    power, power_text = _power(spec, result.rule)
+    design = _design(spec, result, len(base))
+    power, power_text = (None, "power of the sequential design: not simulated") if design is not None else \
+        _power(spec, result.rule)
     return ErrorRates(rule=result.rule, seeds=len(spec.seeds), false_pass=false_pass, false_pass_text=false_text,
                       power=power, power_text=power_text,
                       candidates=tuple(_candidate(spec, result, c, base, _degenerate(result, c))
-                                       for c in result.candidates))
+                                       for c in result.candidates), design=design)
+
+
+def _design(spec: GateSpec, result: GateResult, seeds: int) -> DesignRates | None:
+    """The registered sequential design's rates where its look decides `result` (None: the fixed rule's do)."""
+    if spec.looks is None or seeds not in spec.looks:
+        return None
+    registration = load_registration(spec)
+    if registration is None or registration.design is None:
+        return None
+    return DesignRates(looks=tuple(look.seeds for look in registration.design), alpha=WELCH_ALPHA,
+                       reads_effect=get_rule(result.rule).smallest_effect, operating=registration.operating)

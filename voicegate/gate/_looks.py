@@ -70,15 +70,29 @@ def p_value(distances: Mapping[str, Mapping[int, float]], base: str, candidate: 
 
 def look_decisions(spec: GateSpec, design: Sequence[Look], result: GateResult,
                    seeds: int) -> dict[str, LookDecision]:
-    """Each candidate's decision at the look of `seeds` seeds per arm."""
+    """Each candidate's decision at the look of `seeds` seeds per arm: the first look up to it that decided it.
+
+    A PASS or a FAIL at an earlier look is final (the design stopped that candidate there: its boundaries were
+    simulated so), so it is kept, not decided again on more seeds. Each earlier look is decided on the first n_j
+    seeds of `seeds` from the same recorded per-seed distances (a seed's distance is measured on its own rows),
+    exactly what `score` said at that look.
+    """
     arms = {a.name: a for a in result.arms}
     distances = {name: {int(s): float(v) for s, v in a.distances.items() if v is not None}
                  for name, a in arms.items()}
     base = next(a.name for a in result.arms if a.is_base)
     rule = get_rule(spec.floor_rule)
-    return {a.name: decide_look(p_value(distances, base, a.name, spec.smallest_effect, rule.smallest_effect),
-                                design, seeds)
-            for a in result.arms if a.role == "candidate"}
+    out: dict[str, LookDecision] = {}
+    for look in design:
+        if look.seeds > seeds:
+            break
+        first = spec.seeds[:look.seeds]
+        at = {name: {s: d[s] for s in first if s in d} for name, d in distances.items()}
+        for a in result.arms:
+            if a.role == "candidate" and (a.name not in out or out[a.name].verdict == "CONTINUE"):
+                out[a.name] = decide_look(p_value(at, base, a.name, spec.smallest_effect, rule.smallest_effect),
+                                          design, look.seeds)
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,16 +125,35 @@ class LookState:
             return "PASS"
         return "CONTINUE" if any(d.verdict == "CONTINUE" for d in self.decisions.values()) else "FAIL"
 
+    def stopped(self, name: str) -> LookDecision | None:
+        """`name`'s decision where an earlier look made it (final: not decided again here); None otherwise."""
+        d = self.decisions.get(name)
+        return d if d is not None and d.index < self.index else None
+
+    def said(self, name: str) -> str:
+        """What the design says of `name`: this look's decision, or where an earlier look stopped it."""
+        d = self.decisions.get(name)
+        if d is None:
+            return "no decision"
+        if d.index < self.index:
+            return f"stopped at {d.line}; final: not decided again at look {self.index}"
+        return d.line
+
     def summary(self) -> str:
         """"look 1 of 2 (3 seeds): CONTINUE — continue to look 2 (5 seeds)": what every surface says of the look."""
         head = f"look {self.index} of {len(self.design)} ({self.seeds} seeds)"
         nxt = self.next
         if self.verdict == "PASS":
-            return f"{head}: PASS — {self.ships} ships"
+            pick = self.stopped(str(self.ships))
+            at = "" if pick is None else f" (stopped at look {pick.index}, {pick.look.seeds} seeds)"
+            return f"{head}: PASS — {self.ships} ships{at}"
         if self.verdict == "CONTINUE" and nxt is not None:
             return f"{head}: CONTINUE — nothing ships yet; continue to look {self.index + 1} ({nxt.seeds} seeds)"
-        if nxt is not None and all(d.verdict == "FAIL" for d in self.decisions.values()):
-            return f"{head}: FAIL for futility — nothing ships"
+        decided = self.decisions.values()
+        if decided and all(d.verdict == "FAIL" and d.look.futility is not None for d in decided):
+            last = max(decided, key=lambda d: d.index)
+            at = "" if last.index == self.index else f" (stopped at look {last.index}, {last.look.seeds} seeds)"
+            return f"{head}: FAIL for futility — nothing ships{at}"
         return f"{head}: FAIL — nothing ships"
 
     def ship_line(self) -> str:
@@ -129,14 +162,13 @@ class LookState:
 
     def lines(self) -> list[str]:
         """One line a candidate, naming the look: the record's entry and the terminal list them."""
-        return [f"{name}: {d.line}" for name, d in self.decisions.items()]
+        return [f"{name}: {self.said(name)}" for name in self.decisions]
 
     def ship_warning(self, arm: str) -> str | None:
         """Why shipping `arm` goes against the design's decision (None: it is the design's pick)."""
         if arm == self.ships:
             return None
-        decision = self.decisions.get(arm)
-        said = decision.line if decision is not None else "no decision"
+        said = self.said(arm)
         return (f"warning: {arm} is not what the registered sequential design ships ({said}; {self.ship_line()}); "
                 "the decision is recorded beside it")
 
@@ -146,7 +178,7 @@ class LookState:
         return {"index": self.index, "of": len(self.design), "seeds": self.seeds, "decision": self.verdict,
                 "ships": self.ships, "summary": self.summary(),
                 "next": None if nxt is None else {"index": self.index + 1, "seeds": nxt.seeds},
-                "candidates": {name: {"decision": d.verdict, "p": d.p, "efficacy": d.look.efficacy,
+                "candidates": {name: {"decision": d.verdict, "look": d.index, "p": d.p, "efficacy": d.look.efficacy,
                                       "futility": d.look.futility} for name, d in self.decisions.items()},
                 "boundaries": [look.to_json() for look in self.design]}
 
@@ -159,18 +191,37 @@ def _eligible(arm: CandidateResult, rule: str) -> bool:
             and (axis is None or not axis.decides or axis.under(rule) == Specific.SPECIFIC))
 
 
+def check_amendable(spec: GateSpec) -> None:
+    """Refuse amending a registered sequential design: its α holds over every look for the rule its boundaries
+    were simulated for at `register`. A rule changed between looks is a choice made after seeing a look, and an
+    amendment holds only for the generations it re-scored, so the next look would fall back to the registered
+    rule (which the gate could then never be amended back from): a changed rule is a new design."""
+    if spec.looks is not None:
+        raise VoicegateError(f"refusing to amend {spec.gate}: its registered sequential design fixes its rule "
+                             f"({spec.floor_rule}) with the boundaries simulated for it over every look; another "
+                             "rule is a new design, registered before its own generations")
+
+
+def look_seeds(result: GateResult) -> int:
+    """The seeds per arm `result` was scored on: its look, under a sequential design."""
+    base = next((a for a in result.arms if a.is_base), None)
+    return 0 if base is None else len(base.distances)
+
+
 def look_state(spec: GateSpec, design: Sequence[Look] | None, result: GateResult) -> LookState | None:
     """The decision at the look `result` (as recorded: 6 decimals, what every surface reads) was scored at; None
     for a fixed design, or a result at no registered look (scored before the design was registered)."""
     if design is None:
         return None
-    base = next((a for a in result.arms if a.is_base), None)
-    seeds = 0 if base is None else len(base.distances)
+    seeds = look_seeds(result)
     index = next((k for k, look in enumerate(design) if look.seeds == seeds), None)
     if index is None:
         return None
     decisions = look_decisions(spec, design, result, seeds)
     passed = [c for c in result.candidates if decisions[c.name].verdict == "PASS" and _eligible(c, result.rule)]
+    # the design stopped at the first look where a candidate ships: a later look's pass does not replace its pick
+    first = min((decisions[c.name].index for c in passed), default=None)
+    passed = [c for c in passed if decisions[c.name].index == first]
     rank = {name: i for i, name in enumerate(spec.prefer)}
     # the spec's preference order, else the clearest pass (the smallest p), as the fixed rule's pick goes by ratio
     ships = min(passed, key=lambda c: (rank.get(c.name, len(rank)), decisions[c.name].p, c.name)).name \

@@ -48,7 +48,8 @@ def _scored(result: GateResult, time: str | None, last: bool, look: LookState | 
     """`look`: a sequential design's decision at the look of `result` (what ships, in place of the fixed rule's)."""
     text = f"under {result.rule}"
     if last and look is not None:
-        decided = ", ".join(f"{name} {d.verdict}" for name, d in look.decisions.items())
+        decided = ", ".join(f"{name} {d.verdict}" + ("" if look.stopped(name) is None else f" at look {d.index}")
+                            for name, d in look.decisions.items())
         text += f": {decided}; sequential design, {look.summary()}"
     elif last:
         text += f": {_voices(result)}; the rule recommends {result.ships or 'none'}"

@@ -67,7 +67,7 @@ from voicegate.spec._rules import (
     zero_floor_fails,
 )
 from voicegate.spec._schema import Role
-from voicegate.spec._sequential import Look, LookDecision, decide_look
+from voicegate.spec._sequential import Look, LookDecision, Operating, decide_look
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
 from voicegate.spec._views import (
     HISTORICAL_SIGNATURE_KEYS,
@@ -100,6 +100,7 @@ __all__ = [
     "Look",
     "LookDecision",
     "Model",
+    "Operating",
     "PromptParts",
     "Registration",
     "Role",

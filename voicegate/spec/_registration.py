@@ -34,7 +34,7 @@ from voicegate.spec._checks import checks_in_force
 from voicegate.spec._prospective import REGISTRATIONS, SUFFIX, numbers_at, record_at, written_by_register
 from voicegate.spec._resolve import check_corpus_words, check_impostors
 from voicegate.spec._rules import RULES, WELCH_ALPHA, get_rule, rules_in_force
-from voicegate.spec._sequential import FUTILITY_FIRST, RUNS, SHAPE, SIM_SEED, Look, boundaries
+from voicegate.spec._sequential import FUTILITY_FIRST, RUNS, SHAPE, SIM_SEED, Look, Operating, boundaries, operating
 from voicegate.spec._spec import GateSpec
 from voicegate.spec._weights import adapter_weights
 from voicegate.spec._workspace import (
@@ -115,6 +115,14 @@ class Registration:
         """The registered sequential design's looks and boundaries, as recorded (None: the fixed design)."""
         sequential = self.data.get("sequential")
         return None if not isinstance(sequential, dict) else tuple(map(Look.from_json, sequential["looks"]))
+
+    @property
+    def operating(self) -> Operating | None:
+        """The registered design's false pass and expected seeds as simulated at `register` (None: a fixed design,
+        or one registered before they were recorded)."""
+        sequential = self.data.get("sequential")
+        simulated = sequential.get("simulated") if isinstance(sequential, dict) else None
+        return None if not isinstance(simulated, dict) else Operating.from_json(simulated)
 
     @property
     def registered_at(self) -> str:
@@ -305,6 +313,7 @@ def sequential_record(looks: tuple[int, ...]) -> dict[str, Any]:
     """The design `register` fixes: every look's boundaries, computed once from the seeded simulation."""
     design = boundaries(looks, WELCH_ALPHA)
     return {"alpha": WELCH_ALPHA, "looks": [look.to_json() for look in design],
+            "simulated": operating(design).to_json(),
             "method": f"Wang-Tsiatis efficacy (shape {SHAPE}) calibrated by simulation ({RUNS} runs, seed {SIM_SEED}) "
                       f"to false pass alpha at the null's boundary; binding futility {FUTILITY_FIRST} x n_1/n_k"}
 

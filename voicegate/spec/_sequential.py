@@ -120,6 +120,39 @@ def boundaries(looks: Sequence[int], alpha: float) -> tuple[Look, ...]:
     return _boundaries(tuple(looks), alpha)
 
 
+@dataclass(frozen=True)
+class Operating:
+    """The registered design's operating characteristics at the null's boundary, simulated at `register` on fresh
+    runs (not the ones its boundaries were calibrated on): its false pass over every look together and its
+    expected seeds per arm. Its power is not simulated: it depends on the true effect, which no one knows."""
+
+    runs: int
+    seed: int
+    false_pass: float
+    expected_seeds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "seed": self.seed, "false_pass": self.false_pass,
+                "expected_seeds": self.expected_seeds}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Operating:
+        return cls(runs=int(d["runs"]), seed=int(d["seed"]), false_pass=float(d["false_pass"]),
+                   expected_seeds=float(d["expected_seeds"]))
+
+
+@lru_cache(maxsize=16)
+def _operating(design: tuple[Look, ...]) -> Operating:
+    seed = SIM_SEED + 1
+    passed, used = simulate(simulated_p([look.seeds for look in design], RUNS, seed, SIM_EFFECT), design)
+    return Operating(RUNS, seed, round(float(passed.mean()), 5), round(float(used.mean()), 2))
+
+
+def operating(design: Sequence[Look]) -> Operating:
+    """`design`'s false pass and expected seeds per arm at the null's boundary, on fresh runs: deterministic."""
+    return _operating(tuple(design))
+
+
 def check_looks(looks: Sequence[int], seeds: int) -> str | None:
     """Why `looks` cannot be a design over `seeds` seeds per arm (None: it can)."""
     if len(looks) < 2:
