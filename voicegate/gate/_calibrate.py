@@ -528,7 +528,7 @@ def design_lines(spec: GateSpec) -> list[str]:
               f"({len(spec.prompts)} prompts x ~{spec.expected_words} words), deciding rule {rule}")]
     from voicegate.gate._pilot_power import pilot_power
 
-    power = pilot_power(spec)
+    power = pilot_power(spec, rule)  # at register, the registered rule is the one in force
     if not power:
         lines.append(f"design: power unknown: no calibrate result on file for {spec.author} on carrier "
                      f"{spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K` on a many-seed pilot of this "
