@@ -130,3 +130,40 @@ def test_a_run_directory_file_or_an_edited_summary_is_never_quoted(pilot: Path, 
                                     "would_ship": {"share": 0.99, "low": 0.9, "high": 1.0},
                                     "all_seeds": {"voice": "PASS"}}}}}}), encoding="utf-8")
     assert _gate(root, "lv-next")[1].startswith("design: power unknown: ")
+
+
+def test_after_an_amendment_the_power_stated_is_the_amended_rules(pilot: Path, tmp_path: Path) -> None:
+    from helpers.workspace import register_prospective
+
+    root = _copy(pilot, tmp_path)
+    quoted = json.loads((root / "runs" / GATE / "calibration-K3.json").read_text(encoding="utf-8"))
+    shares = {rule: quoted["candidates"]["cand"]["rules"][rule]["would_ship"]
+              for rule in ("welch-t", "pairwise-max-spread")}
+    assert f"{shares['welch-t']['share']:.2f}" != f"{shares['pairwise-max-spread']['share']:.2f}"
+    _gate(root, "lv-next")
+    register_prospective(root, "lv-later", "pairwise-max-spread")  # before lv-next's numbers: prospective
+    source = root.parent / "next.jsonl"
+    source.write_text("".join(json.dumps({"arm": a, "seed": s, "prompt_id": str(p),
+                                          "text": text(160, f"next/{a}/{s}/{p}", STYLE[a])}) + "\n"
+                              for a in ("base", "cand") for s in (1, 2, 3) for p in range(N_PROMPTS)), encoding="utf-8")
+    for args in (("import", "lv-next", str(source)), ("score", "lv-next"),
+                 ("amend", "lv-next", "--rule", "pairwise-max-spread", "--reason", "the pairwise floor fits")):
+        code, out, err = run_cli(*args, "-C", root)
+        assert code == 0, err
+
+    def stated(rule: str) -> str:
+        s = shares[rule]
+        return f"power {s['share']:.2f} [{s['low']:.2f}, {s['high']:.2f}] at 3 seeds (95% interval including the "
+
+    code, out, err = run_cli("score", "lv-next", "--json", "-C", root)
+    assert code == 0, err
+    rates = json.loads(out)["error_rates"]
+    assert rates["rule"] == "pairwise-max-spread"
+    assert rates["power"] == pytest.approx(shares["pairwise-max-spread"]["share"])
+    assert rates["power_text"].startswith(stated("pairwise-max-spread"))
+    # the amendment's entry states the amended rule's power; the score entry before it, the registered rule's
+    record = (root / "gates" / "lv-next.md").read_text(encoding="utf-8").replace("\\[", "[").replace("\\]", "]")
+    score_entry, _, amend_entry = record.partition("## Amendment — ")
+    assert stated("welch-t") in score_entry and stated("pairwise-max-spread") not in score_entry
+    assert (f"error rates: false pass not stated (a range floor), power {shares['pairwise-max-spread']['share']:.2f} "
+            "at 3 seeds (pilot).") in amend_entry

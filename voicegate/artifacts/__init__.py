@@ -3,7 +3,7 @@
 Public surface, used by the use cases in `voicegate.gate`:
 
 - `record_score(spec, registration, result, run)` — `voicegate score` appends
-  its verdicts (or says the record is current);
+  its verdicts (or says the record is current, rebuilding a missing recorded.json from it);
 - `record_ship(spec, arm, reason)` — a person's shipping decision;
 - `record_note(spec, text)` — a person's note (a defect found and left alone), changing no verdict;
 - `record_amendment(spec, old, new, changes, ...)` — render and append an
@@ -67,11 +67,14 @@ def gate_records(root: Path) -> dict[str, Path]:
 
 def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, scores: str | None = None, error_rates: list[str] | None = None,
-                 standing: Any = None, look: list[str] | None = None) -> list[str]:
+                 standing: Any = None, look: list[str] | None = None,
+                 in_force: GateResult | None = None) -> list[str]:
     """Append a score's verdicts to every artifact the spec names; returns one line per artifact touched.
-    `standing` (a `voicegate.gate.Standing`) is what each entry's first line says is in force."""
+    `standing` (a `voicegate.gate.Standing`) is what each entry's first line says is in force; `in_force`, the
+    decision of an amendment in force on these generations (what a missing recorded.json is rebuilt to, when the
+    record's newest verdict is that amendment)."""
     return _record_score(spec, registration, result, run, scores=scores, error_rates=error_rates,
-                         standing=standing, look=look)
+                         standing=standing, look=look, in_force=in_force)
 
 
 __all__ = [

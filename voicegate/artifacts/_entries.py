@@ -46,6 +46,7 @@ from voicegate._hashing import sha256_json
 from voicegate._locks import gate_lock as _gate_lock
 from voicegate.artifacts import _chain, _compose, _ledger, _transaction
 from voicegate.artifacts._format import candidates, floors_shown, one_line, others_shown, render, stamp
+from voicegate.artifacts._recorded import Entry
 from voicegate.artifacts._transaction import Write, read_or_none
 from voicegate.run import RunManifest, read_generations, read_rows
 from voicegate.scoring import GateResult, is_result
@@ -153,7 +154,20 @@ def verdict_lock(spec: GateSpec, command: str) -> Iterator[list[str]]:
         # A writer killed mid-write left its temp beside the file (beside the weights, for a README).
         sweep_fixed_tmp([*_artifact_paths(spec), *spec.run.state_files])
         note = _transaction.complete(spec.run)
+        _check_ledger_kept(spec)
         yield [note] if note else []
+
+
+def _check_ledger_kept(spec: GateSpec) -> None:
+    """Refuses when the run's ledger is gone but recorded.json (written only beside a ledger line) is here.
+
+    An entry appended now would start a new ledger after the lost one, and `verify` would read every earlier entry
+    as predating it: the deletion `verify` calls BROKEN would be laundered into a note.
+    """
+    if spec.run.recorded.is_file() and not spec.run.ledger.exists():
+        raise VoicegateError(f"{_display(spec, spec.run.ledger)}: {spec.gate}'s ledger is gone while its run data is "
+                             f"here ({_display(spec, spec.run.recorded)}), so no entry is appended (`voicegate verify` "
+                             "says BROKEN): restore the ledger from a backup")
 
 
 # -- writing all three ---------------------------------------------------------------
@@ -338,12 +352,14 @@ def _spans(result: GateResult) -> list[dict[str, Any]]:
 def record_score(spec: GateSpec, registration: Registration, result: GateResult, run: RunManifest | None,
                  *, now: _dt.datetime | None = None, scores: str | None = None,
                  error_rates: list[str] | None = None, standing: Standing | None = None,
-                 look: list[str] | None = None) -> list[str]:
+                 look: list[str] | None = None, in_force: GateResult | None = None) -> list[str]:
     """Append a score's verdicts to all three artifacts, unless this very result is already recorded.
 
     `scores` (the result's JSON text) goes to `scores.json` first, under the same gate lock. `error_rates`: the
     statement's lines (`gate._error_rates`), on the record's entry (None: not stated, an older gate). `look`: a
-    sequential design's decision at the look scored, a line a candidate (None: the fixed design).
+    sequential design's decision at the look scored, a line a candidate (None: the fixed design). `in_force`: the
+    decision of the amendment in force on these generations, re-scored (None: none is), which rebuilds a missing
+    recorded.json when the record's newest verdict is that amendment.
     """
     when = now or now_utc()
     digest = result_sha256(result)
@@ -352,7 +368,11 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
             write_atomic(spec.run.scores, scores, fixed_tmp=True)
         loaded = load_state(spec)
         state = loaded or {"results": {}}
-        if state["results"].get(result.rule) == digest or (loaded is None and _scored_in_record(spec, result)):
+        if loaded is None:
+            state, newest = _state_from_record(spec, result)
+            if newest is not None:
+                return said + _rebuild(spec, state, newest, result if newest.kind == "score" else in_force, when)
+        if state["results"].get(result.rule) == digest:
             return said + [(f"{_display(spec, spec.artifacts.record)}: the record is current (same generations, "
                             f"same rule {result.rule}); nothing appended")]
         ctx = _base_ctx(spec, result, when, standing or _registered(result))
@@ -371,16 +391,48 @@ def record_score(spec: GateSpec, registration: Registration, result: GateResult,
         return said + _commit(spec, "score", when, entry, [_current(spec, state, result, "score", when)], result)
 
 
-def _scored_in_record(spec: GateSpec, result: GateResult) -> bool:
-    """The record's newest verdict entries already score these generations under this rule: recorded.json (the run
-    directory's copy of what the artifacts were told) is gone, and the record, not its absence, says what is news.
-    A score appended here would put the registered rule back in force over an amendment the record holds."""
+def _state_from_record(spec: GateSpec, result: GateResult) -> tuple[dict[str, Any], Entry | None]:
+    """recorded.json's `results` as the record's score and amendment entries state them, and the newest of those
+    entries when it decides these very generations (None: the record holds no verdict on them, so a score is news).
+
+    recorded.json is the run directory's copy of what the artifacts were told; the record, not its absence, says
+    what is news: a score appended over an amendment of these generations would put the registered rule back in force.
+    """
     from voicegate.artifacts._recorded import recorded_entries
 
     verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
-    scored = [e for e in verdicts if e.kind == "score"]
-    return (bool(scored) and scored[-1].rule_to == result.rule and result.generations_sha256 is not None
-            and all(e.generations_sha256 == result.generations_sha256 for e in verdicts[verdicts.index(scored[-1]):]))
+    state: dict[str, Any] = {"results": {e.rule_to: e.result_sha256 for e in verdicts
+                                         if e.rule_to is not None and e.result_sha256 is not None}}
+    newest = verdicts[-1] if verdicts else None
+    if newest is None or result.generations_sha256 is None or newest.generations_sha256 != result.generations_sha256:
+        return state, None
+    return state, newest
+
+
+def _rebuild(spec: GateSpec, state: dict[str, Any], newest: Entry, current: GateResult | None,
+             when: _dt.datetime) -> list[str]:
+    """recorded.json written again from the record's newest verdict entry, only when re-scoring the stored generations
+    gives the very result that entry states (its sha256): a copy rebuilt from other numbers would be silently wrong.
+    The ledger gets a line saying so (no artifact entry), which `verify` reports."""
+    path, record = _display(spec, spec.run.recorded), _display(spec, spec.artifacts.record)
+    what = f"entry {newest.number} of {record} (the {'score' if newest.kind == 'score' else 'amendment'} of " \
+           f"{newest.time})"
+    restore = f"restore runs/{spec.gate}/ from where it was kept"
+    if not spec.run.ledger.exists():
+        raise VoicegateError(f"{path} is missing and so is the run's ledger ({_display(spec, spec.run.ledger)}): the "
+                             f"run's copy of what {what} decided is rebuilt only beside the ledger `verify` holds the "
+                             f"artifacts to; {restore}")
+    got = "" if current is None else result_sha256(current)
+    if current is None or got != newest.result_sha256:
+        said = "no result under its rule" if current is None else f"result sha256 {got[:12]}"
+        stated = "states no result sha256" if newest.result_sha256 is None else f"states {newest.result_sha256[:12]}"
+        raise VoicegateError(f"{path} is missing, and re-scoring the stored generations gives {said} where {what} "
+                             f"{stated}: the run's copy of the result in force is not rebuilt from other numbers; "
+                             f"{restore}")
+    state.update(current=current.to_json(), current_kind=newest.kind, time=newest.time)
+    _commit(spec, "rebuild", when, _Entry([], [], []), [_state_write(spec, state)], current)
+    return [(f"{path}: rebuilt from {what}: re-scoring the stored generations gives the result it states (sha256 "
+             f"{got[:12]}); nothing appended to the artifacts")]
 
 
 def _registered(result: GateResult) -> Standing:
@@ -484,11 +536,15 @@ def current_state(spec: GateSpec, what: str) -> tuple[dict[str, Any], GateResult
         from voicegate.artifacts._recorded import recorded_entries
 
         if any(e.kind in ("score", "amend") for e in recorded_entries(spec.artifacts.record)):
-            # `score` would only say the record is current: the run's copy of the result in force is what is gone
+            # `score` rebuilds it from the stored generations, checked against the record; without them (or
+            # without the ledger) only the run directory kept elsewhere has it
+            fix = (f"run `voicegate score {spec.gate}` to rebuild it from the record"
+                   if spec.generations_path.is_file() and spec.run.ledger.exists()
+                   else f"restore runs/{spec.gate}/ from where it was kept (its "
+                        f"{'generations are' if not spec.generations_path.is_file() else 'ledger is'} gone too)")
             raise VoicegateError(
                 f"nothing to {what}: the record holds {spec.gate}'s verdicts but the run's copy of the result in "
-                f"force ({_display(spec, spec.run.recorded)}) is missing; restore runs/{spec.gate}/ from where it was "
-                "kept (voicegate does not rebuild it from the record)")
+                f"force ({_display(spec, spec.run.recorded)}) is missing; {fix}")
         raise VoicegateError(f"nothing to {what}: no score is recorded for {spec.gate} "
                              f"(run `voicegate score {spec.gate}` first)")
     return state, GateResult.from_json(state["current"])

@@ -34,6 +34,7 @@ _CITATION = re.compile(
     r"(?: (\d+) commit\(s\) AFTER)?([^\n]*)", re.MULTILINE)
 _NUMBERS_AT = re.compile(r"first recorded \((?:commit )?`([0-9a-f]{40})`\)")
 _GENERATIONS = re.compile(r"Generations\s+sha256 `([0-9a-f]{64})`")
+_RESULT = re.compile(r"^Result sha256: `([0-9a-f]{64})`", re.MULTILINE)
 _UNESCAPE = re.compile(r"\\(.)|&(lt|gt|amp);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&"}
 
@@ -63,7 +64,8 @@ class Entry:
     summary: dict[str, Any] | None = None   # a calibration: what it states (None: unreadable, or not its sha256)
     summary_sha256: str | None = None
     citation: dict[str, Any] | None = None    # an amendment: the registration it cites, as its entry states it
-    generations_sha256: str | None = None     # an amendment: the generations it re-scored
+    generations_sha256: str | None = None     # a score's generations, or the ones an amendment re-scored
+    result_sha256: str | None = None          # a score's or an amendment's result, as its entry states it
 
 
 def _rule_id(sig: str) -> str:
@@ -100,16 +102,22 @@ def record_entries(data: bytes) -> list[Entry]:
                              rule_from=_rule_id(rules.group(1)) if rules else None,
                              rule_to=_rule_id(rules.group(2)) if rules else None,
                              post_hoc=post_hoc, cited_commit=cited.group(2) if cited else None,
-                             citation=_citation(body, post_hoc),
+                             citation=_citation(body, post_hoc), result_sha256=_result(body),
                              generations_sha256=(g.group(1) if (g := _GENERATIONS.search(body)) else None)))
         elif kind == "calibration":
             out.append(Entry(number, kind, time, **_summary(body)))
         elif kind == "score":
             out.append(Entry(number, kind, time, rule_to=_rule_id(rest[len("rule "):]) if rest.startswith("rule ")
-                             else None, generations_sha256=(g.group(1) if (g := _GENERATIONS.search(body)) else None)))
+                             else None, generations_sha256=(g.group(1) if (g := _GENERATIONS.search(body)) else None),
+                             result_sha256=_result(body)))
         else:
             out.append(Entry(number, kind, time))
     return out
+
+
+def _result(body: str) -> str | None:
+    found = _RESULT.search(body)
+    return None if found is None else found.group(1)
 
 
 def _citation(body: str, post_hoc: bool | None) -> dict[str, Any] | None:

@@ -369,6 +369,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
                 checks[_key(path)].expected.append((g, number, digest, by))
         if led is not None:
             ledgers.append(_ledger_check(g, led))
+            ledgers[-1].notes += _recorded_copy(root, g, run, led)
     _gather_listed(root, runs, checks)
     shallow = is_shallow(root)  # asked once: the same answer for every file
     for fc in checks.values():
@@ -449,6 +450,20 @@ def _ledger_check(gate: str, led: ledger_file.Ledger) -> FileCheck:
                         "after them cover their bytes")
     fc.expected = [(gate, i, "", "") for i in range(1, len(led.rows) + 1)]  # the line count, for describe
     return fc
+
+
+def _recorded_copy(root: Path, gate: str, run: RunDir, led: ledger_file.Ledger) -> list[str]:
+    """What happened to recorded.json (the run's copy of the result in force), which `ship`, `note` and `amend`
+    read: each rebuild `score` made of it, and whether it is missing now while the ledger lists verdicts."""
+    shown = shown_path(root, run.recorded)
+    out = [f"line {row.get('line')}: {shown} rebuilt at {row.get('time')} by `voicegate score` (it was missing): "
+           f"re-scoring the stored generations gave the result the record's newest verdict states (sha256 "
+           f"{str(row.get('result_sha256'))[:12]})" for row in led.rows if row.get("kind") == "rebuild"]
+    verdicts = any(row.get("kind") in ("score", "amend") for row in led.rows)
+    if verdicts and not run.recorded.is_file() and _transaction.pending(run) is None:
+        out.append(f"{shown} (the run's copy of the result in force) is missing, so `ship`, `note` and `amend` "
+                   f"refuse: `voicegate score {gate}` rebuilds it from the record")
+    return out
 
 
 def _gather_listed(root: Path, runs: dict[str, RunDir], checks: dict[Path, FileCheck]) -> None:

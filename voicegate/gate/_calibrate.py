@@ -536,7 +536,7 @@ def design_lines(spec: GateSpec) -> list[str]:
         lines.append(_sequential_line(spec))
     from voicegate.gate._pilot_power import pilot_power
 
-    power = pilot_power(spec)
+    power = pilot_power(spec, rule)  # at register, the registered rule is the one in force
     if not power and spec.looks is not None:
         return lines  # a pilot would give the fixed rule's power, not the looks': the line above says so
     if not power:

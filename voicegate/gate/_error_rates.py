@@ -176,7 +176,7 @@ def _power(spec: GateSpec, rule: str) -> tuple[float | None, str]:
     from voicegate.gate._pilot_power import pilot_power
 
     seeds = len(spec.seeds)
-    power = pilot_power(spec)
+    power = pilot_power(spec, rule)
     where = f"{spec.author} on carrier {spec.seat.base_model}"
     if seeds not in power:
         known = f" (a pilot is on record at {', '.join(str(k) for k in power)} seeds)" if power else ""

@@ -29,9 +29,10 @@ class PilotPower:
         return f"{self.power:.2f} [{self.low:.2f}, {self.high:.2f}]"
 
 
-def pilot_power(spec: GateSpec) -> dict[int, PilotPower]:
-    """K -> the spec's deciding rule's power from the calibration entries chained in other gates' records for
-    the same author on the same carrier: the mean would-ship share of the pilot's real voices — its arms of this
+def pilot_power(spec: GateSpec, rule: str) -> dict[int, PilotPower]:
+    """K -> `rule`'s power from the calibration entries chained in other gates' records for the same author on the
+    same carrier (`rule`: the one in force, an amendment's where one decides; not the spec's registered rule, which
+    an amendment no longer decides by): the mean would-ship share of the pilot's real voices — its arms of this
     author where the pilot says whose voice each arm is (`arms[].voice_of`), else those that ship under the rule
     on every stored seed (VOICE PASS, and SPECIFIC where checked), which can take in another author's voice.
     Another author's pilot says nothing about this one's power (a Dickens gate was quoted Anne Brontë's 0.48
@@ -40,7 +41,6 @@ def pilot_power(spec: GateSpec) -> dict[int, PilotPower]:
     from voicegate.artifacts import gate_records, recorded_entries
     from voicegate.spec import shown_path
 
-    rule = spec.floor_rule
     found: dict[int, PilotPower] = {}
     for gate, record in gate_records(spec.root).items():
         if gate == spec.gate:

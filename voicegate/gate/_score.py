@@ -65,6 +65,15 @@ def load_generations(spec: GateSpec) -> list[dict[str, Any]]:
     """The stored generations; refuses an unreadable file or an empty one with what to run next."""
     rows = read_generations(spec.generations_path)  # a damaged line is refused, naming it
     if not rows:
+        from voicegate.artifacts import recorded_entries
+
+        scored = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+        if scored and scored[-1].generations_sha256:
+            # New generations would be scored as a new run, over the verdicts the record holds: say what was lost
+            raise VoicegateError(f"no generations for {spec.gate} at {spec.generations_path}, though its record "
+                                 f"holds verdicts on generations sha256 {scored[-1].generations_sha256[:12]}: restore "
+                                 f"runs/{spec.gate}/ from where it was kept (new generations from `voicegate "
+                                 "generate` or `import` are scored as a new run)")
         raise VoicegateError(f"no generations for {spec.gate} at {spec.generations_path} "
                              f"(run `voicegate generate {spec.gate}` or `voicegate import`)")
     return rows
@@ -129,7 +138,8 @@ def score(root: Path | str | None, gate: str, *, dry_run: bool = False,
     try:
         recorded = record_score(spec, registration, result, manifest, scores=result_text(result),
                                 error_rates=None if stated is None else stated.lines(),
-                                standing=scored.standing.standing(), look=looked)
+                                standing=scored.standing.standing(), look=looked,
+                                in_force=None if amendment is None else amendment.result)
     except VoicegateError:
         record_anchor(spec, result, "score", registration.commit)  # shown, not recorded: still ordered
         raise

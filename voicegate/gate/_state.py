@@ -33,18 +33,49 @@ NOT_STATED = "not stated"
 
 
 @dataclass(frozen=True)
-class InForce:
-    """An amendment's result that still stands for these generations, and where it came from."""
+class Amendment:
+    """The recorded amendment whose decision is in force, and the registration it cites."""
 
-    result: GateResult
-    amended_from: str
+    rule_from: str
+    rule_to: str
     time: str
-    # The citation as the amendment's entry in the record states it (`Citation.to_json`'s fields).
+    # The citation as the amendment's entry in the record states it (`Citation.to_json`'s fields: gate, rule, commit,
+    # committed, spec_sha256, and for a citation placed in history against the gate's numbers: numbers_at,
+    # after_numbers, post_hoc).
     citation: Mapping[str, Any] = field(default_factory=dict)
 
-    def note(self) -> str:
-        return (f"as amended {self.time}: {self.amended_from} -> {self.result.rule} on these same generations; "
-                f"the decision in force is under {self.result.rule}")
+    @property
+    def post_hoc(self) -> bool:
+        """The cited registration came after this gate's numbers: a correction, not a pre-registered rule."""
+        return self.citation.get("post_hoc") is True
+
+    @property
+    def kind(self) -> str:
+        """"a POST-HOC correction" or "prospective": what every surface calls the amendment."""
+        return "a POST-HOC correction" if self.post_hoc else "prospective"
+
+    def cites(self) -> str:
+        """What the amendment cites, in one clause."""
+        c = self.citation
+        if not c:
+            return "citing no registration"
+        commit = str(c.get("commit", "?"))[:12]
+        where = f"{c.get('rule', self.rule_to)} registered for {c.get('gate', '?')} at commit {commit}"
+        if self.post_hoc:
+            return f"{where}, {c.get('after_numbers', '?')} commit(s) after this gate's numbers"
+        return f"{where}, before this gate's numbers"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule_from": self.rule_from, "rule_to": self.rule_to, "time": self.time, "post_hoc": self.post_hoc,
+                "citation": dict(self.citation) or None}
+
+
+@dataclass(frozen=True)
+class InForce:
+    """An amendment's result that still stands for these generations, and the amendment it came from."""
+
+    result: GateResult
+    amendment: Amendment
 
 
 def in_force(spec: GateSpec, result: GateResult) -> Entry | None:
@@ -65,7 +96,8 @@ def in_force(spec: GateSpec, result: GateResult) -> Entry | None:
 
 def amended(entry: Entry, registered: GateResult, result: GateResult) -> InForce:
     """The amendment `entry` (`in_force`) with its decision: `result`, the same generations re-scored under it."""
-    return InForce(result, str(entry.rule_from or registered.rule), entry.time, dict(entry.citation or {}))
+    return InForce(result, Amendment(rule_from=str(entry.rule_from or registered.rule), rule_to=result.rule,
+                                     time=entry.time, citation=dict(entry.citation or {})))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,43 +261,6 @@ class Standing:
 
 
 @dataclass(frozen=True)
-class Amendment:
-    """The recorded amendment whose decision is in force, and the registration it cites."""
-
-    rule_from: str
-    rule_to: str
-    time: str
-    # The citation as recorded in amendments.jsonl (gate, rule, commit, committed, spec_sha256, and for a
-    # citation placed in history against the gate's numbers: numbers_at, after_numbers, post_hoc).
-    citation: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def post_hoc(self) -> bool:
-        """The cited registration came after this gate's numbers: a correction, not a pre-registered rule."""
-        return self.citation.get("post_hoc") is True
-
-    @property
-    def kind(self) -> str:
-        """"a POST-HOC correction" or "prospective": what every surface calls the amendment."""
-        return "a POST-HOC correction" if self.post_hoc else "prospective"
-
-    def cites(self) -> str:
-        """What the amendment cites, in one clause."""
-        c = self.citation
-        if not c:
-            return "citing no registration"
-        commit = str(c.get("commit", "?"))[:12]
-        where = f"{c.get('rule', self.rule_to)} registered for {c.get('gate', '?')} at commit {commit}"
-        if self.post_hoc:
-            return f"{where}, {c.get('after_numbers', '?')} commit(s) after this gate's numbers"
-        return f"{where}, before this gate's numbers"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rule_from": self.rule_from, "rule_to": self.rule_to, "time": self.time, "post_hoc": self.post_hoc,
-                "citation": dict(self.citation) or None}
-
-
-@dataclass(frozen=True)
 class GateState:
     """What a reader of `score` is told: the decision in force, beside what the registered rule alone says."""
 
@@ -376,7 +371,5 @@ def gate_state(spec: GateSpec, registered: GateResult, full: GateResult | None, 
     if in_force is None:
         return GateState(result=registered, registered=registered, full=full,
                          error_rates=error_rates(spec, registered), look=look)
-    amendment = Amendment(rule_from=in_force.amended_from, rule_to=in_force.result.rule, time=in_force.time,
-                          citation=in_force.citation)
-    return GateState(result=in_force.result, registered=registered, amendment=amendment, full=full_in_force,
+    return GateState(result=in_force.result, registered=registered, amendment=in_force.amendment, full=full_in_force,
                      error_rates=error_rates(spec, in_force.result), look=look)

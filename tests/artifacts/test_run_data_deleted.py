@@ -1,0 +1,162 @@
+"""Run data deleted by hand: recorded.json, the ledger, or the whole run directory.
+
+The run directory is not committed and a user can delete any of it; the gate record is the evidence. What each
+command does then:
+
+- recorded.json alone gone (the run's copy of the result in force, which ship, note and amend read): `verify`
+  says so and names the fix; `score` rebuilds it, byte for byte, from the record's newest verdict entry — only when
+  re-scoring the stored generations gives the very result that entry states (its sha256), never from other
+  numbers (then exit 2, one line) — appends nothing to the artifacts, and the ledger says so for `verify`;
+- the ledger gone beside recorded.json: every verdict command refuses (exit 2, one line, nothing written), where
+  before `ship` and `note` appended and started a new ledger that turned verify's BROKEN into a note;
+- the whole run directory gone: `score`, `ship`, `note`, `amend` and `report` refuse in one line that names
+  what is gone and that runs/GATE/ must be restored; `verify` checks the chains alone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers.bronte import DISTANCES, as_shipped, bronte_workspace, generations, patch_scoring, write_jsonl
+from helpers.workspace import Templates, register_prospective, run_cli
+
+GATE = "lv-bronte"
+RUN = f"runs/{GATE}"
+ARTIFACTS = ("gates/lv-bronte.md", "adapters/lv-bronte-4b-v1/README.md", "deploy/compose.yaml")
+SHIP = ("ship", GATE, "ckpt475", "--reason", "still additive, reversible and safety-clean")
+NOTE = ("note", GATE, "--text", "looked at the run data again")
+AMEND = ("amend", GATE, "--rule", "welch-t", "--reason", "a test of the refusal", "--post-hoc")
+
+
+def _build(root: Path, compose: bytes, amend: bool) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        patch_scoring(mp)
+        bronte_workspace(root, compose, prospective=False)
+        rows = write_jsonl(root.parent / f"{root.name}.jsonl", generations())
+        for command in (("import", GATE, rows), ("score", GATE),
+                        ("ship", GATE, "ckpt475", "--reason", "additive, reversible and safety-clean")):
+            done = run_cli(*command, cwd=root)
+            assert done.code == 0, (command, done.stderr)
+        if amend:
+            register_prospective(root, "lv-dummy", "pairwise-max-spread")  # after lv-bronte's numbers: post-hoc
+            done = run_cli("amend", GATE, "--rule", "pairwise-max-spread", "--reason", "the global floor misled",
+                           "--post-hoc", cwd=root)
+            assert done.code == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return Templates(tmp_path_factory.mktemp("run-data-deleted"))
+
+
+@pytest.fixture(params=[False, True], ids=["scored", "amended"])
+def ws(request: pytest.FixtureRequest, templates: Templates, tmp_path: Path, compose_fixture: Path,
+       monkeypatch: pytest.MonkeyPatch) -> Path:
+    amend: bool = request.param
+    patch_scoring(monkeypatch)
+    name = "amended" if amend else "scored"
+    return templates.copy(name, lambda p: _build(p, as_shipped(compose_fixture), amend), tmp_path / "ws")
+
+
+def _artifacts(root: Path) -> list[bytes]:
+    return [(root / a).read_bytes() for a in ARTIFACTS]
+
+
+def _refused(root: Path, *command: str) -> str:
+    """`command` exits 2 with one line on stderr and writes no artifact byte; returns that line."""
+    before = _artifacts(root)
+    done = run_cli(*command, "-C", root)
+    assert done.code == 2, (command, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert lines and lines[-1].startswith("voicegate: ") and "Traceback" not in done.stderr, done.stderr
+    assert [ln for ln in lines if not ln.startswith("voicegate: note: as amended")] == [lines[-1]], lines
+    assert _artifacts(root) == before, command
+    return lines[-1]
+
+
+def test_score_rebuilds_a_deleted_recorded_json_from_the_record_and_verify_says_so(ws: Path) -> None:
+    state = ws / RUN / "recorded.json"
+    kept, before = state.read_bytes(), _artifacts(ws)
+    newest = json.loads(kept)
+    state.unlink()
+
+    missing = run_cli("verify", "-C", ws)
+    assert missing.code == 0, missing.stdout
+    assert (f"note: {RUN}/recorded.json (the run's copy of the result in force) is missing, so `ship`, `note` and "
+            f"`amend` refuse: `voicegate score {GATE}` rebuilds it from the record") in missing.stdout
+    assert _refused(ws, *NOTE).endswith(f"is missing; run `voicegate score {GATE}` to rebuild it from the record")
+
+    done = run_cli("score", GATE, "-C", ws)
+    assert done.code == 0, done.stderr
+    what = "amendment" if newest["current_kind"] == "amend" else "score"
+    entry = 3 if what == "amendment" else 1
+    assert (f"{RUN}/recorded.json: rebuilt from entry {entry} of gates/{GATE}.md (the {what} of {newest['time']}): "
+            "re-scoring the stored generations gives the result it states (sha256 ") in done.stdout
+    assert state.read_bytes() == kept            # the very bytes the verdicts wrote
+    assert _artifacts(ws) == before              # nothing appended, nothing duplicated
+
+    again = run_cli("score", GATE, "-C", ws)     # rebuilt once: the record is current again
+    assert again.code == 0 and "the record is current" in again.stdout and "rebuilt" not in again.stdout
+    checked = run_cli("verify", "-C", ws)
+    assert checked.code == 0, checked.stdout
+    assert f"{RUN}/recorded.json rebuilt at " in checked.stdout and "(it was missing)" in checked.stdout
+    assert "is missing, so" not in checked.stdout
+    noted = run_cli(*NOTE, "-C", ws)             # ship, note and amend read it again
+    assert noted.code == 0, noted.stderr
+    assert run_cli("verify", "-C", ws).code == 0
+
+
+def test_a_recorded_json_is_never_rebuilt_from_other_numbers(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (ws / RUN / "recorded.json").unlink()
+    # the same generations, scored to other numbers (as a changed corpus or scorer would)
+    monkeypatch.setitem(DISTANCES, "base", {**DISTANCES["base"], 101: 0.9})
+    line = _refused(ws, "score", GATE)
+    assert line.startswith(f"voicegate: {RUN}/recorded.json is missing, and re-scoring the stored generations gives "
+                           "result sha256 "), line
+    assert line.endswith(f"the run's copy of the result in force is not rebuilt from other numbers; restore {RUN}/ "
+                         "from where it was kept"), line
+    assert not (ws / RUN / "recorded.json").exists()
+
+
+def test_a_deleted_ledger_stops_every_verdict_command(ws: Path) -> None:
+    (ws / RUN / "entries.jsonl").unlink()
+    refusal = (f"voicegate: {RUN}/entries.jsonl: {GATE}'s ledger is gone while its run data is here "
+               f"({RUN}/recorded.json), so no entry is appended (`voicegate verify` says BROKEN): restore the ledger "
+               "from a backup")
+    for command in (("score", GATE), SHIP, NOTE, AMEND):
+        assert _refused(ws, *command) == refusal
+    assert not (ws / RUN / "entries.jsonl").exists()
+    assert run_cli("verify", "-C", ws).code == 1  # still BROKEN: no new ledger turned it into a note
+
+    # recorded.json gone with it: nothing to rebuild it beside
+    (ws / RUN / "recorded.json").unlink()
+    line = _refused(ws, "score", GATE)
+    assert line.startswith(f"voicegate: {RUN}/recorded.json is missing and so is the run's ledger "
+                           f"({RUN}/entries.jsonl)"), line
+    assert line.endswith(f"restore {RUN}/ from where it was kept"), line
+    for command in (SHIP, NOTE):
+        assert _refused(ws, *command).endswith(f"restore {RUN}/ from where it was kept (its ledger is gone too)")
+
+
+@pytest.mark.parametrize("lose", [lambda root: shutil.rmtree(root / "runs"), lambda root: shutil.rmtree(root / RUN)],
+                         ids=["runs", "run-directory"])
+def test_a_deleted_run_directory_is_named_by_every_command(ws: Path, lose: Callable[[Path], None]) -> None:
+    lose(ws)
+    score = _refused(ws, "score", GATE)
+    assert ", though its record holds verdicts on generations sha256 " in score, score
+    assert score.endswith(f": restore {RUN}/ from where it was kept (new generations from `voicegate generate` or "
+                          "`import` are scored as a new run)"), score
+    for command in (SHIP, NOTE, AMEND):
+        what = command[0]
+        assert _refused(ws, *command) == (
+            f"voicegate: nothing to {what}: the record holds {GATE}'s verdicts but the run's copy of the result in "
+            f"force ({RUN}/recorded.json) is missing; restore {RUN}/ from where it was kept (its generations are "
+            "gone too)")
+    assert "its run data is not in this checkout" in _refused(ws, "report", GATE)
+    checked = run_cli("verify", "-C", ws)
+    assert checked.code == 0 and "no run ledger lists it (run data absent?)" in checked.stdout, checked.stdout
+    assert not (ws / RUN / "recorded.json").exists() and not (ws / RUN / "entries.jsonl").exists()
