@@ -126,7 +126,7 @@ def _shared_vllm_seat_only(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marker `firstrun` (FIRST_RUN); the real-seat tests (marker `vllm`) run first and, under pytest-xdist
-    (`-n 2 --dist loadgroup`, .ci/run), all on one worker: one session seat, while the other worker runs the rest,
+    (`-n 3 --dist loadgroup`, .ci/run), all on one worker: one session seat, while the other workers run the rest,
     a module at a time (a module's tests stay on one worker, so its module-scoped fixtures are built once)."""
     for item in items:
         module = item.nodeid.split("::", 1)[0]
