@@ -33,20 +33,11 @@ SHAPE = 0.25
 
 
 def statistics(delta: float, runs: int, seed: int, looks: tuple[int, ...] = LOOKS) -> Any:
-    """runs x looks one-sided p-values of welch-t-min-effect's test at each look."""
-    import numpy as np
-    from scipy import stats
+    """runs x looks one-sided p-values of welch-t-min-effect's test at each look: the simulation `register`
+    fixes its boundaries with (voicegate/spec/_sequential.py), so the study and the product cannot drift."""
+    from voicegate.spec._sequential import simulated_p
 
-    rng = np.random.default_rng(seed)
-    n_max = looks[-1]
-    b = rng.standard_normal((runs, n_max))
-    c = rng.standard_normal((runs, n_max)) - delta
-    out = []
-    for n in looks:
-        vb, vc = b[:, :n].var(1, ddof=1), c[:, :n].var(1, ddof=1)
-        t = (b[:, :n].mean(1) - c[:, :n].mean(1) - EPS * np.sqrt(vb)) / np.sqrt(vb / n + vc / n)
-        out.append(stats.t.sf(t, 2 * n - 2))
-    return np.column_stack(out)
+    return simulated_p(looks, runs, seed, delta, EPS)
 
 
 def decide(p: Any, efficacy: list[float], futility: tuple[float, ...] = FUTILITY,
