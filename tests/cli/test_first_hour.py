@@ -68,9 +68,11 @@ def test_seat_cost_does_not_call_a_faster_voice_a_cost() -> None:
 def test_a_first_run_without_fixtures_says_what_it_skipped_one_line_per_group(tmp_path: Path) -> None:
     """What .ci/run's first-run step shows: the fixtures pointed at an empty folder, no Chromium; the run passes
     and its summary says, per group, how many tests went and why; a required group fails the run."""
-    env = {**os.environ, "VOICEGATE_SHARED": str(tmp_path / "empty"), "VOICEGATE_CHROMIUM": str(tmp_path / "none"),
+    # The child is a run of its own: none of this run's switches (what it requires, where it keeps its seconds and
+    # what passed, what it leaves out) reach it.
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("VOICEGATE_TESTS_")},
+           "VOICEGATE_SHARED": str(tmp_path / "empty"), "VOICEGATE_CHROMIUM": str(tmp_path / "none"),
            "PYTHONPATH": str(REPO)}
-    env.pop("VOICEGATE_TESTS_REQUIRE", None)
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
             "tests/cli/test_tutorial_standin.py",
             "tests/report/test_report_browser.py::test_console_detector_sees_an_uncaught_error"]

@@ -181,14 +181,17 @@ def repair_tail(path: Path) -> None:
 
 
 def append_rows(path: Path, rows: Iterable[Row]) -> None:
-    """Append rows whole, fsync'd; every row is encoded first, so a NaN refuses them all before a byte is written."""
-    lines = [(_json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8") for row in rows]
+    """Append rows whole, fsync'd; every row is encoded first, so a NaN refuses them all before a byte is written.
+
+    One write and one fsync per call: a kill part-way leaves whole rows and at most one torn line (`repair_tail`),
+    as a sync per row would, and a row counts only once this returns. A sync per row made an import of 1,300
+    rows wait on 1,300 disk flushes."""
+    data = b"".join((_json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8") for row in rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "ab") as fh:
-        for line in lines:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def generations_hash(rows: Iterable[Row]) -> str:
