@@ -83,7 +83,17 @@ def _limits_problem(data: Any) -> str | None:
 
 def load_strict(text: str) -> Any:
     """Parse YAML text as `yaml.safe_load` does, refusing duplicate mapping keys, runaway nesting and
-    alias bombs (each a yaml.YAMLError)."""
+    alias bombs (each a yaml.YAMLError). Each call gets its own copy of the data."""
+    import copy
+
+    return copy.deepcopy(_parsed(text))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(text: str) -> Any:
+    """One parse per distinct text: a command reads its spec several times (resolve, the registration checks, the
+    ledger's record of it), and PyYAML's pure-Python parser takes tens of milliseconds a spec. A refusal is not
+    cached (lru_cache keeps only returns)."""
     import yaml
 
     try:
