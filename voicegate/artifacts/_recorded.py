@@ -35,6 +35,11 @@ _CITATION = re.compile(
 _NUMBERS_AT = re.compile(r"first recorded \((?:commit )?`([0-9a-f]{40})`\)")
 _GENERATIONS = re.compile(r"Generations\s+sha256 `([0-9a-f]{64})`")
 _RESULT = re.compile(r"^Result sha256: `([0-9a-f]{64})`", re.MULTILINE)
+# A score entry's look under a registered sequential design, as its In force line states it (`LookState.summary`),
+# and the registration its Registration paragraph names.
+_LOOK = re.compile(r"^\*\*In force:\*\* [^\n]*?; sequential design, (look (\d+) of (\d+) \((\d+) seeds\): "
+                   r"(PASS|CONTINUE|FAIL)\b[^\n]*?); ships: ", re.MULTILINE)
+_REGISTERED_AT = re.compile(r"^\*\*Registration\.\*\* [^\n]*?commit `([0-9a-f]{40})`", re.MULTILINE)
 _UNESCAPE = re.compile(r"\\(.)|&(lt|gt|amp);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&"}
 
@@ -46,6 +51,17 @@ _SUMMARY = re.compile(r"^Summary, as `voicegate register` reads it \(sha256 `([0
 def md_unescape(text: str) -> str:
     """The text a markdown template was given, from what it wrote (`_format.md_text` escapes, reversed)."""
     return _UNESCAPE.sub(lambda m: m.group(1) if m.group(1) is not None else _ENTITY[m.group(2)], text)
+
+
+@dataclass(frozen=True)
+class RecordedLook:
+    """A score entry's look under a registered sequential design: the gate's decision there, as the entry states it."""
+
+    index: int
+    of: int
+    seeds: int
+    decision: str    # PASS, CONTINUE or FAIL
+    summary: str     # "look 1 of 2 (3 seeds): FAIL for futility — nothing ships"
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,8 @@ class Entry:
     citation: dict[str, Any] | None = None    # an amendment: the registration it cites, as its entry states it
     generations_sha256: str | None = None     # a score's generations, or the ones an amendment re-scored
     result_sha256: str | None = None          # a score's or an amendment's result, as its entry states it
+    look: RecordedLook | None = None          # a score's look under a registered sequential design
+    registration_commit: str | None = None    # the registration a score entry names
 
 
 def _rule_id(sig: str) -> str:
@@ -109,10 +127,19 @@ def record_entries(data: bytes) -> list[Entry]:
         elif kind == "score":
             out.append(Entry(number, kind, time, rule_to=_rule_id(rest[len("rule "):]) if rest.startswith("rule ")
                              else None, generations_sha256=(g.group(1) if (g := _GENERATIONS.search(body)) else None),
-                             result_sha256=_result(body)))
+                             result_sha256=_result(body), look=_look(body),
+                             registration_commit=(r.group(1) if (r := _REGISTERED_AT.search(body)) else None)))
         else:
             out.append(Entry(number, kind, time))
     return out
+
+
+def _look(body: str) -> RecordedLook | None:
+    found = _LOOK.search(body)
+    if found is None:
+        return None
+    summary, index, of, seeds, decision = found.groups()
+    return RecordedLook(int(index), int(of), int(seeds), decision, md_unescape(summary))
 
 
 def _result(body: str) -> str | None:

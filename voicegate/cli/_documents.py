@@ -61,6 +61,7 @@ def generate_document(result: Any) -> dict[str, Any]:
                       "right": t.right, "wrong": t.wrong, "foreign": t.foreign, "unclear": t.unclear,
                       "problems": list(dict.fromkeys(t.problems))},
         "resume": result.resume or None,
+        "look": None if result.look is None else result.look.to_json(),
     }
 
 

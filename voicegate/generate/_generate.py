@@ -38,19 +38,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate._locks import gate_lock
 from voicegate.generate._carrier_files import carrier_bound
-from voicegate.generate._looks import next_look
+from voicegate.generate._looks import LookStop, decided, next_look, not_scored
 from voicegate.generate._plan import resolve_seat_urls
 from voicegate.generate._progress import Say, resume_hint, saved
 from voicegate.generate._replica import Mode
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._runlog import RunLog
-from voicegate.generate._schedule import Job, build_schedule
+from voicegate.generate._schedule import build_schedule
 from voicegate.generate._session import run_session
 from voicegate.generate._sigterm import Stop, Terminated
 from voicegate.run import RunManifest, read_generations, read_rows, repair_tail, row_key
@@ -85,7 +86,9 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
     `wave_size` overrides an isolated wave's size (default 4 x the concurrency).
     """
     reg = check_registered(spec)
-    spec = next_look(spec, read_generations(spec.generations_path))  # a sequential design: one look at a time
+    final = decided(spec, reg)  # a sequential design decided: nothing to make, nothing written, no seat asked
+    if final is not None:
+        return _stopped(spec, final, read_generations(spec.generations_path))
     explicit = [seat_url] if isinstance(seat_url, str) else list(seat_url or [])
     urls = resolve_seat_urls(spec, explicit)
     api_key = api_key_from_env(spec.seat.api_key_env)
@@ -97,19 +100,29 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
     carrier_bound()    # a malformed bound refuses here, before any seat is asked
     isolate = bool(spec.values.get(ISOLATE_KEY, False)) if isolate_arms is None else isolate_arms
     mode = Mode(isolate, wave_size or conc * WAVE_FACTOR, CanaryParams(checks_per_arm=canaries))
-    jobs = build_schedule(spec)
     stop = Stop()
     with stop.guarding(), gate_lock(spec.run_dir, spec.gate, "generate"):
         # A resume hint must reach the same seat: keep --seat when it was given (credentials redacted).
         resume = f"voicegate generate {spec.gate}" + "".join(f" --seat {redact_url(u)}" for u in explicit)
-        return _generate_locked(spec, reg, urls, api_key, conc, jobs, quiet, retry, say or (lambda line: None), mode,
+        return _generate_locked(spec, reg, urls, api_key, conc, quiet, retry, say or (lambda line: None), mode,
                                 resume, stop)
 
 
+def _stopped(spec: GateSpec, look: LookStop, rows: list[dict[str, Any]]) -> GenerateResult:
+    """What a `generate` that stopped at `look` says: that look's generations, none made."""
+    wanted = {j.key for j in build_schedule(replace(spec, seeds=spec.seeds[:look.seeds]))}
+    path = spec.generations_path
+    return GenerateResult(spec.gate, len(wanted), len(wanted & {row_key(r) for r in rows}), 0, path,
+                          shown=shown_path(spec.root, path), look=look)
+
+
 def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key: str | None, conc: int,
-                     jobs: list[Job], quiet: bool, retry: RetryPolicy | None, say: Say, mode: Mode,
+                     quiet: bool, retry: RetryPolicy | None, say: Say, mode: Mode,
                      resume: str, stop: Stop | None = None) -> GenerateResult:
-    """Under the gate's lock: the stored rows checked and set aside as needed, then one session for the rest."""
+    """Under the gate's lock: the stored rows checked and set aside as needed, then one session for the rest.
+
+    Under a sequential design the look to make is read from the rows kept (a look whose rows went to quarantine
+    is made again before the next), and a look stored but not scored stops the run before any request."""
     stop = stop or Stop()
     log = RunLog(spec)
     if log.data is not None and log.data.get("source") != "generated":
@@ -123,6 +136,11 @@ def _generate_locked(spec: GateSpec, reg: Registration, urls: list[str], api_key
     if any(r.get("imported") for r in rows):
         raise VoicegateError(f"{path} holds imported generations; generate will not mix sources")
     rows, quarantined = _set_aside(spec, log, rows, mode, say)
+    unscored = not_scored(spec, reg, rows)
+    if unscored is not None:
+        return _stopped(spec, unscored, rows)
+    spec = next_look(spec, rows)  # a sequential design: one look at a time
+    jobs = build_schedule(spec)
     done = {row_key(r) for r in rows}
     wanted = {j.key for j in jobs}
     pending = [j for j in jobs if j.key not in done]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voicegate.generate._looks import LookStop
 from voicegate.scoring import Tally
 
 
@@ -33,12 +34,15 @@ class GenerateResult:
     quarantined: int = 0
     replicas: list[dict[str, Any]] = field(default_factory=list)   # per replica: cells, rows, tokens/s, status
     shown: str = ""  # `path` as messages print it: workspace-relative, like every other path voicegate prints
+    look: LookStop | None = None  # a sequential design's look where this run stopped without making a row
 
     @property
     def where(self) -> str:
         return self.shown or str(self.path)
 
     def summary(self) -> str:
+        if self.look is not None:
+            return self.look.line
         if self.generated == 0:
             return f"{self.gate}: nothing to generate, all {self.total} generations are stored in {self.where}"
         tps = self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
