@@ -54,6 +54,7 @@ from scipy import sparse
 from voicegate.scoring import Cache, TokenDoc
 from voicegate.scoring._ruler import Chunks, pool_check, ruler_check
 from voicegate.scoring._stylometric import (
+    PERSONAL_PRONOUNS,
     Reference,
     build_reference,
     chunk_counts,
@@ -65,6 +66,7 @@ from voicegate.scoring._stylometric import (
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent.parent / "shared" / "corpora" / "british-fiction"
 EXCERPT = 250
+PRONOUNS = PERSONAL_PRONOUNS
 
 
 @dataclass(frozen=True)
@@ -162,13 +164,34 @@ class Ruler:
     """One way of measuring d(pool, H): today's Cosine Delta at `mfw` (the product's own reference), or a
     candidate. `prepare` builds the ruler of one case; what it returns measures pools given as excerpt starts."""
 
-    def __init__(self, mfw: int, chunk: int, *, cull: float = 0.0) -> None:
-        self.mfw, self.chunk, self.cull = mfw, chunk, cull
+    def __init__(self, mfw: int, chunk: int, *, cull: float = 0.0, clip: float = 0.0, root: bool = False,
+                 nopron: bool = False, top: int = 0, weight: float = 1.0) -> None:
+        self.mfw, self.chunk, self.cull, self.clip, self.root, self.nopron = mfw, chunk, cull, clip, root, nopron
+        self.top, self.weight = top, weight
         self._refs: dict[tuple[tuple[int, bytes], ...], Reference] = {}
 
     @property
     def name(self) -> str:
-        return f"{self.mfw} MFW" + (f", culled at {self.cull:.0%}" if self.cull else "")
+        return (f"{self.mfw} MFW" + (", no personal pronouns" if self.nopron else "")
+                + (f", the first {self.top} weighted {self.weight:g}" if self.top else "")
+                + (f", culled at {self.cull:.0%}" if self.cull else "")
+                + (", square-root frequencies" if self.root else "")
+                + (f", z clipped at ±{self.clip:g}" if self.clip else ""))
+
+    def z(self, ref: Reference, counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+        """z-profiles of counts (one a row) under this ruler's transform and clipping."""
+        freq = counts / np.where(totals > 0, totals, 1.0)[:, None]
+        if self.root:
+            freq = np.sqrt(freq)
+        safe = np.where(ref.sd > 0, ref.sd, 1.0)
+        out: np.ndarray = np.where(ref.sd > 0, (freq - ref.mean) / safe, 0.0)
+        return np.clip(out, -self.clip, self.clip) if self.clip else out
+
+    def distance(self, ref: Reference, counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+        if not (self.clip or self.root):
+            d: np.ndarray = cosine_distance(zscores(ref, counts, totals), ref.target)
+            return d
+        return cosine_distance(self.z(ref, counts, totals), ref.target)
 
     def reference(self, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
         key = tuple((len(d), d.ids[:16].tobytes()) for d in (*target, *background))
@@ -177,7 +200,26 @@ class Ruler:
         return self._refs[key]
 
     def _build(self, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
-        ref = build_reference(target, background, mfw=self.mfw, chunk=self.chunk)
+        ref = self._build_plain(target, background)
+        if not self.top:
+            return ref
+        # The `top` most frequent words weighted `weight` times the rest: a weight on a word's z is its sd divided
+        w = np.where(np.arange(len(ref.words)) < self.top, self.weight, 1.0)
+        return Reference(ref.words, ref.mean, ref.sd / w, ref.target * w, ref.chunks)
+
+    def _build_plain(self, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
+        if self.nopron:
+            ref = build_reference(target, background, mfw=self.mfw + len(PRONOUNS), chunk=self.chunk)
+            keep = np.flatnonzero([w not in PRONOUNS for w in ref.words])[: self.mfw]
+            ref = Reference(tuple(ref.words[i] for i in keep), ref.mean[keep], ref.sd[keep], ref.target[keep],
+                            ref.chunks)
+        else:
+            ref = build_reference(target, background, mfw=self.mfw, chunk=self.chunk)
+        if self.clip or self.root:
+            return self._transformed(self._culled(ref, target, background), target, background)
+        return self._culled(ref, target, background)
+
+    def _culled(self, ref: Reference, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
         if not self.cull:
             return ref
         # Culling (Hoover 2004): keep only words present in at least `cull` of the texts (each document a text).
@@ -187,9 +229,28 @@ class Ruler:
         return Reference(tuple(w for w, k in zip(ref.words, keep, strict=True) if k), ref.mean[keep], ref.sd[keep],
                          ref.target[keep], ref.chunks)
 
+    def _transformed(self, ref: Reference, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
+        """The reference's mean and sd over the chunks' square-root frequencies, and H's profile under `z`."""
+        index = ref.index()
+        n = len(index)
+        freqs = []
+        for d in (*target, *background):
+            counts, size = chunk_counts(d, index, self.chunk)
+            if size:
+                freqs.append(counts / float(size))
+        f = np.vstack(freqs)
+        if self.root:
+            f = np.sqrt(f)
+        mean, sd = f.mean(axis=0), f.std(axis=0, ddof=1)
+        held = sum((word_counts(index, d) for d in target), np.zeros(n))
+        base = Reference(ref.words, mean, sd, np.zeros(n), ref.chunks)
+        total = np.array([float(sum(len(d) for d in target))])
+        return Reference(ref.words, mean, sd, self.z(base, held[None, :], total)[0], ref.chunks)
+
     def prepare(self, corpus: Corpus, target: Sequence[Novel], background: Sequence[Novel]) -> Measure:
         ref = self.reference([t.doc for t in target], [b.first_half() for b in background])
-        return lambda starts, words: distances(ref, pool_counts(ref, corpus.words, corpus.tokens, starts), words)
+        return lambda starts, words: self.distance(ref, pool_counts(ref, corpus.words, corpus.tokens, starts),
+                                                   np.full(starts.shape[0], float(words)))
 
 
 Measure = Callable[[np.ndarray, int], np.ndarray]   # excerpt starts (pools x excerpts), words a pool -> d(pool, H)
@@ -312,8 +373,10 @@ def parse_ruler(text: str, chunk: int) -> AnyRuler:
     for one in text.split("+"):
         bits = one.split(":")
         if bits[0] == "mfw":
-            cull = float(bits[2].removeprefix("cull=")) if len(bits) > 2 else 0.0
-            parts.append(Ruler(int(bits[1]), chunk, cull=cull))
+            opts = dict(b.split("=") if "=" in b else (b, "1") for b in bits[2:])
+            parts.append(Ruler(int(bits[1]), chunk, cull=float(opts.get("cull", 0)), clip=float(opts.get("clip", 0)),
+                               root=opts.get("root") == "1", nopron=opts.get("nopron") == "1",
+                               top=int(opts.get("top", 0)), weight=float(opts.get("w", 1))))
         elif bits[0].startswith("char"):
             parts.append(Features("char", int(bits[0][4:]), int(bits[1]), chunk))
         elif bits[0] == "words":
