@@ -62,6 +62,7 @@ from voicegate.scoring._stylometric import (
     word_counts,
     zscores,
 )
+from voicegate.spec._views import WIDE_FACTOR
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent.parent / "shared" / "corpora" / "british-fiction"
@@ -165,13 +166,15 @@ class Ruler:
     candidate. `prepare` builds the ruler of one case; what it returns measures pools given as excerpt starts."""
 
     def __init__(self, mfw: int, chunk: int, *, cull: float = 0.0, clip: float = 0.0, root: bool = False,
-                 nopron: bool = False, top: int = 0, weight: float = 1.0) -> None:
+                 nopron: bool = False, top: int = 0, weight: float = 1.0, wide: int = 0) -> None:
         self.mfw, self.chunk, self.cull, self.clip, self.root, self.nopron = mfw, chunk, cull, clip, root, nopron
-        self.top, self.weight = top, weight
+        self.top, self.weight, self.wide = top, weight, wide
         self._refs: dict[tuple[tuple[int, bytes], ...], Reference] = {}
 
     @property
     def name(self) -> str:
+        if self.wide:
+            return f"stylometric-wide ({self.mfw} / {self.wide} words)"
         return (f"{self.mfw} MFW" + (", no personal pronouns" if self.nopron else "")
                 + (f", the first {self.top} weighted {self.weight:g}" if self.top else "")
                 + (f", culled at {self.cull:.0%}" if self.cull else "")
@@ -208,6 +211,8 @@ class Ruler:
         return Reference(ref.words, ref.mean, ref.sd / w, ref.target * w, ref.chunks)
 
     def _build_plain(self, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
+        if self.wide:
+            return build_reference(target, background, mfw=self.mfw, chunk=self.chunk, wide=self.wide)
         if self.nopron:
             ref = build_reference(target, background, mfw=self.mfw + len(PRONOUNS), chunk=self.chunk)
             keep = np.flatnonzero([w not in PRONOUNS for w in ref.words])[: self.mfw]
@@ -377,6 +382,9 @@ def parse_ruler(text: str, chunk: int) -> AnyRuler:
             parts.append(Ruler(int(bits[1]), chunk, cull=float(opts.get("cull", 0)), clip=float(opts.get("clip", 0)),
                                root=opts.get("root") == "1", nopron=opts.get("nopron") == "1",
                                top=int(opts.get("top", 0)), weight=float(opts.get("w", 1))))
+        elif bits[0] == "wide":
+            # the stylometric-wide view, through the product's own reference
+            parts.append(Ruler(int(bits[1]), chunk, wide=WIDE_FACTOR * int(bits[1])))
         elif bits[0].startswith("char"):
             parts.append(Features("char", int(bits[0][4:]), int(bits[1]), chunk))
         elif bits[0] == "words":
