@@ -62,7 +62,7 @@ from voicegate.scoring._stylometric import (
     word_counts,
     zscores,
 )
-from voicegate.spec._views import WIDE_FACTOR
+from voicegate.spec import WIDE_FACTOR
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent.parent / "shared" / "corpora" / "british-fiction"

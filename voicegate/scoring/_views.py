@@ -25,8 +25,7 @@ from voicegate.scoring import _embedding, _stylometric
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._ruler import PoolNumbers, RulerNumbers
-from voicegate.spec import VIEW_SPECS, GateSpec, ViewSpec
-from voicegate.spec._views import WIDE_FACTOR
+from voicegate.spec import VIEW_SPECS, WIDE_FACTOR, GateSpec, ViewSpec
 
 Distances = dict[str, dict[int, float]]
 Pool = Callable[[np.ndarray], np.ndarray]  # prompt weights (B x P) -> B distances
