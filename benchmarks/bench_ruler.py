@@ -25,10 +25,12 @@ the accuracy (c@1, counting an abstention as PAN's c@1 does).
 Harder shapes, to tell rulers apart where today's is at its ceiling: `--pool 1000 2000` (shorter pools; a table
 each), the column "own nearer than a third author" (one stranger instead of a mix), and `--shape rest` (H every
 other novel of the author together, O the one left out). Candidates (`--ruler`): MFW counts and culling through
-the product's own reference, character n-grams of the words (`charN:SIZE`, each word padded with a space, the
-SIZE most frequent n-grams of H plus the background, z-scored over the same chunks) and views combined (`+`: the
-mean of the parts' Cosine Delta). Every accuracy carries a 95% interval over cases (the cases resampled: a case's
-draws share its novels) and, from the second ruler on, the paired difference from the first on the same draws.
+the product's own reference (options: `cull=S`, `nopron`, `top=K:w=W`, `clip=C`, `root`), `wide:N` (the
+stylometric-wide view, through the product's reference), character n-grams of the words (`charN:SIZE`, each word
+padded with a space, the SIZE most frequent n-grams of H plus the background, z-scored over the same chunks) and
+views combined (`+`: the mean of the parts' Cosine Delta). Every accuracy carries a 95% interval over cases (the
+cases resampled: a case's draws share its novels) and, from the second ruler on, the paired difference from the
+first on the same draws.
 `--pairs` adds, per threshold, the false abstentions and missed blind pairs of the pool check (`--tellable`: the
 share of draws below which a pair counts as one the ruler cannot tell apart).
 
@@ -372,8 +374,9 @@ AnyRuler = Ruler | Features | Combined
 
 
 def parse_ruler(text: str, chunk: int) -> AnyRuler:
-    """`mfw:1000`, `mfw:1000:cull=0.5`, `char3:2000` (character 3-grams, the 2000 most frequent), `words:1000`
-    (today's features through the candidates' code path); `+` combines views (`mfw:1000+char3:2000`)."""
+    """`mfw:1000`, `mfw:1000:cull=0.5` (options `cull=S`, `nopron`, `top=K`, `w=W`, `clip=C`, `root`, joined by
+    `:`), `wide:1000` (the stylometric-wide view), `char3:2000` (character 3-grams, the 2000 most frequent),
+    `words:1000` (today's features through the candidates' code path); `+` combines views (`mfw:1000+char3:2000`)."""
     parts: list[Ruler | Features] = []
     for one in text.split("+"):
         bits = one.split(":")
