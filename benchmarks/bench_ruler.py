@@ -540,7 +540,9 @@ def main() -> int:
                         help="the scoring cache of the corpus's tokens (kept between runs)")
     parser.add_argument("--draws", type=int, default=200, help="draws per case")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mfw", type=int, nargs="+", default=[1000], help="rulers to measure (the first: today's)")
+    parser.add_argument("--mfw", type=int, nargs="*", default=[1000],
+                        help="rulers to measure (the first: today's); none: the first --ruler comes first (its "
+                             "pool checks with --pairs)")
     parser.add_argument("--cull", type=float, nargs="*", default=[], help="culling shares to measure at the first mfw")
     parser.add_argument("--ruler", nargs="*", default=[],
                         help="candidate rulers after the --mfw ones: mfw:N[:cull=S], charN:SIZE (character n-grams), "
@@ -566,6 +568,8 @@ def main() -> int:
     novels, words, tokens = load(args.corpus, args.cache)
     corpus = Corpus(words, tokens)
     cases = cases_of(novels, args.shape)
+    if not args.mfw and (args.cull or not args.ruler):
+        raise SystemExit("--mfw without counts needs --ruler, and --cull needs an --mfw count")
     rulers: list[AnyRuler] = [Ruler(m, args.chunk) for m in args.mfw] + \
         [Ruler(args.mfw[0], args.chunk, cull=c) for c in args.cull] + [parse_ruler(r, args.chunk) for r in args.ruler]
     shape = ("H one novel, O another of its author" if args.shape == "pair" else
