@@ -25,10 +25,12 @@ the accuracy (c@1, counting an abstention as PAN's c@1 does).
 Harder shapes, to tell rulers apart where today's is at its ceiling: `--pool 1000 2000` (shorter pools; a table
 each), the column "own nearer than a third author" (one stranger instead of a mix), and `--shape rest` (H every
 other novel of the author together, O the one left out). Candidates (`--ruler`): MFW counts and culling through
-the product's own reference, character n-grams of the words (`charN:SIZE`, each word padded with a space, the
-SIZE most frequent n-grams of H plus the background, z-scored over the same chunks) and views combined (`+`: the
-mean of the parts' Cosine Delta). Every accuracy carries a 95% interval over cases (the cases resampled: a case's
-draws share its novels) and, from the second ruler on, the paired difference from the first on the same draws.
+the product's own reference (options: `cull=S`, `nopron`, `top=K:w=W`, `clip=C`, `root`), `wide:N` (the
+stylometric-wide view, through the product's reference), character n-grams of the words (`charN:SIZE`, each word
+padded with a space, the SIZE most frequent n-grams of H plus the background, z-scored over the same chunks) and
+views combined (`+`: the mean of the parts' Cosine Delta). Every accuracy carries a 95% interval over cases (the
+cases resampled: a case's draws share its novels) and, from the second ruler on, the paired difference from the
+first on the same draws.
 `--pairs` adds, per threshold, the false abstentions and missed blind pairs of the pool check (`--tellable`: the
 share of draws below which a pair counts as one the ruler cannot tell apart).
 
@@ -54,6 +56,7 @@ from scipy import sparse
 from voicegate.scoring import Cache, TokenDoc
 from voicegate.scoring._ruler import Chunks, pool_check, ruler_check
 from voicegate.scoring._stylometric import (
+    PERSONAL_PRONOUNS,
     Reference,
     build_reference,
     chunk_counts,
@@ -61,10 +64,12 @@ from voicegate.scoring._stylometric import (
     word_counts,
     zscores,
 )
+from voicegate.spec import WIDE_FACTOR
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent.parent / "shared" / "corpora" / "british-fiction"
 EXCERPT = 250
+PRONOUNS = PERSONAL_PRONOUNS
 
 
 @dataclass(frozen=True)
@@ -162,13 +167,36 @@ class Ruler:
     """One way of measuring d(pool, H): today's Cosine Delta at `mfw` (the product's own reference), or a
     candidate. `prepare` builds the ruler of one case; what it returns measures pools given as excerpt starts."""
 
-    def __init__(self, mfw: int, chunk: int, *, cull: float = 0.0) -> None:
-        self.mfw, self.chunk, self.cull = mfw, chunk, cull
+    def __init__(self, mfw: int, chunk: int, *, cull: float = 0.0, clip: float = 0.0, root: bool = False,
+                 nopron: bool = False, top: int = 0, weight: float = 1.0, wide: int = 0) -> None:
+        self.mfw, self.chunk, self.cull, self.clip, self.root, self.nopron = mfw, chunk, cull, clip, root, nopron
+        self.top, self.weight, self.wide = top, weight, wide
         self._refs: dict[tuple[tuple[int, bytes], ...], Reference] = {}
 
     @property
     def name(self) -> str:
-        return f"{self.mfw} MFW" + (f", culled at {self.cull:.0%}" if self.cull else "")
+        if self.wide:
+            return f"stylometric-wide ({self.mfw} / {self.wide} words)"
+        return (f"{self.mfw} MFW" + (", no personal pronouns" if self.nopron else "")
+                + (f", the first {self.top} weighted {self.weight:g}" if self.top else "")
+                + (f", culled at {self.cull:.0%}" if self.cull else "")
+                + (", square-root frequencies" if self.root else "")
+                + (f", z clipped at ±{self.clip:g}" if self.clip else ""))
+
+    def z(self, ref: Reference, counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+        """z-profiles of counts (one a row) under this ruler's transform and clipping."""
+        freq = counts / np.where(totals > 0, totals, 1.0)[:, None]
+        if self.root:
+            freq = np.sqrt(freq)
+        safe = np.where(ref.sd > 0, ref.sd, 1.0)
+        out: np.ndarray = np.where(ref.sd > 0, (freq - ref.mean) / safe, 0.0)
+        return np.clip(out, -self.clip, self.clip) if self.clip else out
+
+    def distance(self, ref: Reference, counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+        if not (self.clip or self.root):
+            d: np.ndarray = cosine_distance(zscores(ref, counts, totals), ref.target)
+            return d
+        return cosine_distance(self.z(ref, counts, totals), ref.target)
 
     def reference(self, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
         key = tuple((len(d), d.ids[:16].tobytes()) for d in (*target, *background))
@@ -177,7 +205,28 @@ class Ruler:
         return self._refs[key]
 
     def _build(self, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
-        ref = build_reference(target, background, mfw=self.mfw, chunk=self.chunk)
+        ref = self._build_plain(target, background)
+        if not self.top:
+            return ref
+        # The `top` most frequent words weighted `weight` times the rest: a weight on a word's z is its sd divided
+        w = np.where(np.arange(len(ref.words)) < self.top, self.weight, 1.0)
+        return Reference(ref.words, ref.mean, ref.sd / w, ref.target * w, ref.chunks)
+
+    def _build_plain(self, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
+        if self.wide:
+            return build_reference(target, background, mfw=self.mfw, chunk=self.chunk, wide=self.wide)
+        if self.nopron:
+            ref = build_reference(target, background, mfw=self.mfw + len(PRONOUNS), chunk=self.chunk)
+            keep = np.flatnonzero([w not in PRONOUNS for w in ref.words])[: self.mfw]
+            ref = Reference(tuple(ref.words[i] for i in keep), ref.mean[keep], ref.sd[keep], ref.target[keep],
+                            ref.chunks)
+        else:
+            ref = build_reference(target, background, mfw=self.mfw, chunk=self.chunk)
+        if self.clip or self.root:
+            return self._transformed(self._culled(ref, target, background), target, background)
+        return self._culled(ref, target, background)
+
+    def _culled(self, ref: Reference, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
         if not self.cull:
             return ref
         # Culling (Hoover 2004): keep only words present in at least `cull` of the texts (each document a text).
@@ -187,9 +236,28 @@ class Ruler:
         return Reference(tuple(w for w, k in zip(ref.words, keep, strict=True) if k), ref.mean[keep], ref.sd[keep],
                          ref.target[keep], ref.chunks)
 
+    def _transformed(self, ref: Reference, target: Sequence[TokenDoc], background: Sequence[TokenDoc]) -> Reference:
+        """The reference's mean and sd over the chunks' square-root frequencies, and H's profile under `z`."""
+        index = ref.index()
+        n = len(index)
+        freqs = []
+        for d in (*target, *background):
+            counts, size = chunk_counts(d, index, self.chunk)
+            if size:
+                freqs.append(counts / float(size))
+        f = np.vstack(freqs)
+        if self.root:
+            f = np.sqrt(f)
+        mean, sd = f.mean(axis=0), f.std(axis=0, ddof=1)
+        held = sum((word_counts(index, d) for d in target), np.zeros(n))
+        base = Reference(ref.words, mean, sd, np.zeros(n), ref.chunks)
+        total = np.array([float(sum(len(d) for d in target))])
+        return Reference(ref.words, mean, sd, self.z(base, held[None, :], total)[0], ref.chunks)
+
     def prepare(self, corpus: Corpus, target: Sequence[Novel], background: Sequence[Novel]) -> Measure:
         ref = self.reference([t.doc for t in target], [b.first_half() for b in background])
-        return lambda starts, words: distances(ref, pool_counts(ref, corpus.words, corpus.tokens, starts), words)
+        return lambda starts, words: self.distance(ref, pool_counts(ref, corpus.words, corpus.tokens, starts),
+                                                   np.full(starts.shape[0], float(words)))
 
 
 Measure = Callable[[np.ndarray, int], np.ndarray]   # excerpt starts (pools x excerpts), words a pool -> d(pool, H)
@@ -306,14 +374,20 @@ AnyRuler = Ruler | Features | Combined
 
 
 def parse_ruler(text: str, chunk: int) -> AnyRuler:
-    """`mfw:1000`, `mfw:1000:cull=0.5`, `char3:2000` (character 3-grams, the 2000 most frequent), `words:1000`
-    (today's features through the candidates' code path); `+` combines views (`mfw:1000+char3:2000`)."""
+    """`mfw:1000`, `mfw:1000:cull=0.5` (options `cull=S`, `nopron`, `top=K`, `w=W`, `clip=C`, `root`, joined by
+    `:`), `wide:1000` (the stylometric-wide view), `char3:2000` (character 3-grams, the 2000 most frequent),
+    `words:1000` (today's features through the candidates' code path); `+` combines views (`mfw:1000+char3:2000`)."""
     parts: list[Ruler | Features] = []
     for one in text.split("+"):
         bits = one.split(":")
         if bits[0] == "mfw":
-            cull = float(bits[2].removeprefix("cull=")) if len(bits) > 2 else 0.0
-            parts.append(Ruler(int(bits[1]), chunk, cull=cull))
+            opts = dict(b.split("=") if "=" in b else (b, "1") for b in bits[2:])
+            parts.append(Ruler(int(bits[1]), chunk, cull=float(opts.get("cull", 0)), clip=float(opts.get("clip", 0)),
+                               root=opts.get("root") == "1", nopron=opts.get("nopron") == "1",
+                               top=int(opts.get("top", 0)), weight=float(opts.get("w", 1))))
+        elif bits[0] == "wide":
+            # the stylometric-wide view, through the product's own reference
+            parts.append(Ruler(int(bits[1]), chunk, wide=WIDE_FACTOR * int(bits[1])))
         elif bits[0].startswith("char"):
             parts.append(Features("char", int(bits[0][4:]), int(bits[1]), chunk))
         elif bits[0] == "words":
@@ -466,7 +540,9 @@ def main() -> int:
                         help="the scoring cache of the corpus's tokens (kept between runs)")
     parser.add_argument("--draws", type=int, default=200, help="draws per case")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mfw", type=int, nargs="+", default=[1000], help="rulers to measure (the first: today's)")
+    parser.add_argument("--mfw", type=int, nargs="*", default=[1000],
+                        help="rulers to measure (the first: today's); none: the first --ruler comes first (its "
+                             "pool checks with --pairs)")
     parser.add_argument("--cull", type=float, nargs="*", default=[], help="culling shares to measure at the first mfw")
     parser.add_argument("--ruler", nargs="*", default=[],
                         help="candidate rulers after the --mfw ones: mfw:N[:cull=S], charN:SIZE (character n-grams), "
@@ -492,6 +568,8 @@ def main() -> int:
     novels, words, tokens = load(args.corpus, args.cache)
     corpus = Corpus(words, tokens)
     cases = cases_of(novels, args.shape)
+    if not args.mfw and (args.cull or not args.ruler):
+        raise SystemExit("--mfw without counts needs --ruler, and --cull needs an --mfw count")
     rulers: list[AnyRuler] = [Ruler(m, args.chunk) for m in args.mfw] + \
         [Ruler(args.mfw[0], args.chunk, cull=c) for c in args.cull] + [parse_ruler(r, args.chunk) for r in args.ruler]
     shape = ("H one novel, O another of its author" if args.shape == "pair" else

@@ -96,10 +96,11 @@ def test_every_view_has_one_descriptor_and_one_implementation() -> None:
 def test_the_schema_accepts_the_registered_views_and_names_them(tmp_path: Path) -> None:
     from voicegate.spec._schema import SPEC_SCHEMA
 
-    assert SPEC_SCHEMA.key("voice.view").kind.describe() == "one of `stylometric`, `embedding`, `toy`"
+    assert SPEC_SCHEMA.key("voice.view").kind.describe() == \
+        "one of `stylometric`, `embedding`, `stylometric-wide`, `toy`"
     root = _workspace(tmp_path / "ws", "nope")
     done = run_cli("register", GATE, cwd=root)
-    assert done.code == 2 and "must be one of stylometric, embedding, toy, got 'nope'" in done.stderr
+    assert done.code == 2 and "must be one of stylometric, embedding, stylometric-wide, toy, got 'nope'" in done.stderr
 
 
 def test_registration_hashes_every_model_file_and_refuses_a_changed_one(tmp_path: Path, view: str) -> None:

@@ -38,7 +38,7 @@ from voicegate.scoring._ruler import (
     pool_check,
     ruler_check,
 )
-from voicegate.scoring._stylometric import Reference, build_reference, chunk_counts, word_counts
+from voicegate.scoring._stylometric import PRONOUNS_NAME, Reference, build_reference, chunk_counts, word_counts
 from voicegate.scoring._tokens import TOKENIZER_NAME
 
 FORMAT = 1  # bump when what a cache file holds changes meaning
@@ -46,6 +46,11 @@ FORMAT = 1  # bump when what a cache file holds changes meaning
 
 def _key(*parts: object) -> str:
     return hashlib.sha256(json.dumps([FORMAT, TOKENIZER_NAME, *parts], sort_keys=True).encode()).hexdigest()[:40]
+
+
+def _wide(wide: int) -> tuple[object, ...]:
+    """The wide reference's part of a cache key; none for the plain one, whose keys stay what they were."""
+    return ("wide", wide, PRONOUNS_NAME) if wide else ()
 
 
 
@@ -171,29 +176,33 @@ class Cache:
         self._memo[name] = doc
         return doc
 
-    def reference(self, heldout: Sequence[Path], background: Sequence[Path], *, mfw: int, chunk: int) -> Reference:
-        name = "reference-" + _key("reference", self.corpus_sha256(heldout), self.corpus_sha256(background), mfw, chunk)
+    def reference(self, heldout: Sequence[Path], background: Sequence[Path], *, mfw: int, chunk: int,
+                  wide: int = 0) -> Reference:
+        """The plain reference, or with `wide` the wide one (`_stylometric.build_reference`)."""
+        name = "reference-" + _key("reference", self.corpus_sha256(heldout), self.corpus_sha256(background), mfw, chunk,
+                                   *_wide(wide))
         if name in self._memo:
             return self._memo[name]  # type: ignore[return-value]
         data = self._load(name)
         if data is not None:
             self.hits += 1
             ref = Reference(tuple(data["words"].tolist()), data["mean"], data["sd"], data["target"],
-                            int(data["chunks"]))
+                            int(data["chunks"]), data.get("weights"))
         else:
             self.misses += 1
             ref = build_reference([self.doc(p) for p in heldout], [self.doc(p) for p in background],
-                                  mfw=mfw, chunk=chunk)
+                                  mfw=mfw, chunk=chunk, wide=wide)
+            weights = {} if ref.weights is None else {"weights": ref.weights}
             self._save(name, words=np.asarray(ref.words, dtype=str), mean=ref.mean, sd=ref.sd,
-                       target=ref.target, chunks=np.asarray(ref.chunks))
+                       target=ref.target, chunks=np.asarray(ref.chunks), **weights)
         self._memo[name] = ref
         return ref
 
     def ruler(self, heldout: Sequence[Path], background: Sequence[Path], training: Sequence[Path], *,
-              mfw: int, chunk: int) -> RulerNumbers:
+              mfw: int, chunk: int, wide: int = 0) -> RulerNumbers:
         """The ruler check of the stylometric reference (`_ruler`), paid once per corpus content."""
         name = "ruler-" + _key("ruler", RULER_METHOD, self.corpus_sha256(heldout), self.corpus_sha256(background),
-                               self.corpus_sha256(training), mfw, chunk)
+                               self.corpus_sha256(training), mfw, chunk, *_wide(wide))
         if name in self._memo:
             return self._memo[name]  # type: ignore[return-value]
         data = self._load(name)
@@ -206,7 +215,7 @@ class Cache:
                                  training_chunks=int(nums[4]))
         else:
             self.misses += 1
-            ruler = self._ruler_check(heldout, background, background, training, mfw=mfw, chunk=chunk)
+            ruler = self._ruler_check(heldout, background, background, training, mfw=mfw, chunk=chunk, wide=wide)
             nan = float("nan")
             self._save(name, numbers=np.asarray([
                 nan if ruler.heldout_auc is None else ruler.heldout_auc,
@@ -216,10 +225,10 @@ class Cache:
         return ruler
 
     def _ruler_check(self, target: Sequence[Path], background: Sequence[Path], far: Sequence[Path],
-                     training: Sequence[Path], *, mfw: int, chunk: int) -> RulerNumbers:
+                     training: Sequence[Path], *, mfw: int, chunk: int, wide: int = 0) -> RulerNumbers:
         """`ruler_check` under the reference of (target, background): target chunks against `far` chunks,
         `training` chunks against `far` chunks (`_ruler`)."""
-        ref = self.reference(target, background, mfw=mfw, chunk=chunk)
+        ref = self.reference(target, background, mfw=mfw, chunk=chunk, wide=wide)
         index = ref.index()
         n_words = len(index)
 
@@ -231,11 +240,12 @@ class Cache:
         return ruler_check(ref, chunks(target), counts, float(sum(len(d) for d in docs)), chunks(far), chunks(training))
 
     def impostor_ruler(self, target: Sequence[Path], background: Sequence[Path], gate_heldout: Sequence[Path], *,
-                       mfw: int, chunk: int) -> float | None:
+                       mfw: int, chunk: int, wide: int = 0) -> float | None:
         """Can an impostor's ruler tell its text from the gate author's? The AUC that an impostor chunk is
         nearer the impostor's profile (itself left out) than a chunk of the gate author's held-out text is."""
         name = "impostor-ruler-" + _key("impostor-ruler", RULER_METHOD, self.corpus_sha256(target),
-                                        self.corpus_sha256(background), self.corpus_sha256(gate_heldout), mfw, chunk)
+                                        self.corpus_sha256(background), self.corpus_sha256(gate_heldout), mfw, chunk,
+                                        *_wide(wide))
         if name in self._memo:
             return self._memo[name]  # type: ignore[return-value]
         data = self._load(name)
@@ -245,18 +255,20 @@ class Cache:
             auc = None if np.isnan(value) else value
         else:
             self.misses += 1
-            auc = self._ruler_check(target, background, gate_heldout, (), mfw=mfw, chunk=chunk).heldout_auc
+            auc = self._ruler_check(target, background, gate_heldout, (), mfw=mfw, chunk=chunk, wide=wide).heldout_auc
             self._save(name, auc=np.asarray(float("nan") if auc is None else auc))
         self._memo[name] = auc
         return auc
 
     def pool_ruler(self, heldout: Sequence[Path], background: Sequence[Path], training: Sequence[Path],
-                   impostors: Sequence[tuple[str, Sequence[Path]]], *, mfw: int, chunk: int) -> PoolNumbers:
+                   impostors: Sequence[tuple[str, Sequence[Path]]], *, mfw: int, chunk: int,
+                   wide: int = 0) -> PoolNumbers:
         """The pool check of the gate's reference (`_ruler.pool_check`): training pools against background
         pools and against each impostor's, paid once per corpus content."""
         name = "pool-ruler-" + _key("pool-ruler", POOL_METHOD, POOL_WORDS, self.corpus_sha256(heldout),
                                     self.corpus_sha256(background), self.corpus_sha256(training),
-                                    [[a, self.corpus_sha256(files)] for a, files in impostors], mfw, chunk)
+                                    [[a, self.corpus_sha256(files)] for a, files in impostors], mfw, chunk,
+                                    *_wide(wide))
         if name in self._memo:
             return self._memo[name]  # type: ignore[return-value]
         names = [a for a, _ in impostors]
@@ -270,7 +282,7 @@ class Cache:
                                impostor_pools=dict(zip(names, map(int, counts[2:]), strict=True)))
         else:
             self.misses += 1
-            ref = self.reference(heldout, background, mfw=mfw, chunk=chunk)
+            ref = self.reference(heldout, background, mfw=mfw, chunk=chunk, wide=wide)
             nums = pool_check(ref, [self.doc(p) for p in heldout], [self.doc(p) for p in training],
                               [self.doc(p) for p in background],
                               {a: [self.doc(p) for p in files] for a, files in impostors}, chunk=chunk)

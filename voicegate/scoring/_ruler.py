@@ -211,7 +211,7 @@ def pool_check(ref: Reference, heldout: Sequence[TokenDoc], training: Sequence[T
             t2 = s2 - (inside ** 2).sum(axis=0) + inside.shape[0] * m2
             mean = t1 / total
             sd = np.sqrt(np.maximum((t2 - total * mean ** 2) / (total - 1), 0.0))
-            loo = Reference(ref.words, mean, sd, np.zeros(n), total)
+            loo = Reference(ref.words, mean, sd, np.zeros(n), total, ref.weights)
             out[k] = float(cosine_distance(zscores(loo, counts[k].astype(float), float(size)),
                                            zscores(loo, held, held_total)))
         return out

@@ -14,6 +14,17 @@ generations: an arm must not move the ruler that measures the other arms.
   carries no information about which text is which).
 - d = 1 - cos(z(profile of G(a,s) pooled), z(profile of H)), H being all held-out
   files pooled.
+
+The wide reference (the `stylometric-wide` view, `build_reference(..., wide=N)`): the `wide`
+most frequent words once the personal pronouns (`PERSONAL_PRONOUNS`) are dropped, each
+word's z multiplied by a weight (`Reference.weights`) so that the `mfw` most frequent of
+them and the rest carry equal weight in the cosine: the first `mfw` words weigh
+sqrt((n - mfw) / mfw) against 1 for the others (n the words kept; 2 for 1000 of 5000).
+Pronouns mark a narrative's person and its protagonist's sex (a first-person novel against
+a third-person one by the same hand), not its author; the rarer words add the author's
+vocabulary, which tells an author's other writing from strangers' at short pools
+(docs/validity.md), and the weight keeps the common words, where a voice's movement is, from
+being drowned by them.
 """
 
 from __future__ import annotations
@@ -36,6 +47,8 @@ class Reference:
     target: np.ndarray
     """z-scored profile of the held-out text H."""
     chunks: int
+    weights: np.ndarray | None = None
+    """Each word's weight on its z (None: every word 1, the plain reference); `target` is weighted already."""
 
     def index(self) -> dict[str, int]:
         return {w: i for i, w in enumerate(self.words)}
@@ -81,13 +94,38 @@ def most_frequent(docs: Sequence[TokenDoc], n: int) -> tuple[str, ...]:
     return tuple(w for w, _ in ranked[:n])
 
 
+# The personal pronouns the wide reference drops (`PRONOUNS_NAME` in its signature): every person, case and
+# number, the archaic second person, and the contracted forms the tokenizer keeps whole.
+PERSONAL_PRONOUNS = frozenset((
+    "i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your", "yours", "yourself",
+    "yourselves", "thou", "thee", "thy", "thine", "thyself", "ye", "he", "him", "his", "himself", "she", "her",
+    "hers", "herself", "they", "them", "their", "theirs", "themselves", "i'm", "i've", "i'll", "i'd", "you're",
+    "you've", "you'll", "you'd", "he's", "he'll", "he'd", "she's", "she'll", "she'd", "we're", "we've", "we'll",
+    "we'd", "they're", "they've", "they'll", "they'd",
+))
+PRONOUNS_NAME = "personal-pronouns@1"
+
+
+def wide_weights(n: int, mfw: int) -> np.ndarray:
+    """The wide reference's weights: the first `mfw` of `n` words and the rest carry equal weight."""
+    if n <= mfw:
+        return np.ones(n)
+    return np.where(np.arange(n) < mfw, float(np.sqrt((n - mfw) / mfw)), 1.0)
+
+
 def build_reference(heldout: Sequence[TokenDoc], background: Sequence[TokenDoc], *,
-                    mfw: int, chunk: int) -> Reference:
+                    mfw: int, chunk: int, wide: int = 0) -> Reference:
+    """The plain reference (`wide` 0), or the wide one: `wide` words without the personal pronouns, the first
+    `mfw` of them weighted to count as much as the rest (module docstring)."""
     if not background:
         # z-scored against the target alone, H sits at the origin and the cosine is noise.
         raise VoicegateError("the stylometric view needs a background corpus of other authors")
     docs = [*heldout, *background]
-    words = most_frequent(docs, mfw)
+    if wide:
+        words = tuple(w for w in most_frequent(docs, wide + len(PERSONAL_PRONOUNS))
+                      if w not in PERSONAL_PRONOUNS)[:wide]
+    else:
+        words = most_frequent(docs, mfw)
     index = {w: i for i, w in enumerate(words)}
     freqs = np.vstack([_chunk_frequencies(d, index, chunk) for d in docs])
     if freqs.shape[0] < 2:
@@ -100,8 +138,9 @@ def build_reference(heldout: Sequence[TokenDoc], background: Sequence[TokenDoc],
     for d in heldout:
         held += word_counts(index, d)
         held_total += len(d)
-    ref = Reference(words, mean, sd, np.zeros(len(words)), int(freqs.shape[0]))
-    return Reference(words, mean, sd, zscores(ref, held, held_total), ref.chunks)
+    weights = wide_weights(len(words), mfw) if wide else None
+    ref = Reference(words, mean, sd, np.zeros(len(words)), int(freqs.shape[0]), weights)
+    return Reference(words, mean, sd, zscores(ref, held, held_total), ref.chunks, weights)
 
 
 def word_counts(index: dict[str, int], doc: TokenDoc) -> np.ndarray:
@@ -133,7 +172,8 @@ def zscores(ref: Reference, counts: np.ndarray, total: float | np.ndarray) -> np
     freq = counts / np.where(total > 0, total, 1.0)[..., None] if counts.ndim > 1 else \
         counts / (float(total) if total > 0 else 1.0)
     safe = np.where(ref.sd > 0, ref.sd, 1.0)
-    return np.where(ref.sd > 0, (freq - ref.mean) / safe, 0.0)
+    z: np.ndarray = np.where(ref.sd > 0, (freq - ref.mean) / safe, 0.0)
+    return z if ref.weights is None else z * ref.weights
 
 
 def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -163,6 +203,8 @@ def pooled_delta(ref: Reference, counts: np.ndarray, totals: np.ndarray) -> Call
     MFW-long profiles. Same value as `cosine_delta` up to rounding.
     """
     inv = np.divide(1.0, ref.sd, out=np.zeros_like(ref.sd), where=ref.sd > 0)
+    if ref.weights is not None:
+        inv = inv * ref.weights  # z = w (f - mean) / sd: the weight goes wherever 1/sd does
     a = counts @ (ref.target * inv)
     c1 = float(np.sum(ref.mean * ref.target * inv))
     g = (counts * inv ** 2) @ counts.T

@@ -25,7 +25,7 @@ from voicegate.scoring import _embedding, _stylometric
 from voicegate.scoring._cache import Cache
 from voicegate.scoring._cells import Cells
 from voicegate.scoring._ruler import PoolNumbers, RulerNumbers
-from voicegate.spec import VIEW_SPECS, GateSpec, ViewSpec
+from voicegate.spec import VIEW_SPECS, WIDE_FACTOR, GateSpec, ViewSpec
 
 Distances = dict[str, dict[int, float]]
 Pool = Callable[[np.ndarray], np.ndarray]  # prompt weights (B x P) -> B distances
@@ -164,6 +164,46 @@ class Stylometric(View):
         return [f"mfw:{params.get('mfw')}", f"chunk:{params.get('chunk')}"]
 
 
+class StylometricWide(Stylometric):
+    """Cosine Delta against the wide reference: `WIDE_FACTOR` x `voice.mfw` words, personal pronouns dropped, the
+    first `voice.mfw` weighted to count as much as the rest (`_stylometric.build_reference`)."""
+
+    descriptor = VIEW_SPECS["stylometric-wide"]
+
+    @property
+    def _wide(self) -> int:
+        return WIDE_FACTOR * self.spec.voice.mfw
+
+    def _reference(self, cache: Cache, target: Target) -> _stylometric.Reference:
+        v = self.spec.voice
+        return cache.reference(target.files, target.background, mfw=v.mfw, chunk=v.chunk, wide=self._wide)
+
+    def ruler(self, cache: Cache, target: Target) -> RulerNumbers:
+        v = self.spec.voice
+        return cache.ruler(target.files, target.background, self.spec.corpora.training, mfw=v.mfw, chunk=v.chunk,
+                           wide=self._wide)
+
+    def impostor_ruler(self, cache: Cache, target: Target, gate: Target) -> float | None:
+        v = self.spec.voice
+        return cache.impostor_ruler(target.files, target.background, gate.files, mfw=v.mfw, chunk=v.chunk,
+                                    wide=self._wide)
+
+    def pool_ruler(self, cache: Cache, gate: Target, impostors: Sequence[Target]) -> PoolNumbers:
+        v = self.spec.voice
+        return cache.pool_ruler(gate.files, gate.background, self.spec.corpora.training,
+                                [(t.author, t.files) for t in impostors], mfw=v.mfw, chunk=v.chunk, wide=self._wide)
+
+    def signature(self) -> dict[str, Any]:
+        v = self.spec.voice
+        return {"wide_mfw": [v.mfw, self._wide], "wide_chunk": v.chunk, "wide_dropped": _stylometric.PRONOUNS_NAME}
+
+    @staticmethod
+    def signature_parts(params: Mapping[str, Any]) -> list[str]:
+        words = params.get("wide_mfw") or [None, None]
+        return [f"mfw:{words[0]}/{words[1]}", f"chunk:{params.get('wide_chunk')}",
+                f"dropped:{params.get('wide_dropped')}"]
+
+
 class Embedding(View):
     """Centroid cosine distance under a pinned sentence-transformers model (`_embedding`)."""
 
@@ -212,7 +252,7 @@ class Embedding(View):
 
 # The implementations, by their descriptor's name: every name in `spec`'s VIEW_SPECS has one here
 # (tests/spec/test_view_descriptor.py), and a test adds a toy one to both with monkeypatch.setitem.
-VIEWS: dict[str, type[View]] = {v.name: v for v in (Stylometric, Embedding)}
+VIEWS: dict[str, type[View]] = {v.name: v for v in (Stylometric, Embedding, StylometricWide)}
 
 
 def view_of(spec: GateSpec, *, encode: Encoder | None = None) -> View:

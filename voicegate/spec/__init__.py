@@ -72,6 +72,7 @@ from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_patt
 from voicegate.spec._views import (
     HISTORICAL_SIGNATURE_KEYS,
     VIEW_SPECS,
+    WIDE_FACTOR,
     Model,
     ViewSpec,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "VIEW_SPECS",
     "WEIGHTS_FILE",
     "WELCH_ALPHA",
+    "WIDE_FACTOR",
     "ArtifactKind",
     "Citation",
     "Copying",

@@ -350,6 +350,10 @@ def register(spec: GateSpec, *, supersede: bool = False, now: _dt.datetime | Non
         raise VoicegateError(f"refusing to register {spec.gate}: its deciding rule {deciding.signature} was registered "
                              f"{deciding.registered.isoformat()}, after this registration's date "
                              f"({now.date().isoformat()})")
+    view_day = spec.view.registered
+    if view_day is not None and view_day > now.date():
+        raise VoicegateError(f"refusing to register {spec.gate}: its view {spec.view.name} was registered "
+                             f"{view_day.isoformat()}, after this registration's date ({now.date().isoformat()})")
     data: dict[str, Any] = {
         "gate": spec.gate,
         "spec_path": _display(spec, spec.path),

@@ -16,6 +16,7 @@ those checks without a line of `spec/` changing (`tests/spec/test_view_descripto
 
 from __future__ import annotations
 
+import datetime as _dt
 import importlib.util
 from dataclasses import dataclass
 
@@ -47,6 +48,10 @@ class ViewSpec:
     # The words an (arm, seed) pool needs for its distance to be reliable (None: no known bound): `register`
     # warns below it from the design, `score` from the rows.
     reliable_words: int | None = None
+    # The day the view's definition was fixed, like a rule's (None: the first views, older than dating). A dated
+    # view never changes once it ships: a changed one is a new view, so a record re-scores under the view it
+    # names. `register` refuses a view dated after the registration day.
+    registered: _dt.date | None = None
 
     def unavailable(self) -> str | None:
         """Why this view cannot run on this machine (`missing`), or None. Modules are looked up, not imported."""
@@ -68,6 +73,14 @@ MIN_WORDS_PER_ARM_SEED = 10_000  # Cosine Delta's reliable pool (`STYLOMETRIC.re
 
 STYLOMETRIC = ViewSpec("stylometric", signature_keys=("mfw", "chunk"), keys=("voice.mfw", "voice.chunk"),
                        needs_background=True, title="Cosine Delta", reliable_words=MIN_WORDS_PER_ARM_SEED)
+# Cosine Delta over the 5 x `voice.mfw` most frequent words without the personal pronouns, the first `voice.mfw`
+# weighted to count as much as the rest (`scoring/_stylometric.py`; chosen on benchmarks/bench_ruler.py and the
+# tiny voices' sweep, docs/validity.md). Its own signature keys: a view's keys are its own.
+WIDE_FACTOR = 5
+STYLOMETRIC_WIDE = ViewSpec(
+    "stylometric-wide", signature_keys=("wide_mfw", "wide_chunk", "wide_dropped"),
+    keys=("voice.mfw", "voice.chunk"), needs_background=True, title="Cosine Delta (wide)",
+    reliable_words=MIN_WORDS_PER_ARM_SEED, registered=_dt.date(2026, 12, 7))
 EMBEDDING = ViewSpec(
     "embedding", signature_keys=("embedding_model", "embedding_revision"), keys=("voice.model", "voice.revision"),
     title="the embedding view",
@@ -77,7 +90,7 @@ EMBEDDING = ViewSpec(
 
 # The one registry of views, by name, in the order the docs list them. Read at call time, so a view
 # added here (or by a test, with monkeypatch.setitem) is accepted, checked and guarded at once.
-VIEW_SPECS: dict[str, ViewSpec] = {v.name: v for v in (STYLOMETRIC, EMBEDDING)}
+VIEW_SPECS: dict[str, ViewSpec] = {v.name: v for v in (STYLOMETRIC, EMBEDDING, STYLOMETRIC_WIDE)}
 
 
 def view_spec(name: str) -> ViewSpec:
