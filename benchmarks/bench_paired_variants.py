@@ -8,18 +8,21 @@ five-author gates), and what each variant below changes is one of them:
 - ``as registered``: ``prompt-paired``'s own floors (``get_rule("prompt-paired").floor``), as ``specificity`` and
   ``decide`` compare them;
 - ``rebuilt``: the same test rebuilt from ``seed_check`` and ``sign_flip`` (must agree with the line above: the
-  benchmark counts any draw where it does not);
+  benchmark stops where any verdict differs);
 - ``pooled eps``: ε in the prompts' units from the base's within-prompt variance over seeds (``(S − 1) · P`` degrees
   of freedom under the rule's own assumption) instead of the ratio of two K-seed SDs;
 - ``studentized``: each prompt's difference over its own standard error (both arms' seeds), then sign flips;
 - ``no eps on margins`` and ``no seed check``: what ε on the margins and the assumption's check cost (neither is
   a rule anyone may register: the smallest effect is the companion issue's, and the check is what the paired
-  test's error rate rests on); both together bound what any change to this test can buy.
+  test's error rate rests on); both together: what the test would ship with neither;
+- ``SPECIFIC at 0.05``: every margin's paired test at α 0.05 (a fallback as registered), VOICE at 0.01: a looser
+  claim, not a better test (a wrong author's voice whose margin sits at ε would ship up to 5% of the time).
 
 Draws of K seeds per arm without resampling, on both splits of the base's 96 pools (as bench_paired.py's A-vs-A
 draws), the same draws for every variant. Right voices: VOICE PASS, SPECIFIC, ships (mean of 7 gates; weakest
 gate); A-vs-A VOICE PASS and ships (mean of 7 gates x 2 splits; worst); another author's voice ships (mean of 22
-pairs; worst).
+pairs; worst). Last, on simulated prompts, what testing SPECIFIC by its smallest margin against that minimum's
+joint sign-flip distribution (the same flips for every impostor) would do to its error rate.
 
     python benchmarks/bench_paired_variants.py [--draws 150] [--ks 3,5] [--keep DIR]
 """
@@ -44,7 +47,7 @@ from bench_paired import swapped
 
 ALPHA = 0.01
 VARIANTS = ("as registered", "rebuilt", "pooled eps", "studentized", "no eps on margins", "no seed check",
-            "no eps on margins, no seed check")
+            "no eps on margins, no seed check", "SPECIFIC at 0.05")
 
 
 def _sd(values: Any) -> float:
@@ -89,7 +92,8 @@ def registered(t: Paired, family: int) -> bool:
                                                                               prompts=parts, flip_seed=t.flips)))
 
 
-def rebuilt(t: Paired, *, eps_mode: str = "ratio", check: bool = True, studentize: bool = False) -> bool:
+def rebuilt(t: Paired, *, eps_mode: str = "ratio", check: bool = True, studentize: bool = False,
+            alpha: float = ALPHA) -> bool:
     """The rule's test rebuilt from `sign_flip`, with the variant's changes."""
     import numpy as np
 
@@ -109,8 +113,8 @@ def rebuilt(t: Paired, *, eps_mode: str = "ratio", check: bool = True, studentiz
     if studentize:
         se = np.sqrt(t.pb.var(axis=0, ddof=1) / len(t.pb) + t.pc.var(axis=0, ddof=1) / len(t.pc))
         z = (t.y - eps) / np.maximum(se, 1e-12)
-        return float(z.mean()) > sign_flip(z.tolist(), ALPHA, t.flips).critical
-    flip = sign_flip((t.y - eps).tolist(), ALPHA, t.flips)
+        return float(z.mean()) > sign_flip(z.tolist(), alpha, t.flips).critical
+    flip = sign_flip((t.y - eps).tolist(), alpha, t.flips)
     return t.passes(t.delta * (eps + flip.critical) / stat)
 
 
@@ -131,6 +135,7 @@ def tests(family: int) -> dict[str, Test]:
         "no eps on margins": lambda t, m: rebuilt(no_eps(t) if m else t),
         "no seed check": lambda t, m: rebuilt(t, check=False),
         "no eps on margins, no seed check": lambda t, m: rebuilt(no_eps(t) if m else t, check=False),
+        "SPECIFIC at 0.05": lambda t, m: rebuilt(t, alpha=0.05 if m else ALPHA),
     }
 
 
@@ -175,16 +180,40 @@ def draws_of(author: str, dist: Any, toward: Any, parts: Any, cands: list[str], 
     return counts
 
 
+def prompt_noise(author: str, right: str, parts: Any, impostors: list[str]) -> dict[str, tuple[float, float, float]]:
+    """On every stored seed, per target (the author's own distance, then each margin): the right voice's mean
+    difference a prompt, the median over prompts of the SD of one base generation's minus one candidate generation's,
+    and the ratio of
+    the noisiest prompt's SD to the quietest's."""
+    import numpy as np
+
+    def rows(target: str, arm: str) -> Any:
+        return np.array([parts[target][arm][s] for s in sorted(parts[target][arm])], dtype=float)
+
+    out = {}
+    for name in (author, *impostors):
+        b, c = rows(author, "base"), rows(author, right)
+        if name != author:
+            b, c = b - rows(name, "base"), c - rows(name, right)
+        noise = b.var(axis=0, ddof=1) + c.var(axis=0, ddof=1)
+        out[name] = (float((b.mean(axis=0) - c.mean(axis=0)).mean()), float(np.sqrt(np.median(noise))),
+                     float(np.sqrt(noise.max() / noise.min())))
+    return out
+
+
 def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed: int, log: Any = print) -> str:
     from voicegate.gate import load_generations
     from voicegate.scoring import measure_gate
     from voicegate.spec import flip_seed, load_spec
 
     share: dict[tuple[str, int, str, str], list[dict[str, float]]] = {}
+    noise: dict[tuple[str, str], tuple[float, float, float]] = {}
     for author, gate in gates.items():
         spec = load_spec(root, gate)
         m = measure_gate(spec, load_generations(spec), cache_dir=spec.run.cache, write_cache=True, parts=True)
         cands = [a.name for a in spec.candidates]
+        for name, n in prompt_noise(author, RIGHT[author], m.parts, list(m.toward)).items():
+            noise[(gate, name)] = n
         for split in (False, True):
             dist = swapped(m.distances) if split else m.distances
             toward = {n: swapped(t) if split else t for n, t in m.toward.items()}
@@ -220,7 +249,35 @@ def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed
         lines.append(f"  {gate:14s} " + "; ".join(
             f"{v} " + " / ".join(f"{mean_of(author, k, v, RIGHT[author], 'ships'):.3f}" for k in ks)
             for v in VARIANTS))
+    ratios = [r for _, _, r in noise.values()]
+    lines += ["", (f"each prompt's noise (48 seeds, right voices, every target): the noisiest prompt's SD over the "
+                   f"quietest's {min(ratios):.1f}-{max(ratios):.1f}; per gate and target, mean difference a prompt "
+                   "against the median SD of one base generation's minus one candidate generation's:")]
+    for gate in gates.values():
+        lines.append(f"  {gate:14s} " + "; ".join(f"{name} {e:.4f} / {sd:.4f}"
+                                                  for (g, name), (e, sd, _) in noise.items() if g == gate))
     return "\n".join(lines)
+
+
+def min_statistic(reps: int = 2000, seed: int = 1) -> str:
+    """Why SPECIFIC is not tested by its smallest margin against that minimum's joint sign-flip distribution: with
+    one impostor at the null and three far from it (independent normal prompts), it rejects more often than α."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    prompts, impostors, flips = 40, 4, 999
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(flips, prompts))
+    joint = each = 0
+    for _ in range(reps):
+        y = rng.normal(size=(impostors, prompts))
+        y[1:] += 3.0
+        stat = y.mean(axis=1)
+        flipped = signs @ y.T / prompts  # the same flips for every impostor
+        joint += stat.min() > np.quantile(flipped.min(axis=1), 1 - ALPHA)
+        each += all(stat[i] > np.quantile(flipped[:, i], 1 - ALPHA) for i in range(impostors))
+    return (f"one impostor at the null, three far ({reps} runs): the smallest margin against its joint flip "
+            f"distribution rejects {joint / reps:.4f}; every margin at α (intersection-union) {each / reps:.4f}; "
+            f"α {ALPHA}")
 
 
 def main() -> None:
@@ -239,6 +296,7 @@ def main() -> None:
         ks = tuple(int(k) for k in args.ks.split(","))
         print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate, K and split (--seed {args.seed})")
         print(run(root, gates, ks, args.draws, args.seed))
+        print(min_statistic())
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
