@@ -7,6 +7,8 @@ verdict) under welch-t, welch-t-min-effect and prompt-paired, on both splits of 
 A-vs-A 49-96 and the other way round), averaged. Per rule and K:
 
 - right voice ships: would-ship share of the gate author's own voice (mean of 7 gates; weakest gate);
+- right voice's axes: the same voice's VOICE PASS share and its SPECIFIC share apart (mean of 7 gates): where
+  what does not ship is lost (a ship needs both);
 - another author's voice ships: mean over the 22 wrong (gate, voice) pairs; worst pair;
 - A-vs-A VOICE PASS: the A-vs-A arm's VOICE PASS share (mean of 7 gates x 2 splits; worst);
 - A-vs-A ships: the A-vs-A arm decided as a candidate, VOICE PASS and SPECIFIC under the rule (the base's own
@@ -79,6 +81,7 @@ def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed
     from voicegate.spec import load_spec
 
     ship: dict[tuple[str, int, str, str], list[float]] = {}
+    axes: dict[tuple[str, int, str], list[tuple[float, float]]] = {}
     aa: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for author, gate in gates.items():
         spec = load_spec(root, gate)
@@ -96,6 +99,9 @@ def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed
                 for c in cal.candidates:
                     for rid in cal.rules:
                         ship.setdefault((author, k, c.name, rid), []).append(c.would_ship[rid].share)
+                        if c.name == RIGHT[author] and c.specific is not None:
+                            axes.setdefault((author, k, rid), []).append((c.voice_pass[rid].share,
+                                                                          c.specific[rid].share))
                 aa.setdefault((author, k), []).append(a_vs_a_draws(spec, dist, toward, parts, k, draws, seed))
                 log(f"  {gate} K={k}: {time.perf_counter() - start:.0f} s")
     lines = [("| rule, seeds per arm | right voice ships (mean of 7; weakest gate) | another author's voice ships "
@@ -115,6 +121,12 @@ def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed
         lines.append(f"  {gate:14s} " + "; ".join(
             f"{rid} " + " / ".join(f"{statistics.mean(ship[(author, k, RIGHT[author], rid)]):.3f}" for k in ks)
             for rid in RULES))
+    lines += ["", "right voice's axes apart, K = " + " / ".join(map(str, ks)) + " (mean of 7 gates, both splits): "
+              "VOICE PASS; SPECIFIC"]
+    for rid in RULES:
+        lines.append(f"  {rid:20s} " + "; ".join(
+            " / ".join(f"{statistics.mean(x[i] for a in gates for x in axes[(a, k, rid)]):.3f}" for k in ks)
+            for i in (0, 1)))
     fell = {k: statistics.mean(x["fell_back"] for (a, kk), v in aa.items() if kk == k for x in v) for k in ks}
     lines += ["", "prompt-paired fell back to welch-t-min-effect (A-vs-A draws; mean of 7 gates x 2 splits): "
               + "; ".join(f"K={k} {f:.3f}" for k, f in fell.items())]
