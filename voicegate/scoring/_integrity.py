@@ -47,9 +47,14 @@ echoing the requested ``model`` name all along. This module makes that visible.
    not be calibrated). Nothing but "right" can make a session hold. Arms whose
    references are the very same text on a canary cannot be told apart on it; such
    a pair never counts as wrong.
-5. *Replicas.* Every replica asks the same canaries; before any cell, each
-   replica's references for each arm must reproduce the first replica's (within
-   the first replica's threshold), or the run is refused naming the replica.
+5. *Replicas.* The lead (the first replica whose references are whole) answers
+   the canaries as above and calibrates the session; a replica serving the same
+   weights answers the same canaries alike, so every other replica answers each
+   arm the first canary once, alone on it. Before any cell those answers must
+   reproduce the lead's (within the lead's threshold), or the run is refused
+   naming the replica; its checks and identity re-asks are judged against the
+   lead's references and threshold. (A record whose every replica answered every
+   canary, as before this rule, is judged replica by replica, each on its own.)
 
 **Detection floor.** Checks per arm scale with the run: every extra request (each
 arm's reference asks of its own, any identity re-ask, the checks) stays within
