@@ -4,9 +4,10 @@ Before any check, every arm answers the integrity canaries alone on the lead rep
 twice, the others once: its references and the session's calibration, `scoring._similarity`),
 the canary cells' own real rows being answers; every other replica answers each arm the first
 canary once, which must reproduce the lead's, or the run is refused before any check
-(`calibrate`), and its checks are judged against the lead's references and threshold. A session on an unchanged seat borrows an earlier session's
-references instead (`borrow`). Each arm's earlier answers of the same weights are asked again
-(`identity`) and judged once the session is calibrated. Where the checks go among the requests
+(`calibrate`), and its checks are judged against the lead's references and threshold. A
+session on an unchanged seat borrows an earlier session's references instead (`borrow`). Each
+arm's earlier answers of the same weights are asked again (`identity`) and judged once the
+session is calibrated. Where the checks go among the requests
 is the scheduler's (`generate._runner`); which canaries and how many checks, `generate._canaries`.
 """
 
