@@ -105,3 +105,27 @@ def test_a_replica_after_the_lead_is_judged_against_the_leads_references() -> No
     # its reference reproduces the lead's but its check does not: the check fails
     late = _session(REFS["x"], OTHER)[(0, "B")]
     assert late.failed and late.foreign == 1 and not late.problems
+
+
+def test_a_lead_lost_in_its_reference_waves_leaves_the_next_replica_to_complete_its_own(tmp_path):
+    with ExitStack() as stack:
+        seats = [stack.enter_context(StandinSeat(adapters={f"{GATE}-ckpt475": f"/adapters/{GATE}/ckpt475"},
+                                                 token_time=0.0005)) for _ in range(2)]
+
+        def die(s: StandinSeat) -> None:
+            if not s.dead:
+                s.kill()
+
+        seats[0].hooks = {2: die}     # the lead dies at its second chat request: in its first reference wave
+        spec = gate_spec(GATE, url=seats[0].url, concurrency=2)
+        spec["seat"]["replicas"] = [s.url for s in seats]
+        root = registered_workspace(tmp_path / "ws", spec, prompts=PROMPTS)
+        out = cli(root, "generate", GATE, "--quiet", "--retries", "1", "--retry-budget", "1")
+        assert out.returncode == 0, out.stderr
+        assert f"replica {seats[0].url} is unreachable" in out.stderr
+        lines = _canaries(root)
+    mine = Counter((c["arm"], c["canary"]) for c in lines if c["phase"] == "reference" and c["replica"] == seats[1].url)
+    # its first canary once per arm (as a replica after the lead), then the rest of a lead's references
+    assert mine == {(a, k): n for a in ARMS for k, n in (("k0", 2), ("k1", 1))}
+    checks = [c for c in lines if c["phase"] == "check"]
+    assert checks and all(c["replica"] == seats[1].url and c["status"] == "right" for c in checks)
