@@ -24,7 +24,8 @@ requests (canary requests / generation requests, goal <= 5%).
 With ``--replicas 1,2,4`` the same gate runs over that many stand-in replicas (each
 with ``--slots`` decode slots and the same time per token, kept at its own
 concurrency): the makespan ratio against one replica (goal >= 1.8x at 2, >= 3.5x
-at 4) and each replica's peak in-flight (= its concurrency) are printed.
+at 4) and each replica's peak in-flight (= its concurrency) are printed; ``--arms 2`` runs the gate
+with the base and one candidate (the default, 3, adds a candidate loaded at run time).
 
 With ``--fault-every K`` the stand-in answers every K-th request that shares the
 seat with another model with that model's weights; each of ``--runs`` default
@@ -116,7 +117,7 @@ def bench(*, slots: int = 8, concurrency: int | None = None, token_time: float =
 
 
 def scale(counts: list[int], *, slots: int = 8, token_time: float = 0.007, overhead: float = 0.0,
-          prompts: int = 40, seeds: int = 3, max_tokens: int = 256, **_: Any) -> dict[str, Any]:
+          prompts: int = 40, seeds: int = 3, max_tokens: int = 256, arms: int = 3, **_: Any) -> dict[str, Any]:
     """The same gate over 1, 2, 4... stand-in replicas (each `slots` wide, the same time per token).
 
     Every replica is kept at its own concurrency (= its slots); the makespan ratio is
@@ -125,7 +126,9 @@ def scale(counts: list[int], *, slots: int = 8, token_time: float = 0.007, overh
     (32-token canaries, each arm alone on each replica) are the fixed cost they are in a gate.
     """
     out: dict[str, Any] = {"slots": slots, "token_time_s": token_time, "prompts": prompts, "seeds": seeds,
-                           "max_tokens": max_tokens, "runs": []}
+                           "arms": arms, "max_tokens": max_tokens, "runs": []}
+    # 2 arms: the base and the served candidate; 3 (the default): and a candidate loaded at run time
+    candidates = None if arms == 3 else [{"name": "ckpt475", "model": f"{GATE}-ckpt475", "role": "candidate"}]
     config = json.dumps({"adapters": {f"{GATE}-ckpt475": "/adapters/b/ckpt475"}, "slots": slots,
                          "token_time": token_time, "request_overhead": overhead, "full_length": True})
     for n in counts:
@@ -136,7 +139,7 @@ def scale(counts: list[int], *, slots: int = 8, token_time: float = 0.007, overh
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)) for _ in range(n)]
             urls = [p.stdout.readline().strip() for p in seats if p.stdout is not None]
             spec_dict = gate_spec(GATE, url=urls[0], seeds=[101 * (i + 1) for i in range(seeds)],
-                                  concurrency=slots, max_tokens=max_tokens)
+                                  concurrency=slots, max_tokens=max_tokens, candidates=candidates)
             spec_dict["seat"]["replicas"] = urls
             root = Path(tmp) / "ws"
             registered_workspace(root, spec_dict,
@@ -196,6 +199,8 @@ def main() -> None:
     ap.add_argument("--fault-every", type=int, default=None, help="measure detection of the wrong-weights fault")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--max-tokens", type=int, default=256, help="with --replicas: every answer's length")
+    ap.add_argument("--arms", type=int, choices=(2, 3), default=3,
+                    help="with --replicas: the base and one candidate (2), or two candidates (3, the default)")
     ap.add_argument("--replicas", default=None,
                     help="e.g. 1,2,4: the same gate over that many stand-in replicas; prints the makespan ratio "
                          "against the first count and each replica's peak in-flight")
@@ -204,7 +209,7 @@ def main() -> None:
               "overhead": args.overhead, "prompts": args.prompts, "seeds": args.seeds}
     if args.replicas:
         counts = [int(x) for x in args.replicas.split(",")]
-        found = scale(counts, **kw, max_tokens=args.max_tokens)
+        found = scale(counts, **kw, max_tokens=args.max_tokens, arms=args.arms)
         print(json.dumps(found, indent=2))
         goals = {2: 1.8, 4: 3.5}
         for r in found["runs"]:

@@ -33,6 +33,8 @@ canaries, new positions), and the script prints how often integrity did NOT hold
   request, their files (and the carrier's) readable here; ``concurrent runs, mixing``: three gates of 84 rows
   at once on one seat that answers every 10th request sharing the seat with another model in flight (any
   run's) with that model's weights, as separate processes, each run counted;
+- ``second replica: ...``: sampled-only, foreign weights (references spared), repeats right and late on
+  the second of two replicas, whose checks are judged against the first (the lead) replica's references;
 - ``clean``, ``clean, large``, ``clean, two replicas``: no fault (half of the runs mixed, half
   isolated), answers still nondeterministic (1 in 10 diverges somewhere in its last third):
   false alarms.
@@ -132,6 +134,14 @@ MODES: dict[str, dict[str, Any]] = {
     "clean": {"size": "small", "faults": {}},
     "clean, large": {"size": "large", "faults": {}},
     "clean, two replicas": {"size": "small", "faults": {}, "replica": {}},
+    # The faults above on the replica after the lead (its checks judged against the lead's references).
+    "second replica: sampled-only": {"size": "large", "faults": {},
+                                     "replica": {"wrong_weights_every": 10, "sampled_only": True}},
+    "second replica: foreign weights, references spared": {"size": "large", "faults": {},
+                                                           "replica": {"foreign_every": 10, "faults_from": SPARED}},
+    "second replica: repeats right": {"size": "small", "faults": {},
+                                      "replica": {"repeats_right": True, "faults_from": SPARED}},
+    "second replica: late": {"size": "small", "faults": {}, "replica": {}, "replica_late": 0.9},
     "clean, lv-bronte's size": {"size": "bronte", "faults": {}},
 }
 SIZES = {"large": (50, 8), "small": (20, 4), "bronte": (40, 3), "84": (7, 4)}   # (prompts, seeds) x 3 arms
@@ -278,7 +288,10 @@ def one_run(ws: Workspaces, mode: dict[str, Any], isolate: bool) -> dict[str, An
         seat = stack.enter_context(_seat(**faults))
         urls = [seat.url]
         if "replica" in mode:
-            other = stack.enter_context(_seat(**mode["replica"]))
+            theirs = dict(mode["replica"])
+            if "replica_late" in mode:   # about half the rows go to each replica
+                theirs["late_after"] = int(mode["replica_late"] * real / 2)
+            other = stack.enter_context(_seat(**theirs))
             urls.append(other.url)
         root = ws.root(size, seat.url)
         spec = load_spec(root, GATE)

@@ -28,10 +28,11 @@ SERVED = f"{GATE}-ckpt475"
 RUNTIME = f"{GATE}-ckpt925"          # loaded at run time, on every replica
 PROMPTS = [f"Write scene {i} of the story, in the author's voice." for i in range(6)]
 TOTAL = 3 * 2 * len(PROMPTS)         # arms x seeds x prompts
-# Each arm answers the first canary twice and the second once before any check: a replica that holds no canary
-# cell asks all of them itself (arms x 3: its first chat requests); the first replica, which claims the canary
-# cells, asks 3 and sends the cells' real rows as the other answers.
+# The lead (the first replica) answers, per arm, the first canary twice and the second once before any check: it
+# claims the canary cells and sends their real rows as two of those answers, in its first chat requests. Every
+# other replica asks each arm the first canary once (held to the lead's): its first 3 chat requests.
 REFERENCES = 3 * (2 + 1)
+VERIFY = 3
 
 
 def _replicas(stack: ExitStack, n: int, **kw: Any) -> list[StandinSeat]:
@@ -61,9 +62,9 @@ def _chats(seat: StandinSeat) -> list[dict[str, Any]]:
     return [e for e in seat.chat_log() if e["status"] == 200]
 
 
-def _generations(seat: StandinSeat) -> list[dict[str, Any]]:
+def _generations(seat: StandinSeat, skip: int = REFERENCES) -> list[dict[str, Any]]:
     """The answers after the integrity references (canary checks are real requests: the log cannot tell)."""
-    return _chats(seat)[REFERENCES:]
+    return _chats(seat)[skip:]
 
 
 def test_three_replicas_every_cell_on_one_replica_one_row_per_key(tmp_path):
@@ -120,7 +121,7 @@ def test_one_of_three_killed_mid_run_completes_on_two(tmp_path):
         victim = seats[1]
 
         def kill_after_first_generation(s: StandinSeat) -> None:
-            if not s.dead and _generations(s):
+            if not s.dead and _generations(s, VERIFY):
                 s.kill()   # SIGKILL: in-flight requests drop, nothing listens any more
 
         # With one request in flight per replica, the victim dies holding a cell with one arm stored.
@@ -155,7 +156,7 @@ def test_every_replica_lost_exits_3_and_a_resume_on_new_replicas_reruns_partial_
         seats = _replicas(stack, 2)
 
         def die(s: StandinSeat) -> None:
-            if not s.dead and len(_generations(s)) >= 2:
+            if not s.dead and len(_generations(s, REFERENCES if s is seats[0] else VERIFY)) >= 2:
                 s.kill()
 
         for s in seats:

@@ -293,7 +293,8 @@ def reusable(manifest: Mapping[str, Any], canary_rows: Sequence[Mapping[str, Any
         for r in canary_rows:
             if r.get("session") == index and r.get("phase") == "reference" and r.get("replica") in replicas:
                 rows.setdefault(str(r["replica"]), []).append(dict(r))
-        want = len(arms) * params.references_per_arm(len(canaries))
-        if canaries and all(len(rows.get(u, [])) == want for u in replicas):
+        # The lead (the first replica) answered every canary; every other replica each arm's first canary once.
+        want = [len(arms) * (params.references_per_arm(len(canaries)) if i == 0 else 1) for i in range(len(replicas))]
+        if canaries and all(len(rows.get(u, [])) == n for u, n in zip(replicas, want, strict=True)):
             return Reuse(index, [dict(c) for c in canaries], rows)
     return None

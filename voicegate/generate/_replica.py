@@ -52,6 +52,7 @@ class Replica:
         self.local: deque[Job] = deque()            # the claimed cells' jobs, in schedule order
         self.claimed: dict[CellKey, set[tuple[str, str, int, str]]] = {}  # cell -> job keys not yet answered
         self.references: dict[str, dict[str, list[str]]] = {}   # canary -> arm -> its asks alone on this replica
+        self.lead: dict[str, dict[str, list[str]]] | None = None   # the lead's references, when another replica leads
         self.doubling: dict[tuple[str, str, int, str], tuple[Canary, int]] = {}  # a real row that is a reference ask
         # this session's answered rows on this replica, by cell (what a re-ask check compares with), and the
         # cells a re-ask has already asked (a fresh cell per check while any is left)

@@ -128,9 +128,19 @@ class Runner:
             self.checks.calibrate(self.replicas)
             await together(self._replica(r, first=self._identity_round(r)) for r in self.replicas if r.alive)
             return
-        await together(self._references(r) for r in self.replicas if r.alive)
+        lead = self._first_alive()
+        await together(self._references(r, r is lead) for r in self.replicas if r.alive)
+        if not any(self.checks.whole(r) for r in self.replicas) and (lead := self._first_alive()) is not None:
+            # The lead was lost in its reference waves: the next replica completes its own into a lead's.
+            await self._references(lead, True, again=True)
+        for r in self.replicas:
+            if r.alive:
+                r.checks = deque(after_references(r.checks, r.sent, self.share))
         self.checks.calibrate(self.replicas)
         await together(self._replica(r) for r in self.replicas if r.alive)
+
+    def _first_alive(self) -> Replica | None:
+        return next((r for r in self.replicas if r.alive), None)
 
     def _identity_round(self, r: Replica) -> Coroutine[Any, Any, None]:
         async def send() -> None:
@@ -143,19 +153,20 @@ class Runner:
                 await together(self.checks.identity(r, a) for a in asks)
         return send()
 
-    async def _references(self, r: Replica) -> None:
+    async def _references(self, r: Replica, lead: bool, again: bool = False) -> None:
+        """`r`'s reference waves, one per arm: the lead's every canary (it calibrates the session), any other
+        replica's first canary once per arm (held to the lead's; its checks are judged against the lead's)."""
         try:
             for arm, model in reference_order(self.arms, r.rng):
                 # The canary cells' own rows of this arm are answers to the canaries (the very same request):
                 # sent here, alone with the arm, they are references that cost no request of their own.
-                real = self._canary_rows(r, arm)
-                items = self.checks.reference_items(arm, model, real)
+                real = self._canary_rows(r, arm) if lead else {}
+                items = self.checks.reference_items(r, arm, model, real, lead, again)
                 # One arm on the seat is the invariant, not an empty seat: the wave's free slots take that
                 # arm's own real requests, arms mixed or isolated, so a replica's references cost
                 # ~nothing extra. Isolated, the rest of those cells goes first in the replica's first turns.
                 items += self._own_jobs(r, arm, self.conc - len(items))
                 await self._drain(r, items)
-            r.checks = deque(after_references(r.checks, r.sent, self.share))
         except SeatUnreachable as exc:
             await self._lost(r, exc)
 

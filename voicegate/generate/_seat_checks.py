@@ -1,12 +1,13 @@
 """The seat's integrity checks as a session sends them: references, canary checks, re-asks, identity.
 
-Before any check, every arm answers the integrity canaries alone on each replica (the first
+Before any check, every arm answers the integrity canaries alone on the lead replica (the first
 twice, the others once: its references and the session's calibration, `scoring._similarity`),
-the canary cells' own real rows being answers where the replica holds those cells; with
-replicas, every replica's references must reproduce the first replica's, or the run is refused
-before any check (`calibrate`). A session on an unchanged seat borrows an earlier session's
-references instead (`borrow`). Each arm's earlier answers of the same weights are asked again
-(`identity`) and judged once the session is calibrated. Where the checks go among the requests
+the canary cells' own real rows being answers; every other replica answers each arm the first
+canary once, which must reproduce the lead's, or the run is refused before any check
+(`calibrate`), and its checks are judged against the lead's references and threshold. A
+session on an unchanged seat borrows an earlier session's references instead (`borrow`). Each
+arm's earlier answers of the same weights are asked again (`identity`) and judged once the
+session is calibrated. Where the checks go among the requests
 is the scheduler's (`generate._runner`); which canaries and how many checks, `generate._canaries`.
 """
 
@@ -43,6 +44,7 @@ from voicegate.scoring import (
     attribute,
     calibrate,
     canary_cell,
+    complete,
     identity_outcome,
     is_prefix,
     replica_differs,
@@ -112,11 +114,22 @@ class SeatChecks:
         r.seq += 1
         return check
 
-    def reference_items(self, arm: str, model: str, real: dict[str, Job]) -> list[Any]:
-        """`arm`'s reference wave on a replica: its own reference asks, the canary cells' real rows, its re-ask."""
-        ask = self.identity_asks.get(arm)
-        return [*reference_asks(self.mode.params, arm, model, self.canaries, real),
-                *real.values(), *([ask] if ask is not None else [])]
+    def reference_items(self, r: Replica, arm: str, model: str, real: dict[str, Job], lead: bool,
+                        again: bool = False) -> list[Any]:
+        """`arm`'s reference wave on `r`: its own reference asks, the canary cells' real rows, its re-ask.
+
+        The lead asks what its references still lack (`again`: a replica completing its own into a lead's after
+        the lead was lost, with one ask of the first canary already); any other replica asks the first canary once.
+        """
+        ask = None if again else self.identity_asks.get(arm)     # `again`: asked in its first waves
+        have = {c.id: len(r.references.get(c.id, {}).get(arm, ())) for c in self.canaries}
+        mine = (reference_asks(self.mode.params, arm, model, self.canaries, real) if lead
+                else [CanaryReference(arm, model, self.canaries[0], 0)])
+        return [*(x for x in mine if x.ask >= have[x.canary.id]), *real.values(), *([ask] if ask is not None else [])]
+
+    def whole(self, r: Replica) -> bool:
+        """Whether `r`'s references are a lead's: every canary's asks for every arm."""
+        return complete(r.references, [a for a, _ in self.arms], self.mode.params)
 
     async def send(self, r: Replica, item: CanaryReference | CanaryCheck | IdentityAsk) -> None:
         if isinstance(item, CanaryCheck):
@@ -147,19 +160,26 @@ class SeatChecks:
             await self.writer.canary(row)
 
     def calibrate(self, replicas: list[Replica]) -> None:
-        """Each replica's threshold from its own references; a replica whose references differ is refused.
+        """The lead's threshold from its references, every replica's; a replica whose references differ is refused.
 
         The refusal comes before any warning: a run that is refused says so in its one line.
         """
         params = self.mode.params
         live = [r for r in replicas if r.alive]
         names = [a for a, _ in self.arms]
+        # The lead: the first replica whose references are whole (`score` picks it by the same rule); it may have
+        # been lost since, its references are on record all the same.
+        first = next((r for r in replicas if self.whole(r)), live[0] if live else None)
+        if first is not None:
+            first.calibration = calibrate(first.references, names, params, dict(self.arms))
         for r in live:
-            r.calibration = calibrate(r.references, names, params, dict(self.arms))
-        if len(live) >= 2:
-            first = live[0]
+            if r is not first and first is not None:
+                r.calibration, r.lead = first.calibration, first.references
+        if first is not None:
             cal = first.calibration or Calibration(None, None, None)
-            for r in live[1:]:
+            for r in live:
+                if r is first:
+                    continue
                 differs = replica_differs(first.references, r.references, cal, params)
                 if differs is not None:
                     arm, sim = differs
@@ -186,10 +206,10 @@ class SeatChecks:
                 self.result.canaries.problems.append(problem)
                 self.say(f"warning: seat integrity cannot hold for this session{where}: {problem}")
         # A session whose identity is not decided records nothing: its answers would stand for weights unproven.
-        if (live and not live[0].tally.problems and not live[0].tally.undecided and self.identities
-                and self.reuse is None):
+        if (live and first is not None and not live[0].tally.problems and not live[0].tally.undecided
+                and self.identities and self.reuse is None):
             sampling = self.spec.sampling.as_dict()
-            refs = live[0].references
+            refs = first.references
             record_references(self.spec.run.identity, self.identities, self.spec.gate, self.session, self.run_id,
                               [(arm, c.prompt, c.seed, sampling, refs[c.id][arm][0])
                                for c in self.canaries for arm in refs.get(c.id, {})], now(), self.version)
@@ -236,7 +256,8 @@ class SeatChecks:
         else:
             cal = r.calibration or Calibration(None, None, None, "no references")
             prefix = is_prefix(sampling.max_tokens, self.spec.sampling.max_tokens, completion.finish_reason)
-            found = attribute(completion.text, item.arm, r.references.get(c.id, {}), cal, params, prefix=prefix)
+            refs = r.references if r.lead is None else r.lead
+            found = attribute(completion.text, item.arm, refs.get(c.id, {}), cal, params, prefix=prefix)
             cell = canary_cell(c.registered_seed, c.prompt_id)
             row.update(seq=item.seq, role=item.role, check="canary", cell=list(cell), status=found.status,
                        answered_as=found.answered_as, similarities=found.similarities, threshold=cal.threshold)

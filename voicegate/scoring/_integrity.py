@@ -47,9 +47,14 @@ echoing the requested ``model`` name all along. This module makes that visible.
    not be calibrated). Nothing but "right" can make a session hold. Arms whose
    references are the very same text on a canary cannot be told apart on it; such
    a pair never counts as wrong.
-5. *Replicas.* Every replica asks the same canaries; before any cell, each
-   replica's references for each arm must reproduce the first replica's (within
-   the first replica's threshold), or the run is refused naming the replica.
+5. *Replicas.* The lead (the first replica whose references are whole) answers
+   the canaries as above and calibrates the session; a replica serving the same
+   weights answers the same canaries alike, so every other replica answers each
+   arm the first canary once, alone on it. Before any cell those answers must
+   reproduce the lead's (within the lead's threshold), or the run is refused
+   naming the replica; its checks and identity re-asks are judged against the
+   lead's references and threshold. (A record whose every replica answered every
+   canary, as before this rule, is judged replica by replica, each on its own.)
 
 **Detection floor.** Checks per arm scale with the run: every extra request (each
 arm's reference asks of its own, any identity re-ask, the checks) stays within
@@ -98,6 +103,7 @@ from voicegate.scoring._similarity import (
     alike_pairs,
     attribute,
     calibrate,
+    complete,
     detection_floor,
     identity_outcome,
     is_prefix,
@@ -220,17 +226,20 @@ def _max_tokens(row: Mapping[str, Any]) -> int | None:
 
 
 def judge(canary_rows: Sequence[Mapping[str, Any]], arms: Sequence[str], params: CanaryParams,
-          models: Mapping[str, str] | None = None) -> Tally:
+          models: Mapping[str, str] | None = None,
+          lead: tuple[Mapping[str, Mapping[str, Sequence[str]]], Calibration] | None = None) -> Tally:
     """One (session, replica)'s checks judged again from their texts against its own references.
 
+    `lead`: the lead replica's references and calibration, which a replica after the lead is judged
+    against (its own references are one ask per arm, held to the lead's by `tallies`).
     A re-ask check is judged against the stored rows it copied (`against`); `verdict` holds those
     copies to generations.jsonl. A canary check asked under a shorter max_tokens than its references
     is judged against their prefixes when the length cut its answer.
     """
-    refs = references_of(canary_rows)
-    cal = calibrate(refs, arms, params, models)
+    own = references_of(canary_rows)
+    refs, cal = (own, calibrate(own, arms, params, models)) if lead is None else lead
     tally = Tally(calibration=cal, confidence=params.confidence)
-    tally.references = sum(len(v) for by_arm in refs.values() for v in by_arm.values())
+    tally.references = sum(len(v) for by_arm in own.values() for v in by_arm.values())
     if cal.problem is not None:
         tally.problems.append(cal.problem)
     gate_max = max((m for r in canary_rows if r.get("phase") == "reference" and (m := _max_tokens(r)) is not None),
@@ -306,7 +315,27 @@ def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | No
     arms = _arms(manifest, canary_rows)
     parts = by_part(canary_rows)
     models = arm_models(manifest)
-    out = {part: judge(rows, arms, params, models) for part, rows in parts.items()}
+    refs = {part: references_of(rows) for part, rows in parts.items()}
+    out: dict[Part, Tally] = {}
+    differ: list[tuple[Part, str]] = []
+    for session in sorted({s for s, _ in parts}):
+        order = _replica_order(manifest, session, [p for p in parts if p[0] == session])
+        # The lead: the first replica whose references are whole (one stopped in its reference waves is not).
+        first = next((p for p in order if complete(refs[p], arms, params)), order[0])
+        out[first] = judge(parts[first], arms, params, models)
+        cal = out[first].calibration or Calibration(None, None, None)
+        for part in order:
+            if part == first:
+                continue
+            # A replica with whole references of its own (a record from before the lead judged the others) is
+            # judged on them; every other one against the lead's.
+            lent = None if complete(refs[part], arms, params) else (refs[first], cal)
+            out[part] = judge(parts[part], arms, params, models, lent)
+            differs = replica_differs(refs[first], refs[part], cal, params)
+            if differs is not None:
+                said = (f"replica {part[1]}'s references for arm {differs[0]} do not reproduce {first[1]}'s "
+                        f"(similarity {differs[1]:.3f})")
+                differ.append((part, said))
     for part, cells in cells_by_part(rows).items():
         t = out.get(part)
         if t is not None and t.calibration is not None:
@@ -314,18 +343,8 @@ def tallies(canary_rows: Sequence[Mapping[str, Any]], manifest: RunManifest | No
             if problem is not None:
                 t.problems.append(problem)
     _hold_borrowed_to_originals(canary_rows, out)
-    for session in sorted({s for s, _ in parts}):
-        order = _replica_order(manifest, session, [p for p in parts if p[0] == session])
-        if len(order) < 2:
-            continue
-        first = order[0]
-        cal = out[first].calibration or Calibration(None, None, None)
-        mine = references_of(parts[first])
-        for part in order[1:]:
-            differs = replica_differs(mine, references_of(parts[part]), cal, params)
-            if differs is not None:
-                out[part].problems.append(f"replica {part[1]}'s references for arm {differs[0]} do not reproduce "
-                                          f"{first[1]}'s (similarity {differs[1]:.3f})")
+    for part, problem in differ:
+        out[part].problems.append(problem)
     return out
 
 

@@ -24,7 +24,8 @@ METHOD = ("each session draws canaries from the gate's own prompts with fixed pe
           "asked; a check is right only when it reproduces its own arm's reference (or stored row) within the "
           "session's calibrated threshold (Dice similarity of character n-gram multisets), otherwise it counts "
           "against integrity; two arms of different models whose references are no further apart than an arm's "
-          "own asks leave the session uncalibrated")
+          "own asks leave the session uncalibrated; with replicas, the lead replica's references calibrate the "
+          "session and every other replica answers each arm the first canary once, held to the lead's")
 THRESHOLD_RULE = ("t = X + (S - X) / 3: S the lowest similarity between two asks of one (arm, canary) alone on "
                   "the seat, X the highest similarity between two arms' references on one canary; uncalibrated "
                   "when S - X < min_gap, or when two arms of different models are, on every canary, at least as "
@@ -41,12 +42,18 @@ FLOOR_RULE = ("f95 = 1 - 0.05^(1/n): the share of faulty requests that n checks 
 PREFIX_RULE = ("a canary check asks max_tokens drawn from [ceil(m/2), m-1] (m the gate's); when its answer was cut "
                "by that length, each reference is compared cut to the answer's length (case-folded, whitespace "
                "collapsed), else whole")
+REPLICA_RULE = ("the first replica (in the session's order) whose references are whole is the lead: it calibrates "
+                "the session; every other replica answers each arm the first canary once, alone on it, before any "
+                "check, which must reproduce the lead's (within the lead's threshold) or the run is refused, and its "
+                "checks and identity re-asks are judged against the lead's references and threshold (a replica that "
+                "serves the same weights answers the same canaries alike, so a second set of references tells "
+                "nothing the first does not)")
 REFERENCES_RULE = ("each arm answers the first `repeated` canaries `asks` times and the others once, alone on the "
                    "seat, "
                    "before any check; an answer is the canary cell's own real row (the very same request: prompt, "
                    "request seed, the gate's sampling) when the session sends that row on this replica in the arm's "
                    "reference wave, else an ask on its own: a replica holding the canary cells asks each arm only "
-                   "the repeat of the first canary")
+                   "the repeat of the first canary; with replicas, " + REPLICA_RULE)
 ALIKE_RULE = ("two arms of different models whose stored rows of one cell (the same prompt and request seed) are at "
               "least as similar as the seat's own two asks of one request (S), each of at least {words} words, fail "
               "the (session, replica) that stored them: one arm's weights answered under the other's name (a seat "
@@ -320,14 +327,36 @@ def canary_cell(registered_seed: int | None, prompt_id: str) -> tuple[str, int, 
     return ("voice", -1 if registered_seed is None else registered_seed, prompt_id)
 
 
+def complete(refs: Refs, arms: Sequence[str], params: CanaryParams) -> bool:
+    """Whether `refs` hold every canary's asks for every arm: a replica that calibrates the session (the lead).
+
+    A replica after the lead asks each arm the first canary once (`REPLICA_RULE`), never all of them.
+    """
+    if not refs:
+        return False
+    for index, (_, by_arm) in enumerate(sorted(refs.items(), key=lambda kv: canary_order(kv[0]))):
+        if any(len(by_arm.get(arm, ())) < params.asks_of(index) for arm in arms):
+            return False
+    return True
+
+
 def replica_differs(first: Refs, other: Refs, cal: Calibration, params: CanaryParams) -> tuple[str, float] | None:
-    """The first arm whose references on `other` do not reproduce `first`'s, and how near they came."""
+    """The first arm whose references on `other` do not reproduce `first`'s, and how near they came.
+
+    Compared on the canaries `other` asked (a replica after the lead asks only the first); an arm
+    `other` answered on none of them counts as not reproduced (similarity 0).
+    """
     t = cal.threshold if cal.threshold is not None else 1.0
     worst: tuple[str, float] | None = None
-    for cid, by_arm in sorted(first.items()):
-        for arm, asks in sorted(by_arm.items()):
-            theirs = (other.get(cid) or {}).get(arm) or ()
-            s = max((similarity(a, b, params.ngram) for a in asks for b in theirs), default=0.0)
+    shared = [cid for cid in sorted(first) if other.get(cid)]
+    for arm in sorted({a for by_arm in first.values() for a in by_arm}):
+        asked = [cid for cid in shared if arm in first[cid] and (other.get(cid) or {}).get(arm)]
+        if not asked:
+            if worst is None or worst[1] > 0.0:
+                worst = (arm, 0.0)
+            continue
+        for cid in asked:
+            s = max((similarity(a, b, params.ngram) for a in first[cid][arm] for b in other[cid][arm]), default=0.0)
             if s < t and (worst is None or s < worst[1]):
                 worst = (arm, s)
     return worst
