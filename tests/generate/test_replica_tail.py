@@ -28,10 +28,12 @@ def test_a_slow_replicas_leftover_checks_go_while_its_last_generations_are_in_fl
     with ExitStack() as stack:
         adapters = {f"{GATE}-ckpt475": f"/adapters/{GATE}/ckpt475"}
         fast = stack.enter_context(StandinSeat(adapters=adapters, token_time=0.001))
-        # the slow replica's two arms answer at different speeds, so its last two generations in flight never end
-        # together: the one that ends first frees the slot a leftover check must take while the other still runs
+        # the slow replica's three arms answer at three speeds, so its last two generations in flight (whichever
+        # arms the schedule leaves there) never end together: the one that ends first frees the slot a leftover
+        # check must take while the other still runs
         slow = stack.enter_context(StandinSeat(adapters=adapters, token_time=0.02,
-                                               token_time_by_model={f"{GATE}-ckpt475": 0.03}))
+                                               token_time_by_model={f"{GATE}-ckpt475": 0.03,
+                                                                    f"{GATE}-ckpt925": 0.026}))
         spec = gate_spec(GATE, url=fast.url, concurrency=2)
         spec["seat"]["replicas"] = [fast.url, slow.url]
         root = registered_workspace(tmp_path / "ws", spec, prompts=PROMPTS)
