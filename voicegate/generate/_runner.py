@@ -1,7 +1,8 @@
 """The scheduler of a generate session: every replica kept at its concurrency, one writer.
 
 Each replica first sends its reference waves (each arm alone on it, its free slots taking that
-arm's own real requests) and the session is calibrated (`generate._seat_checks`); then up to N
+arm's own real requests): the lead (the first replica still answering) every canary, each other one canary
+per arm, held to the lead's; the session is calibrated on the lead's (`generate._seat_checks`); then up to N
 requests per replica are kept in flight in schedule order, the canary checks at unpredictable
 places among them; each finished generation is appended whole and fsync'd before the next is
 counted (`generate._writer`). Under ``--isolate-arms`` the same requests go in waves of one arm;
