@@ -181,20 +181,48 @@ def test_the_estimate_is_measured_on_the_seat_it_reaches_or_names_its_constant(t
                         r"flight, a constant, the fleet GPU seat's LoRA decode speed \(docs/design\.md §5\): "
                         r"the seat at "
                         + re.escape(closed) + r" did not answer a probe \(.*connection refused.*\)", line), line
-    # 0.02 s per token: a 32-token answer takes ~0.64 s, about 50 tok/s
+    # 0.02 s per token: about 50 tok/s a sequence. The seat answers 2 at a time, the run keeps 8 in flight: the
+    # throughput is about 100 tok/s, not 8 x 50 (one answer's speed times the concurrency said a quarter of it).
     spec = base_spec()
     del spec["arms"][1]["adapter_path"]   # ckpt475 served by the seat, ckpt925 loaded at run time
     make_workspace(tmp_path, spec)
-    with StandinSeat(token_time=0.02, adapters={"lv-test-ckpt475": "/adapters/lv-test-ckpt475"}) as seat:
+    with StandinSeat(token_time=0.02, slots=2, adapters={"lv-test-ckpt475": "/adapters/lv-test-ckpt475"}) as seat:
         done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path, env={"VOICEGATE_SEAT_URL": seat.url})
         probes = [e for e in seat.chat_log() if e["status"] == 200]
     assert done.code == 0, done.stderr
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("  on a real seat: "))
-    m = re.fullmatch(r"  on a real seat: ~([\d,]+) completion tokens, roughly (\d+) s at ([\d.]+) tok/s per sequence "
-                     r"in flight, measured on " + re.escape(seat.url) + r" just now \((\d+) tokens in ([\d.]+) s, one "
-                     r"answer each of voices-base, lv-test-ckpt475\)", line)
+    m = re.fullmatch(r"  on a real seat: ~([\d,]+) completion tokens, roughly (\d+) s at ([\d.]+) tok/s with 8 in "
+                     r"flight, measured on " + re.escape(seat.url) + r" just now \(([\d,]+) tokens in ([\d.]+) s, 8 "
+                     r"answers at once of voices-base, lv-test-ckpt475\)", line)
     assert m, line
-    # the base and the candidate the seat serves, in turn; ckpt925 is loaded at run time, so not for a probe
-    assert [p["model"] for p in probes] == ["voices-base", "lv-test-ckpt475"]
-    assert 20 < float(m[3]) < 60   # the stand-in's speed, not the constant
-    assert int(m[2]) == round(int(m[1].replace(",", "")) / (float(m[3]) * 8))   # per sequence: concurrency 8
+    # the base and the candidate the seat serves, mixed as a run sends them; ckpt925 is loaded at run time
+    assert sorted(p["model"] for p in probes) == ["lv-test-ckpt475"] * 4 + ["voices-base"] * 4
+    assert 70 < float(m[3]) < 110, line   # the seat's two slots, not 8 x 50 and not the constant
+    assert int(m[2]) == round(int(m[1].replace(",", "")) / float(m[3]))   # the throughput at the run's 8
+
+    # Arms isolated: a wave of 8 per model, a model at a time, as the run sends them.
+    spec["generation"] = {"isolate_arms": True}
+    make_workspace(tmp_path, spec)
+    with StandinSeat(token_time=0.02, slots=2, adapters={"lv-test-ckpt475": "/adapters/lv-test-ckpt475"}) as seat:
+        done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path, env={"VOICEGATE_SEAT_URL": seat.url})
+        probes = [e for e in seat.chat_log() if e["status"] == 200]
+    assert done.code == 0, done.stderr
+    assert [p["model"] for p in probes] == ["voices-base"] * 8 + ["lv-test-ckpt475"] * 8
+    assert "8 answers each of voices-base, lv-test-ckpt475, a model at a time)" in done.stdout
+
+
+def test_one_in_flight_is_one_answer_each_in_turn_and_the_constant_scales_per_sequence(tmp_path: Path) -> None:
+    from helpers.workspace import base_spec
+
+    from voicegate.generate._estimate import constant
+    from voicegate.seat import StandinSeat
+
+    assert constant("why").estimate_s(1082, 10) == 1082 / (108.2 * 10)   # per sequence in flight, as it says
+    spec = base_spec()
+    spec["seat"]["concurrency"] = 1
+    make_workspace(tmp_path, spec)
+    with StandinSeat(token_time=0.02) as seat:
+        done = run_cli("seat", "simulate", "lv-test", cwd=tmp_path, env={"VOICEGATE_SEAT_URL": seat.url})
+    assert done.code == 0, done.stderr
+    assert re.search(r"tok/s per sequence in flight, measured on .* \([\d,]+ tokens in [\d.]+ s, one answer each of "
+                     r"voices-base\)", done.stdout), done.stdout

@@ -52,6 +52,7 @@ class Simulation:
     notes: list[str] = field(default_factory=list)
     sampled: tuple[int, int, int] | None = None   # (prompts run, prompts in all, requests run) when sampled
     speed: Speed | None = None
+    concurrency: int = 1
 
     def lines(self) -> list[str]:
         if self.sampled is None:
@@ -65,8 +66,7 @@ class Simulation:
         speed = self.speed
         if speed is not None:
             out.append(f"  on a real seat: ~{self.estimated_tokens:,} completion tokens, roughly "
-                       f"{duration_text(self.estimated_real_s)} at {speed.tok_s:.1f} tok/s per sequence in flight, "
-                       f"{speed.how}")
+                       f"{duration_text(self.estimated_real_s)} at {speed.rate_text(self.concurrency)}, {speed.how}")
         out += [f"  note: {n}" for n in self.notes]
         out.append("a real run writes:")
         out += [f"  {f}" for f in self.files]
@@ -262,7 +262,7 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0, seat_url: str | 
         notes.append(f"{len(runtime)} candidate(s) would be runtime-loaded and unloaded after: {', '.join(runtime)}")
     sampled = (SAMPLE_PROMPTS, len(spec.prompts), ran) if len(spec.prompts) > SAMPLE_PROMPTS else None
     return Simulation(gate, len(jobs), per_arm, voice, probes, wall, tokens, estimate, files, notes, sampled,
-                      real_speed)
+                      real_speed, spec.seat.concurrency)
 
 
 def seat_speed(spec: GateSpec, seat_url: str | None = None) -> Speed:
@@ -271,4 +271,7 @@ def seat_speed(spec: GateSpec, seat_url: str | None = None) -> Speed:
     from voicegate.seat import api_key_from_env, seat_urls
 
     urls = seat_urls([seat_url] if seat_url else [], lambda: [(spec.seat.url, f"{spec.path.name}: seat.url")])
-    return probe_speed(spec, urls[0], api_key_from_env(spec.seat.api_key_env))
+    from voicegate.generate._generate import ISOLATE_KEY
+
+    return probe_speed(spec, urls[0], api_key_from_env(spec.seat.api_key_env),
+                       isolate=bool(spec.values.get(ISOLATE_KEY, False)))
