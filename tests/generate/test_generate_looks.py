@@ -108,3 +108,34 @@ def test_a_design_decided_at_a_look_makes_nothing_more_even_with_its_run_data_de
     shutil.rmtree(root / "runs")
     assert _stops(root, line)["stored"] == 0
     assert not (root / "runs").exists()
+
+
+@pytest.mark.parametrize("attack", ["edit the decision", "cut the record back", "delete the record"])
+def test_a_record_changed_by_hand_after_a_decision_buys_no_seeds(tmp_path: Path, attack: str) -> None:
+    """The decision is read from the record, so a record that does not verify is refused before anything is made:
+    a PASS edited to read CONTINUE, a record cut back or deleted would otherwise make the next look's seeds."""
+    texts = {"base": carrier_like("b"), "cand": _mixed("c", 80), "other": carrier_like("o")}
+    root = sequential_workspace(tmp_path / "ws", rule="welch-t-min-effect", artifacts=True)
+    with _seat(texts) as seat:
+        _generate(root, seat)
+    assert "PASS — cand ships" in _score(root)
+    record = root / "gates" / f"{GATE}.md"
+    text = record.read_text(encoding="utf-8")
+    if attack == "edit the decision":
+        record.write_text(text.replace("PASS — cand ships", "CONTINUE — nothing ships"), encoding="utf-8")
+        why = "entry 1 was edited: the bytes before its marker changed, in the text before entry 1 or entry 1 itself"
+    elif attack == "cut the record back":
+        record.write_text(text[: len(text) // 3], encoding="utf-8")
+        why = "entry 1 (written by `score` at "
+    else:
+        record.unlink()
+        why = "the file is gone, but the run's ledger lists 1 entry written to it"
+    before = tree_snapshot(root)
+    with _seat(texts) as seat:
+        done = run_cli("generate", GATE, "-C", root, "--seat", seat.url, "--quiet")
+        asked = seat.chat_log()
+    assert done.code == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"voicegate: gates/{GATE}.md: {why}")
+    assert done.stderr.endswith("; generate reads the sequential design's decisions from it "
+                                f"(`voicegate verify {GATE}` says what); nothing made\n")
+    assert asked == [] and tree_snapshot(root) == before

@@ -69,10 +69,27 @@ def _scores(spec: GateSpec, reg: Registration) -> list[Entry]:
             if e.kind == "score" and e.look is not None and (reg.commit is None or e.registration_commit == reg.commit)]
 
 
+def _record_intact(spec: GateSpec) -> None:
+    """Refuse a gate record that does not verify: its entries are where the design's decisions are read, and an
+    entry edited by hand (a PASS made to read CONTINUE) would otherwise buy the next look's seeds."""
+    from voicegate._errors import VoicegateError
+    from voicegate.artifacts import verify_gates
+    from voicegate.spec import shown_path
+
+    record = spec.artifacts.record
+    # A record deleted while the run's ledger lists its entries is a problem too (verify says "gone").
+    check = next((c for c in verify_gates(spec.root, spec.gate) if c.path.resolve() == record.resolve()), None)
+    if check is not None and check.problem:
+        raise VoicegateError(f"{shown_path(spec.root, record)}: {check.problem}; generate reads the sequential "
+                             f"design's decisions from it (`voicegate verify {spec.gate}` says what); nothing made")
+
+
 def decided(spec: GateSpec, reg: Registration) -> LookStop | None:
-    """The design's decision, where a recorded score made it (None: a fixed design, or nothing decided yet)."""
+    """The design's decision, where a recorded score made it (None: a fixed design, or nothing decided yet); a
+    record that does not verify is refused."""
     if spec.looks is None:
         return None
+    _record_intact(spec)
     final = next((look for e in reversed(_scores(spec, reg)) if (look := e.look) and look.decision != "CONTINUE"),
                  None)
     if final is None:
