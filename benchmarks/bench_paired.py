@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,25 +134,33 @@ def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--draws", type=int, default=500)
+def sweep_main(doc: str, run_one: Callable[..., str], *, draws: int, ks: str, prefix: str,
+               after: Callable[[], str] | None = None) -> None:
+    """The command line of a bench over the seven 48-seed pilot gates: builds (or reuses, --keep) their
+    workspace, prints `run_one`'s table for each K, then `after()` when given."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--draws", type=int, default=draws)
     parser.add_argument("--seed", type=int, default=0, help="calibrate's --seed")
-    parser.add_argument("--ks", default="3,5,8", help="seeds per arm, comma-separated")
+    parser.add_argument("--ks", default=ks, help="seeds per arm, comma-separated")
     parser.add_argument("--keep", type=Path, default=None, help="build (or reuse) the workspace here and keep it")
     args = parser.parse_args()
     if not CORPUS.is_dir() or not SWEEP.is_file():
         raise SystemExit(f"skipped: needs {CORPUS} and {SWEEP}")
-    root = args.keep or Path(tempfile.mkdtemp(prefix="vg-bench-paired-"))
+    root = args.keep or Path(tempfile.mkdtemp(prefix=prefix))
     try:
         reuse = (root / "preregistrations").is_dir()
         gates = {a: s["gate"] for a, s in gate_specs().items()} if reuse else build(root)
-        ks = tuple(int(k) for k in args.ks.split(","))
         print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate, K and split (--seed {args.seed})")
-        print(run(root, gates, ks, args.draws, args.seed))
+        print(run_one(root, gates, tuple(int(k) for k in args.ks.split(",")), args.draws, args.seed))
+        if after is not None:
+            print(after())
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    sweep_main(__doc__ or "", run, draws=500, ks="3,5,8", prefix="vg-bench-paired-")
 
 
 if __name__ == "__main__":

@@ -33,12 +33,9 @@ joint sign-flip distribution (the same flips for every impostor) would do to its
 
 from __future__ import annotations
 
-import argparse
 import math
-import shutil
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +43,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_operating import A_VS_A, CORPUS, RIGHT, SWEEP, build, gate_specs
-from bench_paired import swapped
+from bench_operating import A_VS_A, RIGHT
+from bench_paired import swapped, sweep_main
 
 ALPHA = 0.01
 SEED_CHECK_ALPHA = 0.05
@@ -325,25 +322,7 @@ def min_statistic(reps: int = 2000, seed: int = 1) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--draws", type=int, default=150)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ks", default="3,5", help="seeds per arm, comma-separated")
-    parser.add_argument("--keep", type=Path, default=None, help="build (or reuse) the workspace here and keep it")
-    args = parser.parse_args()
-    if not CORPUS.is_dir() or not SWEEP.is_file():
-        raise SystemExit(f"skipped: needs {CORPUS} and {SWEEP}")
-    root = args.keep or Path(tempfile.mkdtemp(prefix="vg-bench-paired-variants-"))
-    try:
-        reuse = (root / "preregistrations").is_dir()
-        gates = {a: s["gate"] for a, s in gate_specs().items()} if reuse else build(root)
-        ks = tuple(int(k) for k in args.ks.split(","))
-        print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate, K and split (--seed {args.seed})")
-        print(run(root, gates, ks, args.draws, args.seed))
-        print(min_statistic())
-    finally:
-        if args.keep is None:
-            shutil.rmtree(root, ignore_errors=True)
+    sweep_main(__doc__ or "", run, draws=150, ks="3,5", prefix="vg-bench-paired-variants-", after=min_statistic)
 
 
 if __name__ == "__main__":
