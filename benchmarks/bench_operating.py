@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,17 @@ def table(results: dict[tuple[str, int], Any], per_gate: bool = False) -> str:
     return "\n".join(lines)
 
 
+def per_gate_lines(gates: dict[str, str], ks: tuple[int, ...], names: Any,
+                   share: Callable[[str, int, str], float]) -> list[str]:
+    """The per-gate block under a table: each gate's right-voice ship share at every K, for each of `names` (rules
+    or variants); `share(author, k, name)`."""
+    lines = ["", "right voice ships, per gate, K = " + " / ".join(map(str, ks)) + " (mean of both splits):"]
+    for author, gate in gates.items():
+        lines.append(f"  {gate:14s} " + "; ".join(
+            f"{name} " + " / ".join(f"{share(author, k, name):.3f}" for k in ks) for name in names))
+    return lines
+
+
 def swapped(distances: dict[str, Any]) -> dict[str, Any]:
     """The other split of the base's pools: the A-vs-A arm's as the base's, the base's as the A-vs-A arm's."""
     return {**distances, "base": distances[A_VS_A], A_VS_A: distances["base"]}
@@ -238,11 +250,7 @@ def splits(root: Path, gates: dict[str, str], draws: int, seed: int, log: Any = 
             fp = [s for (a, kk, r), v in aa.items() if kk == k and r == rid for s in v]
             lines.append(f"| {rid}, {k} | {statistics.mean(right):.3f}; {min(right):.3f} | "
                          f"{statistics.mean(wrong):.3f}; {max(wrong):.3f} | {statistics.mean(fp):.3f}; {max(fp):.3f} |")
-    lines += ["", "right voice ships, per gate, K = " + " / ".join(map(str, KS)) + " (mean of both splits):"]
-    for author, gate in gates.items():
-        lines.append(f"  {gate:14s} " + "; ".join(
-            f"{rid} " + " / ".join(f"{statistics.mean(ship[(author, k, RIGHT[author], rid)]):.3f}" for k in KS)
-            for rid in rules))
+    lines += per_gate_lines(gates, KS, rules, lambda a, k, rid: statistics.mean(ship[(a, k, RIGHT[a], rid)]))
     lines += ["", ("right voice ships, calibrate's 95% interval (the pilot's sampling included), mean low - high "
                    "over the 7 gates and both splits, and how many of the 14 hold the other split's share:")]
     for rid in rules:

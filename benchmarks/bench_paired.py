@@ -33,14 +33,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_operating import A_VS_A, CORPUS, RIGHT, SWEEP, build, gate_specs
+from bench_operating import A_VS_A, CORPUS, RIGHT, SWEEP, build, gate_specs, per_gate_lines, swapped
 
 RULES = ("welch-t", "welch-t-min-effect", "prompt-paired")
-
-
-def swapped(by_arm: dict[str, Any]) -> dict[str, Any]:
-    """The other split of the base's pools: the A-vs-A arm's as the base's, and the base's as the A-vs-A arm's."""
-    return {**by_arm, "base": by_arm[A_VS_A], A_VS_A: by_arm["base"]}
 
 
 def a_vs_a_draws(spec: Any, dist: Any, toward: Any, parts: Any, k: int, draws: int, seed: int) -> dict[str, Any]:
@@ -117,11 +112,7 @@ def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed
             lines.append(f"| {rid}, {k} | {statistics.mean(right):.3f}; {min(right):.3f} | "
                          f"{statistics.mean(wrong):.4f}; {max(wrong):.3f} | {statistics.mean(fp):.4f}; {max(fp):.3f} "
                          f"| {statistics.mean(fs):.4f}; {max(fs):.3f} |")
-    lines += ["", "right voice ships, per gate, K = " + " / ".join(map(str, ks)) + " (mean of both splits):"]
-    for author, gate in gates.items():
-        lines.append(f"  {gate:14s} " + "; ".join(
-            f"{rid} " + " / ".join(f"{statistics.mean(ship[(author, k, RIGHT[author], rid)]):.3f}" for k in ks)
-            for rid in RULES))
+    lines += per_gate_lines(gates, ks, RULES, lambda a, k, rid: statistics.mean(ship[(a, k, RIGHT[a], rid)]))
     lines += ["", "right voice's axes apart, K = " + " / ".join(map(str, ks)) + " (mean of 7 gates, both splits): "
               "VOICE PASS; SPECIFIC"]
     for rid in RULES:

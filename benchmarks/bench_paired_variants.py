@@ -43,8 +43,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_operating import A_VS_A, RIGHT
-from bench_paired import swapped, sweep_main
+from bench_operating import A_VS_A, RIGHT, per_gate_lines, swapped
+from bench_paired import sweep_main
 
 ALPHA = 0.01
 SEED_CHECK_ALPHA = 0.05
@@ -279,11 +279,7 @@ def run(root: Path, gates: dict[str, str], ks: tuple[int, ...], draws: int, seed
                          f"({min(r[2] for r in right.values()):.3f}) | {statistics.mean(aa_voice):.4f}; "
                          f"{max(aa_voice):.3f} | {statistics.mean(aa_ships):.4f}; {max(aa_ships):.3f} | "
                          f"{statistics.mean(wrong):.4f}; {max(wrong):.3f} |")
-    lines += ["", "right voice ships, per gate, K = " + " / ".join(map(str, ks)) + " (mean of both splits):"]
-    for author, gate in gates.items():
-        lines.append(f"  {gate:14s} " + "; ".join(
-            f"{v} " + " / ".join(f"{mean_of(author, k, v, RIGHT[author], 'ships'):.3f}" for k in ks)
-            for v in VARIANTS))
+    lines += per_gate_lines(gates, ks, VARIANTS, lambda a, k, v: mean_of(a, k, v, RIGHT[a], "ships"))
     ratios = [r for _, _, r in noise.values()]
     lines += ["", (f"each prompt's noise (48 seeds, right voices, every target): the noisiest prompt's SD over the "
                    f"quietest's {min(ratios):.1f}-{max(ratios):.1f}; per gate and target, mean difference a prompt "

@@ -80,7 +80,7 @@ def probe_speed(spec: GateSpec, url: str, api_key: str | None, *, isolate: bool 
     waves = [[m] * n for m in models] if per_model else [[models[i % len(models)] for i in range(n)]]
 
     async def ask() -> tuple[list[str], int, float]:
-        answered: list[str] = []
+        answered: dict[str, None] = {}   # the models that answered, in order
         tokens, wall = 0, 0.0
         async with SeatClient(url, api_key=api_key, timeout=PROBE_TIMEOUT_S, api_key_env=spec.seat.api_key_env,
                               retry=RetryPolicy(attempts=1, budget_s=PROBE_TIMEOUT_S)) as client:
@@ -99,8 +99,8 @@ def probe_speed(spec: GateSpec, url: str, api_key: str | None, *, isolate: bool 
                 if done:
                     wall += time.monotonic() - started
                     tokens += sum(t for _, t in done)
-                    answered += [m for m in dict.fromkeys(m for m, _ in done) if m not in answered]
-        return answered, tokens, wall
+                    answered.update(dict.fromkeys(m for m, _ in done))
+        return list(answered), tokens, wall
 
     try:
         answered, tokens, secs = run(ask())

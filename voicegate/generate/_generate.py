@@ -70,6 +70,11 @@ from voicegate.spec import GateSpec, Registration, check_registered, shown_path
 __all__ = ["GenerateResult", "generate"]
 
 ISOLATE_KEY = "generation.isolate_arms"
+
+
+def registered_isolation(spec: GateSpec) -> bool:
+    """Whether the spec sends one arm at a time (`generation.isolate_arms`; `--isolate-arms` overrides it)."""
+    return bool(spec.values.get(ISOLATE_KEY, False))
 WAVE_FACTOR = 4   # an isolated wave holds up to WAVE_FACTOR x concurrency jobs of one arm
 
 
@@ -98,7 +103,7 @@ def generate(spec: GateSpec, *, seat_url: str | Sequence[str] | None = None, con
     if canaries is not None and canaries < 1:
         raise VoicegateError(f"--canaries must be at least 1, got {canaries}")
     carrier_bound()    # a malformed bound refuses here, before any seat is asked
-    isolate = bool(spec.values.get(ISOLATE_KEY, False)) if isolate_arms is None else isolate_arms
+    isolate = registered_isolation(spec) if isolate_arms is None else isolate_arms
     mode = Mode(isolate, wave_size or conc * WAVE_FACTOR, CanaryParams(checks_per_arm=canaries))
     stop = Stop()
     with stop.guarding(), gate_lock(spec.run_dir, spec.gate, "generate"):

@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from voicegate._errors import VoicegateError
 from voicegate.run import generations_hash
-from voicegate.spec import GateSpec, Registration
+from voicegate.spec import GateSpec, Registration, shown_path
 
 if TYPE_CHECKING:
     from voicegate.artifacts import Entry
@@ -72,9 +73,7 @@ def _scores(spec: GateSpec, reg: Registration) -> list[Entry]:
 def _record_intact(spec: GateSpec) -> None:
     """Refuse a gate record that does not verify: its entries are where the design's decisions are read, and an
     entry edited by hand (a PASS made to read CONTINUE) would otherwise buy the next look's seeds."""
-    from voicegate._errors import VoicegateError
     from voicegate.artifacts import verify_gates
-    from voicegate.spec import shown_path
 
     record = spec.artifacts.record
     # A record deleted while the run's ledger lists its entries is a problem too (verify says "gone").

@@ -172,14 +172,11 @@ class SeatChecks:
         first = next((r for r in replicas if self.whole(r)), live[0] if live else None)
         if first is not None:
             first.calibration = calibrate(first.references, names, params, dict(self.arms))
-        for r in live:
-            if r is not first and first is not None:
-                r.calibration, r.lead = first.calibration, first.references
-        if first is not None:
             cal = first.calibration or Calibration(None, None, None)
             for r in live:
                 if r is first:
                     continue
+                r.calibration, r.lead = first.calibration, first.references
                 differs = replica_differs(first.references, r.references, cal, params)
                 if differs is not None:
                     arm, sim = differs

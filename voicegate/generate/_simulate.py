@@ -271,7 +271,6 @@ def seat_speed(spec: GateSpec, seat_url: str | None = None) -> Speed:
     from voicegate.seat import api_key_from_env, seat_urls
 
     urls = seat_urls([seat_url] if seat_url else [], lambda: [(spec.seat.url, f"{spec.path.name}: seat.url")])
-    from voicegate.generate._generate import ISOLATE_KEY
+    from voicegate.generate._generate import registered_isolation
 
-    return probe_speed(spec, urls[0], api_key_from_env(spec.seat.api_key_env),
-                       isolate=bool(spec.values.get(ISOLATE_KEY, False)))
+    return probe_speed(spec, urls[0], api_key_from_env(spec.seat.api_key_env), isolate=registered_isolation(spec))
