@@ -187,7 +187,9 @@ def test_a_5xx_from_the_load_route_is_a_refusal_not_a_fault():
 
 
 def test_standin_slots_bound_concurrency_and_log_in_flight():
-    with StandinSeat(slots=2, token_time=0.002) as seat:
+    # 32 tokens at 20 ms: the first two answers decode for ~0.6 s, time for all six requests to arrive on a loaded
+    # box (at 2 ms the window was 64 ms, and under CI's load the sixth came after the first had finished)
+    with StandinSeat(slots=2, token_time=0.02) as seat:
         async def go():
             import asyncio
             async with SeatClient(seat.url) as c:
