@@ -16,7 +16,7 @@ A-vs-A 49-96 and the other way round), averaged. Per rule and K:
 - paired rule fell back: the share of the A-vs-A draws where the seed x prompt-group check failed and
   welch-t-min-effect's floor decided.
 
-    python benchmarks/bench_paired.py [--draws 500] [--seed 0] [--ks 3,5,8] [--keep DIR]
+    python benchmarks/bench_paired.py [--draws 500] [--seed 0] [--ks 3,5,8] [--keep DIR] [--voice KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -134,14 +136,18 @@ def sweep_main(doc: str, run_one: Callable[..., str], *, draws: int, ks: str, pr
     parser.add_argument("--seed", type=int, default=0, help="calibrate's --seed")
     parser.add_argument("--ks", default=ks, help="seeds per arm, comma-separated")
     parser.add_argument("--keep", type=Path, default=None, help="build (or reuse) the workspace here and keep it")
+    parser.add_argument("--voice", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="voice keys of every gate (a candidate ruler: view=stylometric-wide); values read as YAML")
     args = parser.parse_args()
+    voice = {k: yaml.safe_load(v) for k, v in (kv.split("=", 1) for kv in args.voice)}
     if not CORPUS.is_dir() or not SWEEP.is_file():
         raise SystemExit(f"skipped: needs {CORPUS} and {SWEEP}")
     root = args.keep or Path(tempfile.mkdtemp(prefix=prefix))
     try:
         reuse = (root / "preregistrations").is_dir()
-        gates = {a: s["gate"] for a, s in gate_specs().items()} if reuse else build(root)
-        print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate, K and split (--seed {args.seed})")
+        gates = {a: s["gate"] for a, s in gate_specs(voice).items()} if reuse else build(root, voice=voice)
+        ruler = "".join(f"; voice {k}={v}" for k, v in voice.items())
+        print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate, K and split (--seed {args.seed}){ruler}")
         print(run_one(root, gates, tuple(int(k) for k in args.ks.split(",")), args.draws, args.seed))
         if after is not None:
             print(after())
