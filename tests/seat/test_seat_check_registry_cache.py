@@ -187,3 +187,12 @@ def test_two_checks_at_once_import_vllm_once_and_leave_one_sound_cache(venv, car
     assert venv.probes == 1
     data = json.loads((tmp_path / "cache" / "vllm-registry.json").read_text(encoding="utf-8"))
     assert [e["answers"] for e in data.values()] == [{"Qwen3ForCausalLM": True}]
+
+
+def test_the_cache_is_kept_in_the_home_cache_folder_by_default(venv, carrier, tmp_path, monkeypatch):
+    monkeypatch.delenv("VOICEGATE_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert source_line(check(carrier, venv)[1]) == fresh(venv)
+    assert source_line(check(carrier, venv)[1]) == cached(venv)
+    assert (tmp_path / "home" / ".cache" / "voicegate" / "vllm-registry.json").is_file()
+    assert not (tmp_path / "cache").exists()
