@@ -24,6 +24,7 @@ from typing import Any
 
 from voicegate._errors import VoicegateError
 from voicegate._figures import gb
+from voicegate.seat._registry_cache import cached_registry
 
 # Dense decoder classes vLLM declares SupportsLoRA for (checked against vllm 0.32's registry).
 DENSE_LORA = frozenset({
@@ -172,7 +173,8 @@ def _registry_in_process(archs: list[str]) -> tuple[str, dict[str, bool | None]]
     return f"vllm {getattr(vllm, '__version__', '?')} registry (this process)", out
 
 
-def _registry_subprocess(python: Path, archs: list[str]) -> tuple[str, dict[str, bool | None]]:
+def _probe_subprocess(python: Path, archs: list[str]) -> tuple[str, dict[str, bool | None]]:
+    """vLLM's version and registry answers, from a child `python` that imports it (seconds: tens on a busy box)."""
     try:
         done = subprocess.run([str(python), "-c", _PROBE, json.dumps(archs)], capture_output=True, text=True,
                               timeout=300, check=False)
@@ -181,13 +183,25 @@ def _registry_subprocess(python: Path, archs: list[str]) -> tuple[str, dict[str,
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("VOICEGATE-PROBE "):
             data = json.loads(line.split(" ", 1)[1])
-            return f"vllm {data['version']} registry ({python})", data["archs"]
+            return str(data["version"]), data["archs"]
     tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
     raise VoicegateError(f"--vllm-python {python}: could not ask its vLLM registry: {tail}")
 
 
-def lora_support(archs: list[str], config: dict[str, Any], *, vllm_python: Path | None = None) -> list[Support]:
-    registry = _registry_subprocess(vllm_python, archs) if vllm_python else _registry_in_process(archs)
+def _registry_subprocess(python: Path, archs: list[str],
+                         warnings: list[str]) -> tuple[str, dict[str, bool | None]]:
+    got = cached_registry(python, archs, _PROBE, lambda: _probe_subprocess(python, archs))
+    if got.damaged:
+        warnings.append(got.damaged)
+    cached = f"; cached, probed {got.probed}" if got.cached else ""
+    return f"vllm {got.version} registry ({python}{cached})", got.answers
+
+
+def lora_support(archs: list[str], config: dict[str, Any], *, vllm_python: Path | None = None,
+                 warnings: list[str] | None = None) -> list[Support]:
+    """Each architecture's LoRA support; what went wrong with a local cache on the way is added to `warnings`."""
+    registry = (_registry_subprocess(vllm_python, archs, warnings if warnings is not None else [])
+                if vllm_python else _registry_in_process(archs))
     out = []
     for arch in archs:
         moe = _is_moe(arch, config)
@@ -299,7 +313,7 @@ def check_carrier(model_dir: Path, *, voices: list[int], adapter_bytes: int | No
                 rank = json.loads(acfg.read_text(encoding="utf-8")).get("r")
             except ValueError:
                 rank = None
-    support = lora_support(archs, config, vllm_python=vllm_python)
+    support = lora_support(archs, config, vllm_python=vllm_python, warnings=warnings)
     kv, kv_warnings = kv_facts(compose, service)
     warnings += kv_warnings
     if isinstance(rank, int) and kv.get("max_lora_rank") and rank > kv["max_lora_rank"]:
