@@ -147,7 +147,8 @@ def sweep_main(doc: str, run_one: Callable[..., str], *, draws: int, ks: str, pr
         reuse = (root / "preregistrations").is_dir()
         gates = {a: s["gate"] for a, s in gate_specs(voice).items()} if reuse else build(root, voice=voice)
         ruler = "".join(f"; voice {k}={v}" for k, v in voice.items())
-        print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate, K and split (--seed {args.seed}){ruler}")
+        print(f"seven pilot gates, 48 seeds per arm; {args.draws} draws per gate, K and split "
+              f"(--seed {args.seed}){ruler}")
         print(run_one(root, gates, tuple(int(k) for k in args.ks.split(",")), args.draws, args.seed))
         if after is not None:
             print(after())

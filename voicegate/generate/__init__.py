@@ -16,7 +16,6 @@
                comparison and the verdict are `scoring`'s: `_similarity`, `_integrity`)
 - `_identity`  each arm's weights held to what the same weights answered before (the data dir's store)
 - `_carrier_files` the base held to the carrier's own files; `_adapter_files` each adapter to its own
-- `_stores`    the seal every line or entry of a local store carries (local damage is never the seat's)
 - `_quarantine` rows that may not be scored, moved aside, never deleted
 - `_import`    bring in generations made outside voicegate
 - `_simulate`  a dry run of a gate's schedule against a stand-in seat

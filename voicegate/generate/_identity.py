@@ -10,7 +10,7 @@ control is an answer the same weights gave earlier. So:
   recorded beside each answer, never in the key: a seat that reports another version is still
   asked what the same weights answered before;
 - a calibrated session appends its references to the data dir's ``identity.jsonl``, each line
-  sealed (`generate._stores`); a damaged line refuses the run before any request, as local damage,
+  sealed (`voicegate._stores`); a damaged line refuses the run before any request, as local damage,
   and says how to rebuild the store; a line written before seals is counted, never asked;
 - a later session (of this gate or another) asks, for each arm whose weights are there from another
   session, one of those recorded requests again (one recorded on the version the seat reports now,
@@ -34,7 +34,7 @@ from typing import Any
 from voicegate import _json
 from voicegate._atomic import write_atomic
 from voicegate._hashing import sha256_file, sha256_text
-from voicegate.generate._stores import LocalDamage, seal, seal_of
+from voicegate._stores import LocalDamage, seal, seal_of
 from voicegate.run import append_rows
 from voicegate.scoring import CanaryParams
 from voicegate.seat import ModelCard

@@ -39,14 +39,13 @@ from voicegate._clock import now_utc
 from voicegate._errors import VoicegateError
 from voicegate._hashing import sha256_json, sha256_text
 from voicegate._locks import lock_for
+from voicegate._stores import cache_dir, seal, seal_of
 
-CACHE_ENV = "VOICEGATE_CACHE_DIR"     # the variable generate's carrier caches honour: one cache folder
 KEEP = 16                             # entries kept: a host's few venvs, each asked about a few carriers
 # Longer than the probe's own timeout: a second check waits for a first one's answer rather than
 # importing vLLM beside it on a box with two cores.
 LOCK_WAIT = 330.0
 LOCATE_TIMEOUT = 60.0
-CHECK = "check"
 MARK = "VOICEGATE-LOCATE "
 DAMAGE = "probed again: local damage to this machine's cache, not the venv's"
 
@@ -81,10 +80,6 @@ class Registry:
     probed: str                 # when vLLM was imported for this answer (UTC, ISO 8601)
     cached: bool = False        # from the cache, not from a probe this call
     damaged: str | None = None  # what was wrong with the cache it replaces (None: nothing)
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "voicegate")
 
 
 def registry_cache() -> Path:
@@ -133,19 +128,6 @@ def cache_key(python: Path, archs: list[str], probe_code: str) -> str | None:
                         "archs": sorted(set(archs)), "code": sha256_text(probe_code + LOCATE)})
 
 
-def _seal(entry: dict[str, Any]) -> dict[str, Any]:
-    body = {k: v for k, v in entry.items() if k != CHECK}
-    return {**body, CHECK: sha256_json(body)}
-
-
-def _intact(entry: dict[str, Any]) -> bool:
-    body = {k: v for k, v in entry.items() if k != CHECK}
-    try:
-        return entry.get(CHECK) == sha256_json(body)
-    except (TypeError, ValueError):
-        return False
-
-
 def _read(cache: Path) -> tuple[dict[str, Any], str | None]:
     """The cache's entries, and what was wrong with the file (None: nothing, or it is not there yet)."""
     try:
@@ -164,7 +146,7 @@ def _hit(kept: dict[str, Any], key: str, archs: list[str]) -> Registry | str | N
     entry = kept.get(key)
     if entry is None:
         return None
-    if not isinstance(entry, dict) or not _intact({**entry, "key": key}):
+    if not isinstance(entry, dict) or seal_of({**entry, "key": key}) != "intact":
         return "damaged"
     version, answers, probed = entry.get("version"), entry.get("answers"), entry.get("probed")
     if (not isinstance(version, str) or not isinstance(probed, str) or not isinstance(answers, dict)
@@ -198,7 +180,7 @@ def cached_registry(python: Path, archs: list[str], probe_code: str,
         probed = now_utc().isoformat().replace("+00:00", "Z")
         if lock is not None:
             kept = {k: v for k, v in kept.items() if isinstance(v, dict)}
-            body = _seal({"key": key, "python": str(python), "version": version, "answers": answers,
+            body = seal({"key": key, "python": str(python), "version": version, "answers": answers,
                           "probed": probed})
             kept[key] = {k: v for k, v in body.items() if k != "key"}
             recent = sorted(kept.items(), key=lambda kv: str(kv[1].get("probed", "")))[-KEEP:]
