@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from voicegate.cli._app import Gate, Workspace, app, seat_app
+from voicegate.cli._machine import AsJson, emit
 
 
 @app.command("demo")
@@ -66,17 +67,24 @@ def simulate_cmd(
         "--seat", metavar="URL", help="The real seat whose speed the runtime estimate uses, asked for one short answer "
                                       "(default: $VOICEGATE_SEAT_URL, then the spec's seat.url; none answering: a "
                                       "constant, named).")] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Dry-run a spec's generation on the stand-in seat: counts, runtime, file layout. Writes nothing here."""
     from voicegate.gate import design_lines
-    from voicegate.generate import simulate
+    from voicegate.generate import estimate_json, simulate
     from voicegate.spec import check_registered, load_registration, load_spec, workspace_root
 
     root = workspace_root(workspace)
     spec = load_spec(root, gate)
     if load_registration(spec) is not None:
         check_registered(spec)   # a registered gate whose files changed: refused here as `generate` would refuse it
-    for line in simulate(root, gate, token_time=token_time, seat_url=seat).lines():
+    sim = simulate(root, gate, token_time=token_time, seat_url=seat)
+    if as_json:
+        emit({"gate": sim.gate, "requests": sim.requests, "voice": sim.voice_rows, "probe": sim.probe_rows,
+              "per_arm": sim.per_arm, "simulated_s": round(sim.wall_s, 2), "estimate": estimate_json(sim),
+              "notes": sim.notes, "writes": sim.files, "design": design_lines(spec)})
+        return
+    for line in sim.lines():
         typer.echo(line)
     # The design it would register: seeds, words per pool, a pilot's power where one is on file.
     for line in design_lines(spec):

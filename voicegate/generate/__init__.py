@@ -33,7 +33,7 @@ from voicegate.generate._generate import generate
 from voicegate.generate._import import import_file
 from voicegate.generate._result import GenerateResult
 from voicegate.generate._schedule import build_schedule, request_seed
-from voicegate.generate._simulate import simulate
+from voicegate.generate._simulate import estimate_json, simulate
 
 
 class _Package(types.ModuleType):
@@ -58,6 +58,7 @@ sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "build_schedule",
+    "estimate_json",
     "generate",
     "import_file",
     "request_seed",

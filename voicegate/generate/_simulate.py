@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from voicegate._errors import VoicegateError
-from voicegate.generate._estimate import Speed, duration_text
+from voicegate.generate._estimate import RunCost, RunShape, Speed, duration_text, run_cost, run_shape
+from voicegate.generate._schedule import Job
+from voicegate.scoring import CanaryParams
 from voicegate.spec import ARTIFACT_KINDS, GateSpec, load_spec, spec_path
 
 TOKENS_PER_WORD = 1.3
@@ -53,6 +55,8 @@ class Simulation:
     sampled: tuple[int, int, int] | None = None   # (prompts run, prompts in all, requests run) when sampled
     speed: Speed | None = None
     concurrency: int = 1
+    shape: RunShape | None = None
+    cost: RunCost | None = None
 
     def lines(self) -> list[str]:
         if self.sampled is None:
@@ -65,12 +69,53 @@ class Simulation:
         out += [f"  {arm}: {n} generations" for arm, n in self.per_arm.items()]
         speed = self.speed
         if speed is not None:
-            out.append(f"  on a real seat: ~{self.estimated_tokens:,} completion tokens, roughly "
-                       f"{duration_text(self.estimated_real_s)} at {speed.rate_text(self.concurrency)}, {speed.how}")
+            out.append(f"  on a real seat: roughly {duration_text(self.estimated_real_s)} at "
+                       f"{speed.rate_text(self.concurrency)}, {speed.how}")
+        if self.shape is not None and self.cost is not None:
+            out.append("    = " + " + ".join(parts_text(self.shape, self.cost)))
         out += [f"  note: {n}" for n in self.notes]
         out.append("a real run writes:")
         out += [f"  {f}" for f in self.files]
         return out
+
+
+def parts_text(shape: RunShape, cost: RunCost) -> list[str]:
+    """The estimate's parts, each with what it counts: they add up to the estimate."""
+    integrity = [f"{n} {what}" for n, what in ((shape.references, "references"), (shape.checks, "canary checks"),
+                                                (shape.file_probes, "file probes"), (shape.reasks, "identity re-asks"))
+                 if n]
+    out = [f"generations ~{cost.generations_s:.1f} s ({shape.generations}, ~{shape.tokens:,} completion tokens)",
+           f"integrity requests ~{cost.integrity_s:.1f} s ({shape.integrity}: {', '.join(integrity)})",
+           f"drains ~{cost.drains_s:.1f} s ({shape.idle_slots} slots idle while {len(shape.drains)} waves end"
+           + (f", {shape.turns} of them arm switches)" if shape.turns else ")")]
+    if shape.loads:
+        out.append(f"adapter loads ~{cost.loads_s:.1f} s ({shape.loads})")
+    out.append(f"start and seat checks ~{cost.start_s:.1f} s")
+    return out
+
+
+def estimate_json(sim: Simulation) -> dict[str, Any] | None:
+    """The estimate as `--json` gives it: the total, the speed it used, each part with what it counts."""
+    speed, shape, cost = sim.speed, sim.shape, sim.cost
+    if speed is None or shape is None or cost is None:
+        return None
+    return {
+        "seconds": round(cost.total_s, 2),
+        "speed": {"tok_s": round(speed.tok_s, 1), "in_flight": speed.in_flight, "measured": speed.measured,
+                  "how": speed.how},
+        "parts": {
+            "generations": {"seconds": round(cost.generations_s, 2), "requests": shape.generations,
+                            "completion_tokens": shape.tokens},
+            "integrity_requests": {"seconds": round(cost.integrity_s, 2), "requests": shape.integrity,
+                                   "references": shape.references, "canary_checks": shape.checks,
+                                   "file_probes": shape.file_probes, "identity_reasks": shape.reasks,
+                                   "completion_tokens": round(shape.integrity_tokens)},
+            "drains": {"seconds": round(cost.drains_s, 2), "waves": len(shape.drains), "arm_switches": shape.turns,
+                       "idle_slots": shape.idle_slots},
+            "adapter_loads": {"seconds": round(cost.loads_s, 2), "adapters": shape.loads},
+            "start": {"seconds": round(cost.start_s, 2)},
+        },
+    }
 
 
 @contextmanager
@@ -247,7 +292,8 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0, seat_url: str | 
     tokens = int(voice * min(spec.sampling.max_tokens, spec.expected_words * TOKENS_PER_WORD)
                  + probes * min(spec.sampling.max_tokens, 64))
     real_speed = (speed or (lambda s: seat_speed(s, seat_url)))(spec)
-    estimate = real_speed.estimate_s(tokens, spec.seat.concurrency)
+    shape = spec_shape(spec, jobs, tokens, real_speed.cards)
+    cost = run_cost(shape, real_speed)
 
     def rel(p: Path) -> str:
         return os.path.relpath(p, root)
@@ -261,8 +307,44 @@ def simulate(root: Path, gate: str, *, token_time: float = 0.0, seat_url: str | 
     if runtime:
         notes.append(f"{len(runtime)} candidate(s) would be runtime-loaded and unloaded after: {', '.join(runtime)}")
     sampled = (SAMPLE_PROMPTS, len(spec.prompts), ran) if len(spec.prompts) > SAMPLE_PROMPTS else None
-    return Simulation(gate, len(jobs), per_arm, voice, probes, wall, tokens, estimate, files, notes, sampled,
-                      real_speed, spec.seat.concurrency)
+    return Simulation(gate, len(jobs), per_arm, voice, probes, wall, tokens, cost.total_s, files, notes, sampled,
+                      real_speed, spec.seat.concurrency, shape, cost)
+
+
+def spec_shape(spec: GateSpec, jobs: list[Job], tokens: int,
+               cards: tuple[tuple[str, str | None], ...] = ()) -> RunShape:
+    """What a first run of `spec` sends beside its generations (`run_shape`), on the seat whose `cards` (model,
+    root) the probe read: the files a run probes are those at hand here, the adapters it loads those not served."""
+    from voicegate.generate._adapter_files import adapter_dir
+    from voicegate.generate._adapter_files import spec_path as adapter_path
+    from voicegate.generate._carrier_files import carrier_bound, carrier_dir, over_bound, why_no_local
+    from voicegate.generate._generate import WAVE_FACTOR, registered_isolation
+
+    roots = dict(cards)
+    found = carrier_dir(roots.get(spec.base.model))
+    carrier = found is not None and why_no_local() is None and over_bound(found, carrier_bound()) is None
+    adapters = sum(adapter_dir([adapter_path(spec, a.adapter_path), roots.get(a.model)]) is not None
+                   for a in spec.candidates) if carrier else 0
+    loads = sum(1 for a in spec.candidates if a.adapter_path and a.model not in roots)
+    params = CanaryParams()
+    conc = spec.seat.concurrency
+    return run_shape([a.name for a in spec.arms], len(jobs) // max(1, len(spec.arms)), tokens=tokens,
+                     answer_tokens=min(spec.sampling.max_tokens, spec.expected_words * TOKENS_PER_WORD),
+                     max_tokens=spec.sampling.max_tokens, concurrency=conc, isolate=registered_isolation(spec),
+                     wave_size=conc * WAVE_FACTOR, canaries=min(params.count, len(spec.prompts)),
+                     order_seed=spec.order_seed, reasks=_reasks(spec), probed_files=int(carrier) + adapters,
+                     loads=loads, params=params)
+
+
+def _reasks(spec: GateSpec) -> int:
+    """The arms a run re-asks an earlier answer of: those whose model answered before in this data dir's ledger."""
+    from voicegate.run import read_rows
+
+    try:
+        models = {r.get("model") for r in read_rows(spec.run.identity)}
+    except (OSError, VoicegateError):
+        return 0
+    return sum(1 for a in spec.arms if a.model in models)
 
 
 def seat_speed(spec: GateSpec, seat_url: str | None = None) -> Speed:
