@@ -20,12 +20,22 @@ def calibrate_cmd(
                                           "same draws).")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON, with the per-seed distances "
                                           "it used (per arm and target).")] = False,
+    looks: Annotated[str | None, typer.Option("--looks", metavar="N,N,...", help="Simulate this sequential design "
+                                              "(seeds per arm at each look, boundaries as register would record "
+                                              "them) on the pilot; default: the design the pilot registers, if any."
+                                              )] = None,
     workspace: Workspace = None,
 ) -> None:
     """Error rates of a pilot: re-decide K-seed draws of its stored seeds under every rule; records no verdict."""
     from voicegate.gate import calibrate
 
-    result = calibrate(workspace, gate, seeds=seeds, draws=draws, rng_seed=rng_seed)
+    from voicegate._errors import VoicegateError
+
+    try:
+        asked = None if looks is None else [int(n) for n in looks.split(",")]
+    except ValueError:
+        raise VoicegateError(f"--looks {looks}: seeds per arm at each look, comma-separated (3,5,8)") from None
+    result = calibrate(workspace, gate, seeds=seeds, draws=draws, rng_seed=rng_seed, looks=asked)
     if as_json:
         from voicegate.cli._machine import emit
 

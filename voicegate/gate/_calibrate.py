@@ -49,13 +49,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from voicegate._errors import VoicegateError
+from voicegate.gate._calibrate_looks import SequentialRates
 from voicegate.gate._checks import check_cells, check_integrity, provenance
 from voicegate.gate._score import load_generations
 from voicegate.run import load_manifest
 from voicegate.spec import (
     RULES,
     GateSpec,
+    Look,
     Registration,
+    boundaries,
+    check_looks,
     check_registered,
     flip_seed,
     load_spec,
@@ -241,6 +245,7 @@ class Calibration:
     path: Path | None = None                # where the result was written
     resamples: int = RESAMPLES              # bootstrap blocks of the pilot the draws fall into
     said: tuple[str, ...] = ()              # what was appended to the pilot's record
+    sequential: SequentialRates | None = None   # a sequential design's looks, simulated on the same pilot
 
     def summary(self) -> dict[str, Any]:
         """What the record's calibration entry states for a later gate to quote (no per-seed distances)."""
@@ -253,6 +258,8 @@ class Calibration:
                                                     "all_seeds": c.all_seeds[rid]} for rid in self.rules}}
                            for c in self.candidates},
             "a_vs_a": {arm: {rid: s.to_json() for rid, s in rates.items()} for arm, rates in self.a_vs_a.items()},
+            # only a calibration that simulated a sequential design carries it: the others keep their bytes
+            **({} if self.sequential is None else {"sequential": self.sequential.to_json()}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -269,17 +276,21 @@ class Calibration:
                        for arm, rates in self.a_vs_a.items()},
             "distances": self.distances,
             "warnings": self.warnings,
+            **({} if self.sequential is None else {"sequential": self.sequential.to_json()}),
         }
 
     @property
     def warnings(self) -> list[str]:
         """What the shares cannot say: a pilot too small for the K it is drawn at."""
         n = min(self.stored_seeds.values())
-        if n >= PILOT_PER_K * self.seeds:
-            return []
-        return [(f"the pilot holds {n} seeds per arm, fewer than {PILOT_PER_K} x {self.seeds}: draws of {self.seeds} "
-                "share most of their seeds, so the shares say little more than the pilot's own seeds do, and its "
-                "resamples repeat them: the intervals understate how far another pilot would have come out")]
+        out = []
+        for k, what in ((self.seeds, "draws of"), (0 if self.sequential is None else self.sequential.looks[-1],
+                                                   "the sequential design's draws of")):
+            if k and n < PILOT_PER_K * k:
+                out.append(f"the pilot holds {n} seeds per arm, fewer than {PILOT_PER_K} x {k}: {what} {k} share most "
+                           "of their seeds, so the shares say little more than the pilot's own seeds do, and its "
+                           "resamples repeat them: the intervals understate how far another pilot would have come out")
+        return out
 
     def text(self) -> str:
         """The result as the terminal shows it."""
@@ -306,6 +317,8 @@ class Calibration:
                          + "; ".join(f"{short[rid]} {s.text()}" for rid, s in rates.items()))
         if not self.a_vs_a:
             lines.append("  no A-vs-A arm registered (role: a-vs-a): the false-pass rate is not measured")
+        if self.sequential is not None:
+            lines += self.sequential.lines()
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -337,12 +350,15 @@ def check_request(spec: GateSpec, seeds: int, stored: Mapping[str, Sequence[int]
 
 
 def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DRAWS, rng_seed: int = 0,
-              write: bool = True) -> Calibration:
+              write: bool = True, looks: Sequence[int] | None = None) -> Calibration:
     """Re-decide `draws` random `seeds`-seed subsets of `gate`'s stored generations under every registered rule.
 
     Records no verdict: the first numbers it shows are anchored in the gate record (`record_anchor`), as a dry
     run's are; unless `write` is False, the rates are chained into the record as a calibration entry and the
     full result is written to `runs/<gate>/calibration-K<seeds>.json`.
+
+    A sequential design is simulated beside the fixed draws (`gate._calibrate_looks`): `looks` (seeds per arm at
+    each look, its boundaries as `register` would record them), else the design the pilot registered, if any.
     """
     if seeds < 2:
         raise VoicegateError(f"--seeds {seeds}: a draw needs at least 2 seeds per arm (a spread, a variance)")
@@ -355,6 +371,7 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
     rows = load_generations(spec)
     stored = _stored_seeds(spec, rows)
     check_request(spec, seeds, stored)
+    design, registered = _design(spec, registration, looks, stored)
     check_cells(spec.gate, rows)
     check_integrity(spec.gate, provenance(spec, rows, load_manifest(spec.run_dir)).integrity)
 
@@ -369,6 +386,17 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
                           draws=draws, rng_seed=rng_seed, ruler_weak=pools is not None and pools.weak_author,
                           weak=() if pools is None else pools.weak_impostors,
                           zero_floor_fails=zero_floor_fails(registration.rules), rules=rules, parts=m.parts)
+    if design is not None:
+        from voicegate.gate._calibrate_looks import simulate_looks
+        from voicegate.spec import WELCH_ALPHA
+
+        blocks, gates = result.resamples, min(len(s) for s in stored.values()) // design[-1].seeds
+        sizes = [[i * blocks // draws for i in range(draws)].count(b) for b in range(blocks)]
+        result = Calibration(**{**result.__dict__, "sequential": simulate_looks(
+            spec, design, m.distances, m.toward, copying=m.copying, damage=m.damage, draws=draws, rng_seed=rng_seed,
+            alpha=WELCH_ALPHA, registered=registered, ruler_weak=pools is not None and pools.weak_author,
+            weak=() if pools is None else pools.weak_impostors, zero_floor_fails=zero_floor_fails(registration.rules),
+            share=lambda per_block: Share.of_blocks(per_block, sizes, gates), blocks=blocks)})
     _anchor(spec, rows, registration)
     if write:
         from voicegate.artifacts import record_calibration
@@ -382,13 +410,40 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
         path = spec.run.calibration(seeds)
         write_atomic(path, canonical_json(result.to_json()) + "\n")
         result = Calibration(**{**result.__dict__, "path": path})
-    if spec.looks is not None:
-        looks = ", ".join(map(str, spec.looks))
+    if registration.design is not None and design is None:
+        shown = ", ".join(str(look.seeds) for look in registration.design)
+        fewest = min(len(s) for s in stored.values())
         result = Calibration(**{**result.__dict__, "said": (*result.said, (
-            f"note: {spec.gate} registers a sequential design (looks at {looks} seeds per arm): these shares are the "
-            f"fixed rules' at {seeds} seeds a draw; calibrate does not simulate the design's looks, so its power is "
-            "not stated"))})
+            f"note: {spec.gate} registers a sequential design (looks at {shown} seeds per arm): these shares are the "
+            f"fixed rules' at {seeds} seeds a draw; its looks are not simulated: the pilot stores {fewest} seeds per "
+            f"arm, fewer than its last look's {registration.design[-1].seeds}"))})
     return result
+
+
+def _design(spec: GateSpec, registration: Registration, looks: Sequence[int] | None,
+            stored: Mapping[str, Sequence[int]]) -> tuple[tuple[Look, ...] | None, bool]:
+    """The sequential design to simulate and whether it is the pilot's registered one: `looks` asked for (refused,
+    exit 2, where it cannot be a design of this pilot), else the registered design where the pilot stores its last
+    look's seeds (None: nothing to simulate)."""
+    fewest = min(len(s) for s in stored.values())
+    if looks is None:
+        design = registration.design
+        return (design, True) if design is not None and design[-1].seeds <= fewest else (None, True)
+    shown = ",".join(map(str, looks))
+    problem = check_looks(list(looks), looks[-1]) if looks else "must list at least two looks"
+    if problem is not None:
+        raise VoicegateError(f"--looks {shown}: {problem}")
+    rule = RULES[spec.floor_rule]
+    if not rule.has_power_model or rule.paired:
+        raise VoicegateError(f"--looks {shown}: a sequential design needs a t rule (welch-t, welch-t-min-effect), "
+                             f"and {spec.gate} decides by {spec.floor_rule}")
+    if looks[-1] > fewest:
+        thin = min(stored, key=lambda a: (len(stored[a]), a))
+        raise VoicegateError(f"--looks {shown}: the last look takes {looks[-1]} seeds per arm; arm {thin} has "
+                             f"{fewest} stored")
+    from voicegate.spec import WELCH_ALPHA
+
+    return boundaries(list(looks), WELCH_ALPHA), False
 
 
 def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],

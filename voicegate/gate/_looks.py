@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicegate._errors import VoicegateError
-from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
+from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Specificity, Voice
 from voicegate.spec import (
     GateSpec,
     Look,
@@ -72,26 +72,39 @@ def look_decisions(spec: GateSpec, design: Sequence[Look], result: GateResult,
                    seeds: int) -> dict[str, LookDecision]:
     """Each candidate's decision at the look of `seeds` seeds per arm: the first look up to it that decided it.
 
-    A PASS or a FAIL at an earlier look is final (the design stopped that candidate there: its boundaries were
-    simulated so), so it is kept, not decided again on more seeds. Each earlier look is decided on the first n_j
-    seeds of `seeds` from the same recorded per-seed distances (a seed's distance is measured on its own rows),
-    exactly what `score` said at that look.
+    Each earlier look is decided on the first n_j seeds of `seeds` from the same recorded per-seed distances (a
+    seed's distance is measured on its own rows), exactly what `score` said at that look (`design_decisions`).
     """
     arms = {a.name: a for a in result.arms}
     distances = {name: {int(s): float(v) for s, v in a.distances.items() if v is not None}
                  for name, a in arms.items()}
     base = next(a.name for a in result.arms if a.is_base)
     rule = get_rule(spec.floor_rule)
+    candidates = [a.name for a in result.arms if a.role == "candidate"]
+    return design_decisions(design, distances, base, candidates, spec.seeds, seeds,
+                            smallest_sds=spec.smallest_effect, reads_effect=rule.smallest_effect)
+
+
+def design_decisions(design: Sequence[Look], distances: Mapping[str, Mapping[Any, float]], base: str,
+                     candidates: Sequence[str], order: Sequence[Any], seeds: int, *, smallest_sds: float,
+                     reads_effect: bool) -> dict[str, LookDecision]:
+    """Each of `candidates`' decision up to the look of `seeds` seeds per arm, a look at a time on the first n_k
+    seeds of `order` (per-seed distances keyed as `order` keys them): pure, what `score` and `calibrate` decide by.
+
+    A PASS or a FAIL at an earlier look is final (the design stopped that candidate there: its boundaries were
+    simulated so), so it is kept, not decided again on more seeds.
+    """
     out: dict[str, LookDecision] = {}
     for look in design:
         if look.seeds > seeds:
             break
-        first = spec.seeds[:look.seeds]
-        at = {name: {s: d[s] for s in first if s in d} for name, d in distances.items()}
-        for a in result.arms:
-            if a.role == "candidate" and (a.name not in out or out[a.name].verdict == "CONTINUE"):
-                out[a.name] = decide_look(p_value(at, base, a.name, spec.smallest_effect, rule.smallest_effect),
-                                          design, look.seeds)
+        open_ = [name for name in candidates if name not in out or out[name].verdict == "CONTINUE"]
+        if not open_:
+            break
+        first = order[:look.seeds]
+        at = {name: {s: distances[name][s] for s in first if s in distances[name]} for name in (base, *open_)}
+        for name in open_:
+            out[name] = decide_look(p_value(at, base, name, smallest_sds, reads_effect), design, look.seeds)
     return out
 
 
@@ -185,10 +198,16 @@ class LookState:
 
 def _eligible(arm: CandidateResult, rule: str) -> bool:
     """Every axis but VOICE lets `arm` ship (and its ruler can see the author)."""
-    axis = arm.specificity
-    return (arm.voice_under(rule) != Voice.RULER_WEAK and arm.copying == Copying.NOT_COPIED
-            and arm.damage == Damage.NO_DAMAGE
-            and (axis is None or not axis.decides or axis.under(rule) == Specific.SPECIFIC))
+    return may_ship(ruler_weak=arm.voice_under(rule) == Voice.RULER_WEAK, copying=arm.copying, damage=arm.damage,
+                    specificity=arm.specificity, rule=rule)
+
+
+def may_ship(*, ruler_weak: bool, copying: str | None, damage: str | None, specificity: Specificity | None,
+             rule: str) -> bool:
+    """Whether a candidate the design PASSes ships: its ruler sees the author, it is NOT-COPIED and NO-DAMAGE, and
+    SPECIFIC under `rule` where its specificity decides (`score`'s look and `calibrate`'s simulated looks)."""
+    return (not ruler_weak and copying == Copying.NOT_COPIED and damage == Damage.NO_DAMAGE
+            and (specificity is None or not specificity.decides or specificity.under(rule) == Specific.SPECIFIC))
 
 
 def check_amendable(spec: GateSpec) -> None:

@@ -108,7 +108,7 @@ from voicegate.scoring._stylometric import (
     word_counts,
 )
 from voicegate.scoring._tokens import tokenize
-from voicegate.scoring._verdicts import decide, ship_pick
+from voicegate.scoring._verdicts import decide, rnd, ship_pick
 
 __all__ = [
     "METHOD",
@@ -170,6 +170,7 @@ __all__ = [
     "result_text",
     "score_gate",
     "score_gate_both",
+    "rnd",
     "ship_pick",
     "similarity",
     "specificity",

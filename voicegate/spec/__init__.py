@@ -67,7 +67,7 @@ from voicegate.spec._rules import (
     zero_floor_fails,
 )
 from voicegate.spec._schema import Role
-from voicegate.spec._sequential import Look, LookDecision, Operating, decide_look
+from voicegate.spec._sequential import Look, LookDecision, Operating, boundaries, check_looks, decide_look
 from voicegate.spec._spec import GateSpec, check_gate_name, load_spec, name_pattern, no_such_spec, spec_path
 from voicegate.spec._views import (
     HISTORICAL_SIGNATURE_KEYS,
@@ -110,9 +110,11 @@ __all__ = [
     "artifact_gaps",
     "artifact_kind",
     "as_named",
+    "boundaries",
     "check_artifact_paths",
     "check_citation",
     "check_gate_name",
+    "check_looks",
     "check_output_path",
     "check_registered",
     "check_scored_under",
