@@ -27,9 +27,8 @@ def calibrate_cmd(
     workspace: Workspace = None,
 ) -> None:
     """Error rates of a pilot: re-decide K-seed draws of its stored seeds under every rule; records no verdict."""
-    from voicegate.gate import calibrate
-
     from voicegate._errors import VoicegateError
+    from voicegate.gate import calibrate
 
     try:
         asked = None if looks is None else [int(n) for n in looks.split(",")]

@@ -259,7 +259,7 @@ class Calibration:
                            for c in self.candidates},
             "a_vs_a": {arm: {rid: s.to_json() for rid, s in rates.items()} for arm, rates in self.a_vs_a.items()},
             # only a calibration that simulated a sequential design carries it: the others keep their bytes
-            **({} if self.sequential is None else {"sequential": self.sequential.to_json()}),
+            **({} if self.sequential is None else {"sequential": self.sequential.to_json(scheme=False)}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -593,7 +593,7 @@ def design_lines(spec: GateSpec) -> list[str]:
 
     power = pilot_power(spec, rule)  # at register, the registered rule is the one in force
     if not power and spec.looks is not None:
-        return lines  # a pilot would give the fixed rule's power, not the looks': the line above says so
+        return lines  # the fixed rule's power is not the looks': the line above says what is known of theirs
     if not power:
         lines.append(f"design: power unknown: no calibrate result on file for {spec.author} on carrier "
                      f"{spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K` on a many-seed pilot of this "
@@ -611,7 +611,7 @@ def design_lines(spec: GateSpec) -> list[str]:
     enough = [k for k, p in power.items() if p.power >= POWER_GOAL]
     if at is not None and spec.looks is not None:
         lines.append(f"design: {rule}'s fixed-design power at {seeds} seeds (the last look): {at.text()}; not the "
-                     "sequential design's, which stops early and is not simulated")
+                     "sequential design's, which stops early (its own line above)")
     elif at is not None:
         lines.append(f"design: expected power at the registered {seeds} seeds: {at.text()}")
     if (at is not None and at.power < POWER_GOAL) or (at is None and enough and seeds < min(enough)):
@@ -623,8 +623,10 @@ def design_lines(spec: GateSpec) -> list[str]:
 
 
 def _sequential_line(spec: GateSpec) -> str:
-    """What `register` says of a sequential design's error rates: its α over every look, as simulated, and that
-    its power is not simulated."""
+    """What `register` says of a sequential design's error rates: its α over every look, as simulated, and where
+    another gate's record chains a calibration that simulated this very design for the same author on the same
+    carrier, how often it ships a real voice, with how many seeds, and its A-vs-A false pass there."""
+    from voicegate.gate._pilot_power import pilot_design
     from voicegate.spec import WELCH_ALPHA, load_registration
 
     looks = ", ".join(map(str, spec.looks or ()))
@@ -632,9 +634,18 @@ def _sequential_line(spec: GateSpec) -> str:
     op = None if registration is None else registration.operating
     simulated = "" if op is None else (f"; on {op.runs:,} fresh simulated runs at the null's boundary it passed "
                                        f"{op.false_pass:.4f} and used {op.expected_seeds:.2f} seeds per arm on average")
-    return (f"design: sequential, looks at {looks} seeds per arm: false pass ≤ α {WELCH_ALPHA:g} overall across its "
-            f"looks (boundaries simulated at register){simulated}; its power is not simulated (calibrate measures "
-            "the fixed rules at K seeds, not the looks)")
+    head = (f"design: sequential, looks at {looks} seeds per arm: false pass ≤ α {WELCH_ALPHA:g} overall across its "
+            f"looks (boundaries simulated at register){simulated}")
+    design = None if registration is None else registration.design
+    on_pilot = None if design is None else pilot_design(spec, [look.to_json() for look in design])
+    if on_pilot is None:
+        return (f"{head}; its power is unknown: no calibrate result on file simulates these looks for {spec.author} "
+                f"on carrier {spec.seat.base_model} (run `voicegate calibrate PILOT --seeds K --looks "
+                f"{','.join(map(str, spec.looks or ()))}` on a many-seed pilot of this author to know it)")
+    fresh = "" if on_pilot.false_pass is None else f", its A-vs-A arms passed {on_pilot.false_pass:.3f}"
+    return (f"{head}; on a pilot it ships a real voice of {spec.author} in {on_pilot.text()} of draws with "
+            f"{on_pilot.expected_seeds:.2f} seeds per arm on average{fresh} (95% intervals include the pilot's "
+            f"sampling; calibration recorded in {on_pilot.pilot}, entry {on_pilot.entry} of {on_pilot.record})")
 
 
 def _anchor(spec: GateSpec, rows: Sequence[dict[str, Any]], registration: Registration) -> None:

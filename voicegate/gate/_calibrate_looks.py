@@ -67,10 +67,11 @@ class SequentialRates:
     def looks(self) -> tuple[int, ...]:
         return tuple(look.seeds for look in self.design)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, scheme: bool = True) -> dict[str, Any]:
+        """The result (`scheme`: with how the draws were drawn; a record entry's summary states it in words)."""
         return {"rule": self.rule, "alpha": self.alpha, "registered": self.registered,
                 "looks": [look.to_json() for look in self.design], "draws": self.draws, "rng_seed": self.rng_seed,
-                "draw_scheme": SEQUENTIAL_SCHEME,
+                **({"draw_scheme": SEQUENTIAL_SCHEME} if scheme else {}),
                 "candidates": {c.name: c.to_json("would_ship") for c in self.candidates},
                 "a_vs_a": {a.name: a.to_json("false_pass") for a in self.a_vs_a}}
 
@@ -78,9 +79,9 @@ class SequentialRates:
         """What the terminal says beside the fixed-K table."""
         looks = ", ".join(map(str, self.looks))
         whose = "registered" if self.registered else "asked for (--looks)"
-        out = [f"  sequential design {whose}: looks at {looks} seeds per arm, {self.rule}, α {self.alpha:g}; "
+        out = [(f"  sequential design {whose}: looks at {looks} seeds per arm, {self.rule}, α {self.alpha:g}; "
                f"{self.draws} draws of {self.looks[-1]} seeds per arm, each arm decided look by look as score "
-               "decides a look and stopped at the first that decides it"]
+               "decides a look and stopped at the first that decides it")]
 
         def stops(a: ArmDesign) -> str:
             return ", ".join(f"look {k + 1} ({n}) {s.share:.3f}" for k, (n, s) in enumerate(zip(self.looks, a.stops,
@@ -154,13 +155,10 @@ def simulate_looks(spec: GateSpec, design: Sequence[Look], distances: Mapping[st
         for arm, d in said.items():
             stopped[arm][index[d.look.seeds]][b] += 1
             used[arm] += d.look.seeds
-            if d.verdict != "PASS":
-                continue
-            if arm in fresh:
-                passed[arm][b] += 1
-            elif may_ship(ruler_weak=ruler_weak, copying=copying.get(arm), damage=damage.get(arm),
-                          specificity=specific_at(arm, i, d.look.seeds), rule=rule):
-                passed[arm][b] += 1
+            # an A-vs-A arm's PASS is a false pass; a candidate's ships where every other axis lets it
+            passed[arm][b] += d.verdict == "PASS" and (arm in fresh or may_ship(
+                ruler_weak=ruler_weak, copying=copying.get(arm), damage=damage.get(arm),
+                specificity=specific_at(arm, i, d.look.seeds), rule=rule))
 
     def arm_design(arm: str) -> ArmDesign:
         a = spec.arm(arm)

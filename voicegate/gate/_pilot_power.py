@@ -72,3 +72,67 @@ def pilot_power(spec: GateSpec, rule: str) -> dict[int, PilotPower]:
             if ships and (k not in found or e.time >= found[k].time):
                 found[k] = quoted
     return dict(sorted(found.items()))
+
+
+@dataclass(frozen=True)
+class PilotDesign:
+    """A sequential design's operating characteristics on a pilot, as its chained calibration entry states them."""
+
+    power: float            # the mean would-ship share of the pilot's real voices of the author under the design
+    low: float
+    high: float
+    expected_seeds: float   # their mean seeds per arm used
+    false_pass: float | None  # the mean design PASS share of its A-vs-A arms (None: none registered)
+    voices: int
+    pilot: str
+    record: str
+    entry: int
+    time: str
+
+    def text(self) -> str:
+        return f"{self.power:.2f} [{self.low:.2f}, {self.high:.2f}]"
+
+
+def pilot_design(spec: GateSpec, design: list[dict[str, object]]) -> PilotDesign | None:
+    """The newest calibration entry in another gate's record, of this author on this carrier, that simulated this
+    very design (the same rule, looks and boundaries: `design` as the registration records them). Its real voices
+    are chosen as `pilot_power` chooses them, under the design's rule on every stored seed where the pilot does
+    not say whose voice an arm is."""
+    from voicegate.artifacts import gate_records, recorded_entries
+    from voicegate.spec import shown_path
+
+    rule = spec.floor_rule
+    found: PilotDesign | None = None
+    for gate, record in gate_records(spec.root).items():
+        if gate == spec.gate:
+            continue
+        for e in recorded_entries(record):
+            data = e.summary
+            if e.kind != "calibration" or data is None or "sequential" not in data:
+                continue
+            try:
+                sq = data["sequential"]
+                if (data.get("carrier") != spec.seat.base_model or data.get("author") != spec.author
+                        or sq["rule"] != rule or sq["looks"] != design):
+                    continue
+                arms = {name: c for name, c in data["candidates"].items() if name in sq["candidates"]}
+                if any(c.get("voice_of") is not None for c in arms.values()):
+                    real = [sq["candidates"][n] for n, c in arms.items() if c.get("voice_of") == spec.author]
+                else:
+                    real = [sq["candidates"][n] for n, c in arms.items() if rule in c["rules"]
+                            and c["rules"][rule]["all_seeds"].get("voice") == "PASS"  # not-a-result: a summary
+                            and c["rules"][rule]["all_seeds"].get("specific", "SPECIFIC") == "SPECIFIC"]
+                fresh = [float(a["false_pass"]["share"]) for a in sq["a_vs_a"].values()]
+                n = len(real)
+                quoted = PilotDesign(
+                    power=sum(float(r["would_ship"]["share"]) for r in real) / n if n else 0.0,
+                    low=sum(float(r["would_ship"]["low"]) for r in real) / n if n else 0.0,
+                    high=sum(float(r["would_ship"]["high"]) for r in real) / n if n else 0.0,
+                    expected_seeds=sum(float(r["expected_seeds"]) for r in real) / n if n else 0.0,
+                    false_pass=sum(fresh) / len(fresh) if fresh else None, voices=n, pilot=gate,
+                    record=shown_path(spec.root, record), entry=e.number, time=e.time)
+            except (ValueError, KeyError, TypeError, AttributeError, ZeroDivisionError):
+                continue  # a summary this version cannot read: no design check from it
+            if n and (found is None or e.time >= found.time):
+                found = quoted
+    return found
