@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from helpers.workspace import GATE, carrier_like, scoring_workspace, words
+from helpers.workspace import GATE, carrier_like, constructed_spec, scoring_workspace, words
 
 COMPOSE = """services:
   vllm:
@@ -29,10 +29,16 @@ def look_rows(seeds: list[int], texts: dict[str, Any] | None = None) -> list[dic
              "finish_reason": "stop"} for name, make in (texts or TEXTS).items() for s in seeds for p in range(6)]
 
 
-def sequential_workspace(root: Path, rule: str = "welch-t-min-effect", artifacts: bool = False) -> Path:
-    """Registered with `floor.looks` [3, 5] under `rule`; `artifacts`: a README and a compose file beside the
-    record."""
-    extra: dict[str, Any] = {"floor": {"rule": rule, "looks": [3, 5]}, "seeds": [1, 2, 3, 4, 5]}
+def sequential_workspace(root: Path, rule: str = "welch-t-min-effect", artifacts: bool = False,
+                         looks: list[int] | None = None, seeds: int = 5, a_vs_a: bool = False) -> Path:
+    """Registered with `floor.looks` `looks` (default [3, 5]) under `rule`, seeds 1..`seeds`; `artifacts`: a README
+    and a compose file beside the record; `a_vs_a`: an A-vs-A arm "aa" (the base's model under fresh seeds).
+    `looks=[]`: no looks, a fixed-design pilot of `seeds` seeds."""
+    design = {} if looks == [] else {"looks": looks or [3, 5]}
+    extra: dict[str, Any] = {"floor": {"rule": rule, **design}, "seeds": list(range(1, seeds + 1))}
+    if a_vs_a:
+        spec = constructed_spec(extra=extra)
+        extra["arms"] = [*spec["arms"], {"name": "aa", "model": "base", "role": "a-vs-a"}]
     if artifacts:
         (root / "deploy").mkdir(parents=True, exist_ok=True)
         (root / "deploy" / "compose.yaml").write_text(COMPOSE, encoding="utf-8")

@@ -59,9 +59,10 @@ class SequentialRates:
     rng_seed: int
     candidates: tuple[ArmDesign, ...]
     a_vs_a: tuple[ArmDesign, ...]
-    # arm -> per draw, the stored seeds drawn, in the order the looks take them; per draw, arm -> (verdict, look)
+    # arm -> per draw, the stored seeds drawn, in the order the looks take them; per draw, arm -> (verdict, look,
+    # p): what one draw decided, to replay it (as a gate of those seeds) without the draws' arithmetic
     drawn: dict[str, list[list[int]]] = field(default_factory=dict, repr=False, compare=False)
-    decided: list[dict[str, tuple[str, int]]] = field(default_factory=list, repr=False, compare=False)
+    decided: list[dict[str, tuple[str, int, float]]] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def looks(self) -> tuple[int, ...]:
@@ -127,7 +128,7 @@ def simulate_looks(spec: GateSpec, design: Sequence[Look], distances: Mapping[st
     passed = {arm: [0] * blocks for arm in (*cands, *fresh)}
     stopped = {arm: [[0] * blocks for _ in design] for arm in (*cands, *fresh)}
     used = {arm: 0 for arm in (*cands, *fresh)}
-    decided: list[dict[str, tuple[str, int]]] = []
+    decided: list[dict[str, tuple[str, int, float]]] = []
 
     def at(per_seed: Mapping[int, float], arm: str, i: int, n: int) -> dict[int, float]:
         # keyed by position in the draw (a seed drawn twice is two replicates), rounded as the record holds it (a
@@ -151,7 +152,7 @@ def simulate_looks(spec: GateSpec, design: Sequence[Look], distances: Mapping[st
         dist = {arm: at(distances[arm], arm, i, n_max) for arm in order}
         said = design_decisions(design, dist, base, [*cands, *fresh], positions, n_max,
                                 smallest_sds=spec.smallest_effect, reads_effect=reads_effect)
-        decided.append({arm: (d.verdict, d.index) for arm, d in said.items()})
+        decided.append({arm: (d.verdict, d.index, d.p) for arm, d in said.items()})
         for arm, d in said.items():
             stopped[arm][index[d.look.seeds]][b] += 1
             used[arm] += d.look.seeds
