@@ -410,25 +410,17 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
         path = spec.run.calibration(seeds)
         write_atomic(path, canonical_json(result.to_json()) + "\n")
         result = Calibration(**{**result.__dict__, "path": path})
-    if registration.design is not None and design is None:
-        shown = ", ".join(str(look.seeds) for look in registration.design)
-        fewest = min(len(s) for s in stored.values())
-        result = Calibration(**{**result.__dict__, "said": (*result.said, (
-            f"note: {spec.gate} registers a sequential design (looks at {shown} seeds per arm): these shares are the "
-            f"fixed rules' at {seeds} seeds a draw; its looks are not simulated: the pilot stores {fewest} seeds per "
-            f"arm, fewer than its last look's {registration.design[-1].seeds}"))})
     return result
 
 
 def _design(spec: GateSpec, registration: Registration, looks: Sequence[int] | None,
             stored: Mapping[str, Sequence[int]]) -> tuple[tuple[Look, ...] | None, bool]:
     """The sequential design to simulate and whether it is the pilot's registered one: `looks` asked for (refused,
-    exit 2, where it cannot be a design of this pilot), else the registered design where the pilot stores its last
-    look's seeds (None: nothing to simulate)."""
-    fewest = min(len(s) for s in stored.values())
+    exit 2, where it cannot be a design of this pilot), else the registered design, if any (a pilot that registers
+    one stores its last look's seeds: `check_cells` refuses fewer)."""
     if looks is None:
-        design = registration.design
-        return (design, True) if design is not None and design[-1].seeds <= fewest else (None, True)
+        return registration.design, True
+    fewest = min(len(s) for s in stored.values())
     shown = ",".join(map(str, looks))
     problem = check_looks(list(looks), looks[-1]) if looks else "must list at least two looks"
     if problem is not None:
