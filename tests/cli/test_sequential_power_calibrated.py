@@ -20,8 +20,9 @@ from helpers.workspace import GATE, git, run_cli, words, write_rows
 HEAD = ("  design: sequential, looks at 3, 5 seeds per arm: false pass ≤ α 0.01 overall across its looks (boundaries "
         "simulated at register); on 100,000 fresh simulated runs at the null's boundary it passed 0.0099 and used "
         "4.02 seeds per arm on average")
-UNKNOWN = (HEAD + "; its power is unknown: no calibrate result on file simulates these looks for Test Author on carrier "
-           "base (run `voicegate calibrate PILOT --seeds K --looks 3,5` on a many-seed pilot of this author to know it)")
+UNKNOWN = (HEAD + "; its power is unknown: no calibrate result on file simulates these looks for Test Author on "
+           "carrier base (run `voicegate calibrate PILOT --seeds K --looks 3,5` on a many-seed pilot of this author to "
+           "know it)")
 
 
 def test_register_says_the_power_is_unknown_and_calibrate_simulates_the_registered_looks(tmp_path: Path) -> None:
