@@ -177,6 +177,6 @@ def test_the_error_rates_stated_are_the_designs_not_the_fixed_rules(tmp_path: Pa
             "true effect is exactly ε, not α at each look (its boundaries were simulated at register to hold it); on "
             "100,000 fresh simulated runs at that effect it passed 0.0099 (± 0.0006) and used 4.02 seeds per arm on "
             "average, of at most 5\n") in record
-    assert ("- power of the sequential design: not simulated (it depends on the true effect; a pilot's calibration "
-            "measures the fixed rule at a number of seeds, not this design's looks)\n") in record
+    assert ("- power of the sequential design: not simulated here (it depends on the true effect; calibrate "
+            "simulates these looks on a pilot's seeds, and register quotes a pilot's simulation on file)\n") in record
     assert "false-pass rate of welch-t-min-effect by design" not in record

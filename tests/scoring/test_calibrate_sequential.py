@@ -90,3 +90,33 @@ def test_a_draws_looks_are_decided_as_score_decides_them(null: Any, tmp_path: Pa
                 continue
             assert (said["decision"], said["look"]) == (verdict, index), (i, arm)
             assert said["p"] == pytest.approx(p, rel=1e-9, abs=1e-12), (i, arm)
+
+
+@pytest.mark.parametrize("looks, message", [
+    ("5", "--looks 5: must list at least two looks (one look is the fixed design)"),
+    ("5,3", "--looks 5,3: must be strictly ascending"),
+    ("1,3", "--looks 1,3: the first look needs at least 2 seeds per arm (a t test has no variance with one)"),
+    ("3,x", "--looks 3,x: seeds per arm at each look, comma-separated (3,5,8)"),
+    ("3,25", "--looks 3,25: the last look takes 25 seeds per arm; arm aa has 24 stored"),
+])
+def test_looks_that_cannot_be_a_design_of_the_pilot_are_refused(tmp_path: Path, looks: str, message: str) -> None:
+    from helpers.workspace import tree_snapshot
+
+    root = _pilot(tmp_path / "ws", NULL)
+    before = tree_snapshot(root)
+    run = run_cli("calibrate", GATE, "--seeds", "3", "--looks", looks, "-C", root)
+    assert (run.code, run.stdout) == (2, "") and run.stderr == f"voicegate: {message}\n"
+    assert tree_snapshot(root) == before
+
+
+def test_looks_on_a_pilot_without_a_t_rule_are_refused(tmp_path: Path) -> None:
+    from helpers.workspace import tree_snapshot
+
+    root = sequential_workspace(tmp_path / "ws", rule="pairwise-max-spread", looks=[], seeds=PILOT_SEEDS)
+    write_rows(root, look_rows(list(range(1, PILOT_SEEDS + 1))))
+    before = tree_snapshot(root)
+    run = run_cli("calibrate", GATE, "--seeds", "3", "--looks", "3,5", "-C", root)
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == ("voicegate: --looks 3,5: a sequential design needs a t rule (welch-t, welch-t-min-effect), "
+                          "and lv-test decides by pairwise-max-spread\n")
+    assert tree_snapshot(root) == before

@@ -110,8 +110,8 @@ class DesignRates:
             first += (f"; on {op.runs:,} fresh simulated runs at that effect it passed {op.false_pass:.4f} "
                       f"(± {margin:.4f}) and used {op.expected_seeds:.2f} seeds per arm on average, of at most "
                       f"{self.looks[-1]}")
-        power = ("power of the sequential design: not simulated (it depends on the true effect; a pilot's "
-                 "calibration measures the fixed rule at a number of seeds, not this design's looks)")
+        power = ("power of the sequential design: not simulated here (it depends on the true effect; calibrate "
+                 "simulates these looks on a pilot's seeds, and register quotes a pilot's simulation on file)")
         fixed = ("the fixed rule's α at the seeds scored is not this decision's rate (the look decides); the "
                  "detectable deltas and intervals below are the fixed rule's at the seeds scored, not adjusted for the "
                  "looks")
