@@ -27,8 +27,13 @@ rules.
 ``--voice KEY=VALUE``: every gate's ``voice`` keys set so (a candidate ruler, e.g. ``mfw=2000``), the sweep measured
 under it.
 
+``--looks 3,5,8,12``: every gate decided by welch-t-min-effect, and ``calibrate --seeds 3 --looks ...`` simulates that
+sequential design on each gate's draws (each look decided as ``score`` decides it): per gate the right voice's
+would-ship share, seeds per arm on average and share stopping at each look; the wrong pairs' ship (mean; worst); the
+A-vs-A arm's false pass (design PASS) and seeds.
+
     python benchmarks/bench_operating.py [--draws 1000] [--seed 0] [--per-gate] [--splits] [--keep DIR]
-                                         [--voice KEY=VALUE ...]
+                                         [--voice KEY=VALUE ...] [--looks 3,5,8,12]
 """
 
 from __future__ import annotations
@@ -62,14 +67,15 @@ KS = (3, 5, 8)
 A_VS_A = "aa"
 
 
-def gate_specs(voice: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def gate_specs(voice: dict[str, Any] | None = None, rule: str | None = None) -> dict[str, dict[str, Any]]:
     """author -> the pilot gate's spec: 48 seeds, the set's voices as candidates, the A-vs-A arm; `voice`: keys
-    set under `voice` (a candidate ruler, e.g. {"mfw": 2000})."""
+    set under `voice` (a candidate ruler, e.g. {"mfw": 2000}); `rule`: the deciding rule (None: author_spec's)."""
     out = {}
     for group in (FIVE, SISTERS):
         voices = tuple(RIGHT[a] for a in group)
         for author in group:
-            spec = author_spec(author, voices, impostors=tuple(a for a in group if a != author), seeds=SEEDS)
+            spec = author_spec(author, voices, impostors=tuple(a for a in group if a != author), seeds=SEEDS,
+                               **({} if rule is None else {"rule": rule}))
             spec["arms"].append({"name": A_VS_A, "model": "base", "role": "a-vs-a"})
             spec["voice"].update(voice or {})
             out[author] = spec
@@ -92,7 +98,8 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
 
 
-def build(root: Path, log: Any = print, voice: dict[str, Any] | None = None) -> dict[str, str]:
+def build(root: Path, log: Any = print, voice: dict[str, Any] | None = None, rule: str | None = None
+          ) -> dict[str, str]:
     """The workspace with the seven pilot gates registered and imported; author -> gate name."""
     from voicegate.gate import register
     from voicegate.generate import import_file
@@ -105,7 +112,7 @@ def build(root: Path, log: Any = print, voice: dict[str, Any] | None = None) -> 
     (root / "prompts" / "tiny-voices.txt").write_text((VOICES / "prompts.txt").read_text(encoding="utf-8"),
                                                       encoding="utf-8")
     (root / ".gitignore").write_text("runs/\nrows-*.jsonl\n", encoding="utf-8")
-    specs = gate_specs(voice)
+    specs = gate_specs(voice, rule)
     for spec in specs.values():
         (root / "preregistrations" / f"{spec['gate']}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False),
                                                                          encoding="utf-8")
@@ -268,6 +275,40 @@ def splits(root: Path, gates: dict[str, str], draws: int, seed: int, log: Any = 
     return "\n".join(lines)
 
 
+def measure_looks(root: Path, gates: dict[str, str], looks: tuple[int, ...], draws: int, seed: int,
+                  log: Any = print) -> str:
+    """calibrate --seeds 3 --looks `looks` on every gate: the sequential design's table."""
+    from voicegate.gate import calibrate
+
+    lines, right, wrong, fresh = [], [], [], []
+    for author, gate in gates.items():
+        start = time.perf_counter()
+        sq = calibrate(root, gate, seeds=3, draws=draws, rng_seed=seed, looks=looks, write=False).sequential
+        log(f"  calibrate {gate} --seeds 3 --looks {','.join(map(str, looks))} --draws {draws}: "
+            f"{time.perf_counter() - start:.1f} s")
+        for c in sq.candidates:
+            (right if c.name == RIGHT[author] else wrong).append(c)
+            if c.name == RIGHT[author]:
+                stops = ", ".join(f"{s.share:.2f}" for s in c.stops)
+                lines.append(f"  {gate:22s} {c.name:20s} ships {c.passes.text()}  {c.expected_seeds:5.2f} seeds  "
+                             f"stops {stops}")
+        fresh += list(sq.a_vs_a)
+    mean = statistics.fmean
+    worst = max(wrong, key=lambda c: c.passes.share)
+    return "\n".join([
+        (f"sequential design, looks {', '.join(map(str, looks))} (welch-t-min-effect, alpha 0.01), {draws} draws per "
+        f"gate (calibrate --seed {seed}); per gate, the right voice: would ship [95%], seeds per arm on average, "
+        "share stopping at each look"),
+        *lines,
+        (f"right voice ships (mean of {len(right)}): {mean(c.passes.share for c in right):.3f}; seeds per arm "
+        f"{mean(c.expected_seeds for c in right):.2f}"),
+        (f"another author's voice ships (mean of {len(wrong)}; worst): {mean(c.passes.share for c in wrong):.3f}; "
+        f"{worst.passes.share:.3f} ({worst.name}); seeds per arm {mean(c.expected_seeds for c in wrong):.2f}"),
+        (f"A-vs-A false pass (mean of {len(fresh)}; worst): {mean(a.passes.share for a in fresh):.4f}; "
+        f"{max(a.passes.share for a in fresh):.4f}; seeds per arm {mean(a.expected_seeds for a in fresh):.2f}"),
+    ])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--draws", type=int, default=1000)
@@ -277,16 +318,24 @@ def main() -> None:
     parser.add_argument("--splits", action="store_true", help="both splits of the base's pools, averaged (validity.md)")
     parser.add_argument("--voice", nargs="*", default=[], metavar="KEY=VALUE",
                         help="voice keys of every gate (a candidate ruler: mfw=2000); values read as YAML")
+    parser.add_argument("--looks", default=None, metavar="N,N,...",
+                        help="simulate this sequential design (welch-t-min-effect deciding) via calibrate --looks")
     args = parser.parse_args()
     voice = {k: yaml.safe_load(v) for k, v in (kv.split("=", 1) for kv in args.voice)}
+    looks = None if args.looks is None else tuple(int(n) for n in args.looks.split(","))
+    rule = None if looks is None else "welch-t-min-effect"
     if not CORPUS.is_dir() or not SWEEP.is_file():
         raise SystemExit(f"skipped: needs {CORPUS} and {SWEEP}")
     root = args.keep or Path(tempfile.mkdtemp(prefix="vg-bench-operating-"))
     try:
         reuse = (root / "preregistrations").is_dir()
         start = time.perf_counter()
-        gates = ({a: s["gate"] for a, s in gate_specs(voice).items()} if reuse else build(root, voice=voice))
+        gates = ({a: s["gate"] for a, s in gate_specs(voice).items()} if reuse else
+                 build(root, voice=voice, rule=rule))
         print(f"workspace {'reused' if reuse else 'built'} in {time.perf_counter() - start:.0f} s: {root}")
+        if looks is not None:
+            print(measure_looks(root, gates, looks, args.draws, args.seed))
+            return
         if args.splits:
             print(splits(root, gates, args.draws, args.seed))
             return
