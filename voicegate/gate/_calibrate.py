@@ -33,6 +33,9 @@ Decisions, stated where they are made:
   voices would have moved it: a pilot is one sample of each voice's seeds, and its rates are only as sure as
   that sample.
 
+- **A sequential design** (the pilot's registered one, or `looks` asked for) is simulated beside the fixed draws,
+  on the same distances (`gate._calibrate_looks`): each look decided as `score` decides it.
+
 Every share has a 95% interval that includes the pilot's own sampling (`pilot_interval`): Wilson's, at the
 number of independent draws the blocks' scatter is worth (never more than the draws, never fewer than the
 pilot's disjoint K-seed gates).
