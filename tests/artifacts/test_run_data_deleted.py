@@ -160,3 +160,48 @@ def test_a_deleted_run_directory_is_named_by_every_command(ws: Path, lose: Calla
     checked = run_cli("verify", "-C", ws)
     assert checked.code == 0 and "no run ledger lists it (run data absent?)" in checked.stdout, checked.stdout
     assert not (ws / RUN / "recorded.json").exists() and not (ws / RUN / "entries.jsonl").exists()
+
+
+def test_an_amendment_is_scored_under_the_gates_registered_checks_so_recorded_json_rebuilds(tmp_path: Path) -> None:
+    """A gate registered under dated checks (thin evidence, a weak ruler) is held to them by `amend` as by `score`:
+    the amendment's signature names them as the score's does, and its result is the one `score` re-computes, so a
+    deleted recorded.json is rebuilt from the amendment entry rather than refused as "other numbers"."""
+    import re
+
+    import yaml
+    from helpers.workspace import GATE as TEST_GATE
+    from helpers.workspace import N_PROMPTS, SEEDS, constructed_spec, scoring_workspace, text
+
+    from voicegate.spec._registration import register
+    from voicegate.spec._spec import load_spec
+
+    root = scoring_workspace(tmp_path / "ws")
+    style = {"base": 1, "cand": 0, "other": 2}
+    rows = [{"arm": arm, "seed": s, "prompt_id": str(p), "text": text(120, f"{arm}/{s}/{p}", st)}
+            for arm, st in style.items() for s in SEEDS for p in range(N_PROMPTS)]
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for args in (("import", TEST_GATE, source), ("score", TEST_GATE)):
+        done = run_cli(*args, cwd=root)
+        assert done.code == 0, (args, done.stderr)
+    other = {**constructed_spec(), "gate": "lv-other", "floor": {"rule": "global-max-spread"},
+             "artifacts": {"record": "gates/lv-other.md"}}
+    (root / "preregistrations" / "lv-other.yaml").write_text(yaml.safe_dump(other), encoding="utf-8")
+    register(load_spec(root, "lv-other"))  # after lv-test's numbers: a post-hoc citation
+    done = run_cli("amend", TEST_GATE, "--rule", "global-max-spread", "--post-hoc", "--reason",
+                   "the pairwise floor is the wrong question for this gate", cwd=root)
+    assert done.code == 0, done.stderr
+
+    record = (root / "gates" / f"{TEST_GATE}.md").read_text(encoding="utf-8")
+    checks = [re.search(r"\|checks:([^|`]*)`", ln) for ln in record.splitlines() if ln.startswith("Signature: ")]
+    assert len(checks) == 2 and checks[0] is not None and checks[1] is not None, checks
+    assert checks[1].group(1) == checks[0].group(1) == "thin-evidence@1,ruler-weak@1"
+
+    state = root / "runs" / TEST_GATE / "recorded.json"
+    kept = state.read_bytes()
+    state.unlink()
+    rebuilt = run_cli("score", TEST_GATE, cwd=root)
+    assert rebuilt.code == 0, rebuilt.stderr
+    assert f"runs/{TEST_GATE}/recorded.json: rebuilt from entry 2 of gates/{TEST_GATE}.md (the amendment of " \
+           in rebuilt.stdout
+    assert state.read_bytes() == kept
