@@ -155,6 +155,7 @@ def verdict_lock(spec: GateSpec, command: str) -> Iterator[list[str]]:
         sweep_fixed_tmp([*_artifact_paths(spec), *spec.run.state_files])
         note = _transaction.complete(spec.run)
         _check_ledger_kept(spec)
+        _check_entries_kept(spec)
         yield [note] if note else []
 
 
@@ -168,6 +169,21 @@ def _check_ledger_kept(spec: GateSpec) -> None:
         raise VoicegateError(f"{_display(spec, spec.run.ledger)}: {spec.gate}'s ledger is gone while its run data is "
                              f"here ({_display(spec, spec.run.recorded)}), so no entry is appended (`voicegate verify` "
                              "says BROKEN): restore the ledger from a backup")
+
+
+def _check_entries_kept(spec: GateSpec) -> None:
+    """Refuses when an artifact no longer holds an entry the run's ledger lists for it (the file deleted, emptied,
+    cut back, or an entry replaced by hand).
+
+    An entry appended then would begin the file again, or follow a gap, with words (what is in force, how it came
+    to decide) read from a record that lost the entries that said so: `verify`'s BROKEN stays, but the new entry
+    would state something no other surface says.
+    """
+    from voicegate.artifacts._verify import ledger_problems
+
+    for path, problem in ledger_problems(spec)[:1]:
+        raise VoicegateError(f"{_display(spec, path)}: {problem} (`voicegate verify` says BROKEN), so no entry is "
+                             "appended: restore the file (from git, or a backup) and run the command again")
 
 
 # -- writing all three ---------------------------------------------------------------

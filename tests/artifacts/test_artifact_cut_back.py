@@ -1,0 +1,101 @@
+"""An artifact cut back by hand: the record deleted, its newest entry cut off, the README emptied, the compose file
+put back as it was before voicegate wrote to it.
+
+`verify` says BROKEN (an entry the run's ledger lists is gone). No verdict command appends past that: an entry
+written then would begin the file again, or follow the gap, stating what is in force from a record that lost the
+entries saying so (a ship after the amendment was cut off wrote "pairwise-max-spread, as registered" into every
+artifact, where `score` said global-max-spread was in force). Each refuses: exit 2, one line naming the file and
+what is gone, nothing written — run data included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers.bronte import ITEM, README, as_shipped, bronte_workspace, generations, patch_scoring, write_jsonl
+from helpers.workspace import Templates, register_prospective, run_cli
+
+GATE = "lv-bronte"
+RECORD, READ_ME, COMPOSE = "gates/lv-bronte.md", "adapters/lv-bronte-4b-v1/README.md", "deploy/compose.yaml"
+
+
+def _build(root: Path, compose: bytes) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        patch_scoring(mp)
+        bronte_workspace(root, compose, prospective=False)
+        rows = write_jsonl(root.parent / f"{root.name}.jsonl", generations())
+        register_prospective(root, "lv-dummy", "pairwise-max-spread")
+        for command in (("import", GATE, rows), ("score", GATE),
+                        ("amend", GATE, "--rule", "pairwise-max-spread", "--post-hoc", "--reason",
+                         "the global floor lets one arm's outlier seed decide every candidate")):
+            done = run_cli(*command, cwd=root)
+            assert done.code == 0, (command, done.stderr)
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return Templates(tmp_path_factory.mktemp("cut-back"))
+
+
+@pytest.fixture
+def ws(templates: Templates, tmp_path: Path, compose_fixture: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    patch_scoring(monkeypatch)
+    return templates.copy("amended", lambda p: _build(p, as_shipped(compose_fixture)), tmp_path / "ws")
+
+
+def _cut_newest_entry(path: Path) -> None:
+    """The record as it was before its newest entry (the amendment): through the score entry's marker."""
+    text = path.read_text(encoding="utf-8")
+    end = text.index("-->\n", text.index("<!-- voicegate:entry 1 ")) + len("-->\n")
+    path.write_text(text[:end], encoding="utf-8")
+
+
+def _uncompose(root: Path) -> None:
+    """compose.yaml as it was before voicegate wrote to it: every voicegate comment line gone."""
+    path = root / COMPOSE
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.strip() == ITEM)
+    first = next(i for i in range(at, -1, -1) if "# voicegate" not in lines[i - 1])
+    path.write_text("".join(lines[:first] + lines[at:]), encoding="utf-8")
+
+
+CUTS: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "record deleted": (lambda r: (r / RECORD).unlink(), RECORD,
+                       ("the file is gone, but the run's ledger lists 2 entries written to it (the newest, entry 2, "
+                        "by `amend` at ")),
+    "record's newest entry cut": (lambda r: _cut_newest_entry(r / RECORD), RECORD,
+                                  "entry 2 (written by `amend` at "),
+    "README emptied": (lambda r: (r / READ_ME).write_text("", encoding="utf-8"), READ_ME,
+                       "entry 1 (written by `score` at "),
+    "README as before voicegate": (lambda r: (r / READ_ME).write_text(README, encoding="utf-8"), READ_ME,
+                                   "entry 1 (written by `score` at "),
+    "compose as before voicegate": (_uncompose, COMPOSE, "entry "),
+}
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.parts and not p.name.endswith(".lock")}
+
+
+@pytest.mark.parametrize("cut", list(CUTS))
+def test_no_verdict_command_appends_to_an_artifact_cut_back_by_hand(ws: Path, cut: str) -> None:
+    damage, path, said = CUTS[cut]
+    damage(ws)
+    checked = run_cli("verify", GATE, cwd=ws)
+    assert checked.code == 1 and f"BROKEN: {said}" in checked.stdout, checked.stdout
+    before = _files(ws)
+    for command in (("ship", GATE, "ckpt475", "--reason", "additive, reversible and safety-clean"),
+                    ("note", GATE, "--text", "looked at the record again"),
+                    ("amend", GATE, "--rule", "welch-t", "--post-hoc", "--reason", "a sampling model for the floor"),
+                    ("score", GATE)):
+        done = run_cli(*command, cwd=ws)
+        assert done.code == 2, (command, done.stdout, done.stderr)
+        lines = [ln for ln in done.stderr.splitlines() if not ln.startswith("voicegate: note: as amended")]
+        assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+        assert lines[0].startswith(f"voicegate: {path}: {said}"), (command, lines[0])
+        assert lines[0].endswith("(`voicegate verify` says BROKEN), so no entry is appended: restore the file "
+                                 "(from git, or a backup) and run the command again"), lines[0]
+        assert _files(ws) == before, command
