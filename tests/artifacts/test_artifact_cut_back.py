@@ -5,7 +5,8 @@ put back as it was before voicegate wrote to it.
 written then would begin the file again, or follow the gap, stating what is in force from a record that lost the
 entries saying so (a ship after the amendment was cut off wrote "pairwise-max-spread, as registered" into every
 artifact, where `score` said global-max-spread was in force). Each refuses: exit 2, one line naming the file and
-what is gone, nothing written — run data included.
+what is gone, nothing written — run data included. Nor does `report` draw a page from a record cut back: its
+header would say "as registered" of the rule the lost amendment put in force.
 """
 
 from __future__ import annotations
@@ -99,3 +100,8 @@ def test_no_verdict_command_appends_to_an_artifact_cut_back_by_hand(ws: Path, cu
         assert lines[0].endswith("(`voicegate verify` says BROKEN), so no entry is appended: restore the file "
                                  "(from git, or a backup) and run the command again"), lines[0]
         assert _files(ws) == before, command
+    if path == RECORD:  # the page's header reads what is in force from the record: no page from a cut one
+        done = run_cli("report", GATE, cwd=ws)
+        assert done.code == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"voicegate: {path}: {said}") and "so no page is drawn" in done.stderr
+        assert _files(ws) == before

@@ -62,6 +62,22 @@ def _check_recorded(spec: GateSpec, score: GateResult) -> None:
             "to write it again from the stored generations")
 
 
+def _check_record_kept(spec: GateSpec) -> None:
+    """Refuse a gate record that lost an entry the run's ledger lists (deleted, cut back, an entry replaced).
+
+    The page's header says what is in force, and how it came to decide, from the record's newest verdict entry;
+    with that entry gone it would say "as registered" of the rule an amendment put in force, where `score` says
+    the registered rule decides: two surfaces, two verdicts.
+    """
+    from voicegate.artifacts import ledger_problems
+
+    for path, problem in ledger_problems(spec):
+        if path == spec.artifacts.record:
+            raise VoicegateError(f"{shown_path(spec.root, path)}: {problem} (`voicegate verify` says BROKEN), so no "
+                                 "page is drawn: what is in force is read from the record; restore it (from git, or "
+                                 "a backup) and run the command again")
+
+
 def _no_scores(spec: GateSpec) -> str:
     """Why there is no page: never scored, or scored where the record says so and the run data is elsewhere."""
     from voicegate.artifacts import entry_count
@@ -115,6 +131,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
     score = GateResult.from_json(stored)
     _check_recorded(spec, score)
+    _check_record_kept(spec)
     amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
     amendments, notes, differs = _as_recorded(spec, amendments)
