@@ -97,11 +97,42 @@ def test_no_verdict_command_appends_to_an_artifact_cut_back_by_hand(ws: Path, cu
         lines = [ln for ln in done.stderr.splitlines() if not ln.startswith("voicegate: note: as amended")]
         assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
         assert lines[0].startswith(f"voicegate: {path}: {said}"), (command, lines[0])
-        assert lines[0].endswith("(`voicegate verify` says BROKEN), so no entry is appended: restore the file "
-                                 "(from git, or a backup) and run the command again"), lines[0]
+        assert "(`voicegate verify` says BROKEN)" in lines[0], lines[0]
+        assert lines[0].endswith("(from git, or a backup) and run the command again"), lines[0]
         assert _files(ws) == before, command
     if path == RECORD:  # the page's header reads what is in force from the record: no page from a cut one
         done = run_cli("report", GATE, cwd=ws)
         assert done.code == 2 and done.stderr.count("\n") == 1, done.stderr
         assert done.stderr.startswith(f"voicegate: {path}: {said}") and "so no page is drawn" in done.stderr
         assert _files(ws) == before
+
+
+EDITS: dict[str, tuple[str, str]] = {
+    # the amendment's own heading names the rule it put in force: edited, `score` said welch-t decides
+    "the amendment's rule": ("→ pairwise-max-spread@1", "→ welch-t@1"),
+    "a delta_cb of the score": ("+0.193", "+0.293"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_no_surface_reads_what_is_in_force_from_a_record_edited_by_hand(ws: Path, edit: str) -> None:
+    """What is in force is read from the record's entries, which only a chain that holds vouches for: edited, every
+    command that reads them refuses — `score` (a dry run too), `ship`, `note`, `report` — in one line, nothing
+    written."""
+    old, new = EDITS[edit]
+    record = ws / RECORD
+    text = record.read_text(encoding="utf-8")
+    assert old in text
+    record.write_text(text.replace(old, new, 1), encoding="utf-8")
+    checked = run_cli("verify", GATE, cwd=ws)
+    assert checked.code == 1 and " was edited: the bytes before its marker changed" in checked.stdout
+    before = _files(ws)
+    for command in (("score", GATE, "--dry-run", "--quiet"), ("score", GATE, "--json"), ("score", GATE),
+                    ("ship", GATE, "ckpt475", "--reason", "additive, reversible and safety-clean"),
+                    ("note", GATE, "--text", "looked at the record again"), ("report", GATE)):
+        done = run_cli(*command, cwd=ws)
+        assert done.code == 2, (command, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.startswith(f"voicegate: {RECORD}: entry ") and " was edited: " in done.stderr, done.stderr
+        assert "welch-t" not in done.stdout and "ships: ckpt475 (VOICE PASS" not in done.stdout, done.stdout
+        assert _files(ws) == before, command

@@ -279,6 +279,17 @@ def ledger_problems(spec: GateSpec) -> list[tuple[Path, str]]:
     return out
 
 
+def record_problem(spec: GateSpec) -> str | None:
+    """What `verify` calls BROKEN in the gate record, where what is in force is read from: an entry edited,
+    reordered or a marker damaged (its chain), or an entry the run's ledger lists gone. None: it holds."""
+    record = spec.artifacts.record
+    if record.is_file():
+        problem = _chain.verify(record, "record").problem
+        if problem is not None:
+            return problem
+    return next((problem for path, problem in ledger_problems(spec) if path == record), None)
+
+
 def _check_ledger(fc: FileCheck) -> None:
     if not fc.expected:
         if fc.exists and not _shared(fc) and fc.report is not None and fc.report.ok and not fc.ledger_problem:

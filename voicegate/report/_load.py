@@ -63,19 +63,19 @@ def _check_recorded(spec: GateSpec, score: GateResult) -> None:
 
 
 def _check_record_kept(spec: GateSpec) -> None:
-    """Refuse a gate record that lost an entry the run's ledger lists (deleted, cut back, an entry replaced).
+    """Refuse a gate record that does not verify: an entry edited by hand, or one the run's ledger lists gone.
 
     The page's header says what is in force, and how it came to decide, from the record's newest verdict entry;
-    with that entry gone it would say "as registered" of the rule an amendment put in force, where `score` says
-    the registered rule decides: two surfaces, two verdicts.
+    with that entry gone it would say "as registered" of the rule an amendment put in force, and with it edited,
+    whatever the edit says: where `score` said otherwise, two surfaces, two verdicts.
     """
-    from voicegate.artifacts import ledger_problems
+    from voicegate.artifacts import record_problem
 
-    for path, problem in ledger_problems(spec):
-        if path == spec.artifacts.record:
-            raise VoicegateError(f"{shown_path(spec.root, path)}: {problem} (`voicegate verify` says BROKEN), so no "
-                                 "page is drawn: what is in force is read from the record; restore it (from git, or "
-                                 "a backup) and run the command again")
+    problem = record_problem(spec)
+    if problem is not None:
+        raise VoicegateError(f"{shown_path(spec.root, spec.artifacts.record)}: {problem} (`voicegate verify` says "
+                             "BROKEN), so no page is drawn: what is in force is read from the record; restore it "
+                             "(from git, or a backup) and run the command again")
 
 
 def _no_scores(spec: GateSpec) -> str:
