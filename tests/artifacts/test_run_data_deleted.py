@@ -205,3 +205,15 @@ def test_an_amendment_is_scored_under_the_gates_registered_checks_so_recorded_js
     assert f"runs/{TEST_GATE}/recorded.json: rebuilt from entry 2 of gates/{TEST_GATE}.md (the amendment of " \
            in rebuilt.stdout
     assert state.read_bytes() == kept
+
+
+def test_a_deleted_scores_json_alone_is_named_with_its_fix(ws: Path) -> None:
+    """scores.json gone, the rest of the run directory here: `report` says `score` writes it again (not that the
+    run data is not in this checkout), and after that `score` the page is drawn."""
+    (ws / RUN / "scores.json").unlink()
+    entries = (ws / f"gates/{GATE}.md").read_text(encoding="utf-8").count("<!-- voicegate:entry ")
+    assert _refused(ws, "report", GATE) == (
+        f"voicegate: {GATE} was scored ({entries} entries in gates/{GATE}.md), but {RUN}/scores.json is missing "
+        f"beside its stored generations: run `voicegate score {GATE}` to write it again from them")
+    assert run_cli("score", GATE, "-C", ws).code == 0
+    assert run_cli("report", GATE, "-C", ws).code == 0

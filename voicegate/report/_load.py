@@ -84,6 +84,10 @@ def _no_scores(spec: GateSpec) -> str:
 
     record = spec.artifacts.record
     entries = entry_count(record)
+    if entries and spec.generations_path.is_file():  # scores.json alone lost: the run's generations are here
+        return (f"{spec.gate} was scored ({entries} entr{'y' if entries == 1 else 'ies'} in "
+                f"{shown_path(spec.root, record)}), but {shown_path(spec.root, spec.run.scores)} is missing beside "
+                f"its stored generations: run `voicegate score {spec.gate}` to write it again from them")
     if entries:
         return (f"{spec.gate} was scored ({entries} entr{'y' if entries == 1 else 'ies'} in "
                 f"{shown_path(spec.root, record)}, the committed account), but its run data is not in this checkout "
