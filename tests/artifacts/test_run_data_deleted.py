@@ -217,3 +217,34 @@ def test_a_deleted_scores_json_alone_is_named_with_its_fix(ws: Path) -> None:
         f"beside its stored generations: run `voicegate score {GATE}` to write it again from them")
     assert run_cli("score", GATE, "-C", ws).code == 0
     assert run_cli("report", GATE, "-C", ws).code == 0
+
+
+def test_a_recorded_json_edited_by_hand_is_never_written_into_an_artifact(ws: Path) -> None:
+    """recorded.json edited with its own hashes made to agree (a delta_cb and a VOICE word changed): `ship`, `note`
+    and `amend` write their verdict words from it, so each refuses (exit 2, one line, nothing written) as its result
+    is not the one the record's newest verdict entry states; `verify` says so; deleted, `score` rebuilds it."""
+    from voicegate.artifacts import result_sha256
+    from voicegate.scoring import GateResult
+
+    state_path = ws / RUN / "recorded.json"
+    kept = state_path.read_bytes()
+    state = json.loads(kept)
+    arm = next(a for a in state["current"]["arms"] if a["name"] == "ckpt925")
+    arm["delta_cb"], arm["voice"] = 0.999, {rule: "PASS" for rule in arm["voice"]}
+    forged = GateResult.from_json(state["current"])
+    state["current"], state["results"][forged.rule] = forged.to_json(), result_sha256(forged)
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+
+    for command in (SHIP, NOTE, AMEND):
+        line = _refused(ws, *command)
+        assert line.startswith(f"voicegate: nothing to {command[0]}: {RUN}/recorded.json (the run's copy of the "
+                               "result in force) is not the result entry "), line
+        assert line.endswith("edited or replaced by hand; the record is the evidence (delete the copy: `voicegate "
+                             "score` rebuilds it from the record)"), line
+    checked = run_cli("verify", GATE, "-C", ws)
+    assert checked.code == 1 and "BROKEN: recorded.json (the run's copy of the result in force) is not the result " \
+        "entry " in checked.stdout, checked.stdout
+    state_path.unlink()
+    assert run_cli("score", GATE, "-C", ws).code == 0
+    assert state_path.read_bytes() == kept
+    assert run_cli(*SHIP, "-C", ws).code == 0 and run_cli("verify", GATE, "-C", ws).code == 0

@@ -563,6 +563,12 @@ def current_state(spec: GateSpec, what: str) -> tuple[dict[str, Any], GateResult
                 f"force ({_display(spec, spec.run.recorded)}) is missing; {fix}")
         raise VoicegateError(f"nothing to {what}: no score is recorded for {spec.gate} "
                              f"(run `voicegate score {spec.gate}` first)")
+    from voicegate.artifacts._recorded import recorded_copy_problem, recorded_entries
+
+    problem = recorded_copy_problem(recorded_entries(spec.artifacts.record), spec.run)
+    if problem is not None:
+        raise VoicegateError(f"nothing to {what}: {_display(spec, spec.run.recorded)}"
+                             f"{problem[len(spec.run.recorded.name):]}")
     return state, GateResult.from_json(state["current"])
 
 
