@@ -114,7 +114,7 @@ def _raw_spec(root: Path, gate: str) -> dict[str, object]:
         from voicegate.spec import no_such_spec
 
         raise VoicegateError(no_such_spec(root, gate)) from None
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:  # bytes that are not UTF-8 are no spec either
         raise VoicegateError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
     if not isinstance(raw, dict):
         raise VoicegateError(f"{path}: not a mapping of spec keys")
