@@ -117,8 +117,8 @@ EDITS: dict[str, tuple[str, str]] = {
 @pytest.mark.parametrize("edit", list(EDITS))
 def test_no_surface_reads_what_is_in_force_from_a_record_edited_by_hand(ws: Path, edit: str) -> None:
     """What is in force is read from the record's entries, which only a chain that holds vouches for: edited, every
-    command that reads them refuses — `score` (a dry run too), `ship`, `note`, `report` — in one line, nothing
-    written."""
+    command that reads them refuses — `score` (a dry run too), `ship`, `note`, `report`, and `amend`, which reads
+    what the gate was ever decided under from them — in one line, nothing written."""
     old, new = EDITS[edit]
     record = ws / RECORD
     text = record.read_text(encoding="utf-8")
@@ -129,7 +129,8 @@ def test_no_surface_reads_what_is_in_force_from_a_record_edited_by_hand(ws: Path
     before = _files(ws)
     for command in (("score", GATE, "--dry-run", "--quiet"), ("score", GATE, "--json"), ("score", GATE),
                     ("ship", GATE, "ckpt475", "--reason", "additive, reversible and safety-clean"),
-                    ("note", GATE, "--text", "looked at the record again"), ("report", GATE)):
+                    ("note", GATE, "--text", "looked at the record again"), ("report", GATE),
+                    ("amend", GATE, "--rule", "welch-t", "--post-hoc", "--reason", "a sampling model for the floor")):
         done = run_cli(*command, cwd=ws)
         assert done.code == 2, (command, done.stdout, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr

@@ -172,16 +172,19 @@ def _check_ledger_kept(spec: GateSpec) -> None:
 
 
 def _check_entries_kept(spec: GateSpec) -> None:
-    """Refuses when an artifact no longer holds an entry the run's ledger lists for it (the file deleted, emptied,
-    cut back, or an entry replaced by hand).
+    """Refuses when the gate record does not verify (an entry edited by hand), or an artifact no longer holds an
+    entry the run's ledger lists for it (the file deleted, emptied, cut back, or an entry replaced by hand).
 
     An entry appended then would begin the file again, or follow a gap, with words (what is in force, how it came
     to decide) read from a record that lost the entries that said so: `verify`'s BROKEN stays, but the new entry
     would state something no other surface says.
     """
-    from voicegate.artifacts._verify import ledger_problems
+    from voicegate.artifacts._verify import ledger_problems, record_problem
 
-    for path, problem in ledger_problems(spec)[:1]:
+    # The record's own chain too: what is in force, and what the gate was ever decided under, are read from it.
+    edited = record_problem(spec)
+    found = [(spec.artifacts.record, edited)] if edited is not None else ledger_problems(spec)
+    for path, problem in found[:1]:
         raise VoicegateError(f"{_display(spec, path)}: {problem} (`voicegate verify` says BROKEN), so no entry is "
                              "appended: restore the file (from git, or a backup) and run the command again")
 
