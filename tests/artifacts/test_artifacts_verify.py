@@ -219,3 +219,18 @@ def test_verify_all_gates_checks_a_shared_compose_once(tmp_path: Path, pristine:
     assert done.code == 0, done.stdout + done.stderr
     assert done.stdout.count("deploy/compose.yaml (compose, lv-bronte, lv-yarros):") == 1
     assert "gates/lv-yarros.md: not written yet" in done.stdout
+
+
+def test_another_gates_spec_that_is_not_utf8_is_one_line_not_a_traceback(tmp_path: Path,
+                                                                        pristine: dict[str, bytes]) -> None:
+    """verify of every gate names the spec whose bytes are not UTF-8 (exit 2, one line); this gate's commands, which
+    read the other gates' records for a pilot of the same author, are not stopped by it."""
+    root = _workspace(tmp_path, pristine)
+    (root / "preregistrations" / "lv-other.yaml").write_bytes(b"\xff\xfe gate: lv-other\n")
+    every = run_cli("verify", cwd=root)
+    assert every.code == 2 and every.stderr == (
+        f"voicegate: {root / 'preregistrations' / 'lv-other.yaml'}: unreadable ('utf-8' codec can't decode byte "
+        "0xff in position 0: invalid start byte)\n"), every.stderr
+    assert run_cli("verify", "lv-bronte", cwd=root).code == 0
+    scored = run_cli("score", "lv-bronte", "--dry-run", "--quiet", cwd=root)
+    assert scored.code == 0 and "Traceback" not in scored.stderr, scored.stderr

@@ -160,3 +160,91 @@ def test_a_deleted_run_directory_is_named_by_every_command(ws: Path, lose: Calla
     checked = run_cli("verify", "-C", ws)
     assert checked.code == 0 and "no run ledger lists it (run data absent?)" in checked.stdout, checked.stdout
     assert not (ws / RUN / "recorded.json").exists() and not (ws / RUN / "entries.jsonl").exists()
+
+
+def test_an_amendment_is_scored_under_the_gates_registered_checks_so_recorded_json_rebuilds(tmp_path: Path) -> None:
+    """A gate registered under dated checks (thin evidence, a weak ruler) is held to them by `amend` as by `score`:
+    the amendment's signature names them as the score's does, and its result is the one `score` re-computes, so a
+    deleted recorded.json is rebuilt from the amendment entry rather than refused as "other numbers"."""
+    import re
+
+    import yaml
+    from helpers.workspace import GATE as TEST_GATE
+    from helpers.workspace import N_PROMPTS, SEEDS, constructed_spec, scoring_workspace, text
+
+    from voicegate.spec._registration import register
+    from voicegate.spec._spec import load_spec
+
+    root = scoring_workspace(tmp_path / "ws")
+    style = {"base": 1, "cand": 0, "other": 2}
+    rows = [{"arm": arm, "seed": s, "prompt_id": str(p), "text": text(120, f"{arm}/{s}/{p}", st)}
+            for arm, st in style.items() for s in SEEDS for p in range(N_PROMPTS)]
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for args in (("import", TEST_GATE, source), ("score", TEST_GATE)):
+        done = run_cli(*args, cwd=root)
+        assert done.code == 0, (args, done.stderr)
+    other = {**constructed_spec(), "gate": "lv-other", "floor": {"rule": "global-max-spread"},
+             "artifacts": {"record": "gates/lv-other.md"}}
+    (root / "preregistrations" / "lv-other.yaml").write_text(yaml.safe_dump(other), encoding="utf-8")
+    register(load_spec(root, "lv-other"))  # after lv-test's numbers: a post-hoc citation
+    done = run_cli("amend", TEST_GATE, "--rule", "global-max-spread", "--post-hoc", "--reason",
+                   "the pairwise floor is the wrong question for this gate", cwd=root)
+    assert done.code == 0, done.stderr
+
+    record = (root / "gates" / f"{TEST_GATE}.md").read_text(encoding="utf-8")
+    checks = [re.search(r"\|checks:([^|`]*)`", ln) for ln in record.splitlines() if ln.startswith("Signature: ")]
+    assert len(checks) == 2 and checks[0] is not None and checks[1] is not None, checks
+    assert checks[1].group(1) == checks[0].group(1) == "thin-evidence@1,ruler-weak@1"
+
+    state = root / "runs" / TEST_GATE / "recorded.json"
+    kept = state.read_bytes()
+    state.unlink()
+    rebuilt = run_cli("score", TEST_GATE, cwd=root)
+    assert rebuilt.code == 0, rebuilt.stderr
+    assert f"runs/{TEST_GATE}/recorded.json: rebuilt from entry 2 of gates/{TEST_GATE}.md (the amendment of " \
+           in rebuilt.stdout
+    assert state.read_bytes() == kept
+
+
+def test_a_deleted_scores_json_alone_is_named_with_its_fix(ws: Path) -> None:
+    """scores.json gone, the rest of the run directory here: `report` says `score` writes it again (not that the
+    run data is not in this checkout), and after that `score` the page is drawn."""
+    (ws / RUN / "scores.json").unlink()
+    entries = (ws / f"gates/{GATE}.md").read_text(encoding="utf-8").count("<!-- voicegate:entry ")
+    assert _refused(ws, "report", GATE) == (
+        f"voicegate: {GATE} was scored ({entries} entries in gates/{GATE}.md), but {RUN}/scores.json is missing "
+        f"beside its stored generations: run `voicegate score {GATE}` to write it again from them")
+    assert run_cli("score", GATE, "-C", ws).code == 0
+    assert run_cli("report", GATE, "-C", ws).code == 0
+
+
+def test_a_recorded_json_edited_by_hand_is_never_written_into_an_artifact(ws: Path) -> None:
+    """recorded.json edited with its own hashes made to agree (a delta_cb and a VOICE word changed): `ship`, `note`
+    and `amend` write their verdict words from it, so each refuses (exit 2, one line, nothing written) as its result
+    is not the one the record's newest verdict entry states; `verify` says so; deleted, `score` rebuilds it."""
+    from voicegate.artifacts import result_sha256
+    from voicegate.scoring import GateResult
+
+    state_path = ws / RUN / "recorded.json"
+    kept = state_path.read_bytes()
+    state = json.loads(kept)
+    arm = next(a for a in state["current"]["arms"] if a["name"] == "ckpt925")
+    arm["delta_cb"], arm["voice"] = 0.999, {rule: "PASS" for rule in arm["voice"]}
+    forged = GateResult.from_json(state["current"])
+    state["current"], state["results"][forged.rule] = forged.to_json(), result_sha256(forged)
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+
+    for command in (SHIP, NOTE, AMEND):
+        line = _refused(ws, *command)
+        assert line.startswith(f"voicegate: nothing to {command[0]}: {RUN}/recorded.json (the run's copy of the "
+                               "result in force) is not the result entry "), line
+        assert line.endswith("edited or replaced by hand; the record is the evidence (delete the copy: `voicegate "
+                             "score` rebuilds it from the record)"), line
+    checked = run_cli("verify", GATE, "-C", ws)
+    assert checked.code == 1 and "BROKEN: recorded.json (the run's copy of the result in force) is not the result " \
+        "entry " in checked.stdout, checked.stdout
+    state_path.unlink()
+    assert run_cli("score", GATE, "-C", ws).code == 0
+    assert state_path.read_bytes() == kept
+    assert run_cli(*SHIP, "-C", ws).code == 0 and run_cli("verify", GATE, "-C", ws).code == 0

@@ -284,3 +284,37 @@ def test_report_json(scored: Path) -> None:
     page = Path(doc["path"])
     assert doc["gate"] == GATE and page == scored / "runs" / GATE / "report.html"
     assert (doc["bytes"], doc["sha256"]) == (page.stat().st_size, hashlib.sha256(page.read_bytes()).hexdigest())
+
+
+def test_a_junit_file_never_overwrites_what_voicegate_keeps_nor_a_device(scored: Path, tmp_path: Path) -> None:
+    """--junit FILE is written whole: named the gate record (or inside the run directory, or a pipe), it would
+    replace it — `verify --junit gates/GATE.md` once left nothing to verify. Each is refused before anything is
+    scored or written: exit 2, one line."""
+    import os
+
+    record = scored / "gates" / f"{GATE}.md"
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+
+    def files() -> dict[str, bytes]:
+        return {str(p): p.read_bytes() for p in sorted(scored.rglob("*")) if p.is_file() and ".git" not in p.parts}
+
+    before = files()
+    for args, said in (
+        (("verify", GATE, "--junit", str(record)), (f"--junit {record} is the record gates/{GATE}.md: voicegate only "
+                                                    "appends to it; write the report elsewhere")),
+        (("verify", "--junit", str(scored / "runs" / GATE / "entries.jsonl")), "is the ledger "),
+        (("verify", "--junit", str(scored / "runs" / GATE / "x.xml")), "is inside a gate's run directory"),
+        (("verify", "--junit", str(pipe)), f"--junit {pipe} is not a regular file (a device, a pipe or a socket)"),
+        (("score", GATE, "--junit", str(record)), (f"--junit gates/{GATE}.md is the gate record of {GATE}: voicegate "
+                                                   "only appends to it; write the report elsewhere")),
+        (("score", GATE, "--dry-run", "--junit", str(scored / "runs" / GATE / "generations.jsonl")),
+         f"--junit runs/{GATE}/generations.jsonl is inside the gate's run directory"),
+        (("score", GATE, "--junit", str(pipe)), "is not a regular file"),
+        (("report", GATE, "--out", str(pipe)), f"--out {pipe} is not a regular file"),
+    ):
+        done = cli(scored, *args)
+        assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, (args, done.stderr)
+        assert said in done.stderr, (args, done.stderr)
+        assert files() == before, args
+    assert pipe.is_fifo()

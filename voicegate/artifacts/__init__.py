@@ -37,7 +37,7 @@ from voicegate.artifacts._entries import (
 from voicegate.artifacts._entries import record_score as _record_score
 from voicegate.artifacts._format import one_line, ratio_of
 from voicegate.artifacts._recorded import Entry, recorded_entries
-from voicegate.artifacts._verify import FileCheck, describe, verify_gates
+from voicegate.artifacts._verify import FileCheck, describe, record_problem, verify_gates
 from voicegate.run import RunManifest
 from voicegate.scoring import GateResult
 from voicegate.spec import GateSpec, Registration
@@ -96,6 +96,7 @@ __all__ = [
     "record_anchor",
     "record_calibration",
     "record_note",
+    "record_problem",
     "record_score",
     "record_ship",
     "recorded_entries",

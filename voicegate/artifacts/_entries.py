@@ -155,6 +155,7 @@ def verdict_lock(spec: GateSpec, command: str) -> Iterator[list[str]]:
         sweep_fixed_tmp([*_artifact_paths(spec), *spec.run.state_files])
         note = _transaction.complete(spec.run)
         _check_ledger_kept(spec)
+        _check_entries_kept(spec)
         yield [note] if note else []
 
 
@@ -168,6 +169,24 @@ def _check_ledger_kept(spec: GateSpec) -> None:
         raise VoicegateError(f"{_display(spec, spec.run.ledger)}: {spec.gate}'s ledger is gone while its run data is "
                              f"here ({_display(spec, spec.run.recorded)}), so no entry is appended (`voicegate verify` "
                              "says BROKEN): restore the ledger from a backup")
+
+
+def _check_entries_kept(spec: GateSpec) -> None:
+    """Refuses when the gate record does not verify (an entry edited by hand), or an artifact no longer holds an
+    entry the run's ledger lists for it (the file deleted, emptied, cut back, or an entry replaced by hand).
+
+    An entry appended then would begin the file again, or follow a gap, with words (what is in force, how it came
+    to decide) read from a record that lost the entries that said so: `verify`'s BROKEN stays, but the new entry
+    would state something no other surface says.
+    """
+    from voicegate.artifacts._verify import ledger_problems, record_problem
+
+    # The record's own chain too: what is in force, and what the gate was ever decided under, are read from it.
+    edited = record_problem(spec)
+    found = [(spec.artifacts.record, edited)] if edited is not None else ledger_problems(spec)
+    for path, problem in found[:1]:
+        raise VoicegateError(f"{_display(spec, path)}: {problem} (`voicegate verify` says BROKEN), so no entry is "
+                             "appended: restore the file (from git, or a backup) and run the command again")
 
 
 # -- writing all three ---------------------------------------------------------------
@@ -547,6 +566,12 @@ def current_state(spec: GateSpec, what: str) -> tuple[dict[str, Any], GateResult
                 f"force ({_display(spec, spec.run.recorded)}) is missing; {fix}")
         raise VoicegateError(f"nothing to {what}: no score is recorded for {spec.gate} "
                              f"(run `voicegate score {spec.gate}` first)")
+    from voicegate.artifacts._recorded import recorded_copy_problem, recorded_entries
+
+    problem = recorded_copy_problem(recorded_entries(spec.artifacts.record), spec.run)
+    if problem is not None:
+        raise VoicegateError(f"nothing to {what}: {_display(spec, spec.run.recorded)}"
+                             f"{problem[len(spec.run.recorded.name):]}")
     return state, GateResult.from_json(state["current"])
 
 

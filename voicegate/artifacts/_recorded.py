@@ -206,13 +206,39 @@ def _said(entries: list[Entry], kind: str) -> list[tuple[Any, ...]]:
 _CACHES = (("note", "notes", "note"), ("ship", "decisions", "shipping decision"), ("amend", "amendments", "amendment"))
 
 
+def recorded_copy_problem(entries: list[Entry], run: RunDir) -> str | None:
+    """Where recorded.json's result in force (what `ship`, `note` and `amend` write their verdict words from) is not
+    the result the record's newest score or amendment entry states (its `Result sha256`); None when it is, or when
+    there is nothing to hold it to (no copy, no verdict entry, an entry stating no result)."""
+    from voicegate import _json as strict_json
+    from voicegate._hashing import sha256_json
+    from voicegate.scoring import GateResult
+
+    verdicts = [e for e in entries if e.kind in ("score", "amend")]
+    stated = verdicts[-1].result_sha256 if verdicts else None
+    if stated is None or not run.recorded.is_file():
+        return None
+    try:
+        current = strict_json.loads(run.recorded.read_bytes())["current"]
+        digest = sha256_json(GateResult.from_json(current).to_json())
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # unreadable: its readers name that themselves
+    if digest == stated:
+        return None
+    return (f"{run.recorded.name} (the run's copy of the result in force) is not the result entry "
+            f"{verdicts[-1].number} of the record states (sha256 {stated[:12]}, the copy's {digest[:12]}): edited or "
+            "replaced by hand; the record is the evidence (delete the copy: `voicegate score` rebuilds it from the "
+            "record)")
+
+
 def cache_problems(entries: list[Entry], run: RunDir) -> list[str]:
     """Where the run directory's structured copies disagree with the record's chained entries (none: they agree).
 
     Every surface that states a note, a decision or an amendment's post-hoc status reads one or the other, so a
     copy edited, dropped or deleted while the record holds the entry is broken, never silently believed.
     """
-    out = []
+    copy = recorded_copy_problem(entries, run)
+    out = [] if copy is None else [copy]
     for kind, attr, noun in _CACHES:
         path: Path = getattr(run, attr)
         said = _said([e for e in entries if e.kind == kind], kind)

@@ -36,7 +36,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -56,6 +56,9 @@ from voicegate.spec import (
     shown_path,
 )
 from voicegate.spec import resolve_path as _resolve
+
+if TYPE_CHECKING:
+    from voicegate.spec import GateSpec
 
 
 @dataclass
@@ -111,7 +114,7 @@ def _raw_spec(root: Path, gate: str) -> dict[str, object]:
         from voicegate.spec import no_such_spec
 
         raise VoicegateError(no_such_spec(root, gate)) from None
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:  # bytes that are not UTF-8 are no spec either
         raise VoicegateError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
     if not isinstance(raw, dict):
         raise VoicegateError(f"{path}: not a mapping of spec keys")
@@ -240,6 +243,53 @@ def _shared(fc: FileCheck) -> bool:
     return artifact_kind(fc.kind).shared
 
 
+def ledger_entries_lost(expected: list[tuple[str, int, str, str]], found: dict[int, str] | None) -> str | None:
+    """What is missing from a file of the entries a ledger lists for it ((gate, number, marker hash, "kind at
+    time") each), given the markers the file holds (`found`; None: the file is gone); None when every one is there.
+    """
+    if not expected:
+        return None
+    if found is None:
+        newest = max(expected, key=lambda e: e[1])
+        return (f"the file is gone, but the run's ledger lists {len(expected)} entr"
+                f"{'y' if len(expected) == 1 else 'ies'} written to it (the newest, entry {newest[1]}, by {newest[3]})")
+    for gate, number, digest, by in sorted(expected, key=lambda e: e[1]):
+        if number not in found:
+            return (f"entry {number} (written by {by} for {gate}, per the run's ledger) is gone: the file was "
+                    "emptied, replaced or cut back")
+        if found[number] != digest:
+            return (f"entry {number} is not the one written by {by} for {gate}: its marker's hash differs from the "
+                    "run's ledger (the entry was replaced)")
+    return None
+
+
+def ledger_problems(spec: GateSpec) -> list[tuple[Path, str]]:
+    """Each of the gate's artifacts that no longer holds every entry the run's ledger lists for it, with what
+    `verify` says of it: the writers refuse to append to such a file (a new entry would seal the loss in)."""
+    if not spec.run.ledger.exists():
+        return []
+    listed = _ledger(spec.root, spec.gate, spec.run, _ledger_rows(spec.gate, spec.run)[1])
+    out = []
+    for kind, path in spec.artifacts.named().items():
+        expected = [(spec.gate, number, digest, by) for p, number, digest, by in listed if _key(p) == _key(path)]
+        found = _chain.chain_of(kind).markers(path.read_bytes()) if path.is_file() else None
+        problem = ledger_entries_lost(expected, found)
+        if problem is not None:
+            out.append((path, problem))
+    return out
+
+
+def record_problem(spec: GateSpec) -> str | None:
+    """What `verify` calls BROKEN in the gate record, where what is in force is read from: an entry edited,
+    reordered or a marker damaged (its chain), or an entry the run's ledger lists gone. None: it holds."""
+    record = spec.artifacts.record
+    if record.is_file():
+        problem = _chain.verify(record, "record").problem
+        if problem is not None:
+            return problem
+    return next((problem for path, problem in ledger_problems(spec) if path == record), None)
+
+
 def _check_ledger(fc: FileCheck) -> None:
     if not fc.expected:
         if fc.exists and not _shared(fc) and fc.report is not None and fc.report.ok and not fc.ledger_problem:
@@ -247,22 +297,9 @@ def _check_ledger(fc: FileCheck) -> None:
                             "git can show that no later entry was removed")
         return
     newest = max(fc.expected, key=lambda e: e[1])
-    if not fc.exists:
-        fc.ledger_problem = (f"the file is gone, but the run's ledger lists {len(fc.expected)} entr"
-                             f"{'y' if len(fc.expected) == 1 else 'ies'} written to it (the newest, entry "
-                             f"{newest[1]}, by {newest[3]})")
-        return
-    found = _markers(fc)
-    for gate, number, digest, by in sorted(fc.expected, key=lambda e: e[1]):
-        if number not in found:
-            fc.ledger_problem = (f"entry {number} (written by {by} for {gate}, per the run's ledger) is gone: "
-                                 "the file was emptied, replaced or cut back")
-            return
-        if found[number] != digest:
-            fc.ledger_problem = (f"entry {number} is not the one written by {by} for {gate}: its marker's hash "
-                                 "differs from the run's ledger (the entry was replaced)")
-            return
-    if not _shared(fc) and max(found) == newest[1]:
+    found = _markers(fc) if fc.exists else {}
+    fc.ledger_problem = ledger_entries_lost(fc.expected, found if fc.exists else None)
+    if fc.ledger_problem is None and not _shared(fc) and max(found) == newest[1]:
         fc.notes.append(f"newest entry {newest[1]} matches the run's ledger")
 
 

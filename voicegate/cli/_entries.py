@@ -129,6 +129,15 @@ def verify_cmd(
         raise VoicegateError(f"{root} is not a voicegate workspace (no preregistrations/); run `verify` in one "
                              "or give -C DIR")
     checks = verify_gates(root, gate)
+    if junit is not None:  # before anything is written: the file verify was asked about is never overwritten
+        from voicegate.cli import _machine
+
+        _machine.check_junit(
+            junit, [(fc.path, f"the {fc.kind} {shown_path(root, fc.path)}") for fc in checks],
+            [(root / "preregistrations", "inside preregistrations/, where voicegate keeps the specs"),
+             (root / ".git", "inside git's own directory"),
+             *((fc.path.parent, "inside a gate's run directory, which voicegate keeps")
+               for fc in checks if fc.kind == "ledger")])
     lines, ok = describe(root, checks)
     if as_json or junit is not None:
         from voicegate.cli import _machine

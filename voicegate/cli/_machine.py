@@ -193,13 +193,33 @@ def junit_xml(suite: str, cases: Sequence[Case], properties: Mapping[str, str] |
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(top, encoding="unicode") + "\n"
 
 
+def check_junit(path: Path, kept: Sequence[tuple[Path, str]] = (), dirs: Sequence[tuple[Path, str]] = ()) -> None:
+    """Refuse a --junit FILE that is a directory, not a regular file, or a file voicegate keeps (`kept`: each with
+    what it is) or one inside a directory it keeps (`dirs`): written whole, it would replace the gate record
+    `verify` was asked about."""
+    import os
+
+    from voicegate._errors import VoicegateError
+    from voicegate.spec import check_regular
+
+    if path.is_dir():
+        raise VoicegateError(f"--junit {path} is a directory; give a file name")
+    check_regular(path, "--junit")
+    real = os.path.realpath(path)
+    for file, what in kept:
+        if real == os.path.realpath(file):
+            raise VoicegateError(f"--junit {path} is {what}: voicegate only appends to it; write the report "
+                                 "elsewhere")
+    for directory, what in dirs:
+        where = os.path.realpath(directory)
+        if real == where or real.startswith(where.rstrip(os.sep) + os.sep):
+            raise VoicegateError(f"--junit {path} is {what}; write the report elsewhere")
+
+
 def write_junit(path: Path, text: str) -> None:
     from voicegate._atomic import write_atomic
 
-    if path.is_dir():
-        from voicegate._errors import VoicegateError
-
-        raise VoicegateError(f"--junit {path} is a directory; give a file name")
+    check_junit(path)
     write_atomic(path, text)
 
 

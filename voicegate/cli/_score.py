@@ -70,6 +70,11 @@ def score_cmd(
             for line in scored.notes:
                 typer.echo(line)
 
+    if junit is not None:  # refused before anything is scored or written, as `report --out` is
+        from voicegate.spec import check_output_path, load_spec, workspace_root
+
+        _machine.check_junit(junit)
+        check_output_path(load_spec(workspace_root(workspace), gate), junit, "--junit")
     outcome = score(workspace, gate, dry_run=dry_run, on_scored=show)
     state = shown[-1] if shown else outcome.standing
     if junit is not None:

@@ -23,11 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicegate.artifacts import Entry, recorded_entries
+from voicegate._errors import VoicegateError
+from voicegate.artifacts import Entry, record_problem, recorded_entries
 from voicegate.gate._error_rates import ErrorRates, error_rates
 from voicegate.gate._looks import LookState, look_state
 from voicegate.scoring import CandidateResult, Copying, Damage, GateResult, Specific, Voice
-from voicegate.spec import GateSpec, LookDecision, load_registration
+from voicegate.spec import GateSpec, LookDecision, load_registration, shown_path
 
 NOT_STATED = "not stated"
 
@@ -78,6 +79,17 @@ class InForce:
     amendment: Amendment
 
 
+def _verdicts(spec: GateSpec) -> list[Entry]:
+    """The record's score and amendment entries, oldest first, from a record that verifies: an entry edited by
+    hand (an amendment's rule changed, say) would otherwise change what every surface says is in force."""
+    problem = record_problem(spec)
+    if problem is not None:
+        raise VoicegateError(f"{shown_path(spec.root, spec.artifacts.record)}: {problem} (`voicegate verify` says "
+                             "BROKEN), and what is in force is read from its entries: restore it (from git, or a "
+                             "backup) and run the command again")
+    return [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+
+
 def in_force(spec: GateSpec, result: GateResult) -> Entry | None:
     """The record's amendment entry whose rule decides `result`'s generations in its place, if any.
 
@@ -85,7 +97,7 @@ def in_force(spec: GateSpec, result: GateResult) -> Entry | None:
     score or amendment entry is an amendment of these very generations to another rule. A score of other
     generations is news, recorded as such.
     """
-    verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+    verdicts = _verdicts(spec)
     last = verdicts[-1] if verdicts else None
     if last is None or last.kind != "amend" or last.rule_to is None or last.rule_to == result.rule:
         return None
@@ -356,7 +368,7 @@ def recorded_standing(spec: GateSpec, recorded: Mapping[str, Any], current: Gate
     stated = error_rates(spec, current)
     registration = load_registration(spec) if spec.looks is not None else None  # a fixed design reads no more
     look = look_state(spec, None if registration is None else registration.design, current)
-    verdicts = [e for e in recorded_entries(spec.artifacts.record) if e.kind in ("score", "amend")]
+    verdicts = _verdicts(spec)
     last = verdicts[-1] if verdicts else None
     if last is None or last.kind != "amend" or last.rule_to != current.rule:
         return Standing.of(current, error_rates=stated, look=look)

@@ -62,12 +62,32 @@ def _check_recorded(spec: GateSpec, score: GateResult) -> None:
             "to write it again from the stored generations")
 
 
+def _check_record_kept(spec: GateSpec) -> None:
+    """Refuse a gate record that does not verify: an entry edited by hand, or one the run's ledger lists gone.
+
+    The page's header says what is in force, and how it came to decide, from the record's newest verdict entry;
+    with that entry gone it would say "as registered" of the rule an amendment put in force, and with it edited,
+    whatever the edit says: where `score` said otherwise, two surfaces, two verdicts.
+    """
+    from voicegate.artifacts import record_problem
+
+    problem = record_problem(spec)
+    if problem is not None:
+        raise VoicegateError(f"{shown_path(spec.root, spec.artifacts.record)}: {problem} (`voicegate verify` says "
+                             "BROKEN), so no page is drawn: what is in force is read from the record; restore it "
+                             "(from git, or a backup) and run the command again")
+
+
 def _no_scores(spec: GateSpec) -> str:
     """Why there is no page: never scored, or scored where the record says so and the run data is elsewhere."""
     from voicegate.artifacts import entry_count
 
     record = spec.artifacts.record
     entries = entry_count(record)
+    if entries and spec.generations_path.is_file():  # scores.json alone lost: the run's generations are here
+        return (f"{spec.gate} was scored ({entries} entr{'y' if entries == 1 else 'ies'} in "
+                f"{shown_path(spec.root, record)}), but {shown_path(spec.root, spec.run.scores)} is missing beside "
+                f"its stored generations: run `voicegate score {spec.gate}` to write it again from them")
     if entries:
         return (f"{spec.gate} was scored ({entries} entr{'y' if entries == 1 else 'ies'} in "
                 f"{shown_path(spec.root, record)}, the committed account), but its run data is not in this checkout "
@@ -115,6 +135,7 @@ def load_report_data(spec: GateSpec, *, samples: int = DEFAULT_SAMPLES, now: _dt
         raise VoicegateError(f"{scores_path}: not a voicegate score result (no 'arms' list)")
     score = GateResult.from_json(stored)
     _check_recorded(spec, score)
+    _check_record_kept(spec)
     amendments = tuple(Amendment.from_json(a) for a in _jsonl(spec.run.amendments))
     decisions = tuple(Decision.from_json(d) for d in _jsonl(spec.run.decisions))
     amendments, notes, differs = _as_recorded(spec, amendments)

@@ -274,7 +274,7 @@ def score_gate(spec: GateSpec, rows: Iterable[Row], *, cache_dir: Path | None, r
     rule; a registered gate passes the rules in force at its registration).
     """
     return score_gate_both(spec, rows, cache_dir=cache_dir, rule=rule, rules=rules, write_cache=write_cache,
-                           encode=encode, provenance=provenance).recorded
+                           encode=encode, provenance=provenance, checks=checks).recorded
 
 
 class Measures(NamedTuple):

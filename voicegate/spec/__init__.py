@@ -17,7 +17,7 @@
 
 from voicegate._yaml import load_strict
 from voicegate.spec._artifact_kinds import ARTIFACT_KINDS, EVENTS, ArtifactKind, Event, artifact_kind
-from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path
+from voicegate.spec._artifact_paths import check_artifact_paths, check_output_path, check_regular
 from voicegate.spec._checks import CHECKS
 from voicegate.spec._model import Copying, Damage
 from voicegate.spec._prospective import (
@@ -117,6 +117,7 @@ __all__ = [
     "check_looks",
     "check_output_path",
     "check_registered",
+    "check_regular",
     "check_scored_under",
     "commit_time",
     "commits_after",

@@ -159,6 +159,14 @@ def check_artifact_paths(spec: GateSpec) -> None:
 
 
 
+def check_regular(path: Path, flag: str) -> None:
+    """Refuse an existing path that is not a regular file or a directory: a file written whole goes in by a rename,
+    which would replace a device (/dev/null, for whoever runs it as root), a pipe or a socket with a plain file."""
+    if os.path.lexists(path) and os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+        raise VoicegateError(f"{flag} {path} is not a regular file (a device, a pipe or a socket): the file is "
+                             "written whole, replacing what is there; give a file name")
+
+
 def check_output_path(spec: GateSpec, path: Path, flag: str, *, allowed: Path | None = None) -> None:
     """Refuse a file a command would overwrite whole (`report --out`) when voicegate owns or reads it.
 
@@ -169,6 +177,7 @@ def check_output_path(spec: GateSpec, path: Path, flag: str, *, allowed: Path | 
         return
     shown = _shown(spec.root, path)
     why = f"{flag} {shown}"
+    check_regular(path, flag)
     for key, artifact in spec.artifacts.named().items():
         if _same(path, artifact):
             raise VoicegateError(f"{why} is {_what(key)} of {spec.gate}: voicegate only appends to it; "
