@@ -125,10 +125,13 @@ def test_verify_json_and_junit_then_a_broken_chain_is_still_one_document(scored:
     doc = json.loads(done.stdout)
     assert doc["ok"] is True and doc["gate"] == GATE and doc["workspace"] == str(scored)
     assert [(f["kind"], f["path"], f["ok"], f["entries"]) for f in doc["files"]] == [
-        ("record", f"gates/{GATE}.md", True, 1), ("ledger", f"runs/{GATE}/entries.jsonl", True, 1)]
+        ("record", f"gates/{GATE}.md", True, 1), ("ledger", f"runs/{GATE}/entries.jsonl", True, 1),
+        ("registration", f"preregistrations/{GATE}.registration.json", True, 0)]
     assert doc["files"][0]["lines"][0].startswith("entry 1 (") and doc["files"][0]["problem"] is None
     assert _cases(_junit10(report)) == [(f"voicegate.verify.{GATE}", f"record: gates/{GATE}.md", "passed"),
-                                        (f"voicegate.verify.{GATE}", f"ledger: runs/{GATE}/entries.jsonl", "passed")]
+                                        (f"voicegate.verify.{GATE}", f"ledger: runs/{GATE}/entries.jsonl", "passed"),
+                                        (f"voicegate.verify.{GATE}",
+                                         f"registration: preregistrations/{GATE}.registration.json", "passed")]
 
     record = scored / "gates" / f"{GATE}.md"
     text = record.read_text(encoding="utf-8")

@@ -20,6 +20,9 @@ Three witnesses, each covering what the one before cannot see:
    tree whose history holds entries is broken, with or without run data.
 4. **The citations** (`_citations`): every amendment in a gate record cites
    another gate's prospective registration; git must still hold it as cited.
+5. **The registration**: each gate's record as register committed it, and the
+   spec and every file it pins unchanged since: what generate and score refuse
+   to run past, said here too (without git, held to the record alone).
 
 A markdown artifact ends with its newest marker line: any byte after it was not
 written by voicegate (a forged "Shipping decision", junk) and is broken, and the
@@ -408,6 +411,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
             ledgers.append(_ledger_check(g, led))
             ledgers[-1].notes += _recorded_copy(root, g, run, led)
     _gather_listed(root, runs, checks)
+    registrations = [_registration_check(root, g) for g in gates]
     shallow = is_shallow(root)  # asked once: the same answer for every file
     for fc in checks.values():
         if not fc.path.is_file():
@@ -449,7 +453,39 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
         _check_unlisted(fc)
     for g, run in runs.items():
         _check_pending(root, g, run, checks)
-    return list(checks.values()) + ledgers
+    return list(checks.values()) + ledgers + registrations
+
+
+def _registration_check(root: Path, gate: str) -> FileCheck:
+    """The gate's registration as `generate` and `score` hold it: the record as register committed it, and the spec
+    and every file it pins unchanged since. Without git, the record against the spec and the files alone."""
+    from voicegate.spec import check_against, is_git_worktree, load_registration, load_spec, register_commit, registered
+
+    fc = FileCheck(root / "preregistrations" / f"{gate}.registration.json", "registration", [gate])
+    try:
+        spec = load_spec(root, gate)
+        fc.path = spec.registration_path
+        reg = load_registration(spec)
+        if reg is None:
+            fc.exists = False
+            return fc
+        check_against(spec, reg)
+        if not is_git_worktree(root):
+            why = "git is not on PATH" if shutil.which("git") is None else "the workspace is not a git work tree"
+            fc.git_skipped = (f"not checked: {why}, so no commit shows this is the record register committed "
+                              "(the spec and its files are held to the record alone)")
+        elif register_commit(spec) is None:
+            fc.git_skipped = ("not checked: no commit `voicegate register` made holds it in this history (a copy, or "
+                              "a clone without it), so the spec and its files are held to the record alone")
+        else:
+            reg = registered(spec)   # the record as register committed it, and the one the numbers are under
+    except VoicegateError as exc:
+        fc.ledger_problem = str(exc).removeprefix(f"{fc.path}: ").removeprefix(f"{shown_path(root, fc.path)}: ")
+        return fc
+    pinned = len(reg.data.get("files") or {})
+    fc.notes.append(f"the spec and its {pinned} pinned file{'' if pinned == 1 else 's'} as registered"
+                    + (f" at commit {reg.commit[:12]}" if reg.commit else ""))
+    return fc
 
 
 def _check_caches(fc: FileCheck, run: RunDir | None) -> list[str]:
@@ -559,6 +595,18 @@ def describe(root: Path, checks: list[FileCheck]) -> tuple[list[str], bool]:
     ok = True
     for fc in checks:
         name = shown_path(root, fc.path)
+        if fc.kind == "registration":
+            if not fc.exists and not fc.problem:
+                lines.append(f"{name}: not registered yet")
+                continue
+            lines.append(f"{name} (registration, {', '.join(fc.gates)}):")
+            if fc.problem:
+                ok = False
+                lines.append(f"  BROKEN: {fc.problem}")
+            lines += [f"  {n}" for n in fc.notes]
+            if fc.git_skipped:
+                lines.append(f"  git: {fc.git_skipped}")
+            continue
         if fc.kind == "ledger":
             lines.append(f"{name} (ledger, {', '.join(fc.gates)}):")
             if fc.file_problem:

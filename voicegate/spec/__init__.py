@@ -33,10 +33,12 @@ from voicegate.spec._prospective import (
 )
 from voicegate.spec._registration import (
     Registration,
+    check_against,
     check_registered,
     check_scored_under,
     load_registration,
     register,
+    register_commit,
     registered,
     scored_under,
     spec_sha256,
@@ -111,6 +113,7 @@ __all__ = [
     "artifact_kind",
     "as_named",
     "boundaries",
+    "check_against",
     "check_artifact_paths",
     "check_citation",
     "check_gate_name",
@@ -142,6 +145,7 @@ __all__ = [
     "numbers_at",
     "recorded_numbers_at",
     "register",
+    "register_commit",
     "registered",
     "resolve_path",
     "rule_family_note",

@@ -183,6 +183,12 @@ def _register_commits(root: Path, gate: str) -> Iterator[tuple[str, dict[str, An
             yield commit, record
 
 
+def register_commit(spec: GateSpec) -> str | None:
+    """The newest commit `register` made of this gate's record in HEAD's history (None: none there: a copy, or a
+    clone without that history)."""
+    return next((commit for commit, _ in _register_commits(spec.root, spec.gate)), None)
+
+
 def _chain_of(registrations: Iterable[tuple[str, dict[str, Any]]], start: str) -> list[str]:
     """The registration commits reached from `start` by each record's `supersedes`, newest first."""
     by_commit = dict(registrations)
@@ -486,6 +492,12 @@ def _diff(old: Any, new: Any, key: str = "") -> list[str]:
 def check_registered(spec: GateSpec) -> Registration:
     """Refuse to go on when the spec or any file it names differs from what was registered (as git holds it)."""
     reg = registered(spec)
+    check_against(spec, reg)
+    return reg
+
+
+def check_against(spec: GateSpec, reg: Registration) -> None:
+    """Refuse when the spec or any file it names differs from what `reg` records (git aside)."""
     if spec_sha256(spec) != reg.spec_sha256:
         changed = _diff(reg.data.get("spec", {}), spec.raw) or ["(content)"]
         raise VoicegateError(f"{_display(spec, spec.path)} differs from its registration: {'; '.join(changed)}")
@@ -503,7 +515,6 @@ def check_registered(spec: GateSpec) -> Registration:
                         "results exist yet)")
             raise VoicegateError(f"registered file changed since registration: {name}; restore the file that has "
                                  f"the recorded sha256 {then[name]} (now {now[name]}), or {new_gate}")
-    return reg
 
 
 def uncommitted_pins(spec: GateSpec) -> tuple[list[str], list[str]]:
