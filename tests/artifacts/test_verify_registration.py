@@ -38,7 +38,7 @@ def test_an_intact_registration_is_said_with_its_commit(root: Path) -> None:
     commit = git(root, "log", "-1", "--format=%H", "--", REG).strip()
     done = run_cli("verify", "-C", root)
     assert done.code == 0, done.stderr
-    assert (f"{REG} (registration, {GATE}):\n  the spec and its 4 pinned files as registered at commit {commit[:12]}\n"
+    assert (f"{REG} (registration, {GATE}):\n  the spec and its 4 pinned files as registered at commit {commit}\n"
             ) in done.stdout
     assert done.stdout.endswith("every chain holds\n")
 

@@ -484,7 +484,7 @@ def _registration_check(root: Path, gate: str) -> FileCheck:
         return fc
     pinned = len(reg.data.get("files") or {})
     fc.notes.append(f"the spec and its {pinned} pinned file{'' if pinned == 1 else 's'} as registered"
-                    + (f" at commit {reg.commit[:12]}" if reg.commit else ""))
+                    + (f" at commit {reg.commit}" if reg.commit else ""))
     return fc
 
 
