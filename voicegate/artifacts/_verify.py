@@ -459,7 +459,7 @@ def verify_gates(root: Path, gate: str | None = None) -> list[FileCheck]:
 def _registration_check(root: Path, gate: str) -> FileCheck:
     """The gate's registration as `generate` and `score` hold it: the record as register committed it, and the spec
     and every file it pins unchanged since. Without git, the record against the spec and the files alone."""
-    from voicegate.spec import check_against, is_git_worktree, load_registration, load_spec, register_commit, registered
+    from voicegate.spec import check_against, committed_registration, is_git_worktree, load_registration, load_spec
 
     fc = FileCheck(root / "preregistrations" / f"{gate}.registration.json", "registration", [gate])
     try:
@@ -474,11 +474,11 @@ def _registration_check(root: Path, gate: str) -> FileCheck:
             why = "git is not on PATH" if shutil.which("git") is None else "the workspace is not a git work tree"
             fc.git_skipped = (f"not checked: {why}, so no commit shows this is the record register committed "
                               "(the spec and its files are held to the record alone)")
-        elif register_commit(spec) is None:
+        elif (committed := committed_registration(spec)) is None:
             fc.git_skipped = ("not checked: no commit `voicegate register` made holds it in this history (a copy, or "
                               "a clone without it), so the spec and its files are held to the record alone")
         else:
-            reg = registered(spec)   # the record as register committed it, and the one the numbers are under
+            reg = committed   # the record as register committed it, and the one the numbers are under
     except VoicegateError as exc:
         fc.ledger_problem = str(exc).removeprefix(f"{fc.path}: ").removeprefix(f"{shown_path(root, fc.path)}: ")
         return fc

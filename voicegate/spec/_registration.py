@@ -183,12 +183,6 @@ def _register_commits(root: Path, gate: str) -> Iterator[tuple[str, dict[str, An
             yield commit, record
 
 
-def register_commit(spec: GateSpec) -> str | None:
-    """The newest commit `register` made of this gate's record in HEAD's history (None: none there: a copy, or a
-    clone without that history)."""
-    return next((commit for commit, _ in _register_commits(spec.root, spec.gate)), None)
-
-
 def _chain_of(registrations: Iterable[tuple[str, dict[str, Any]]], start: str) -> list[str]:
     """The registration commits reached from `start` by each record's `supersedes`, newest first."""
     by_commit = dict(registrations)
@@ -209,6 +203,17 @@ def registered(spec: GateSpec) -> Registration:
     under or a chained re-registration of it (`supersedes`): a design changed after its numbers is only ever a new
     registration, which every later score entry then names as a follow-up.
     """
+    reg = committed_registration(spec)
+    if reg is None:
+        rel = _display(spec, spec.registration_path)
+        raise VoicegateError(f"{rel}: no commit made by `voicegate register {spec.gate}` holds it; a registration is "
+                             f"only what register commits (run `voicegate register {spec.gate}`)")
+    return reg
+
+
+def committed_registration(spec: GateSpec) -> Registration | None:
+    """`registered`, but None where HEAD's history holds no commit `register` made of this gate's record (a copy,
+    or a clone without that history), which `verify` says rather than refuses."""
     root = spec.root
     if not is_git_worktree(root):
         why = "git is not on PATH" if shutil.which("git") is None else f"{root} is not a git work tree"
@@ -221,8 +226,7 @@ def registered(spec: GateSpec) -> Registration:
     committed = _register_commits(root, spec.gate)
     newest = next(committed, None)
     if newest is None:
-        raise VoicegateError(f"{rel}: no commit made by `voicegate register {spec.gate}` holds it; a registration is "
-                             f"only what register commits (run `voicegate register {spec.gate}`)")
+        return None
     commit, record = newest
     if record != working.data:
         raise VoicegateError(
