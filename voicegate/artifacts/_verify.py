@@ -266,14 +266,17 @@ def ledger_entries_lost(expected: list[tuple[str, int, str, str]], found: dict[i
     return None
 
 
-def ledger_problems(spec: GateSpec) -> list[tuple[Path, str]]:
-    """Each of the gate's artifacts that no longer holds every entry the run's ledger lists for it, with what
-    `verify` says of it: the writers refuse to append to such a file (a new entry would seal the loss in)."""
+def ledger_problems(spec: GateSpec, kinds: tuple[str, ...] | None = None) -> list[tuple[Path, str]]:
+    """Each of the gate's artifacts (of `kinds`; None: all) that no longer holds every entry the run's ledger lists
+    for it, with what `verify` says of it: the writers refuse to append to such a file (a new entry would seal the
+    loss in)."""
     if not spec.run.ledger.exists():
         return []
     listed = _ledger(spec.root, spec.gate, spec.run, _ledger_rows(spec.gate, spec.run)[1])
     out = []
     for kind, path in spec.artifacts.named().items():
+        if kinds is not None and kind not in kinds:
+            continue
         expected = [(spec.gate, number, digest, by) for p, number, digest, by in listed if _key(p) == _key(path)]
         found = _chain.chain_of(kind).markers(path.read_bytes()) if path.is_file() else None
         problem = ledger_entries_lost(expected, found)
@@ -290,7 +293,8 @@ def record_problem(spec: GateSpec) -> str | None:
         problem = _chain.verify(record, "record").problem
         if problem is not None:
             return problem
-    return next((problem for path, problem in ledger_problems(spec) if path == record), None)
+    # the README and compose file are not read: what is in force is read from the record alone
+    return next((problem for _, problem in ledger_problems(spec, ("record",))), None)
 
 
 def _check_ledger(fc: FileCheck) -> None:
