@@ -393,13 +393,13 @@ def calibrate(root: Path | str | None, gate: str, *, seeds: int, draws: int = DR
         from voicegate.gate._calibrate_looks import simulate_looks
         from voicegate.spec import WELCH_ALPHA
 
-        blocks, gates = result.resamples, min(len(s) for s in stored.values()) // design[-1].seeds
-        sizes = [[i * blocks // draws for i in range(draws)].count(b) for b in range(blocks)]
+        gates = min(len(s) for s in stored.values()) // design[-1].seeds
+        block_of, sizes = block_layout(draws, result.resamples)
         result = Calibration(**{**result.__dict__, "sequential": simulate_looks(
             spec, design, m.distances, m.toward, copying=m.copying, damage=m.damage, draws=draws, rng_seed=rng_seed,
             alpha=WELCH_ALPHA, registered=registered, ruler_weak=pools is not None and pools.weak_author,
             weak=() if pools is None else pools.weak_impostors, zero_floor_fails=zero_floor_fails(registration.rules),
-            share=lambda per_block: Share.of_blocks(per_block, sizes, gates), blocks=blocks)})
+            share=lambda per_block: Share.of_blocks(per_block, sizes, gates), block_of=block_of)})
     _anchor(spec, rows, registration)
     if write:
         from voicegate.artifacts import record_calibration
@@ -441,6 +441,13 @@ def _design(spec: GateSpec, registration: Registration, looks: Sequence[int] | N
     return boundaries(list(looks), WELCH_ALPHA), False
 
 
+def block_layout(draws: int, blocks: int) -> tuple[list[int], list[int]]:
+    """Which bootstrap block each of `draws` draws falls into (consecutive runs, as even as can be), and each
+    block's number of draws."""
+    block_of = [i * blocks // draws for i in range(draws)]
+    return block_of, [block_of.count(b) for b in range(blocks)]
+
+
 def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
                  toward: Mapping[str, Mapping[str, Mapping[int, float]]], *, copying: Mapping[str, str],
                  damage: Mapping[str, str], seeds: int, draws: int, rng_seed: int = 0, ruler_weak: bool = False,
@@ -471,8 +478,7 @@ def decide_draws(spec: GateSpec, distances: Mapping[str, Mapping[int, float]],
     order = {arm: sorted(distances[arm]) for arm in (base, *cands, *fresh)}
     rng = np.random.default_rng(rng_seed)
     blocks = min(RESAMPLES, draws)
-    block_of = [i * blocks // draws for i in range(draws)]
-    sizes = [block_of.count(b) for b in range(blocks)]
+    block_of, sizes = block_layout(draws, blocks)
     gates = min(len(s) for s in order.values()) // seeds
     # Per block, a bootstrap resample of each arm's stored seeds (positions -> seed index); per draw, K distinct
     # positions of its block's resample; arm by arm in the spec's order (deterministic per rng_seed).

@@ -102,9 +102,10 @@ def simulate_looks(spec: GateSpec, design: Sequence[Look], distances: Mapping[st
                    toward: Mapping[str, Mapping[str, Mapping[int, float]]], *, copying: Mapping[str, str],
                    damage: Mapping[str, str], draws: int, rng_seed: int, alpha: float, registered: bool,
                    ruler_weak: bool = False, weak: Sequence[str] = (), zero_floor_fails: bool = True,
-                   share: Any, blocks: int) -> SequentialRates:
+                   share: Any, block_of: Sequence[int]) -> SequentialRates:
     """The design's draws, decided: `distances` / `toward` as `decide_draws` takes them; `share(per_block)` turns
-    per-block counts into a `Share` (the fixed draws' intervals); `blocks` bootstrap resamples of the pilot."""
+    per-block counts into a `Share` (the fixed draws' intervals); `block_of`: each draw's bootstrap resample of
+    the pilot (`_calibrate.block_layout`)."""
     import numpy as np
 
     from voicegate.scoring import decided_arms, rnd, specificity
@@ -117,7 +118,7 @@ def simulate_looks(spec: GateSpec, design: Sequence[Look], distances: Mapping[st
     order = {arm: sorted(distances[arm]) for arm in (base, *cands, *fresh)}
     n_max = design[-1].seeds
     rng = np.random.default_rng((rng_seed, 1))  # its own stream: the fixed draws stay what they were
-    block_of = [i * blocks // draws for i in range(draws)]
+    blocks = max(block_of) + 1
     resampled = {arm: rng.integers(0, len(order[arm]), size=(blocks, len(order[arm]))) for arm in order}
     picks = {arm: np.argsort(rng.random((draws, len(order[arm]))), axis=1)[:, :n_max] for arm in order}
     drawn = {arm: [[int(order[arm][resampled[arm][block_of[i]][j]]) for j in picks[arm][i]] for i in range(draws)]
