@@ -87,6 +87,21 @@ def checks_per_arm(params: CanaryParams, arms: int, real_requests: int, extra: i
     return max(params.min_checks_per_arm, budget // max(arms, 1))
 
 
+def random_checks_isolated(per_arm: int, arms: int, share: int, wave: int) -> int:
+    """Of an arm's `per_arm` checks with arms isolated, those placed at random: every turn (an arm switch) opens
+    with a check and each arm's last wave holds one more. R rounds of A arms make R(A-1)+1 turns (`isolate_waves`,
+    waves of `wave` jobs over `share` real requests), ~1/A of them each arm's."""
+    a = max(1, arms)
+    rounds = math.ceil(share / a / wave)
+    return max(0, per_arm - math.ceil((rounds * (a - 1) + 1) / a) - 1)
+
+
+def shorter_max_tokens(max_tokens: int) -> tuple[int, int]:
+    """The range a check that is no re-ask draws its max_tokens from: a request no response cache holds, whose
+    seeded answer is its reference's prefix."""
+    return math.ceil(max_tokens / 2), max_tokens - 1
+
+
 def own_asks(params: CanaryParams) -> int:
     """Per arm, the reference asks a replica holding every canary cell sends on their own: the canary cells'
     real rows are the other answers (the first answer of every canary, the repeated ones' last)."""

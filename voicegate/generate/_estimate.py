@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from voicegate._errors import VoicegateError
-from voicegate.generate._canaries import checks_per_arm, own_asks
+from voicegate.generate._canaries import checks_per_arm, own_asks, random_checks_isolated, shorter_max_tokens
 from voicegate.generate._carrier_files import MAX_TOKENS as FILE_PROBE_TOKENS
 from voicegate.generate._carrier_files import PROBES as FILE_PROBES
 from voicegate.generate._replica import wave_jobs
@@ -189,7 +189,7 @@ def check_tokens(answer_tokens: float, max_tokens: int, params: CanaryParams) ->
     under a max_tokens drawn from ceil(m/2)..m-1 (`_seat_checks`), which cuts an answer longer than that."""
     if max_tokens <= 1:
         return answer_tokens
-    shorter = (math.ceil(max_tokens / 2) + max_tokens - 1) / 2
+    shorter = sum(shorter_max_tokens(max_tokens)) / 2
     return params.reask_share * answer_tokens + (1 - params.reask_share) * min(answer_tokens, shorter)
 
 
@@ -208,7 +208,6 @@ def run_shape(arms: Sequence[str], cells: int, *, tokens: int, answer_tokens: fl
     (`isolate_waves` over batches of `wave_jobs` cells, the rounds continued) is drained, and opens with a check.
     """
     p = params or CanaryParams()
-    n_arms = max(1, len(arms))
     c = max(1, concurrency)
     k = min(canaries, cells)
     own = p.references_per_arm(k) - k
@@ -225,8 +224,7 @@ def run_shape(arms: Sequence[str], cells: int, *, tokens: int, answer_tokens: fl
         drains.append((sum(left.values()) + checks, answer_tokens))
     else:
         wj = wave_jobs(wave_size)
-        rounds = math.ceil(share / n_arms / wj)
-        random_checks = max(0, per_arm - math.ceil((rounds * (n_arms - 1) + 1) / n_arms) - 1)
+        random_checks = random_checks_isolated(per_arm, len(arms), share, wj)
         # the first batch: what the reference waves' cells still hold, and fresh cells up to a wave's
         claimed = max(fill, default=0)
         held = max(fill, default=0) - min(fill, default=0)

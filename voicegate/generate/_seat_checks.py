@@ -14,7 +14,6 @@ is the scheduler's (`generate._runner`); which canaries and how many checks, `ge
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
 from collections import deque
 from typing import Any
@@ -29,7 +28,9 @@ from voicegate.generate._canaries import (
     own_asks,
     plan_checks,
     positions,
+    random_checks_isolated,
     reference_asks,
+    shorter_max_tokens,
 )
 from voicegate.generate._cells import CellKey, cell_key
 from voicegate.generate._identity import ArmIdentity, IdentityAsk, Reuse, record_references
@@ -92,12 +93,8 @@ class SeatChecks:
             per_arm = checks_per_arm(params, len(self.arms), share, extra)
             r.budget = per_arm
             if self.mode.isolate:
-                # Every turn (an arm switch) opens with a check and each arm's last wave holds one more: only the
-                # rest are random. R rounds of A arms make R(A-1)+1 turns (`isolate_waves`), ~1/A of them each arm's.
-                rounds = math.ceil(share / max(1, len(self.arms)) / wave_jobs(self.mode.wave_size))
-                turns_per_arm = math.ceil((rounds * (len(self.arms) - 1) + 1) / max(1, len(self.arms)))
-                checks = plan_checks(params, self.arms, max(0, per_arm - turns_per_arm - 1), self.canaries, r.rng,
-                                     closing=False)
+                random_checks = random_checks_isolated(per_arm, len(self.arms), share, wave_jobs(self.mode.wave_size))
+                checks = plan_checks(params, self.arms, random_checks, self.canaries, r.rng, closing=False)
             else:
                 checks = plan_checks(params, self.arms, per_arm, self.canaries, r.rng)
             r.seq = len(checks)
@@ -234,7 +231,7 @@ class SeatChecks:
         c = item.canary
         sampling = self.spec.sampling
         if isinstance(item, CanaryCheck) and sampling.max_tokens > 1:
-            shorter = r.rng.randint(math.ceil(sampling.max_tokens / 2), sampling.max_tokens - 1)
+            shorter = r.rng.randint(*shorter_max_tokens(sampling.max_tokens))
             sampling = dataclasses.replace(sampling, max_tokens=shorter)
         completion = await r.chat(item.model, item.arm, c.prompt, c.seed, sampling)
         row: dict[str, Any] = {
