@@ -304,9 +304,9 @@ def _check_ledger(fc: FileCheck) -> None:
                             "git can show that no later entry was removed")
         return
     newest = max(fc.expected, key=lambda e: e[1])
-    found = _markers(fc) if fc.exists else {}
-    fc.ledger_problem = ledger_entries_lost(fc.expected, found if fc.exists else None)
-    if fc.ledger_problem is None and not _shared(fc) and max(found) == newest[1]:
+    found = _markers(fc) if fc.exists else None
+    fc.ledger_problem = ledger_entries_lost(fc.expected, found)
+    if found and fc.ledger_problem is None and not _shared(fc) and max(found) == newest[1]:
         fc.notes.append(f"newest entry {newest[1]} matches the run's ledger")
 
 

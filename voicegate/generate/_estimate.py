@@ -172,16 +172,18 @@ class RunShape:
         return ((self.references + self.reasks) * self.answer_tokens + self.checks * self.check_tokens
                 + self.file_probes * FILE_PROBE_TOKENS)
 
+    def _empty(self, requests: int) -> int:
+        """The slots a stretch of `requests` leaves empty in its last round: a drain waits for its longest answer."""
+        c = max(1, self.concurrency)
+        return math.ceil(requests / c) * c - requests
+
     @property
     def idle_slots(self) -> int:
-        """The slots left empty while a stretch's last requests finish: a drain waits for its longest answer."""
-        c = max(1, self.concurrency)
-        return sum(math.ceil(k / c) * c - k for k, _ in self.drains)
+        return sum(self._empty(k) for k, _ in self.drains)
 
     @property
     def idle_tokens(self) -> float:
-        c = max(1, self.concurrency)
-        return sum((math.ceil(k / c) * c - k) * t for k, t in self.drains)
+        return sum(self._empty(k) * t for k, t in self.drains)
 
 
 def check_tokens(answer_tokens: float, max_tokens: int, params: CanaryParams) -> float:

@@ -82,6 +82,10 @@ class Registry:
     damaged: str | None = None  # what was wrong with the cache it replaces (None: nothing)
 
 
+def _now() -> str:
+    return now_utc().isoformat().replace("+00:00", "Z")
+
+
 def registry_cache() -> Path:
     """This machine's cache of vLLM venvs' registry answers."""
     return cache_dir() / "vllm-registry.json"
@@ -162,7 +166,7 @@ def cached_registry(python: Path, archs: list[str], probe_code: str,
     key = cache_key(python, archs, probe_code)
     if key is None:
         version, answers = probe()
-        return Registry(version, answers, now_utc().isoformat().replace("+00:00", "Z"))
+        return Registry(version, answers, _now())
     lock: FileLock | None
     try:
         lock = lock_for(cache, timeout=LOCK_WAIT)
@@ -177,7 +181,7 @@ def cached_registry(python: Path, archs: list[str], probe_code: str,
         if hit == "damaged":
             damaged = damaged or f"{cache}: a damaged entry"
         version, answers = probe()
-        probed = now_utc().isoformat().replace("+00:00", "Z")
+        probed = _now()
         if lock is not None:
             kept = {k: v for k, v in kept.items() if isinstance(v, dict)}
             body = seal({"key": key, "python": str(python), "version": version, "answers": answers,

@@ -162,7 +162,7 @@ def check_artifact_paths(spec: GateSpec) -> None:
 def check_regular(path: Path, flag: str) -> None:
     """Refuse an existing path that is not a regular file or a directory: a file written whole goes in by a rename,
     which would replace a device (/dev/null, for whoever runs it as root), a pipe or a socket with a plain file."""
-    if os.path.lexists(path) and os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+    if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
         raise VoicegateError(f"{flag} {path} is not a regular file (a device, a pipe or a socket): the file is "
                              "written whole, replacing what is there; give a file name")
 
